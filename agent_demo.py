@@ -1,0 +1,128 @@
+"""A guided tour of recuris: one agent, its two memories, and what moves memory between tiers.
+
+Run `python agent_demo.py`. Offline, standard library only, and the same output every run:
+the clock is a ManualClock and the model is PromptFollowingLLM, which decides from the
+prompt alone. Each task narrates the six stages of the loop (document 000 §2.3):
+1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle.
+"""
+
+from recuris import (
+    Consolidator,
+    DecayManager,
+    EpisodicMemory,
+    Episode,
+    ManualClock,
+    RecurisAgent,
+    SemanticMemory,
+    WorkingMemory,
+    estimate_tokens,
+)
+from recuris.clock import DAY
+from recuris.mock_llm import MockEnvironment, PromptFollowingLLM
+
+START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
+
+
+def banner(letter: str, title: str) -> None:
+    print(f"\n=== {letter}. {title}")
+
+
+def day(clock: ManualClock) -> str:
+    return f"day {(clock() - START) / DAY:.1f}"
+
+
+def main() -> None:
+    clock = ManualClock(START)
+    working = WorkingMemory(window_size=6, max_summary_chars=300)
+    episodic = EpisodicMemory()
+    decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
+    llm = PromptFollowingLLM()
+    agent = RecurisAgent(
+        working, episodic, llm, max_steps=30, decay=decay, clock=clock,
+        observer=lambda event: print("   ", event.render()),
+    )
+    signup = ["打开注册页", "填写邮箱", "设置密码", "提交表单 | 完成验证码后提交"]
+    website = {"提交表单": "失败：需要先完成验证码"}
+
+    # An old, never-used episode, so the decay cycle below has something stale to forget.
+    episodic.add_episode(Episode(
+        task_type="report", goal="export the 2025 sales report as CSV", status="success",
+        created_at=START - 40 * DAY,
+    ))
+
+    banner("A", "A first task fails, and the failure is remembered")
+    first = agent.run("注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup)
+    print(f"  -> success={first.success}; stored as {first.episode.id}: {first.episode.render()}")
+
+    clock.advance(2 * DAY)
+    banner("B", "A similar task retrieves that episode and avoids the failed path")
+    second = agent.run("再注册一个测试账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup)
+    print(f"  -> success={second.success} in {second.steps} steps; the prompt said:")
+    experience = llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
+    print(f"     {experience.strip()}")
+
+    clock.advance(DAY)
+    banner("C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat")
+    tables = [f"migrate table {name}" for name in (
+        "users orders invoices payments refunds carts products prices stock suppliers "
+        "shipments returns reviews coupons audit sessions tokens settings carriers zones "
+        "taxes currencies warehouses bins pickers routes labels manifests invoices_archive logs"
+    ).split()]
+    plan = tables + ["create indexes in MySQL | create indexes in PostgreSQL", "run consistency checks"]
+    goal = "move the shop database off the legacy server without losing a row"
+    long_agent = RecurisAgent(working, episodic, llm, max_steps=40, clock=clock)
+    first_prompt = len(llm.prompts)
+    def migrate(action: str) -> str:
+        rows = 1_000 + 137 * len(action) ** 2  # any deterministic figure will do
+        return f"ok: {action} finished, {rows:,} rows copied, row counts and checksums match"
+
+    third = long_agent.run(goal, "database migration", migrate, plan, constraints=["do not use MySQL"])
+    prompts, trajectory = llm.prompts[first_prompt:], third.episode.trajectory
+    print("    prompt  recuris tokens  raw history so far (what a full-history prompt adds)")
+    for number in (1, 8, 16, 24, 32, len(prompts)):
+        raw = estimate_tokens("\n".join(step.render() for step in trajectory[: number - 1]))
+        print(f"    {number:>6}  {estimate_tokens(prompts[number - 1]):>14}  {raw:>6} tokens")
+    print(f"  -> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
+          f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}")
+    index_step = next(s for s in third.episode.trajectory if s.action.startswith("create indexes"))
+    print(f"  -> step {index_step.index} chose {index_step.action!r}, as the pin requires; the episode keeps"
+          f" all {len(third.episode.trajectory)} steps; the summary at the end:")
+    for line in third.episode.summary.splitlines():
+        print(f"     {line}")
+
+    banner("D", "Repeated statements consolidate into a semantic fact")
+    semantic = SemanticMemory()
+    consolidator = Consolidator(semantic, min_occurrences=2, window_seconds=7 * DAY, clock=clock)
+    sightings = [
+        ("注册网站", "提交前需要验证码", first.episode.id),
+        ("注册网站", "提交前需要验证码", second.episode.id),
+        ("target database", "PostgreSQL", third.episode.id),
+        ("target database", "MySQL", "episode-import-7"),
+    ]
+    for subject, value, source in sightings:
+        fact = consolidator.observe(subject, value, source)
+        outcome = f"promoted {fact.id}: {fact.render()}" if fact else "not promoted (yet)"
+        print(f"    observe({subject!r}, {value!r}, {source!r}) -> {outcome}")
+    for conflict in consolidator.conflicts:
+        print(f"    reported {conflict.render()}")
+
+    clock.advance(20 * DAY)
+    banner("E", f"A decay cycle on {day(clock)}: stale memories are forgotten, used ones survive")
+    for episode in episodic.episodes:
+        print(f"    {episode.id:<10} weight {decay.weight(episode):.3f} "
+              f"({(clock() - episode.last_access_at) / DAY:.0f} days since last access, accesses={episode.access_count})")
+    report = decay.run_cycle(episodic.episodes)
+    episodic.remove(item.id for item in report.forgotten)
+    for record in report.audit:
+        print(f"    {record.render()}")
+
+    banner("F", "The state of memory after the tour")
+    print(f"    working memory : {working!r}")
+    print(f"    episodic memory: {len(episodic)} episodes: "
+          + ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes))
+    print(f"    semantic memory: {len(semantic)} fact(s): " + "; ".join(f.render() for f in semantic.facts))
+    print(f"    decay audit log: {len(decay.audit_log)} record(s); LLM calls: {len(llm.prompts)}")
+
+
+if __name__ == "__main__":
+    main()

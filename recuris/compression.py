@@ -1,0 +1,132 @@
+"""Compression: fold the steps that leave the window into one bounded, structured summary.
+
+Document 000 §3.1 turns old steps into a structured summary ("done: a -> b; current
+phase: c"); document 002 §2 says how to keep it bounded: every time, merge the previous
+summary with the new overflow and compress the result again. The prototype of document
+000 instead replaced the summary with the latest batch, so history older than one window
+vanished. `StructuredSummarizer` is the deterministic default; any callable
+`(old_summary, evicted_steps) -> str`, an LLM included, can take its place.
+
+The summary is three labelled lines, the first two optional:
+
+    done: (+4 earlier) -> fill email -> set password
+    failed: submit form: error: captcha required
+    phase: set password
+
+Invariants:
+    S1  merging loses no count: done actions = earlier count + listed actions, over all
+        steps that succeeded, however many merges happened.
+    S2  the summary never exceeds `max_chars` characters.
+    S3  trimming drops foreign notes first, then the oldest done actions (counted, not
+        lost), then the oldest failure notes, so failures and the phase outlive progress.
+    S4  the phase line names the action of the most recent folded step.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .records import Step
+from .text import clip, flatten
+
+__all__ = ["StructuredSummarizer"]
+
+ITEM_CHARS = 60
+# Room for the three lines with their counts alone: below this, S1 could not hold.
+MIN_CHARS = 80
+_EARLIER = re.compile(r"^\(\+(\d+) earlier\)$")
+
+
+@dataclass
+class _Parts:
+    """The summary as data: what it lists, what it only counts, and what it reached."""
+
+    done: list[str] = field(default_factory=list)
+    done_earlier: int = 0
+    failed: list[str] = field(default_factory=list)
+    failed_earlier: int = 0
+    notes: list[str] = field(default_factory=list)
+    phase: str = ""
+
+    def render(self) -> str:
+        lines = []
+        if self.done or self.done_earlier:
+            lines.append("done: " + " -> ".join(_with_count(self.done_earlier, self.done)))
+        if self.failed or self.failed_earlier:
+            lines.append("failed: " + "; ".join(_with_count(self.failed_earlier, self.failed)))
+        lines.extend(f"note: {note}" for note in self.notes)
+        if self.phase:
+            lines.append(f"phase: {self.phase}")
+        return "\n".join(lines)
+
+
+def _with_count(earlier: int, items: list[str]) -> list[str]:
+    return ([f"(+{earlier} earlier)"] if earlier else []) + items
+
+
+def _item(text: str) -> str:
+    # Untrusted text must not forge the summary's own syntax: a line break, a separator
+    # or a leading count marker would be read back as structure by `parse`.
+    item = flatten(text, ITEM_CHARS).replace("->", "→").replace(";", ",")
+    return "[" + item[1:] if _EARLIER.match(item) else item
+
+
+def _split_count(items: list[str]) -> tuple[int, list[str]]:
+    if items and (match := _EARLIER.match(items[0])):
+        return int(match.group(1)), items[1:]
+    return 0, items
+
+
+def parse(summary: str) -> _Parts:
+    """Read a summary back into its parts; lines of any other form are kept as notes."""
+    parts = _Parts()
+    for line in summary.splitlines():
+        label, separator, body = line.partition(": ")
+        if separator and label == "done":
+            parts.done_earlier, parts.done = _split_count(body.split(" -> "))
+        elif separator and label == "failed":
+            parts.failed_earlier, parts.failed = _split_count(body.split("; "))
+        elif separator and label == "phase":
+            parts.phase = body
+        elif line.strip():
+            # A summary written by another summarizer (an LLM, say) is kept, not parsed.
+            parts.notes.append(_item(body if label == "note" else line))
+    return parts
+
+
+class StructuredSummarizer:
+    """Merge evicted steps into the previous summary and keep it within `max_chars` (S1-S4)."""
+
+    def __init__(self, max_chars: int = 400) -> None:
+        if not isinstance(max_chars, int) or max_chars < MIN_CHARS:
+            raise ValueError(f"S2: max_chars must be an int >= {MIN_CHARS}, got {max_chars!r}")
+        self.max_chars = max_chars
+
+    def __call__(self, old_summary: str, evicted_steps: Sequence[Step]) -> str:
+        parts = parse(old_summary)
+        for step in evicted_steps:
+            if step.failed:
+                parts.failed.append(f"{_item(step.action)}: {_item(step.result)}")
+            else:
+                parts.done.append(_item(step.action))
+            parts.phase = _item(step.action)
+        return self._fit(parts)
+
+    def _fit(self, parts: _Parts) -> str:
+        # Trim in order of least value (S3): foreign notes are the oldest text, routine
+        # progress can be counted instead of listed, and failure notes go last because
+        # they are what stops the agent from repeating a mistake.
+        while len(text := parts.render()) > self.max_chars:
+            if parts.notes:
+                parts.notes.pop(0)
+            elif parts.done:
+                parts.done.pop(0)
+                parts.done_earlier += 1
+            elif parts.failed:
+                parts.failed.pop(0)
+                parts.failed_earlier += 1
+            else:
+                spare = len(parts.phase) - (len(text) - self.max_chars)
+                parts.phase = clip(parts.phase, max(spare, 1))
+                return clip(parts.render(), self.max_chars)
+        return text

@@ -1,0 +1,105 @@
+"""Consolidation: promote a statement from episodes to a semantic fact once it has held up.
+
+Document 003 §4.2: a conclusion becomes long-term knowledge when it was seen two or three
+times, consistently (no conflicting version), within an observation window, and the fact
+keeps references to the episodes it came from. Promote too eagerly and one remark ("let's
+try Redis this time") becomes a rule; too late and nothing is ever learned.
+
+Invariants:
+    C1  a statement is promoted iff, at the sighting that promotes it, `min_occurrences`
+        distinct sources stated that value within the window and no source in the window
+        stated another value for the subject.
+    C2  every fact names its source episodes: exactly the sources that promoted it.
+    C3  no duplicate facts: a statement already known is never promoted again.
+    C4  every sighting that meets a conflicting value in the window is reported.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .clock import DAY
+from .records import Fact
+from .semantic import SemanticMemory
+from .text import normalize, require_text
+
+__all__ = ["Consolidator", "Conflict", "Sighting"]
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """One source stating one value for a subject, at a time."""
+
+    subject: str
+    value: str
+    source_id: str
+    at: float
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Sources in one window disagreeing about a subject: promotion is blocked (C4)."""
+
+    subject: str
+    values: tuple[str, ...]
+    source_ids: tuple[str, ...]
+    at: float
+
+    def render(self) -> str:
+        return f"conflict on {self.subject!r}: {' vs '.join(map(repr, self.values))} (from {', '.join(self.source_ids)})"
+
+
+class Consolidator:
+    """Count sightings of statements and promote consistent, repeated ones into semantic memory."""
+
+    def __init__(
+        self,
+        semantic: SemanticMemory,
+        min_occurrences: int = 2,
+        window_seconds: float = 7 * DAY,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if isinstance(min_occurrences, bool) or not isinstance(min_occurrences, int) or min_occurrences < 1:
+            raise ValueError(f"C1: min_occurrences must be an int >= 1, got {min_occurrences!r}")
+        if not window_seconds > 0:
+            raise ValueError(f"C1: window_seconds must be > 0, got {window_seconds!r}")
+        self.semantic = semantic
+        self.min_occurrences = min_occurrences
+        self.window_seconds = window_seconds
+        self.clock = clock
+        self.conflicts: list[Conflict] = []
+        self._sightings: dict[str, list[Sighting]] = {}
+
+    def observe(self, subject: str, value: str, source_id: str) -> Fact | None:
+        """Record that a source stated `subject = value`; return the fact it promotes, if any.
+
+        Raises TypeError/ValueError for empty or non-text arguments (nothing is recorded).
+        """
+        for name, text in (("subject", subject), ("value", value), ("source_id", source_id)):
+            require_text(name, text)
+        now = self.clock()
+        key = normalize(subject)
+        # Sightings that fell out of the observation window no longer count, for or against.
+        window = [s for s in self._sightings.get(key, []) if now - s.at <= self.window_seconds]
+        window.append(Sighting(subject, value, source_id, now))
+        self._sightings[key] = window
+
+        first_wording: dict[str, str] = {}
+        for sighting in window:
+            first_wording.setdefault(normalize(sighting.value), sighting.value)
+        # One episode repeating itself is one witness: count distinct sources only.
+        sources = tuple(dict.fromkeys(s.source_id for s in window))
+        if len(first_wording) > 1:
+            self.conflicts.append(Conflict(subject, tuple(first_wording.values()), sources, now))
+            return None
+        if self.semantic.knows(subject, value):
+            return None
+        if len(sources) < self.min_occurrences:
+            return None
+        return self.semantic.add(subject, value, sources, created_at=now)
+
+    def __repr__(self) -> str:
+        return (
+            f"Consolidator(min_occurrences={self.min_occurrences}, window_seconds={self.window_seconds}, "
+            f"subjects={len(self._sightings)}, conflicts={len(self.conflicts)})"
+        )

@@ -1,0 +1,119 @@
+"""Decay: forget what has not been used, on an exponential (half-life) curve.
+
+Document 004 §2 (after Ebbinghaus): a memory's weight is
+
+    importance · 2^(−elapsed / half_life) + min(cap, per_access · access_count)
+
+where `elapsed` runs from the last access; every access resets that clock and adds to the
+reinforcement, so memories in use survive. A periodic cycle (daily, say; not on every
+query) forgets the items whose weight fell below a retention threshold and writes an audit
+record for each. Forgetting here only *decides*: the owner of the items removes them.
+
+Invariants:
+    D1  at a fixed access count, weight never increases as time passes.
+    D2  after exactly one half-life the decayed part is exactly half the importance.
+    D3  the reinforcement part never exceeds the cap.
+    D4  a cycle forgets exactly the items below the threshold and audits each of them once.
+"""
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from .clock import DAY
+from .records import AuditRecord
+
+__all__ = ["DecayManager", "DecayReport", "Decaying"]
+
+
+class Decaying(Protocol):
+    """Anything decay can weigh: an Episode, or a record of your own."""
+
+    id: str
+    importance: float
+    last_access_at: float | None
+    access_count: int
+
+
+@dataclass(frozen=True)
+class DecayReport:
+    """What one cycle decided: the items to forget, the items kept, and the audit lines."""
+
+    at: float
+    forgotten: tuple
+    kept: tuple
+    audit: tuple[AuditRecord, ...]
+
+
+class DecayManager:
+    """Weigh items by recency and use; forget those that fall below the threshold."""
+
+    def __init__(
+        self,
+        half_life_days: float = 7,
+        retention_threshold: float = 0.15,
+        reinforcement_per_access: float = 0.05,
+        reinforcement_cap: float = 0.3,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        settings = {
+            "half_life_days": half_life_days,
+            "retention_threshold": retention_threshold,
+            "reinforcement_per_access": reinforcement_per_access,
+            "reinforcement_cap": reinforcement_cap,
+        }
+        for name, value in settings.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+            # Written as "not >=" so that NaN fails too.
+            if not value >= 0 or (name == "half_life_days" and not value > 0):
+                least = "> 0" if name == "half_life_days" else ">= 0"
+                raise ValueError(f"{name} must be {least}, got {value!r}")
+        self.half_life_seconds = half_life_days * DAY
+        self.retention_threshold = retention_threshold
+        self.reinforcement_per_access = reinforcement_per_access
+        self.reinforcement_cap = reinforcement_cap
+        self.clock = clock
+        self.audit_log: list[AuditRecord] = []
+
+    def weight(self, item: Decaying, now: float | None = None) -> float:
+        """Return the item's retention weight at `now` (default: the clock)."""
+        now = self.clock() if now is None else now
+        # A last access "in the future" (clock skew, an imported record) counts as now,
+        # so that weight can never exceed importance plus the cap.
+        elapsed = max(0.0, now - item.last_access_at)
+        # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
+        decayed = item.importance * 0.5 ** (elapsed / self.half_life_seconds)
+        reinforcement = min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)
+        return decayed + reinforcement
+
+    def on_access(self, item: Decaying) -> None:
+        """Count a retrieval of the item: reset its decay clock and reinforce it."""
+        item.last_access_at = self.clock()
+        item.access_count += 1
+
+    def run_cycle(self, items: Iterable[Decaying]) -> DecayReport:
+        """Weigh every item once; report those below the threshold as forgotten (D4)."""
+        now = self.clock()
+        forgotten, kept, audit = [], [], []
+        for item in items:
+            weight = self.weight(item, now)
+            if weight < self.retention_threshold:
+                forgotten.append(item)
+                idle_days = (now - item.last_access_at) / DAY
+                reason = (
+                    f"below retention threshold {self.retention_threshold} after "
+                    f"{idle_days:.1f} idle days, accesses={item.access_count}"
+                )
+                audit.append(AuditRecord(item.id, "forget", reason, now, weight))
+            else:
+                kept.append(item)
+        self.audit_log.extend(audit)
+        return DecayReport(now, tuple(forgotten), tuple(kept), tuple(audit))
+
+    def __repr__(self) -> str:
+        return (
+            f"DecayManager(half_life_days={self.half_life_seconds / DAY:g}, "
+            f"retention_threshold={self.retention_threshold}, audit_records={len(self.audit_log)})"
+        )

@@ -1,0 +1,138 @@
+"""Mock LLMs: deterministic stand-ins that let the demo and the tests run offline.
+
+Document 000 §4.3 drives its prototype with a scripted model and a mock executor. Here
+`ScriptedLLM` replays a list; `PromptFollowingLLM` goes further and decides *only* from the
+prompt it is given, reading it back through the layout of `prompt.py`. So it makes the
+mistakes the documents describe exactly when the memory that prevents them is missing:
+without the goal it stops early, without progress it repeats a finished step, without a
+pin it breaks a constraint, without a failed episode it retries a path known to fail.
+
+Invariants:
+    L1  both mocks are pure functions of their inputs and their own call history.
+    L2  `PromptFollowingLLM` never reads anything but the prompt text.
+"""
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from . import prompt as layout
+from .text import normalize
+
+__all__ = ["ScriptedLLM", "PromptFollowingLLM", "MockEnvironment", "read_prompt", "PromptView"]
+
+
+class ScriptedLLM:
+    """Reply with the given actions in order, then FINISH forever; keep every prompt seen."""
+
+    def __init__(self, actions: Iterable[str]) -> None:
+        self._actions = list(actions)
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        index = len(self.prompts) - 1
+        return self._actions[index] if index < len(self._actions) else layout.FINISH
+
+
+class MockEnvironment:
+    """Answer actions from a table (default `ok`), recording what was executed."""
+
+    def __init__(self, outcomes: Mapping[str, str] | None = None, default: str = "ok") -> None:
+        self.outcomes = dict(outcomes or {})
+        self.default = default
+        self.executed: list[str] = []
+
+    def __call__(self, action: str) -> str:
+        self.executed.append(action)
+        return self.outcomes.get(action, self.default)
+
+
+@dataclass
+class PromptView:
+    """What a reader can know from a prompt, and nothing else (L2)."""
+
+    goal: str | None = None
+    pins: list[str] = field(default_factory=list)
+    subtasks: list[tuple[bool, str]] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    follow: list[list[str]] = field(default_factory=list)
+    avoid: list[str] = field(default_factory=list)
+
+
+_RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
+_FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
+_AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
+_EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
+_FORBIDS = re.compile(r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.IGNORECASE)
+
+
+def _path(text: str, separator: str) -> list[str]:
+    return [item for item in text.split(separator) if item and not _EARLIER.match(item)]
+
+
+def read_prompt(text: str) -> PromptView:
+    """Parse a prompt laid out by `prompt.py` back into what it tells the model."""
+    view, section = PromptView(), None
+    for line in text.splitlines():
+        if not line.startswith(layout.INDENT):
+            section = line
+            if line.startswith(layout.GOAL):
+                view.goal = line[len(layout.GOAL) :].strip()
+            continue
+        body = line.strip()
+        if section == layout.PINNED and body.startswith("- "):
+            view.pins.append(body[2:])
+        elif section and section.startswith(layout.SUBTASKS) and body[:3] in (layout.DONE_MARK, layout.PENDING_MARK):
+            view.subtasks.append((body[:3] == layout.DONE_MARK, body[4:]))
+        elif section == layout.SUMMARY and body.startswith("done: "):
+            view.done.extend(_path(body[len("done: ") :], " -> "))
+        elif section == layout.SUMMARY and body.startswith("failed: "):
+            view.failed.extend(item.partition(": ")[0] for item in _path(body[len("failed: ") :], "; "))
+        elif section == layout.RECENT and (match := _RECENT_STEP.match(body)):
+            (view.failed if match.group(3) else view.done).append(match.group(1))
+        elif section == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
+            view.follow.append(_path(match.group(1), " -> "))
+        elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
+            view.avoid.append(match.group(1))
+    return view
+
+
+class PromptFollowingLLM:
+    """Choose the next action from the prompt alone: goal, pins, progress, experience (L2)."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.decide(read_prompt(prompt))
+
+    @staticmethod
+    def decide(view: PromptView) -> str:
+        if not view.goal:
+            return layout.FINISH  # the goal is lost: nothing says the work is unfinished
+        done = {normalize(action) for action in view.done}
+        done.update(normalize(text) for finished, text in view.subtasks if finished)
+        known_bad = {normalize(action) for action in view.avoid + view.failed}
+        followed = {normalize(action) for path in view.follow for action in path}
+        forbidden = [normalize(m.group(1)) for pin in view.pins if (m := _FORBIDS.search(pin))]
+
+        def allowed(option: str) -> bool:
+            key = normalize(option)
+            return key not in known_bad and not any(phrase in key for phrase in forbidden)
+
+        for finished, subtask in view.subtasks:
+            options = layout.subtask_options(subtask)
+            if finished or any(normalize(option) in done for option in options):
+                continue
+            # Prefer an option that worked before, then any option not known to fail.
+            ranked = sorted(options, key=lambda option: normalize(option) not in followed)
+            return next((option for option in ranked if allowed(option)), options[0])
+        if not view.subtasks:
+            for path in view.follow:
+                for action in path:
+                    if normalize(action) not in done and allowed(action):
+                        return action
+        return layout.FINISH

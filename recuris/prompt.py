@@ -1,0 +1,53 @@
+"""Prompt: the fixed layout in which memory reaches the model.
+
+Document 000 §3.3 fixes the order: working memory first (goal, summary, recent steps),
+related experience after it, each in the same place on every step, so that the goal can
+never scroll out of sight. This module owns that layout: the labels below are the only
+place it is spelled, so the writer (`WorkingMemory`, `RecurisAgent`) and the reader
+(`mock_llm.PromptFollowingLLM`, or a human) cannot disagree about it.
+
+Invariants:
+    P1  a prompt has the working section first and the experience section second.
+    P2  experience is rendered best first, at most the hits given; none renders as "(none)".
+    P3  a subtask's alternatives are separated by `OPTION_SEPARATOR`; an action completes
+        a subtask when it equals one of its options.
+"""
+
+from collections.abc import Sequence
+
+from .records import Hit
+
+__all__ = ["build_prompt", "render_experience", "subtask_options", "FINISH"]
+
+WORKING_HEADER = "## Working memory"
+GOAL = "Goal:"
+PINNED = "Pinned constraints:"
+SUBTASKS = "Subtasks:"
+SUMMARY = "Summary of earlier steps:"
+RECENT = "Recent steps (oldest first):"
+EXPERIENCE_HEADER = "## Related experience (retrieved, most similar first)"
+NONE = "(none)"
+INDENT = "  "
+FINISH = "FINISH"
+INSTRUCTION = f"Reply with the next action only, or {FINISH} when the goal is met."
+OPTION_SEPARATOR = " | "
+DONE_MARK, PENDING_MARK = "[x]", "[ ]"
+
+
+def subtask_options(subtask: str) -> list[str]:
+    """Split a subtask into its alternative actions, first choice first (P3)."""
+    return [option.strip() for option in subtask.split(OPTION_SEPARATOR) if option.strip()]
+
+
+def render_experience(hits: Sequence[Hit]) -> str:
+    """Render retrieved episodes as the experience section (P2)."""
+    lines = [EXPERIENCE_HEADER]
+    lines.extend(f"{INDENT}- {hit.render()}" for hit in hits)
+    if not hits:
+        lines.append(f"{INDENT}{NONE}")
+    return "\n".join(lines)
+
+
+def build_prompt(working_section: str, hits: Sequence[Hit]) -> str:
+    """Assemble a decision prompt: working memory, then experience, then the instruction (P1)."""
+    return f"{working_section}\n\n{render_experience(hits)}\n\n{INSTRUCTION}"

@@ -1,0 +1,179 @@
+"""Example tests for recuris.agent.RecurisAgent: the six stages and how runs end (A1-A4)."""
+
+import pytest
+
+from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory, DecayManager
+from recuris.mock_llm import MockEnvironment, PromptFollowingLLM, ScriptedLLM
+
+SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
+SITE = {"submit": "error: captcha required"}
+
+
+def make_agent(llm, **options):
+    options.setdefault("clock", ManualClock(100))
+    return RecurisAgent(WorkingMemory(window_size=3), EpisodicMemory(), llm, **options)
+
+
+def test_finish_ends_the_run_in_success():
+    """FINISH from the model ends the run as a success and writes the episode."""
+    agent = make_agent(ScriptedLLM(["a", "b"]))
+    result = agent.run("goal", "type", MockEnvironment())
+    assert (result.success, result.status, result.steps) == (True, "success", 2)
+    assert agent.episodic.episodes == (result.episode,)
+
+
+def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
+    """A2, the prototype's defect: all 10 steps are saved although the window holds 3."""
+    agent = make_agent(ScriptedLLM([f"step {i}" for i in range(10)]))
+    result = agent.run("goal", "type", MockEnvironment())
+    assert [s.action for s in result.episode.trajectory] == [f"step {i}" for i in range(10)]
+    assert result.episode.summary.startswith("done: step 0")
+
+
+def test_failed_result_ends_the_run_with_its_reason():
+    """A failed action result ends the run as failed; the reason names the step and result."""
+    result = make_agent(ScriptedLLM(["open page", "submit"])).run("goal", "type", MockEnvironment(SITE))
+    assert (result.success, result.failure_reason) == (False, "step 2 failed: error: captcha required")
+    assert result.episode.failed_step.action == "submit"
+
+
+def test_failure_test_is_pluggable():
+    """is_failure decides what counts as a failed step."""
+    agent = make_agent(ScriptedLLM(["a"]), is_failure=lambda result: result == "BAD")
+    assert agent.run("goal", "type", MockEnvironment(default="error but fine")).success
+    agent = make_agent(ScriptedLLM(["a"]), is_failure=lambda result: result == "BAD")
+    assert not agent.run("goal", "type", MockEnvironment(default="BAD")).success
+
+
+def test_reaching_max_steps_fails():
+    """A1: a model that never says FINISH is stopped at max_steps."""
+    llm = ScriptedLLM(["again"] * 100)
+    result = make_agent(llm, max_steps=4).run("goal", "type", MockEnvironment())
+    assert (result.status, result.steps, len(llm.prompts)) == ("failed", 4, 4)
+    assert "max_steps (4)" in result.failure_reason
+
+
+def test_llm_exception_fails_the_run_and_still_writes_the_episode():
+    """A2: an exception from llm_fn ends the run as failed with the reason."""
+    def broken(prompt):
+        raise ConnectionError("model unreachable")
+
+    agent = make_agent(broken)
+    result = agent.run("goal", "type", MockEnvironment())
+    assert result.failure_reason == "llm_fn raised ConnectionError: model unreachable"
+    assert len(agent.episodic) == 1
+
+
+@pytest.mark.parametrize("reply", [None, "", "   ", 42, {"action": "x"}])
+def test_llm_reply_that_is_not_an_action_fails_the_run(reply):
+    """Untrusted model output: a reply that is not non-empty text ends the run as failed."""
+    result = make_agent(lambda prompt: reply).run("goal", "type", MockEnvironment())
+    assert result.status == "failed" and "not an action" in result.failure_reason
+
+
+def test_action_exception_fails_the_run_and_records_the_step():
+    """A2: an exception from action_fn is a failed step, kept in the episode."""
+    def explode(action):
+        raise TimeoutError("browser hung")
+
+    result = make_agent(ScriptedLLM(["open"])).run("goal", "type", explode)
+    assert result.failure_reason == "step 1: action raised TimeoutError: browser hung"
+    assert result.episode.trajectory[-1].failed
+
+
+def test_action_returning_non_text_fails_the_run():
+    """An action result that is not text is a failed step."""
+    result = make_agent(ScriptedLLM(["open"])).run("goal", "type", lambda action: 7)
+    assert "action_fn returned int" in result.failure_reason
+
+
+def test_observer_exception_still_writes_the_episode_then_propagates():
+    """A2: a bug in the observer settles the run as failed, then surfaces."""
+    def observer(event):
+        if event.stage == 3:
+            raise RuntimeError("observer bug")
+
+    agent = make_agent(ScriptedLLM(["a"]), observer=observer)
+    with pytest.raises(RuntimeError, match="observer bug"):
+        agent.run("goal", "type", MockEnvironment())
+    assert [e.status for e in agent.episodic.episodes] == ["failed"]
+    assert "aborted by RuntimeError" in agent.episodic.episodes[0].failure_reason
+
+
+def test_goal_is_in_every_prompt():
+    """A3: the model sees the goal on every step, however long the task."""
+    llm = ScriptedLLM([f"s{i}" for i in range(20)])
+    make_agent(llm, max_steps=25).run("migrate the database", "type", MockEnvironment())
+    assert len(llm.prompts) == 21 and all("Goal: migrate the database" in p for p in llm.prompts)
+
+
+def test_second_task_avoids_the_path_that_failed_before():
+    """Episodic memory at work: a failed submit is avoided by the next similar task."""
+    agent = make_agent(PromptFollowingLLM())
+    first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    second = agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
+    assert (first.success, second.success) == (False, True)
+    assert second.episode.actions[-1] == "solve captcha then submit"
+
+
+def test_without_episodic_memory_the_mistake_repeats():
+    """The control: with retrieval disabled by a threshold of 1, the second task fails too."""
+    agent = make_agent(PromptFollowingLLM(), threshold=1.0)
+    agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    assert not agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+
+
+def test_retrieval_happens_at_start_and_on_each_completed_subtask():
+    """A4: one retrieval at the start, one per completed subtask, none on other steps."""
+    agent = make_agent(ScriptedLLM(["open page", "look around", "fill email"]))
+    result = agent.run("goal", "type", MockEnvironment(), SIGNUP)
+    assert result.retrievals == 3
+
+
+def test_failed_step_below_max_failures_triggers_a_retrieval():
+    """A4: with max_failures=2, the first failure re-retrieves and the run goes on."""
+    llm = ScriptedLLM(["submit", "solve captcha then submit"])
+    result = make_agent(llm, max_failures=2).run("goal", "type", MockEnvironment(SITE), SIGNUP)
+    assert (result.success, result.retrievals) == (True, 3)
+
+
+def test_retrieved_episodes_are_reinforced_once_per_run():
+    """Retrieval reinforcement: a hit gets one access per run, not one per re-retrieval."""
+    clock = ManualClock(0)
+    agent = make_agent(PromptFollowingLLM(), decay=DecayManager(clock=clock), clock=clock)
+    first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    clock.advance(50)
+    agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
+    assert (first.episode.access_count, first.episode.last_access_at) == (1, 50)
+
+
+def test_observer_sees_the_six_stages_in_order():
+    """The loop reports initialise, decide, act, observe, update and settle."""
+    events = []
+    make_agent(ScriptedLLM(["open page"]), observer=events.append).run("goal", "type", MockEnvironment(), SIGNUP)
+    assert [e.name for e in events] == ["initialise", "decide", "act", "observe", "update", "update", "decide", "settle"]
+
+
+def test_pinned_constraints_reach_every_prompt():
+    """W5 through the agent: constraints given to run() are pinned."""
+    llm = ScriptedLLM(["a"] * 5)
+    make_agent(llm).run("goal", "type", MockEnvironment(), constraints=["do not use MySQL"])
+    assert all("- do not use MySQL" in p for p in llm.prompts)
+
+
+@pytest.mark.parametrize("settings, rule", [(dict(max_steps=0), "max_steps"), (dict(top_k=0), "top_k"),
+                                            (dict(threshold=2), "threshold"), (dict(max_failures=0), "max_failures")])
+def test_bad_settings_are_refused(settings, rule):
+    """max_steps < 1, top_k < 1, a threshold outside [0, 1] or max_failures < 1 raise ValueError."""
+    with pytest.raises(ValueError, match=rule):
+        make_agent(ScriptedLLM([]), **settings)
+
+
+def test_bad_task_is_refused_before_anything_is_written():
+    """An empty goal or a non-text task type raises and writes no episode."""
+    agent = make_agent(ScriptedLLM([]))
+    with pytest.raises(ValueError, match="goal"):
+        agent.run("", "type", MockEnvironment())
+    with pytest.raises(TypeError, match="task_type"):
+        agent.run("goal", None, MockEnvironment())
+    assert len(agent.episodic) == 0

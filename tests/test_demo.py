@@ -1,0 +1,35 @@
+"""The demo is the main job: it runs offline, the same way every time, and says what it shows."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
+
+
+def run_demo() -> str:
+    completed = subprocess.run([sys.executable, "agent_demo.py"], cwd=ROOT, capture_output=True,
+                               text=True, encoding="utf-8", check=True, timeout=60)
+    assert completed.stderr == ""
+    return completed.stdout
+
+
+def test_demo_output_matches_the_saved_copy():
+    """The demo's output is byte-for-byte the saved copy (fixed clock, deterministic mock).
+
+    After an intended change, refresh it with: python agent_demo.py > tests/golden/agent_demo.txt
+    """
+    assert run_demo() == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_demo_shows_each_part_the_design_asks_for():
+    """The tour has a failure, a recovery, a long flat task, a promotion, a decay cycle and a summary."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    assert "-> success=False; stored as" in text and "[avoid]" in text
+    assert "-> success=True in 4 steps" in text
+    assert "goal in 33/33 prompts, pin in 33/33" in text
+    assert "-> promoted fact-1" in text and "reported conflict" in text
+    assert "[audit t=" in text and "forget" in text
+    for stage in ("[1 initialise]", "[2 decide]", "[3 act]", "[4 observe]", "[5 update]", "[6 settle]"):
+        assert stage in text

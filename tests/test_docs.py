@@ -1,0 +1,56 @@
+"""The documentation cannot drift: its examples run, and each chapter names its module's invariants."""
+
+import doctest
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "docs").glob("*.md"))
+INVARIANT = re.compile(r"^\s+([A-Z]\d)\s", re.MULTILINE)
+
+
+def chapter_module(path: Path) -> str | None:
+    match = re.search(r"^Module: `recuris/(\w+)\.py`", path.read_text(encoding="utf-8"), re.MULTILINE)
+    return match and match.group(1)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_examples_in_the_docs_run_as_written(path):
+    """Every >>> example in docs/ produces the output the chapter shows."""
+    result = doctest.testfile(str(path), module_relative=False, encoding="utf-8",
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_every_module_has_a_chapter():
+    """One chapter per module of recuris."""
+    modules = {p.stem for p in (ROOT / "recuris").glob("*.py")} - {"__init__"}
+    assert modules == {chapter_module(p) for p in CHAPTERS} - {None}
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if chapter_module(p)], ids=lambda p: p.name)
+def test_chapter_names_every_invariant_of_its_module(path):
+    """A chapter states each invariant its module declares, by number."""
+    declared = INVARIANT.findall(importlib.import_module(f"recuris.{chapter_module(path)}").__doc__)
+    text = path.read_text(encoding="utf-8")
+    assert declared and [i for i in declared if f"**{i}**" not in text] == []
+
+
+def test_invariant_ids_are_unique_across_modules():
+    """An invariant id such as W3 means one thing in the whole project."""
+    seen = {}
+    for path in sorted((ROOT / "recuris").glob("*.py")):
+        for invariant in INVARIANT.findall(importlib.import_module(f"recuris.{path.stem}").__doc__ or ""):
+            assert seen.setdefault(invariant, path.stem) == path.stem, invariant
+
+
+def test_readme_excerpt_is_real_demo_output():
+    """Each line of the README's demo excerpt appears in the saved demo output."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    excerpt = readme.split("## What the demo shows")[1].split("```")[1]
+    golden = (ROOT / "tests" / "golden" / "agent_demo.txt").read_text(encoding="utf-8")
+    lines = [line for line in excerpt.splitlines() if line.strip() and line.strip() != "..."]
+    assert lines and [line for line in lines if line not in golden] == []
