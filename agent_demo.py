@@ -9,8 +9,8 @@ prompt alone. Each task narrates the six stages of the loop (document 000 §2.3)
 from recuris import (
     Consolidator,
     DecayManager,
-    EpisodicMemory,
     Episode,
+    EpisodicMemory,
     ManualClock,
     RecurisAgent,
     SemanticMemory,
@@ -38,17 +38,26 @@ def main() -> None:
     decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
     llm = PromptFollowingLLM()
     agent = RecurisAgent(
-        working, episodic, llm, max_steps=30, decay=decay, clock=clock,
+        working,
+        episodic,
+        llm,
+        max_steps=30,
+        decay=decay,
+        clock=clock,
         observer=lambda event: print("   ", event.render()),
     )
     signup = ["打开注册页", "填写邮箱", "设置密码", "提交表单 | 完成验证码后提交"]
     website = {"提交表单": "失败：需要先完成验证码"}
 
     # An old, never-used episode, so the decay cycle below has something stale to forget.
-    episodic.add_episode(Episode(
-        task_type="report", goal="export the 2025 sales report as CSV", status="success",
-        created_at=START - 40 * DAY,
-    ))
+    episodic.add_episode(
+        Episode(
+            task_type="report",
+            goal="export the 2025 sales report as CSV",
+            status="success",
+            created_at=START - 40 * DAY,
+        )
+    )
 
     banner("A", "A first task fails, and the failure is remembered")
     first = agent.run("注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup)
@@ -56,22 +65,28 @@ def main() -> None:
 
     clock.advance(2 * DAY)
     banner("B", "A similar task retrieves that episode and avoids the failed path")
-    second = agent.run("再注册一个测试账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup)
+    second = agent.run(
+        "再注册一个测试账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup
+    )
     print(f"  -> success={second.success} in {second.steps} steps; the prompt said:")
     experience = llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
     print(f"     {experience.strip()}")
 
     clock.advance(DAY)
     banner("C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat")
-    tables = [f"migrate table {name}" for name in (
-        "users orders invoices payments refunds carts products prices stock suppliers "
-        "shipments returns reviews coupons audit sessions tokens settings carriers zones "
-        "taxes currencies warehouses bins pickers routes labels manifests invoices_archive logs"
-    ).split()]
+    tables = [
+        f"migrate table {name}"
+        for name in (
+            "users orders invoices payments refunds carts products prices stock suppliers "
+            "shipments returns reviews coupons audit sessions tokens settings carriers zones "
+            "taxes currencies warehouses bins pickers routes labels manifests invoices_archive logs"
+        ).split()
+    ]
     plan = tables + ["create indexes in MySQL | create indexes in PostgreSQL", "run consistency checks"]
     goal = "move the shop database off the legacy server without losing a row"
     long_agent = RecurisAgent(working, episodic, llm, max_steps=40, clock=clock)
     first_prompt = len(llm.prompts)
+
     def migrate(action: str) -> str:
         rows = 1_000 + 137 * len(action) ** 2  # any deterministic figure will do
         return f"ok: {action} finished, {rows:,} rows copied, row counts and checksums match"
@@ -82,11 +97,15 @@ def main() -> None:
     for number in (1, 8, 16, 24, 32, len(prompts)):
         raw = estimate_tokens("\n".join(step.render() for step in trajectory[: number - 1]))
         print(f"    {number:>6}  {estimate_tokens(prompts[number - 1]):>14}  {raw:>6} tokens")
-    print(f"  -> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
-          f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}")
+    print(
+        f"  -> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
+        f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}"
+    )
     index_step = next(s for s in third.episode.trajectory if s.action.startswith("create indexes"))
-    print(f"  -> step {index_step.index} chose {index_step.action!r}, as the pin requires; the episode keeps"
-          f" all {len(third.episode.trajectory)} steps; the summary at the end:")
+    print(
+        f"  -> step {index_step.index} chose {index_step.action!r}, as the pin requires; the episode keeps"
+        f" all {len(third.episode.trajectory)} steps; the summary at the end:"
+    )
     for line in third.episode.summary.splitlines():
         print(f"     {line}")
 
@@ -109,8 +128,11 @@ def main() -> None:
     clock.advance(20 * DAY)
     banner("E", f"A decay cycle on {day(clock)}: stale memories are forgotten, used ones survive")
     for episode in episodic.episodes:
-        print(f"    {episode.id:<10} weight {decay.weight(episode):.3f} "
-              f"({(clock() - episode.last_access_at) / DAY:.0f} days since last access, accesses={episode.access_count})")
+        print(
+            f"    {episode.id:<10} weight {decay.weight(episode):.3f} "
+            f"({(clock() - episode.last_access_at) / DAY:.0f} days since last access, "
+            f"accesses={episode.access_count})"
+        )
     report = decay.run_cycle(episodic.episodes)
     episodic.remove(item.id for item in report.forgotten)
     for record in report.audit:
@@ -118,8 +140,10 @@ def main() -> None:
 
     banner("F", "The state of memory after the tour")
     print(f"    working memory : {working!r}")
-    print(f"    episodic memory: {len(episodic)} episodes: "
-          + ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes))
+    print(
+        f"    episodic memory: {len(episodic)} episodes: "
+        + ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes)
+    )
     print(f"    semantic memory: {len(semantic)} fact(s): " + "; ".join(f.render() for f in semantic.facts))
     print(f"    decay audit log: {len(decay.audit_log)} record(s); LLM calls: {len(llm.prompts)}")
 

@@ -117,7 +117,7 @@ class RecurisAgent:
         return RunResult(status == "success", status, steps, episode, reason, self._retrievals)
 
     def _loop(self, query: str, action_fn: Callable[[str], str]) -> tuple[str, str]:
-        hits = self._retrieve(query, "task start")
+        hits = self._retrieve(query, 1, "task start")
         failures = 0
         for number in range(1, self.max_steps + 1):
             prompt = build_prompt(self.working.to_prompt_section(), hits)
@@ -129,8 +129,8 @@ class RecurisAgent:
                 return "failed", f"llm_fn raised {type(error).__name__}: {error}"
             if not isinstance(action, str) or not action.strip():
                 return "failed", f"llm_fn returned {flatten(repr(action), 80)}, not an action"
-            action = action.strip()
-            self._emit(2, f"step {number}: prompt of {estimate_tokens(prompt)} tokens -> {flatten(action, 80)!r}")
+            action, tokens = action.strip(), estimate_tokens(prompt)
+            self._emit(2, f"step {number}: prompt of {tokens} tokens -> {flatten(action, 80)!r}")
             if action.upper() == FINISH:
                 return "success", ""
             try:
@@ -148,14 +148,15 @@ class RecurisAgent:
             step = self.working.add_step(action, result, failed)
             self._emit(4, step.render(80))
             if len(self.working.compressed_steps) > folded:
-                self._emit(5, f"window full: step {folded + 1} folded into the summary ({len(self.working.summary)} chars)")
+                chars = len(self.working.summary)
+                self._emit(5, f"window full: step {folded + 1} folded into the summary ({chars} chars)")
             if failed:
                 failures += 1
                 if failures >= self.max_failures:
                     return "failed", f"step {number} failed: {flatten(result, 200)}"
-                hits = self._retrieve(query, "after a failed step")
+                hits = self._retrieve(query, 5, "after a failed step")
             elif self._complete_subtask(action):
-                hits = self._retrieve(query, "new phase")
+                hits = self._retrieve(query, 5, "new phase")
         return "failed", f"reached max_steps ({self.max_steps}) without {FINISH}"
 
     def _complete_subtask(self, action: str) -> bool:
@@ -166,7 +167,7 @@ class RecurisAgent:
                 return True
         return False
 
-    def _retrieve(self, query: str, why: str) -> list[Hit]:
+    def _retrieve(self, query: str, stage: int, why: str) -> list[Hit]:
         hits = self.episodic.retrieve(query, self.top_k, self.threshold)
         self._retrievals += 1
         for hit in hits:
@@ -175,7 +176,7 @@ class RecurisAgent:
                 self.decay.on_access(hit.episode)
                 self._reinforced.add(hit.episode.id)
         found = "; ".join(f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits)
-        self._emit(1 if why == "task start" else 5, f"retrieve ({why}): {found or 'nothing above the threshold'}")
+        self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
         return hits
 
     def _settle(self, goal: str, task_type: str, status: str, reason: str) -> Episode:
@@ -189,7 +190,8 @@ class RecurisAgent:
             created_at=self.clock(),
         )
         self.episodic.add_episode(episode)
-        self._emit(6, f"{episode.id} written: {status}, {len(episode.trajectory)} steps" + (f" ({reason})" if reason else ""))
+        ending = f" ({reason})" if reason else ""
+        self._emit(6, f"{episode.id} written: {status}, {len(episode.trajectory)} steps{ending}")
         return episode
 
     def _emit(self, stage: int, detail: str) -> None:

@@ -46,7 +46,8 @@ class Conflict:
     at: float
 
     def render(self) -> str:
-        return f"conflict on {self.subject!r}: {' vs '.join(map(repr, self.values))} (from {', '.join(self.source_ids)})"
+        values = " vs ".join(map(repr, self.values))
+        return f"conflict on {self.subject!r}: {values} (from {', '.join(self.source_ids)})"
 
 
 class Consolidator:

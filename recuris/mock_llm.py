@@ -65,7 +65,9 @@ _RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
 _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
-_FORBIDS = re.compile(r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.IGNORECASE)
+_FORBIDS = re.compile(
+    r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.IGNORECASE
+)
 
 
 def _path(text: str, separator: str) -> list[str]:
@@ -84,7 +86,11 @@ def read_prompt(text: str) -> PromptView:
         body = line.strip()
         if section == layout.PINNED and body.startswith("- "):
             view.pins.append(body[2:])
-        elif section and section.startswith(layout.SUBTASKS) and body[:3] in (layout.DONE_MARK, layout.PENDING_MARK):
+        elif (
+            section
+            and section.startswith(layout.SUBTASKS)
+            and body[:3] in (layout.DONE_MARK, layout.PENDING_MARK)
+        ):
             view.subtasks.append((body[:3] == layout.DONE_MARK, body[4:]))
         elif section == layout.SUMMARY and body.startswith("done: "):
             view.done.extend(_path(body[len("done: ") :], " -> "))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory, DecayManager
+from recuris import DecayManager, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
 from recuris.mock_llm import MockEnvironment, PromptFollowingLLM, ScriptedLLM
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
@@ -55,6 +55,7 @@ def test_reaching_max_steps_fails():
 
 def test_llm_exception_fails_the_run_and_still_writes_the_episode():
     """A2: an exception from llm_fn ends the run as failed with the reason."""
+
     def broken(prompt):
         raise ConnectionError("model unreachable")
 
@@ -73,6 +74,7 @@ def test_llm_reply_that_is_not_an_action_fails_the_run(reply):
 
 def test_action_exception_fails_the_run_and_records_the_step():
     """A2: an exception from action_fn is a failed step, kept in the episode."""
+
     def explode(action):
         raise TimeoutError("browser hung")
 
@@ -89,6 +91,7 @@ def test_action_returning_non_text_fails_the_run():
 
 def test_observer_exception_still_writes_the_episode_then_propagates():
     """A2: a bug in the observer settles the run as failed, then surfaces."""
+
     def observer(event):
         if event.stage == 3:
             raise RuntimeError("observer bug")
@@ -150,8 +153,19 @@ def test_retrieved_episodes_are_reinforced_once_per_run():
 def test_observer_sees_the_six_stages_in_order():
     """The loop reports initialise, decide, act, observe, update and settle."""
     events = []
-    make_agent(ScriptedLLM(["open page"]), observer=events.append).run("goal", "type", MockEnvironment(), SIGNUP)
-    assert [e.name for e in events] == ["initialise", "decide", "act", "observe", "update", "update", "decide", "settle"]
+    make_agent(ScriptedLLM(["open page"]), observer=events.append).run(
+        "goal", "type", MockEnvironment(), SIGNUP
+    )
+    assert [e.name for e in events] == [
+        "initialise",
+        "decide",
+        "act",
+        "observe",
+        "update",
+        "update",
+        "decide",
+        "settle",
+    ]
 
 
 def test_pinned_constraints_reach_every_prompt():
@@ -161,8 +175,15 @@ def test_pinned_constraints_reach_every_prompt():
     assert all("- do not use MySQL" in p for p in llm.prompts)
 
 
-@pytest.mark.parametrize("settings, rule", [(dict(max_steps=0), "max_steps"), (dict(top_k=0), "top_k"),
-                                            (dict(threshold=2), "threshold"), (dict(max_failures=0), "max_failures")])
+@pytest.mark.parametrize(
+    "settings, rule",
+    [
+        (dict(max_steps=0), "max_steps"),
+        (dict(top_k=0), "top_k"),
+        (dict(threshold=2), "threshold"),
+        (dict(max_failures=0), "max_failures"),
+    ],
+)
 def test_bad_settings_are_refused(settings, rule):
     """max_steps < 1, top_k < 1, a threshold outside [0, 1] or max_failures < 1 raise ValueError."""
     with pytest.raises(ValueError, match=rule):

@@ -33,14 +33,27 @@ class Script:
         return result
 
 
-@given(st.lists(replies, max_size=25), st.lists(results, max_size=25), st.integers(1, 12),
-       st.integers(1, 3), goals, st.integers(1, 3))
-def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(replies, results, max_steps, max_failures,
-                                                               goal, runs):
+@given(
+    st.lists(replies, max_size=25),
+    st.lists(results, max_size=25),
+    st.integers(1, 12),
+    st.integers(1, 3),
+    goals,
+    st.integers(1, 3),
+)
+def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
+    replies, results, max_steps, max_failures, goal, runs
+):
     """A1: at most max_steps actions and LLM calls; A2: one episode per run; A3: goal in every prompt."""
     episodic = EpisodicMemory()
-    agent = RecurisAgent(WorkingMemory(window_size=2), episodic, None, max_steps,
-                         max_failures=max_failures, clock=ManualClock(0))
+    agent = RecurisAgent(
+        WorkingMemory(window_size=2),
+        episodic,
+        None,
+        max_steps,
+        max_failures=max_failures,
+        clock=ManualClock(0),
+    )
     for run in range(1, runs + 1):
         script = Script(replies, results)
         agent.llm_fn = script.llm

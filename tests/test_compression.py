@@ -7,8 +7,10 @@ from recuris.records import Step
 
 
 def steps(*actions, failed=()):
-    return [Step(i, action, "error: no" if action in failed else "ok", action in failed)
-            for i, action in enumerate(actions, 1)]
+    return [
+        Step(i, action, "error: no" if action in failed else "ok", action in failed)
+        for i, action in enumerate(actions, 1)
+    ]
 
 
 def test_summary_is_structured_done_and_phase():
@@ -43,7 +45,9 @@ def test_trimming_counts_old_actions_instead_of_dropping_them():
 def test_failure_notes_outlive_done_actions():
     """S3: trimming removes done actions before it touches a failure note."""
     summarize = StructuredSummarizer(max_chars=120)
-    summary = summarize("", steps("pay invoice", *[f"routine step {i}" for i in range(8)], failed={"pay invoice"}))
+    summary = summarize(
+        "", steps("pay invoice", *[f"routine step {i}" for i in range(8)], failed={"pay invoice"})
+    )
     assert "pay invoice: error: no" in summary
 
 

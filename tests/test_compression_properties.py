@@ -6,14 +6,18 @@ from hypothesis import strategies as st
 from recuris.compression import StructuredSummarizer, parse
 from recuris.records import Step
 
-step_lists = st.lists(st.tuples(st.text(min_size=1, max_size=80).filter(str.strip), st.booleans()), max_size=40)
+step_lists = st.lists(
+    st.tuples(st.text(min_size=1, max_size=80).filter(str.strip), st.booleans()), max_size=40
+)
 
 
 def fold_all(summarize, specs, batch):
     summary, folded = "", []
     for start in range(0, len(specs), batch):
-        chunk = [Step(start + i + 1, action, "error" if failed else "ok", failed)
-                 for i, (action, failed) in enumerate(specs[start : start + batch])]
+        chunk = [
+            Step(start + i + 1, action, "error" if failed else "ok", failed)
+            for i, (action, failed) in enumerate(specs[start : start + batch])
+        ]
         summary = summarize(summary, chunk)
         folded.extend(chunk)
     return summary, folded

@@ -30,8 +30,9 @@ def test_C1_C2_C3_C4_promotion_matches_a_naive_rescan(sightings, min_occurrences
         values = {h[1] for h in recent}
         sources = list(dict.fromkeys(h[2] for h in recent))
         conflict = len(values) > 1
-        expected = (not conflict and (subject, value.casefold()) not in promoted
-                    and len(sources) >= min_occurrences)
+        expected = (
+            not conflict and (subject, value.casefold()) not in promoted and len(sources) >= min_occurrences
+        )
         fact = consolidator.observe(subject, value, source)
         conflicts += conflict
         assert (fact is not None) == expected  # C1

@@ -9,8 +9,16 @@ from recuris.clock import DAY
 
 
 def item(id="episode-1", importance=1.0, last_access_at=0.0, access_count=0):
-    return Episode(task_type="t", goal="g", status="success", id=id, importance=importance,
-                   created_at=0.0, last_access_at=last_access_at, access_count=access_count)
+    return Episode(
+        task_type="t",
+        goal="g",
+        status="success",
+        id=id,
+        importance=importance,
+        created_at=0.0,
+        last_access_at=last_access_at,
+        access_count=access_count,
+    )
 
 
 @pytest.fixture
@@ -68,12 +76,15 @@ def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     assert "below retention threshold 0.15" in report.audit[0].reason
 
 
-@pytest.mark.parametrize("settings, rule", [
-    (dict(half_life_days=0), "half_life_days"),
-    (dict(half_life_days=-1), "half_life_days"),
-    (dict(retention_threshold=-0.1), "retention_threshold"),
-    (dict(reinforcement_cap=float("nan")), "reinforcement_cap"),
-])
+@pytest.mark.parametrize(
+    "settings, rule",
+    [
+        (dict(half_life_days=0), "half_life_days"),
+        (dict(half_life_days=-1), "half_life_days"),
+        (dict(retention_threshold=-0.1), "retention_threshold"),
+        (dict(reinforcement_cap=float("nan")), "reinforcement_cap"),
+    ],
+)
 def test_bad_settings_are_refused(settings, rule):
     """half_life_days <= 0 and negative or NaN settings raise ValueError naming the setting."""
     with pytest.raises(ValueError, match=rule):

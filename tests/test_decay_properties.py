@@ -13,8 +13,15 @@ half_lives = st.floats(0.01, 365.0)
 
 
 def item(importance=1.0, access_count=0, last_access_at=0.0, id="x"):
-    return Episode(task_type="t", goal="g", status="success", id=id, importance=importance,
-                   access_count=access_count, last_access_at=last_access_at)
+    return Episode(
+        task_type="t",
+        goal="g",
+        status="success",
+        id=id,
+        importance=importance,
+        access_count=access_count,
+        last_access_at=last_access_at,
+    )
 
 
 @given(importances, counts, half_lives, days, days)
@@ -46,7 +53,10 @@ def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(sp
     """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten item."""
     clock = ManualClock(now_days * DAY)
     manager = DecayManager(retention_threshold=threshold, clock=clock)
-    items = [item(imp, count, max(0.0, clock() - age * DAY), id=f"m{i}") for i, (imp, count, age) in enumerate(specs)]
+    items = [
+        item(imp, count, max(0.0, clock() - age * DAY), id=f"m{i}")
+        for i, (imp, count, age) in enumerate(specs)
+    ]
     expected = {m.id for m in items if manager.weight(m) < threshold}
     report = manager.run_cycle(items)
     assert {m.id for m in report.forgotten} == expected

@@ -9,8 +9,15 @@ GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
 
 
 def run_demo() -> str:
-    completed = subprocess.run([sys.executable, "agent_demo.py"], cwd=ROOT, capture_output=True,
-                               text=True, encoding="utf-8", check=True, timeout=60)
+    completed = subprocess.run(
+        [sys.executable, "agent_demo.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+        timeout=60,
+    )
     assert completed.stderr == ""
     return completed.stdout
 

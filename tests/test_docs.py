@@ -20,8 +20,12 @@ def chapter_module(path: Path) -> str | None:
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_examples_in_the_docs_run_as_written(path):
     """Every >>> example in docs/ produces the output the chapter shows."""
-    result = doctest.testfile(str(path), module_relative=False, encoding="utf-8",
-                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testfile(
+        str(path),
+        module_relative=False,
+        encoding="utf-8",
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
     assert result.failed == 0
 
 

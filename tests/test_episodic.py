@@ -7,8 +7,9 @@ from recuris import Episode, EpisodicMemory
 
 def episode(goal, task_type="web form", status="success", created_at=0.0, **fields):
     reason = "error" if status == "failed" else ""
-    return Episode(task_type=task_type, goal=goal, status=status, failure_reason=reason,
-                   created_at=created_at, **fields)
+    return Episode(
+        task_type=task_type, goal=goal, status=status, failure_reason=reason, created_at=created_at, **fields
+    )
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precon
 
 from recuris import Episode, EpisodicMemory, jaccard, tokenize
 
-words = st.sampled_from(["deploy", "service", "report", "sales", "form", "注册", "账号", "database", "migrate"])
+words = st.sampled_from(
+    ["deploy", "service", "report", "sales", "form", "注册", "账号", "database", "migrate"]
+)
 phrases = st.lists(words, min_size=1, max_size=4).map(" ".join)
 queries = st.lists(words, max_size=4).map(" ".join)
 thresholds = st.floats(0.0, 1.0)
@@ -16,15 +18,21 @@ def make(task_type, goal, created_at):
     return Episode(task_type=task_type, goal=goal, status="success", created_at=created_at)
 
 
-@given(st.lists(st.tuples(phrases, phrases, st.integers(0, 5)), max_size=20), queries,
-       st.integers(1, 6), thresholds)
+@given(
+    st.lists(st.tuples(phrases, phrases, st.integers(0, 5)), max_size=20),
+    queries,
+    st.integers(1, 6),
+    thresholds,
+)
 def test_E1_E2_E3_E4_retrieve_equals_a_naive_sort(specs, query, top_k, threshold):
     """E1-E4: the indexed result equals scoring every episode and sorting naively."""
     memory = EpisodicMemory()
     stored = [memory.add_episode(make(t, g, c)) for t, g, c in specs]
     tokens = set(tokenize(query))
-    naive = [(jaccard(tokens, tokenize(f"{e.task_type} {e.goal}")), e.created_at, order, e)
-             for order, e in enumerate(stored)]
+    naive = [
+        (jaccard(tokens, tokenize(f"{e.task_type} {e.goal}")), e.created_at, order, e)
+        for order, e in enumerate(stored)
+    ]
     naive = [row for row in naive if row[0] > 0 and row[0] >= threshold]
     naive.sort(key=lambda row: (-row[0], -row[1], -row[2]))
     hits = memory.retrieve(query, top_k, threshold)

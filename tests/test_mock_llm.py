@@ -21,7 +21,9 @@ def prompt_for(done=(), pins=(), hits=(), steps=(), window=6, goal="register an 
 
 def failed_submit():
     steps = (Step(1, "submit", "error: captcha required", failed=True),)
-    episode = Episode(task_type="web form", goal="register", status="failed", failure_reason="x", trajectory=steps)
+    episode = Episode(
+        task_type="web form", goal="register", status="failed", failure_reason="x", trajectory=steps
+    )
     return Hit(0.5, episode)
 
 
@@ -62,7 +64,9 @@ def test_retries_the_known_bad_path_without_experience():
 
 def test_avoids_the_known_bad_path_with_experience():
     """With the failed episode in the prompt, the mock takes the alternative."""
-    assert PromptFollowingLLM()(prompt_for(done=PLAN[:2], hits=[failed_submit()])) == "solve captcha then submit"
+    assert (
+        PromptFollowingLLM()(prompt_for(done=PLAN[:2], hits=[failed_submit()])) == "solve captcha then submit"
+    )
 
 
 def test_stops_early_when_the_goal_is_missing():

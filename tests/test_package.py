@@ -23,26 +23,38 @@ def imported_roots(path: Path):
             yield node.module.split(".")[0]
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "recuris").glob("*.py")) + [ROOT / "agent_demo.py"],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "recuris").glob("*.py")) + [ROOT / "agent_demo.py"], ids=lambda p: p.name
+)
 def test_only_the_standard_library_is_imported(path):
     """Runtime dependencies: none; every import is stdlib or recuris itself."""
-    outside = {name for name in imported_roots(path) if name != "recuris" and name not in sys.stdlib_module_names}
+    outside = {
+        name for name in imported_roots(path) if name != "recuris" and name not in sys.stdlib_module_names
+    }
     assert outside == set()
 
 
 def test_importing_recuris_prints_nothing():
     """Importing any module has no visible side effect."""
     code = "import recuris, " + ", ".join(f"recuris.{m}" for m in MODULES)
-    completed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert completed.stdout == completed.stderr == ""
 
 
 def test_public_api_is_exported():
     """Every name in recuris.__all__ exists, and the contract's names are there."""
     assert all(hasattr(recuris, name) for name in recuris.__all__)
-    assert {"WorkingMemory", "EpisodicMemory", "Episode", "SemanticMemory", "Consolidator",
-            "DecayManager", "RecurisAgent"} <= set(recuris.__all__)
+    assert {
+        "WorkingMemory",
+        "EpisodicMemory",
+        "Episode",
+        "SemanticMemory",
+        "Consolidator",
+        "DecayManager",
+        "RecurisAgent",
+    } <= set(recuris.__all__)
 
 
 @pytest.mark.parametrize("name", MODULES)

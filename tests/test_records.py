@@ -55,8 +55,11 @@ def test_unaccessed_episode_counts_creation_as_last_access():
 
 def test_every_field_but_type_goal_status_has_a_default():
     """The Episode contract: only task_type, goal and status are required."""
-    required = [f.name for f in dataclasses.fields(Episode) if f.default is dataclasses.MISSING
-                and f.default_factory is dataclasses.MISSING]
+    required = [
+        f.name
+        for f in dataclasses.fields(Episode)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
     assert required == ["task_type", "goal", "status"]
 
 

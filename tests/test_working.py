@@ -27,7 +27,13 @@ def test_init_task_resets_window_summary_trajectory_pins_and_progress(memory):
     for i in range(5):
         memory.add_step(f"a{i}", "ok")
     memory.init_task("a new task")
-    assert (memory.recent_steps, memory.trajectory, memory.summary, memory.pins, memory.subtasks) == ((), (), "", (), ())
+    assert (memory.recent_steps, memory.trajectory, memory.summary, memory.pins, memory.subtasks) == (
+        (),
+        (),
+        "",
+        (),
+        (),
+    )
 
 
 def test_window_keeps_only_the_last_steps(memory):
@@ -66,8 +72,16 @@ def test_prompt_section_order_is_goal_pins_subtasks_summary_recent(memory):
     for i in range(5):
         memory.add_step(f"a{i}", "ok")
     section = memory.to_prompt_section()
-    positions = [section.index(label) for label in
-                 ("Goal:", "Pinned constraints:", "Subtasks:", "Summary of earlier steps:", "Recent steps")]
+    positions = [
+        section.index(label)
+        for label in (
+            "Goal:",
+            "Pinned constraints:",
+            "Subtasks:",
+            "Summary of earlier steps:",
+            "Recent steps",
+        )
+    ]
     assert positions == sorted(positions)
 
 
@@ -75,7 +89,9 @@ def test_mark_done_shows_progress(memory):
     """Subtask progress is rendered with [x] for done and [ ] for pending."""
     memory.mark_done("fill email")
     section = memory.to_prompt_section()
-    assert "Subtasks: 1 of 2 done" in section and "[x] fill email" in section and "[ ] set password" in section
+    assert (
+        "Subtasks: 1 of 2 done" in section and "[x] fill email" in section and "[ ] set password" in section
+    )
 
 
 def test_mark_done_of_an_unknown_subtask_is_refused(memory):
@@ -86,6 +102,7 @@ def test_mark_done_of_an_unknown_subtask_is_refused(memory):
 
 def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
     """An exception from a pluggable summarizer loses nothing: the fallback summarizes."""
+
     def broken(old, steps):
         raise RuntimeError("LLM timed out")
 
@@ -119,7 +136,9 @@ def test_summarizer_output_is_clipped_to_the_budget():
 def test_summarizer_receives_old_summary_and_evicted_steps():
     """A pluggable summarizer is called as (old_summary, evicted_steps)."""
     calls = []
-    memory = WorkingMemory(window_size=2, summarizer=lambda old, steps: calls.append((old, steps)) or f"{old}+")
+    memory = WorkingMemory(
+        window_size=2, summarizer=lambda old, steps: calls.append((old, steps)) or f"{old}+"
+    )
     memory.init_task("goal")
     for action in "abcd":
         memory.add_step(action, "ok")
@@ -139,7 +158,9 @@ def test_window_size_must_be_a_positive_int(window_size):
         WorkingMemory(window_size=window_size)
 
 
-@pytest.mark.parametrize("goal, error", [("", ValueError), ("   ", ValueError), (None, TypeError), (3, TypeError)])
+@pytest.mark.parametrize(
+    "goal, error", [("", ValueError), ("   ", ValueError), (None, TypeError), (3, TypeError)]
+)
 def test_init_task_needs_a_non_empty_text_goal(goal, error):
     """init_task with an empty or non-string goal raises, naming the goal."""
     with pytest.raises(error, match="goal"):

@@ -6,14 +6,21 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from recuris import WorkingMemory
 
 texts = st.text(min_size=1, max_size=300).filter(str.strip)
-subtask_names = st.lists(st.sampled_from(["fill email", "set password", "submit", "验证"]), unique=True, max_size=4)
+subtask_names = st.lists(
+    st.sampled_from(["fill email", "set password", "submit", "验证"]), unique=True, max_size=4
+)
 
 
 class WorkingMemoryMachine(RuleBasedStateMachine):
     """The real WorkingMemory next to a list of every step, the goal and the pins."""
 
-    @initialize(window_size=st.integers(1, 8), max_summary_chars=st.integers(80, 500),
-                max_step_chars=st.integers(1, 120), goal=texts, subtasks=subtask_names)
+    @initialize(
+        window_size=st.integers(1, 8),
+        max_summary_chars=st.integers(80, 500),
+        max_step_chars=st.integers(1, 120),
+        goal=texts,
+        subtasks=subtask_names,
+    )
     def start(self, window_size, max_summary_chars, max_step_chars, goal, subtasks):
         self.memory = WorkingMemory(window_size, max_summary_chars, max_step_chars=max_step_chars)
         self.new_task(goal, subtasks)
@@ -48,7 +55,9 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
     @invariant()
     def W2_window_never_exceeds_window_size(self):
         assert len(self.memory.recent_steps) <= self.memory.window_size
-        assert [(s.action, s.result) for s in self.memory.recent_steps] == self.steps[-self.memory.window_size:]
+        assert [(s.action, s.result) for s in self.memory.recent_steps] == self.steps[
+            -self.memory.window_size :
+        ]
 
     @invariant()
     def W3_trajectory_is_every_step_and_compressed_plus_recent(self):
