@@ -6,14 +6,20 @@ prompt alone. Each task narrates the six stages of the loop (document 000 §2.3)
 1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle.
 """
 
+import tempfile
+from collections import Counter
+from pathlib import Path
+
 from recuris import (
     Consolidator,
     DecayManager,
     Episode,
     EpisodicMemory,
     ManualClock,
+    MemoryManager,
     RecurisAgent,
     SemanticMemory,
+    SQLiteStore,
     WorkingMemory,
     estimate_tokens,
 )
@@ -138,7 +144,9 @@ def main() -> None:
     for record in report.audit:
         print(f"    {record.render()}")
 
-    banner("F", "The state of memory after the tour")
+    manager_tour(clock, llm)
+
+    banner("H", "The state of memory after the tour")
     print(f"    working memory : {working!r}")
     print(
         f"    episodic memory: {len(episodic)} episodes: "
@@ -146,6 +154,63 @@ def main() -> None:
     )
     print(f"    semantic memory: {len(semantic)} fact(s): " + "; ".join(f.render() for f in semantic.facts))
     print(f"    decay audit log: {len(decay.audit_log)} record(s); LLM calls: {len(llm.prompts)}")
+
+
+def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
+    """F and G: every layer behind one manager, on SQLite, for two isolated users."""
+    folder = tempfile.TemporaryDirectory()
+    path = Path(folder.name) / "memory.db"
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+
+    banner("F", "One manager, many users: routing, a superseded fact, layered recall with breakdowns")
+    writes = [
+        ("ana", "database: MySQL", "semantic"),
+        ("ana", "deploy region: eu-west", None),  # a statement: consolidated once seen twice
+        ("ana", "deploy failed: the DB_URL variable was missing", None),
+        ("ana", "deploy region: eu-west", None),
+        ("ana", "database: PostgreSQL", "semantic"),  # contradicts MySQL: supersedes it
+        ("bob", "database: SQLite", "semantic"),
+        ("ana", "好的", None),  # trivial: skipped
+    ]
+    for user, content, level in writes:
+        clock.advance(600)
+        item = manager.write(content, user, level=level)
+        outcome = f"{item.id} at level {item.level}" if item else "skipped as trivial"
+        print(f"    write({content!r}, {user!r}, level={level!r}) -> {outcome}")
+    manager.write(
+        "deploy",
+        "ana",
+        level="procedural",
+        metadata={"steps": ["run migrations", "set DB_URL", "roll out"], "task_types": ["release"]},
+    )
+    facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
+    print(f"    ana's valid facts: {facts}")
+    for record in manager.history("ana", "fact-1"):
+        print(f"    {record.render()}")
+    query = "which database and deploy region for the release"
+    print(f"    recall({query!r}, 'ana', task_type='release'):")
+    for result in manager.recall(query, "ana", task_type="release").results:
+        print(f"      {result.explain()}\n        {result.render()}")
+    print(f"    the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}")
+
+    banner("G", "The agent on the manager, then a forgotten user and a reopened database")
+    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock)
+    run = agent.run("ship release 7 to the deploy region", "release", MockEnvironment())
+    recalled = llm.prompts[-1].split("## Recalled memory")[1].split("\n\n")[0].splitlines()[1:]
+    print("    the agent's first prompt recalled:")
+    for line in recalled:
+        print(f"    {line}")
+    print(f"    -> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}")
+    deleted = manager.forget_user("bob")
+    print(f"    forget_user('bob') deleted {deleted} item(s); bob now has {manager.list('bob')}")
+    manager.store.close()
+    reopened = MemoryManager(SQLiteStore(path, create=False), clock=clock)
+    levels = Counter(item.level for item in reopened.list("ana"))
+    print(f"    reopened: ana has {dict(levels)} (superseded facts kept for audit)")
+    trail = [(record.operation, record.reason) for record in reopened.history("bob")]
+    print(f"    bob has {len(reopened.list('bob'))} items; his audit trail keeps no text: {trail}")
+    reopened.store.close()
+    folder.cleanup()
 
 
 if __name__ == "__main__":

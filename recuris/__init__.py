@@ -1,17 +1,24 @@
 """recuris: memory for long-horizon LLM agents, in the standard library only.
 
-Read the modules in the order of the design: text, records, working (with compression),
-episodic, semantic and consolidation, decay, prompt, agent; mock_llm drives them offline.
+Read the modules in the order of the design (docs/README.md lists them): text and records,
+working memory and compression, episodic, semantic, consolidation, procedural, decay; then
+storage, the manager that routes and recalls across layers, and the agent loop on top.
 """
 
-from .agent import RecurisAgent, RunResult, StageEvent
+from .agent import RecurisAgent
 from .clock import ManualClock
 from .compression import StructuredSummarizer
 from .consolidation import Conflict, Consolidator
 from .decay import DecayManager, DecayReport
 from .episodic import EpisodicMemory
-from .records import AuditRecord, Episode, Fact, Hit, Step
+from .item import MemoryItem
+from .manager import MemoryManager
+from .procedural import ProceduralMemory, Procedure
+from .recall import RecallPolicy, RecallResult, Weights
+from .records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Step
 from .semantic import SemanticMemory
+from .sqlite_store import SQLiteStore
+from .store import InMemoryStore, StoreError
 from .text import estimate_tokens, jaccard, tokenize
 from .working import WorkingMemory
 
@@ -24,6 +31,16 @@ __all__ = [
     "Conflict",
     "DecayManager",
     "DecayReport",
+    "MemoryManager",
+    "RecallPolicy",
+    "RecallResult",
+    "Weights",
+    "ProceduralMemory",
+    "Procedure",
+    "MemoryItem",
+    "InMemoryStore",
+    "SQLiteStore",
+    "StoreError",
     "RecurisAgent",
     "RunResult",
     "StageEvent",

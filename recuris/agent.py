@@ -15,49 +15,21 @@ Invariants:
     A3  the goal is in every prompt the LLM receives.
     A4  experience is retrieved at the start, when a subtask completes and after a failed
         step that does not end the run, never on other steps.
+    A5  on a manager, each retrieval also recalls the user's other layers into the prompt,
+        and the episode is settled through the manager (stored, audited, extracted from).
 """
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from .decay import DecayManager
 from .episodic import EpisodicMemory
 from .prompt import FINISH, build_prompt, subtask_options
-from .records import Episode, Hit
+from .records import Episode, Hit, RunResult, StageEvent
 from .text import estimate_tokens, flatten, looks_like_failure, normalize, require_text
 from .working import WorkingMemory
 
-__all__ = ["RecurisAgent", "RunResult", "StageEvent", "STAGES"]
-
-STAGES = ("initialise", "decide", "act", "observe", "update", "settle")
-
-
-@dataclass(frozen=True)
-class StageEvent:
-    """One thing the loop did, tagged with its stage (1-6), for an observer to show."""
-
-    stage: int
-    detail: str
-
-    @property
-    def name(self) -> str:
-        return STAGES[self.stage - 1]
-
-    def render(self) -> str:
-        return f"[{self.stage} {self.name}] {self.detail}"
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """How a run ended and the episode it wrote."""
-
-    success: bool
-    status: str
-    steps: int
-    episode: Episode
-    failure_reason: str = ""
-    retrievals: int = 0
+__all__ = ["RecurisAgent"]
 
 
 class RecurisAgent:
@@ -86,6 +58,18 @@ class RecurisAgent:
         self.max_steps, self.max_failures = max_steps, max_failures
         self.top_k, self.threshold = top_k, threshold
         self.is_failure, self.decay, self.observer, self.clock = is_failure, decay, observer, clock
+        self.manager, self.user_id, self._recalled = None, None, []
+
+    @classmethod
+    def on_manager(cls, manager, user_id: str, llm_fn: Callable[[str], str], **options) -> "RecurisAgent":
+        """Build an agent whose episodes live in the manager's store, for one user (A5).
+
+        `working_memory` may be given in options; the rest are the constructor's options.
+        """
+        working = options.pop("working_memory", None) or WorkingMemory()
+        agent = cls(working, manager.layers(user_id).episodic, llm_fn, **options)
+        agent.manager, agent.user_id = manager, user_id
+        return agent
 
     def run(
         self,
@@ -105,7 +89,7 @@ class RecurisAgent:
         self.working.init_task(task_goal, subtasks)
         for constraint in constraints:
             self.working.pin(constraint)
-        self._retrievals, self._reinforced = 0, set()
+        self._retrievals, self._reinforced, self._task_type = 0, set(), task_type
         query = f"{task_type} {task_goal}"
         try:
             status, reason = self._loop(query, action_fn)
@@ -120,7 +104,7 @@ class RecurisAgent:
         hits = self._retrieve(query, 1, "task start")
         failures = 0
         for number in range(1, self.max_steps + 1):
-            prompt = build_prompt(self.working.to_prompt_section(), hits)
+            prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled)
             # The model and the environment are untrusted: an exception or a reply that
             # is not text ends the task as failed, with the reason, never the process.
             try:
@@ -174,9 +158,14 @@ class RecurisAgent:
             # Reinforce once per run: re-reading the same episode in one task is not new use.
             if self.decay is not None and hit.episode.id not in self._reinforced:
                 self.decay.on_access(hit.episode)
+                self.episodic.save(hit.episode)
                 self._reinforced.add(hit.episode.id)
         found = "; ".join(f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits)
         self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
+        if self.manager is not None:
+            recalled = self.manager.recall(query, self.user_id, self.top_k + 2, task_type=self._task_type)
+            shown = {hit.episode.id for hit in hits}
+            self._recalled = [r.render() for r in recalled.results if r.item.id not in shown]
         return hits
 
     def _settle(self, goal: str, task_type: str, status: str, reason: str) -> Episode:
@@ -189,7 +178,10 @@ class RecurisAgent:
             failure_reason=reason,
             created_at=self.clock(),
         )
-        self.episodic.add_episode(episode)
+        if self.manager is not None:
+            self.manager.settle_episode(self.user_id, episode)
+        else:
+            self.episodic.add_episode(episode)
         ending = f" ({reason})" if reason else ""
         self._emit(6, f"{episode.id} written: {status}, {len(episode.trajectory)} steps{ending}")
         return episode

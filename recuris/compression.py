@@ -14,12 +14,12 @@ The summary is three labelled lines, the first two optional:
     phase: set password
 
 Invariants:
-    S1  merging loses no count: done actions = earlier count + listed actions, over all
+    M1  merging loses no count: done actions = earlier count + listed actions, over all
         steps that succeeded, however many merges happened.
-    S2  the summary never exceeds `max_chars` characters.
-    S3  trimming drops foreign notes first, then the oldest done actions (counted, not
+    M2  the summary never exceeds `max_chars` characters.
+    M3  trimming drops foreign notes first, then the oldest done actions (counted, not
         lost), then the oldest failure notes, so failures and the phase outlive progress.
-    S4  the phase line names the action of the most recent folded step.
+    M4  the phase line names the action of the most recent folded step.
 """
 
 import re
@@ -32,7 +32,7 @@ from .text import clip, flatten
 __all__ = ["StructuredSummarizer"]
 
 ITEM_CHARS = 60
-# Room for the three lines with their counts alone: below this, S1 could not hold.
+# Room for the three lines with their counts alone: below this, M1 could not hold.
 MIN_CHARS = 80
 _EARLIER = re.compile(r"^\(\+(\d+) earlier\)$")
 
@@ -95,11 +95,11 @@ def parse(summary: str) -> _Parts:
 
 
 class StructuredSummarizer:
-    """Merge evicted steps into the previous summary and keep it within `max_chars` (S1-S4)."""
+    """Merge evicted steps into the previous summary and keep it within `max_chars` (M1-M4)."""
 
     def __init__(self, max_chars: int = 400) -> None:
         if not isinstance(max_chars, int) or max_chars < MIN_CHARS:
-            raise ValueError(f"S2: max_chars must be an int >= {MIN_CHARS}, got {max_chars!r}")
+            raise ValueError(f"M2: max_chars must be an int >= {MIN_CHARS}, got {max_chars!r}")
         self.max_chars = max_chars
 
     def __call__(self, old_summary: str, evicted_steps: Sequence[Step]) -> str:
@@ -113,7 +113,7 @@ class StructuredSummarizer:
         return self._fit(parts)
 
     def _fit(self, parts: _Parts) -> str:
-        # Trim in order of least value (S3): foreign notes are the oldest text, routine
+        # Trim in order of least value (M3): foreign notes are the oldest text, routine
         # progress can be counted instead of listed, and failure notes go last because
         # they are what stops the agent from repeating a mistake.
         while len(text := parts.render()) > self.max_chars:

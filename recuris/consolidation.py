@@ -10,7 +10,8 @@ Invariants:
         distinct sources stated that value within the window and no source in the window
         stated another value for the subject.
     C2  every fact names its source episodes: exactly the sources that promoted it.
-    C3  no duplicate facts: a statement already known is never promoted again.
+    C3  no duplicate facts: the statement that is already the subject's valid fact is
+        never promoted again (a value that returns after being superseded may be).
     C4  every sighting that meets a conflicting value in the window is reported.
 """
 
@@ -97,7 +98,8 @@ class Consolidator:
             return None
         if len(sources) < self.min_occurrences:
             return None
-        return self.semantic.add(subject, value, sources, created_at=now)
+        reason = f"consolidated: {len(sources)} consistent sources within {self.window_seconds / DAY:g} days"
+        return self.semantic.add(subject, value, sources, created_at=now, reason=reason)
 
     def __repr__(self) -> str:
         return (

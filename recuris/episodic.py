@@ -13,13 +13,18 @@ Invariants:
         `created_at`, then later insertion), so the order is deterministic.
     E4  the indexed `retrieve` returns exactly what the linear `retrieve_by_scan` does.
     E5  every stored episode has a unique id; an empty id is assigned on insertion.
+    E6  episodes persist through the store: a new memory on the same store and user
+        holds the same episodes, and retrieves the same hits.
 """
 
 import heapq
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from .records import Episode, Hit
-from .text import jaccard, tokenize
+from .item import MemoryItem
+from .records import Episode, Hit, Step
+from .store import InMemoryStore, Store
+from .text import jaccard, require_text, tokenize
 
 __all__ = ["EpisodicMemory"]
 
@@ -38,58 +43,116 @@ def episode_key(episode: Episode) -> frozenset[str]:
     return frozenset(tokenize(f"{episode.task_type} {episode.goal}"))
 
 
+def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
+    """Map an episode onto the stored record: its text as content, its structure as metadata."""
+    steps = [[step.index, step.action, step.result, step.failed] for step in episode.trajectory]
+    metadata = {
+        "kind": "episode",
+        "task_type": episode.task_type,
+        "goal": episode.goal,
+        "status": episode.status,
+        "failure_reason": episode.failure_reason,
+        "summary": episode.summary,
+        "trajectory": steps,
+    }
+    return MemoryItem(
+        id=episode.id,
+        user_id=user_id,
+        level="episodic",
+        content=episode.render(),
+        created_at=episode.created_at,
+        last_access_at=episode.last_access_at,
+        access_count=episode.access_count,
+        importance=episode.importance,
+        metadata=metadata,
+    )
+
+
+def item_to_episode(item: MemoryItem) -> Episode:
+    """Rebuild the episode that `episode_to_item` stored."""
+    meta = item.metadata
+    return Episode(
+        task_type=meta["task_type"],
+        goal=meta["goal"],
+        status=meta["status"],
+        id=item.id,
+        trajectory=tuple(Step(*step) for step in meta["trajectory"]),
+        summary=meta["summary"],
+        failure_reason=meta["failure_reason"],
+        created_at=item.created_at,
+        importance=item.importance,
+        last_access_at=item.last_access_at,
+        access_count=item.access_count,
+    )
+
+
 class EpisodicMemory:
-    """Finished episodes in insertion order, with an inverted index over their keys.
+    """One user's finished episodes, persisted in a Store, with an inverted index over their keys.
 
     `scorer(query_tokens, episode_tokens)` must be 0 for token sets that share nothing,
     which is what lets the index skip those episodes (E4).
     """
 
-    def __init__(self, scorer: Callable[[Iterable[str], Iterable[str]], float] = jaccard) -> None:
+    def __init__(
+        self,
+        scorer: Callable[[Iterable[str], Iterable[str]], float] = jaccard,
+        store: Store | None = None,
+        user_id: str = "default",
+    ) -> None:
         self.scorer = scorer
+        self.store = store if store is not None else InMemoryStore()
+        self.user_id = require_text("user_id", user_id)
         self._episodes: dict[str, Episode] = {}  # insertion-ordered
         self._keys: dict[str, frozenset[str]] = {}
         self._order: dict[str, int] = {}
         self._index: dict[str, set[str]] = {}
         self._inserted = 0
+        for item in self.store.list(self.user_id, "episodic"):
+            if item.metadata.get("kind") == "episode":
+                self._index_episode(item_to_episode(item))
 
     def add_episode(self, episode: Episode) -> Episode:
-        """Store an episode, assigning `episode-N` if its id is empty, and return it.
+        """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
 
-        Raises TypeError for a non-Episode and ValueError for an id already stored (E5).
+        Raises TypeError for a non-Episode and ValueError for an id already stored (E5);
+        nothing is stored then.
         """
         if not isinstance(episode, Episode):
             raise TypeError(f"add_episode needs an Episode, got {type(episode).__name__}")
         if episode.id in self._episodes:
             raise ValueError(f"E5: an episode with id {episode.id!r} is already stored")
+        item = episode_to_item(replace(episode, id=episode.id or self.store.new_id("episode")), self.user_id)
+        self.store.put([item])  # raises ValueError if another user owns the id
+        episode.id = item.id
+        self._index_episode(episode)
+        return episode
+
+    def _index_episode(self, episode: Episode) -> None:
         self._inserted += 1
-        if not episode.id:
-            # A caller may have chosen an id of this form already: skip past it.
-            while f"episode-{self._inserted}" in self._episodes:
-                self._inserted += 1
-            episode.id = f"episode-{self._inserted}"
         key = episode_key(episode)
         self._episodes[episode.id] = episode
         self._keys[episode.id] = key
         self._order[episode.id] = self._inserted
         for token in key:
             self._index.setdefault(token, set()).add(episode.id)
-        return episode
+
+    def save(self, episode: Episode) -> None:
+        """Write back a stored episode's decay fields after it was accessed."""
+        if self._episodes.get(episode.id) is not episode:
+            raise ValueError(f"episode {episode.id!r} is not stored in this memory")
+        self.store.put([episode_to_item(episode, self.user_id)])
 
     def remove(self, episode_ids: Iterable[str]) -> list[Episode]:
         """Remove the episodes with these ids (unknown ids are ignored); return those removed."""
-        removed = []
-        for episode_id in episode_ids:
-            episode = self._episodes.pop(episode_id, None)
-            if episode is None:
-                continue
-            for token in self._keys.pop(episode_id):
+        removed = [self._episodes[i] for i in dict.fromkeys(episode_ids) if i in self._episodes]
+        self.store.delete(self.user_id, [episode.id for episode in removed])
+        for episode in removed:
+            del self._episodes[episode.id], self._order[episode.id]
+            for token in self._keys.pop(episode.id):
                 postings = self._index[token]
-                postings.discard(episode_id)
+                postings.discard(episode.id)
                 if not postings:
                     del self._index[token]
-            del self._order[episode_id]
-            removed.append(episode)
         return removed
 
     def get(self, episode_id: str) -> Episode | None:

@@ -63,6 +63,7 @@ class PromptView:
 
 _RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
 _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
+_PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
 _FORBIDS = re.compile(
@@ -102,6 +103,8 @@ def read_prompt(text: str) -> PromptView:
             view.follow.append(_path(match.group(1), " -> "))
         elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
             view.avoid.append(match.group(1))
+        elif section == layout.RECALLED_HEADER and (match := _PROCEDURE.match(body)):
+            view.follow.append(_path(match.group(1), " -> "))  # a recalled procedure is a path to follow
     return view
 
 

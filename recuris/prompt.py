@@ -7,7 +7,8 @@ place it is spelled, so the writer (`WorkingMemory`, `RecurisAgent`) and the rea
 (`mock_llm.PromptFollowingLLM`, or a human) cannot disagree about it.
 
 Invariants:
-    P1  a prompt has the working section first and the experience section second.
+    P1  a prompt has the working section first, the experience section second, the recalled
+        section (when there is one) third, and the instruction last.
     P2  experience is rendered best first, at most the hits given; none renders as "(none)".
     P3  a subtask's alternatives are separated by `OPTION_SEPARATOR`; an action completes
         a subtask when it equals one of its options.
@@ -26,6 +27,7 @@ SUBTASKS = "Subtasks:"
 SUMMARY = "Summary of earlier steps:"
 RECENT = "Recent steps (oldest first):"
 EXPERIENCE_HEADER = "## Related experience (retrieved, most similar first)"
+RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedures, events)"
 NONE = "(none)"
 INDENT = "  "
 FINISH = "FINISH"
@@ -48,6 +50,9 @@ def render_experience(hits: Sequence[Hit]) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(working_section: str, hits: Sequence[Hit]) -> str:
-    """Assemble a decision prompt: working memory, then experience, then the instruction (P1)."""
-    return f"{working_section}\n\n{render_experience(hits)}\n\n{INSTRUCTION}"
+def build_prompt(working_section: str, hits: Sequence[Hit], recalled: Sequence[str] = ()) -> str:
+    """Assemble a prompt: working memory, experience, recalled memory if any, instruction (P1)."""
+    parts = [working_section, render_experience(hits)]
+    if recalled:
+        parts.append("\n".join([RECALLED_HEADER, *(f"{INDENT}- {line}" for line in recalled)]))
+    return "\n\n".join([*parts, INSTRUCTION])

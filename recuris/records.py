@@ -9,15 +9,17 @@ Invariants:
     R2  an `Episode`'s status is "success" or "failed"; a failed episode has a reason.
     R3  an `Episode` that was never accessed counts its creation as its last access.
     R4  a `Fact` names at least one source.
+    R5  an `Episode`'s importance (its base weight for decay) lies in [0, 1].
 """
 
 from dataclasses import dataclass
 
 from .text import flatten, require_text
 
-__all__ = ["Step", "Episode", "Hit", "Fact", "AuditRecord", "STATUSES"]
+__all__ = ["Step", "Episode", "Hit", "Fact", "AuditRecord", "StageEvent", "RunResult", "STATUSES", "STAGES"]
 
 STATUSES = ("success", "failed")
+STAGES = ("initialise", "decide", "act", "observe", "update", "settle")
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,8 @@ class Episode:
             raise ValueError(f"R2: Episode.status must be one of {STATUSES}, got {self.status!r}")
         if self.status == "failed" and not self.failure_reason.strip():
             raise ValueError("R2: a failed Episode needs a failure_reason")
-        if self.importance < 0:
-            raise ValueError(f"Episode.importance must be >= 0, got {self.importance}")
+        if not 0.0 <= self.importance <= 1.0:
+            raise ValueError(f"R5: Episode.importance must lie in [0, 1], got {self.importance}")
         self.trajectory = tuple(self.trajectory)
         if self.last_access_at is None:
             self.last_access_at = self.created_at
@@ -104,21 +106,32 @@ class Hit:
 
 @dataclass(frozen=True)
 class Fact:
-    """A statement promoted to semantic memory, with the episodes that support it (R4)."""
+    """A statement promoted to semantic memory, with the episodes that support it (R4).
+
+    A fact is valid until a newer fact about the same subject supersedes it; then it is
+    kept, closed at `invalidated_at`, naming its successor.
+    """
 
     id: str
     subject: str
     value: str
     source_ids: tuple[str, ...]
     created_at: float = 0.0
+    invalidated_at: float | None = None
+    superseded_by: str | None = None
 
     def __post_init__(self) -> None:
         if not self.source_ids:
             raise ValueError("R4: a Fact must name at least one source")
 
+    @property
+    def is_valid(self) -> bool:
+        return self.invalidated_at is None
+
     def render(self) -> str:
-        """Render as `subject: value (from a, b)`."""
-        return f"{self.subject}: {self.value} (from {', '.join(self.source_ids)})"
+        """Render as `subject: value (from a, b)`, marked if superseded."""
+        closed = "" if self.is_valid else f" [superseded by {self.superseded_by}]"
+        return f"{self.subject}: {self.value} (from {', '.join(self.source_ids)}){closed}"
 
 
 @dataclass(frozen=True)
@@ -130,8 +143,36 @@ class AuditRecord:
     reason: str
     at: float
     weight: float | None = None
+    user_id: str = ""
 
     def render(self) -> str:
         """Render as one log line."""
         weight = "" if self.weight is None else f" weight={self.weight:.3f}"
         return f"[audit t={self.at:.0f}] {self.operation} {self.item_id}{weight}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class StageEvent:
+    """One thing the loop did, tagged with its stage (1-6), for an observer to show."""
+
+    stage: int
+    detail: str
+
+    @property
+    def name(self) -> str:
+        return STAGES[self.stage - 1]
+
+    def render(self) -> str:
+        return f"[{self.stage} {self.name}] {self.detail}"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended and the episode it wrote."""
+
+    success: bool
+    status: str
+    steps: int
+    episode: Episode
+    failure_reason: str = ""
+    retrievals: int = 0

@@ -1,68 +1,132 @@
 """Semantic memory: conclusions distilled from many episodes, stated once, kept long.
 
 Document 003 §3.3 and §4.2: semantic memory holds abstract, stable knowledge ("the team
-writes Python") promoted from episodes, each fact citing the episodes it came from;
-document 001 makes it append-only: knowing something new adds an entry, it never
-rewrites an old one. Promotion itself is the `Consolidator`'s job (consolidation.py).
+writes Python") promoted from episodes, each fact citing the episodes it came from.
+Document 001 makes it append-only, and 002 §3.3 and 003 §4.3 say what happens when a
+conclusion changes: the newest wins, and the old one is marked invalid, not deleted, so an
+audit can still see what the agent believed and when it stopped believing it.
 
 Invariants:
-    F1  facts are only ever appended: a stored fact is never changed or removed.
-    F2  no two facts state the same (subject, value), compared case- and space-insensitively.
+    F1  a fact's subject, value and sources never change; superseding only closes its
+        validity, once, recording when and by which fact.
+    F2  at most one valid fact per subject; re-adding the valid statement is refused.
     F3  every fact names at least one source.
+    F4  adding a fact never touches a fact about another subject.
 """
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 
+from .item import MemoryItem
 from .records import Fact
+from .store import InMemoryStore, Store, append_superseding
 from .text import normalize, require_text
 
 __all__ = ["SemanticMemory"]
 
 
+def _fact(item: MemoryItem) -> Fact:
+    meta = item.metadata
+    sources = tuple(meta["source_ids"])
+    return Fact(
+        item.id,
+        meta["subject"],
+        meta["value"],
+        sources,
+        item.created_at,
+        item.invalidated_at,
+        item.superseded_by,
+    )
+
+
 class SemanticMemory:
-    """An append-only list of facts, each about one subject."""
+    """The facts of one user, append-only, persisted in a Store as `semantic` items."""
 
-    def __init__(self) -> None:
-        self._facts: list[Fact] = []
-        self._known: set[tuple[str, str]] = set()
+    def __init__(
+        self, store: Store | None = None, user_id: str = "default", clock: Callable[[], float] = time.time
+    ) -> None:
+        self.store = store if store is not None else InMemoryStore()
+        self.user_id, self.clock = require_text("user_id", user_id), clock
+        self._items = {item.id: item for item in self.store.list(user_id, "semantic")}
 
-    def add(self, subject: str, value: str, source_ids: Iterable[str], created_at: float = 0.0) -> Fact:
-        """Append a fact and return it.
+    def add(
+        self,
+        subject: str,
+        value: str,
+        source_ids: Iterable[str],
+        created_at: float | None = None,
+        importance: float = 0.8,
+        reason: str = "added",
+    ) -> Fact:
+        """Append a fact; a valid fact about the same subject is superseded by it (F2).
 
-        Raises TypeError/ValueError for empty text, ValueError for no sources (F3) or
-        for a (subject, value) already known (F2); nothing is stored then.
+        Raises TypeError/ValueError for empty text, no sources (F3), or the statement
+        that is already the valid fact (F2); nothing is stored then.
         """
         require_text("subject", subject)
         require_text("value", value)
         sources = tuple(dict.fromkeys(require_text("source id", s) for s in source_ids))
-        key = (normalize(subject), normalize(value))
-        if key in self._known:
+        if not sources:
+            raise ValueError("R4: a Fact must name at least one source")
+        current = self._current_item(subject)
+        if current is not None and normalize(current.metadata["value"]) == normalize(value):
             raise ValueError(f"F2: the fact {subject!r} = {value!r} is already known")
-        fact = Fact(f"fact-{len(self._facts) + 1}", subject, value, sources, created_at)
-        self._facts.append(fact)
-        self._known.add(key)
-        return fact
+        now = self.clock() if created_at is None else created_at
+        item = MemoryItem(
+            id=self.store.new_id("fact"),
+            user_id=self.user_id,
+            level="semantic",
+            content=f"{subject}: {value}",
+            created_at=now,
+            importance=importance,
+            metadata={"subject": subject, "value": value, "source_ids": list(sources)},
+        )
+        # The newest statement wins; the old one is closed, never rewritten (F1, F4).
+        written = append_superseding(self.store, item, [current] if current else [], reason)
+        self._items.update((stored.id, stored) for stored in written)
+        return _fact(item)
+
+    def _current_item(self, subject: str) -> MemoryItem | None:
+        key = normalize(subject)
+        return next(
+            (
+                item
+                for item in reversed(self._items.values())
+                if item.is_valid and normalize(item.metadata["subject"]) == key
+            ),
+            None,
+        )
 
     def knows(self, subject: str, value: str) -> bool:
-        """Return True if this (subject, value) is already a fact."""
-        return (normalize(subject), normalize(value)) in self._known
+        """Return True if `subject = value` is the valid fact about the subject."""
+        current = self._current_item(subject)
+        return current is not None and normalize(current.metadata["value"]) == normalize(value)
 
-    def about(self, subject: str) -> list[Fact]:
-        """Return the facts about a subject, newest first."""
+    def about(self, subject: str, include_invalid: bool = False) -> list[Fact]:
+        """Return the facts about a subject, newest first; superseded ones only if asked."""
         key = normalize(subject)
-        return [fact for fact in reversed(self._facts) if normalize(fact.subject) == key]
+        return [
+            fact
+            for fact in reversed(self.facts)
+            if normalize(fact.subject) == key and (include_invalid or fact.is_valid)
+        ]
 
     @property
     def facts(self) -> tuple[Fact, ...]:
-        """Every fact, oldest first."""
-        return tuple(self._facts)
+        """Every fact, superseded ones included, oldest first."""
+        return tuple(_fact(item) for item in self._items.values())
+
+    def current(self) -> tuple[Fact, ...]:
+        """The valid facts, oldest first."""
+        return tuple(fact for fact in self.facts if fact.is_valid)
 
     def __len__(self) -> int:
-        return len(self._facts)
+        return len(self._items)
 
     def to_prompt_section(self) -> str:
-        """Render every fact, one per line, for a prompt."""
-        return "\n".join(["## Known facts"] + [f"  - {fact.render()}" for fact in self._facts])
+        """Render the valid facts, one per line, for a prompt."""
+        return "\n".join(["## Known facts"] + [f"  - {fact.render()}" for fact in self.current()])
 
     def __repr__(self) -> str:
-        return f"SemanticMemory(facts={len(self._facts)})"
+        valid = sum(item.is_valid for item in self._items.values())
+        return f"SemanticMemory(user={self.user_id!r}, facts={len(self._items)}, valid={valid})"

@@ -198,3 +198,67 @@ def test_bad_task_is_refused_before_anything_is_written():
     with pytest.raises(TypeError, match="task_type"):
         agent.run("goal", None, MockEnvironment())
     assert len(agent.episodic) == 0
+
+
+def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
+    """A5: on a manager, recall adds the user's procedures and facts to the prompt; the mock follows them."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write(
+        "deploy",
+        "ana",
+        level="procedural",
+        metadata={"steps": ["run tests", "build image", "roll out"], "task_types": ["release"]},
+    )
+    manager.write("release region: eu-west", "ana", level="semantic")
+    llm = PromptFollowingLLM()
+    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=ManualClock(0))
+    result = agent.run("ship release 7 to the release region", "release", MockEnvironment())
+    assert "## Recalled memory" in llm.prompts[0] and "release region: eu-west" in llm.prompts[0]
+    assert result.success and result.episode.actions == ("run tests", "build image", "roll out")
+    assert manager.layers("ana").episodic.get(result.episode.id) is result.episode
+
+
+def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
+    """A5, S2: the agent's episodes go to the user's store; another user's agent never sees them."""
+    from recuris import MemoryManager, SQLiteStore
+
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
+    ana = RecurisAgent.on_manager(manager, "ana", PromptFollowingLLM(), clock=ManualClock(0))
+    ana.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    manager.store.close()
+    reopened = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
+    assert [e.status for e in reopened.layers("ana").episodic.episodes] == ["failed"]
+    bob = RecurisAgent.on_manager(reopened, "bob", PromptFollowingLLM(), clock=ManualClock(0))
+    assert not bob.run("register an account", "web form", MockEnvironment(SITE), SIGNUP).success
+    anas_second = RecurisAgent.on_manager(reopened, "ana", PromptFollowingLLM(), clock=ManualClock(0))
+    assert anas_second.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+
+
+def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
+    """G5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
+    from recuris import InMemoryStore, MemoryManager, StoreError
+
+    class Switchable(InMemoryStore):
+        down = False
+
+        def list(self, *args, **kwargs):
+            if self.down:
+                raise StoreError("disk I/O error")
+            return super().list(*args, **kwargs)
+
+        def put(self, items):
+            if self.down:
+                raise StoreError("disk I/O error")
+            return super().put(items)
+
+    store = Switchable()
+    manager = MemoryManager(store, clock=ManualClock(0))
+    agent = RecurisAgent.on_manager(manager, "ana", ScriptedLLM(["a", "b"]), clock=ManualClock(0))
+    store.down = True
+    result = agent.run("goal", "type", MockEnvironment())
+    assert result.success and manager.store.pending >= 1
+    store.down = False
+    manager.store.flush()
+    assert [i.id for i in store.list("ana", "episodic")] == [result.episode.id]

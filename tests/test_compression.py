@@ -1,4 +1,4 @@
-"""Example tests for recuris.compression, the default summarizer (S1-S4)."""
+"""Example tests for recuris.compression, the default summarizer (M1-M4)."""
 
 import pytest
 
@@ -21,7 +21,7 @@ def test_summary_is_structured_done_and_phase():
 
 
 def test_merge_keeps_the_old_summary():
-    """S1: a second merge extends the old summary; the prototype overwrote it."""
+    """M1: a second merge extends the old summary; the prototype overwrote it."""
     summarize = StructuredSummarizer()
     first = summarize("", steps("open page"))
     assert summarize(first, steps("fill email")).startswith("done: open page -> fill email")
@@ -34,7 +34,7 @@ def test_failures_are_kept_as_notes():
 
 
 def test_trimming_counts_old_actions_instead_of_dropping_them():
-    """S1, S2: over budget, the oldest done actions become a count."""
+    """M1, M2: over budget, the oldest done actions become a count."""
     summarize = StructuredSummarizer(max_chars=80)
     summary = summarize("", steps(*[f"action number {i}" for i in range(10)]))
     parts = parse(summary)
@@ -43,7 +43,7 @@ def test_trimming_counts_old_actions_instead_of_dropping_them():
 
 
 def test_failure_notes_outlive_done_actions():
-    """S3: trimming removes done actions before it touches a failure note."""
+    """M3: trimming removes done actions before it touches a failure note."""
     summarize = StructuredSummarizer(max_chars=120)
     summary = summarize(
         "", steps("pay invoice", *[f"routine step {i}" for i in range(8)], failed={"pay invoice"})
@@ -52,7 +52,7 @@ def test_failure_notes_outlive_done_actions():
 
 
 def test_phase_names_the_latest_folded_step():
-    """S4: the phase is the action of the most recent folded step."""
+    """M4: the phase is the action of the most recent folded step."""
     assert parse(StructuredSummarizer()("", steps("a", "b", "c"))).phase == "c"
 
 
@@ -70,6 +70,6 @@ def test_actions_cannot_forge_summary_syntax():
 
 
 def test_too_small_a_budget_is_refused():
-    """S2: a budget below what the counts need is a ValueError naming the rule."""
-    with pytest.raises(ValueError, match="S2"):
+    """M2: a budget below what the counts need is a ValueError naming the rule."""
+    with pytest.raises(ValueError, match="M2"):
         StructuredSummarizer(max_chars=10)

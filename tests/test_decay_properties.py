@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from recuris import DecayManager, Episode, ManualClock
 from recuris.clock import DAY
 
-importances = st.floats(0.0, 10.0)
+importances = st.floats(0.0, 1.0)
 counts = st.integers(0, 1000)
 days = st.floats(0.0, 3650.0)
 half_lives = st.floats(0.01, 365.0)

@@ -31,12 +31,19 @@ def test_demo_output_matches_the_saved_copy():
 
 
 def test_demo_shows_each_part_the_design_asks_for():
-    """The tour has a failure, a recovery, a long flat task, a promotion, a decay cycle and a summary."""
+    """The tour shows a failure, a recovery, a long flat task, a promotion, a decay cycle, the manager."""
     text = GOLDEN.read_text(encoding="utf-8")
     assert "-> success=False; stored as" in text and "[avoid]" in text
     assert "-> success=True in 4 steps" in text
     assert "goal in 33/33 prompts, pin in 33/33" in text
     assert "-> promoted fact-1" in text and "reported conflict" in text
     assert "[audit t=" in text and "forget" in text
+    assert (
+        "supersede fact-1: superseded by fact-3" in text
+        and "(procedure triggered by task type 'release')" in text
+    )
+    assert (
+        "it followed the procedure" in text and "forget_user('bob') deleted 1 item(s); bob now has []" in text
+    )
     for stage in ("[1 initialise]", "[2 decide]", "[3 act]", "[4 observe]", "[5 update]", "[6 settle]"):
         assert stage in text

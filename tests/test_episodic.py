@@ -39,7 +39,7 @@ def test_assigned_ids_skip_ids_chosen_by_callers():
     memory.add_episode(episode("a", id="episode-2"))
     memory.add_episode(episode("b"))
     memory.add_episode(episode("c"))
-    assert [e.id for e in memory.episodes] == ["episode-2", "episode-3", "episode-4"]
+    assert [e.id for e in memory.episodes] == ["episode-2", "episode-1", "episode-3"]
 
 
 def test_retrieval_matches_on_goal_not_only_task_type(memory):

@@ -1,9 +1,9 @@
-"""SemanticMemory checked against a naive model: a list of (subject, value, sources) (F1-F3)."""
+"""SemanticMemory checked against a naive model: a list of facts with validity (F1-F4)."""
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from recuris import SemanticMemory
+from recuris import ManualClock, SemanticMemory
 
 subjects = st.sampled_from(["team language", "Team Language", "database", "数据库"])
 values = st.sampled_from(["Python", "python ", "PostgreSQL", "MySQL", "Go"])
@@ -15,39 +15,59 @@ def key(text):
 
 
 class SemanticMachine(RuleBasedStateMachine):
-    """Adds, accepted or refused, on the real memory next to a plain list of accepted facts."""
+    """Adds, accepted or refused, on the real memory next to a plain list of facts."""
 
     def __init__(self):
         super().__init__()
-        self.memory = SemanticMemory()
-        self.model = []
-        self.seen_before = []
+        self.clock = ManualClock(0)
+        self.memory = SemanticMemory(clock=self.clock)
+        self.model = []  # [subject, value, sources, valid]
+        self.before = ()
 
     @rule(subject=subjects, value=values, source_ids=sources)
     def add(self, subject, value, source_ids):
-        self.seen_before = list(self.memory.facts)
-        known = any((key(s), key(v)) == (key(subject), key(value)) for s, v, _ in self.model)
+        self.clock.advance(1)
+        self.before = self.memory.facts
+        valid = [row for row in self.model if row[3] and key(row[0]) == key(subject)]
+        duplicate = bool(valid) and key(valid[0][1]) == key(value)
         try:
             self.memory.add(subject, value, source_ids)
         except ValueError:
-            assert known or not source_ids
+            assert duplicate or not source_ids
             return
-        assert not known and source_ids
-        self.model.append((subject, value, tuple(dict.fromkeys(source_ids))))
+        assert not duplicate and source_ids
+        for row in valid:
+            row[3] = False
+        self.model.append([subject, value, tuple(dict.fromkeys(source_ids)), True])
 
     @invariant()
-    def F1_facts_are_only_appended(self):
-        assert list(self.memory.facts[: len(self.seen_before)]) == self.seen_before
-        assert [(f.subject, f.value, f.source_ids) for f in self.memory.facts] == self.model
+    def F1_statements_never_change_only_validity_closes(self):
+        now = self.memory.facts
+        for old, new in zip(self.before, now, strict=False):
+            assert (old.id, old.subject, old.value, old.source_ids) == (
+                new.id,
+                new.subject,
+                new.value,
+                new.source_ids,
+            )
+            assert old.is_valid or old == new  # a closed fact never changes again
+        assert [(f.subject, f.value, f.source_ids, f.is_valid) for f in now] == [tuple(r) for r in self.model]
 
     @invariant()
-    def F2_no_two_facts_state_the_same_thing(self):
-        keys = [(key(f.subject), key(f.value)) for f in self.memory.facts]
-        assert len(keys) == len(set(keys))
+    def F2_at_most_one_valid_fact_per_subject(self):
+        valid = [key(f.subject) for f in self.memory.current()]
+        assert len(valid) == len(set(valid))
 
     @invariant()
     def F3_every_fact_names_a_source(self):
         assert all(fact.source_ids for fact in self.memory.facts)
+
+    @invariant()
+    def F4_a_closed_fact_names_a_successor_about_the_same_subject(self):
+        by_id = {fact.id: fact for fact in self.memory.facts}
+        for fact in self.memory.facts:
+            if not fact.is_valid:
+                assert key(by_id[fact.superseded_by].subject) == key(fact.subject)
 
 
 TestSemanticMachine = SemanticMachine.TestCase

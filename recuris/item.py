@@ -1,0 +1,104 @@
+"""Memory items: the one record every layer is stored as.
+
+Document 001 §2 defines a `MemoryItem` (id, type, content, task, time, metadata, access
+count, importance) kept in one store for all tiers; document 002 §3 adds the metadata to
+filter on (user, time, source, tags) and document 003 §4.1 the confidence of a write.
+Graphiti's bitemporal facts suggest the validity fields: an item is never rewritten to
+say something else, it is closed (`invalidated_at`) and points at its successor.
+
+Invariants:
+    I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are text.
+    I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data.
+    I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
+"""
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from .text import flatten, require_text
+
+__all__ = ["MemoryItem", "LEVELS"]
+
+LEVELS = ("working", "episodic", "semantic", "procedural")
+
+
+@dataclass(kw_only=True)
+class MemoryItem:
+    """A piece of memory of one user, at one level, with what ranking and decay read."""
+
+    id: str
+    user_id: str
+    level: str
+    content: str
+    task_id: str | None = None
+    created_at: float = 0.0
+    last_access_at: float | None = None
+    access_count: int = 0
+    importance: float = 0.5
+    metadata: dict = field(default_factory=dict)
+    valid_from: float | None = None
+    invalidated_at: float | None = None
+    superseded_by: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("id", "user_id", "content"):
+            require_text(f"MemoryItem.{name}", getattr(self, name))
+        if self.level not in LEVELS:
+            raise ValueError(f"I1: level must be one of {LEVELS}, got {self.level!r}")
+        importance = self.importance
+        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+            raise TypeError(f"I1: importance must be a number, got {type(importance).__name__}")
+        if not 0.0 <= importance <= 1.0:
+            raise ValueError(f"I1: importance must lie in [0, 1], got {importance!r}")
+        for name in ("created_at", "last_access_at", "valid_from", "invalidated_at"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"I1: {name} must be a finite time, got {value!r}")
+        if not isinstance(self.metadata, dict):
+            raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
+        # Canonicalise through JSON once, here: tuples become lists and anything that
+        # SQLite or an export could not carry is refused now, not at write time (I2).
+        try:
+            self.metadata = json.loads(json.dumps(self.metadata, allow_nan=False))
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"I2: metadata must be JSON data: {error}") from None
+        if self.last_access_at is None:
+            self.last_access_at = self.created_at
+        if self.valid_from is None:
+            self.valid_from = self.created_at
+
+    @property
+    def is_valid(self) -> bool:
+        """True until the item is invalidated (I3)."""
+        return self.invalidated_at is None
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return tuple(self.metadata.get("tags", ()))
+
+    def to_dict(self) -> dict:
+        """Return the item as plain JSON data: the mapping used by export and by SQLite (I2)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "MemoryItem":
+        """Rebuild an item from `to_dict` output.
+
+        Raises TypeError for a non-dict or unknown keys, ValueError for invalid fields.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"a MemoryItem is read from a dict, got {type(data).__name__}")
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise TypeError(f"unknown MemoryItem fields: {sorted(unknown)}")
+        return cls(**data)
+
+    def closed(self, at: float, successor: str | None = None) -> "MemoryItem":
+        """Return a copy invalidated at `at`, pointing at its successor (I3)."""
+        return replace(self, invalidated_at=at, superseded_by=successor)
+
+    def render(self, limit: int = 300) -> str:
+        """Render for a prompt: `[level] content`, one line."""
+        mark = "" if self.is_valid else f" (invalid since t={self.invalidated_at:.0f})"
+        return f"[{self.level}] {flatten(self.content, limit)}{mark}"

@@ -1,0 +1,200 @@
+"""Manager: one write and one read interface over every layer, each call scoped to one user.
+
+Document 002 §4 puts a management layer between the agent and storage: route each write to
+its level, recall "relevant memory" through one call. Document 003 §4.4 layers the read
+(working, then semantic, episodic when semantic is thin, procedural on a trigger) and §6.3
+and §7 ask for a reason logged with every operation, isolation between users, deletion that
+reaches every copy, and an agent that keeps working when memory does not.
+
+Invariants:
+    S2  no recall, get, list or export for one user returns an item of another.
+    S3  semantic facts are never modified in place; superseding keeps the old one, invalid.
+    S5  after `forget_user(U)`, no item and no audit entry holds U's text.
+    G4  every write, promotion, supersession, eviction, forgetting and recall is audited.
+    G5  a failing store makes recall return nothing (with a warning), never raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .buffered_store import BufferedStore
+from .clock import DAY
+from .consolidation import Consolidator
+from .episodic import EpisodicMemory
+from .item import LEVELS, MemoryItem
+from .procedural import ProceduralMemory
+from .recall import RecallPolicy, RecallResult, assemble, gather, rank, reinforce
+from .records import AuditRecord
+from .routing import is_trivial, route, statement
+from .semantic import SemanticMemory
+from .store import InMemoryStore, Store, StoreError
+from .tasks import TaskLifecycle
+from .text import require_text
+
+__all__ = ["MemoryManager", "RecallResult"]
+
+log = logging.getLogger("recuris.manager")
+
+
+@dataclass
+class _Layers:
+    episodic: EpisodicMemory
+    semantic: SemanticMemory
+    procedural: ProceduralMemory
+    consolidator: Consolidator
+
+
+class MemoryManager(TaskLifecycle):
+    """Route writes to the right layer and recall across layers, for many isolated users."""
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        llm: Callable[[str], str] | None = None,
+        policy: RecallPolicy | None = None,
+        working_token_budget: int = 800,
+        min_occurrences: int = 2,
+        window_seconds: float = 7 * DAY,
+        min_confidence: float = 0.6,
+        min_content_chars: int = 3,
+    ) -> None:
+        self.store = BufferedStore(store if store is not None else InMemoryStore(), clock)
+        self.clock, self.llm, self.policy = clock, llm, policy or RecallPolicy()
+        self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
+        self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
+        self._layers: dict[str, _Layers] = {}
+        self.tasks: dict[str, dict] = {}  # user -> the task in progress (tasks.py)
+
+    def layers(self, user_id: str) -> _Layers:
+        """Return the user's layers, loading them from the store on first use."""
+        require_text("user_id", user_id)
+        if user_id not in self._layers:
+            semantic = SemanticMemory(self.store, user_id, self.clock)
+            episodic = EpisodicMemory(store=self.store, user_id=user_id)
+            procedural = ProceduralMemory(self.store, user_id, self.clock)
+            consolidator = Consolidator(semantic, *self._consolidation, clock=self.clock)
+            self._layers[user_id] = _Layers(episodic, semantic, procedural, consolidator)
+        return self._layers[user_id]
+
+    def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
+        """Append one audit record for the user."""
+        self.store.append_audit([AuditRecord(item_id, operation, reason, self.clock(), None, user_id)])
+
+    def write(
+        self,
+        content: str,
+        user_id: str,
+        *,
+        level: str | None = None,
+        importance: float | None = None,
+        tags: Iterable[str] = (),
+        task_id: str | None = None,
+        metadata: dict | None = None,
+    ) -> MemoryItem | None:
+        """Store content at its level (given, or chosen by `route`); return the item, or None.
+
+        Trivial content is skipped (None, audited). A `subject: value` routed by rule is kept
+        as an event and observed by the consolidator. Raises TypeError/ValueError first.
+        """
+        require_text("user_id", user_id)
+        if not isinstance(content, str):
+            raise TypeError(f"content must be a str, got {type(content).__name__}")
+        tags = [require_text("tag", tag) for tag in tags]
+        if level is not None and level not in LEVELS:
+            raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
+        if is_trivial(content, self.min_content_chars):
+            self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
+            return None
+        chosen, layers = level or route(content, tags), self.layers(user_id)
+        if chosen == "procedural":
+            meta = metadata or {}
+            steps, types = meta.get("steps", ()), meta.get("task_types", ())
+            procedure = layers.procedural.add(content, steps, types, meta.get("keywords", tags))
+            return self.store.get(user_id, procedure.id)
+        if level == "semantic":
+            subject, value = statement(content) or (content, "true")
+            fact = layers.semantic.add(subject, value, [task_id or "direct write"])
+            return self.store.get(user_id, fact.id)
+        if task_id is None and chosen == "working" and user_id in self.tasks:
+            task_id = self.tasks[user_id]["id"]
+        item = MemoryItem(
+            id=self.store.new_id("item"),
+            user_id=user_id,
+            level="episodic" if chosen == "semantic" else chosen,
+            content=content,
+            task_id=task_id,
+            created_at=self.clock(),
+            importance=0.5 if importance is None else importance,
+            metadata={**(metadata or {}), "tags": tags, "kind": "event"},
+        )
+        self.store.put([item])
+        self.audit(user_id, item.id, "write", f"routed to {chosen} " + ("as given" if level else "by rule"))
+        if chosen == "semantic":
+            layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
+        if item.level == "working":
+            self._fit_working(user_id, item.task_id)
+        return item
+
+    def get(self, item_id: str, user_id: str) -> MemoryItem | None:
+        """Return the user's item with this id, or None: never another user's item (S2)."""
+        return self.store.get(require_text("user_id", user_id), item_id)
+
+    def list(self, user_id: str, level: str | None = None) -> list[MemoryItem]:
+        """Return the user's items, oldest first, optionally of one level."""
+        return self.store.list(require_text("user_id", user_id), level)
+
+    def export(self, user_id: str) -> list[dict]:
+        """Return every item of the user, superseded ones included, as JSON-ready dicts."""
+        return [item.to_dict() for item in self.list(user_id)]
+
+    def history(self, user_id: str, item_id: str | None = None) -> list[AuditRecord]:
+        """Return the user's audit records, optionally for one item, oldest first."""
+        return self.store.audit(require_text("user_id", user_id), item_id)
+
+    def recall(
+        self,
+        query: str,
+        user_id: str,
+        top_k: int = 5,
+        token_budget: int | None = None,
+        task_type: str | None = None,
+        include_invalid: bool = False,
+        count_access: bool = True,
+    ) -> RecallResult:
+        """Recall across layers, ranked by relevance, recency and importance (S4, G5).
+
+        Counts an access on each result unless `count_access` is False (an inspection).
+        Raises ValueError for top_k < 1 or a negative budget.
+        """
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        try:
+            now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
+            triggered = layers.procedural.match(query, task_type or (task and task["type"]))
+            procedures = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
+            task_id = task and task["id"]
+            found = gather(self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid)
+            chosen, text = assemble(rank(found)[:top_k], token_budget)
+            for item in reinforce(self.store, user_id, chosen, now) if count_access else ():
+                if episode := layers.episodic.get(item.id):  # keep the layer's copy in step
+                    episode.access_count, episode.last_access_at = item.access_count, now
+        except StoreError as error:
+            log.warning("memory unavailable, recalling nothing: %s", error)
+            return RecallResult((), "", degraded=True)
+        return RecallResult(tuple(chosen), text)
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete every item of the user, superseded ones included, and scrub their audit text (S5)."""
+        require_text("user_id", user_id)
+        deleted = self.store.delete_user(user_id)
+        self.store.scrub_audit(user_id)
+        self._layers.pop(user_id, None)
+        self.tasks.pop(user_id, None)
+        self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
+        return deleted

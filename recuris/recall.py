@@ -1,0 +1,181 @@
+"""Recall ranking: score each candidate by relevance, recency and importance, then fit a budget.
+
+Document 002 §4 ranks memories by a weighted sum of relevance, recency and importance
+("never relevance alone"); Generative Agents ranks the same way. Document 003 §4.4 fuses
+the layers into one ranked list, and 004 §3 injects at most a token budget of it. Every
+result carries its score breakdown and the reason it was included, so a surprising
+recall can be explained from the log (003 §6.3).
+
+`gather` walks the layers of one user in document 003's order; the manager calls it.
+
+Invariants:
+    S4  results are sorted by total score, best first (ties: newer, then id); each total
+        equals the weighted sum of its parts; assembled text never exceeds the budget.
+    Q1  every part of a score lies in [0, 1], so the total lies in [0, sum of weights].
+    Q2  episodic items are considered only when semantic memory is thin (fewer valid,
+        relevant facts than `thin_semantic`); superseded facts only when asked for.
+    Q3  assembled results never repeat a content (compared without case or spacing): the
+        best-ranked copy is kept (document 002's "no dedup" failure).
+"""
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from .clock import DAY
+from .item import MemoryItem
+from .records import AuditRecord
+from .store import Store
+from .text import estimate_tokens, jaccard, normalize, tokenize
+
+__all__ = [
+    "Weights",
+    "RecallPolicy",
+    "Recalled",
+    "RecallResult",
+    "gather",
+    "score",
+    "rank",
+    "assemble",
+    "reinforce",
+]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much relevance, recency and importance each count in the total."""
+
+    relevance: float = 0.6
+    recency: float = 0.25
+    importance: float = 0.15
+
+    def __post_init__(self) -> None:
+        parts = (self.relevance, self.recency, self.importance)
+        if not all(isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in parts) or not any(
+            parts
+        ):
+            raise ValueError(f"Q1: weights must be finite, >= 0 and not all 0, got {parts}")
+
+
+@dataclass(frozen=True)
+class RecallPolicy:
+    """How recall weighs and layers: the weights, the recency half-life, when semantic is thin."""
+
+    weights: Weights = field(default_factory=Weights)
+    recency_half_life_days: float = 7.0
+    thin_semantic: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.recency_half_life_days > 0:
+            raise ValueError(f"recency_half_life_days must be > 0, got {self.recency_half_life_days!r}")
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One recalled item with its score breakdown and why it was included."""
+
+    item: MemoryItem
+    relevance: float
+    recency: float
+    importance: float
+    total: float
+    reason: str
+
+    def breakdown(self) -> dict[str, float]:
+        """Return each part of the score and the total."""
+        return {"relevance": self.relevance, "recency": self.recency, "importance": self.importance,
+                "total": self.total}  # fmt: skip
+
+    def explain(self) -> str:
+        """Return one line: total, parts and reason."""
+        return (f"{self.total:.3f} = relevance {self.relevance:.2f}, recency {self.recency:.2f}, "
+                f"importance {self.importance:.2f} ({self.reason})")  # fmt: skip
+
+    def render(self) -> str:
+        """Render the item for a prompt."""
+        return self.item.render()
+
+
+def score(
+    item: MemoryItem, relevance: float, now: float, weights: Weights, half_life: float, reason: str
+) -> Recalled:
+    """Score one candidate: relevance as given, recency halving every `half_life` seconds."""
+    relevance = min(1.0, max(0.0, relevance))
+    recency = 0.5 ** (max(0.0, now - item.last_access_at) / half_life)
+    total = weights.relevance * relevance + weights.recency * recency + weights.importance * item.importance
+    return Recalled(item, relevance, recency, item.importance, total, reason)
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """What recall returns: ranked results with their breakdowns, and the assembled text."""
+
+    results: tuple[Recalled, ...]
+    text: str
+    degraded: bool = False
+
+
+def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
+           task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
+           include_invalid: bool = False) -> list[Recalled]:  # fmt: skip
+    """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
+    tokens, half_life = set(tokenize(query)), policy.recency_half_life_days * DAY
+    found: list[Recalled] = []
+
+    def consider(item: MemoryItem, relevance: float, reason: str) -> None:
+        found.append(score(item, relevance, now, policy.weights, half_life, reason))
+
+    for item in store.list(user_id, "working", task_id):
+        consider(item, jaccard(tokens, tokenize(item.content)), "working memory of the current task")
+    for item in store.list(user_id, "semantic"):
+        relevance = jaccard(tokens, tokenize(item.content))
+        if relevance > 0 and (item.is_valid or include_invalid):
+            consider(item, relevance, "semantic fact" if item.is_valid else "semantic fact, superseded")
+    facts = sum(r.item.level == "semantic" and r.item.is_valid for r in found)
+    if facts < policy.thin_semantic:
+        for item in store.list(user_id, "episodic"):
+            relevance = jaccard(tokens, tokenize(item.content))
+            if relevance > 0:
+                consider(item, relevance, f"episode (semantic memory had {facts} relevant fact(s))")
+    for item, trigger in procedures:
+        consider(item, 1.0, f"procedure triggered by {trigger}")
+    return found
+
+
+def rank(candidates: Iterable[Recalled]) -> list[Recalled]:
+    """Sort best total first; ties go to the newer item, then to the smaller id (S4)."""
+    return sorted(candidates, key=lambda r: (-r.total, -r.item.created_at, r.item.id))
+
+
+def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list[Recalled], str]:
+    """Take results in rank order, skipping repeats (Q3) and what does not fit the budget (S4).
+
+    Raises ValueError for a negative budget.
+    """
+    if token_budget is not None and (isinstance(token_budget, bool) or token_budget < 0):
+        raise ValueError(f"S4: token_budget must be >= 0 or None, got {token_budget!r}")
+    chosen, lines, seen = [], [], set()
+    for result in ranked:
+        line, key = f"- {result.render()}", normalize(result.item.content)
+        if key in seen:
+            continue  # the same memory stored twice (a fact and the events it came from)
+        if token_budget is not None and estimate_tokens("\n".join([*lines, line])) > token_budget:
+            continue  # a smaller item further down may still fit
+        chosen.append(result)
+        lines.append(line)
+        seen.add(key)
+    return chosen, "\n".join(lines)
+
+
+def reinforce(store: Store, user_id: str, chosen: Iterable[Recalled], now: float) -> list[MemoryItem]:
+    """Count a recall as use: reset each item's decay clock, add an access, audit why (document 004 §2)."""
+    chosen = list(chosen)
+    touched = [replace(r.item, access_count=r.item.access_count + 1, last_access_at=now) for r in chosen]
+    store.put(touched)
+    store.append_audit(
+        [
+            AuditRecord(r.item.id, "recall", f"{r.reason}; total {r.total:.3f}", now, None, user_id)
+            for r in chosen
+        ]
+    )
+    return touched

@@ -1,0 +1,197 @@
+"""SQLite storage: the same Store interface, persisted in one file with the standard sqlite3.
+
+Document 001 §2 keeps every tier in SQLite with indexes on task and on (type, task);
+document 003 §7 asks that deleting a user reach every copy. Here: a versioned schema
+checked on open, WAL journaling, one transaction per write batch, parameterised SQL only,
+and `secure_delete`, so deleted text is overwritten rather than left in free pages.
+The layout is described in docs/storage.md.
+
+Invariants:
+    S1  closing and reopening gives back exactly the items and audit records written.
+    S6  any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
+        only ever a bound parameter, never part of a statement.
+    S9  a batch is written whole or not at all, even if the process dies mid-batch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from .item import MemoryItem
+from .records import AuditRecord
+from .store import StoreError, check_owners
+
+__all__ = ["SQLiteStore", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+COLUMNS = (
+    "id user_id level content task_id created_at last_access_at access_count importance metadata "
+    "valid_from invalidated_at superseded_by"
+).split()
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
+    task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
+    access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
+    valid_from REAL NOT NULL, invalidated_at REAL, superseded_by TEXT);
+CREATE INDEX IF NOT EXISTS items_user_level ON items (user_id, level);
+CREATE INDEX IF NOT EXISTS items_task ON items (task_id);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
+    item_id TEXT NOT NULL, operation TEXT NOT NULL, reason TEXT NOT NULL, weight REAL);
+CREATE INDEX IF NOT EXISTS audit_user ON audit (user_id);
+CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
+CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM items"
+_OWNER = "SELECT user_id FROM items WHERE id = ?"
+_UPSERT = (
+    f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
+    f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
+)
+
+
+def _row(item: MemoryItem) -> tuple:
+    data = item.to_dict()
+    data["metadata"] = json.dumps(data["metadata"], ensure_ascii=False, sort_keys=True)
+    return tuple(data[column] for column in COLUMNS)
+
+
+def _item(row: tuple) -> MemoryItem:
+    data = dict(zip(COLUMNS, row, strict=True))
+    data["metadata"] = json.loads(data["metadata"])
+    return MemoryItem(**data)
+
+
+class SQLiteStore:
+    """A Store in one SQLite file (or ":memory:")."""
+
+    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0) -> None:
+        """Open (and, if `create`, make) the store at path.
+
+        Raises FileNotFoundError when the file is missing and `create` is False;
+        StoreError when the file is not a recuris database of this schema version.
+        """
+        self.path = str(path)
+        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+            raise FileNotFoundError(f"no recuris database at {self.path}")
+        try:
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA secure_delete = ON")
+            self._db.executescript(SCHEMA)
+            versions = [row[0] for row in self._db.execute("SELECT version FROM schema_version")]
+            if not versions:
+                self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif versions != [SCHEMA_VERSION]:
+                raise StoreError(
+                    f"schema version {versions} in {self.path}; this code reads {SCHEMA_VERSION}"
+                )
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open {self.path} as a recuris database: {error}") from error
+
+    def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
+        try:
+            return self._db.execute(statement, parameters).fetchall()
+        except sqlite3.Error as error:
+            raise StoreError(f"{type(error).__name__}: {error}") from error
+
+    def _transaction(self, work):
+        # One explicit transaction per batch (S9): all of it commits, or none of it.
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(self._db)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return result
+        except sqlite3.Error as error:
+            raise StoreError(f"{type(error).__name__}: {error}") from error
+
+    def put(self, items: Iterable[MemoryItem]) -> None:
+        batch = list(items)
+
+        def write(db: sqlite3.Connection) -> None:
+            check_owners(batch, lambda item_id: (db.execute(_OWNER, (item_id,)).fetchone() or [None])[0])
+            db.executemany(_UPSERT, [_row(item) for item in batch])
+
+        self._transaction(write)
+
+    def get(self, user_id: str, item_id: str) -> MemoryItem | None:
+        rows = self._run(f"{_SELECT} WHERE id = ? AND user_id = ?", (item_id, user_id))
+        return _item(rows[0]) if rows else None
+
+    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+        rows = self._run(
+            f"{_SELECT} WHERE user_id = ? AND (? IS NULL OR level = ?) "
+            "AND (? IS NULL OR task_id = ?) ORDER BY rowid",
+            (user_id, level, level, task_id, task_id),
+        )
+        return [_item(row) for row in rows]
+
+    def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
+        pairs = [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
+        statement = "DELETE FROM items WHERE id = ? AND user_id = ?"
+        return self._transaction(lambda db: sum(db.execute(statement, pair).rowcount for pair in pairs))
+
+    def delete_user(self, user_id: str) -> int:
+        deleted = self._transaction(
+            lambda db: db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
+        )
+        self._checkpoint()
+        return deleted
+
+    def users(self) -> list[str]:
+        return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
+
+    def new_id(self, prefix: str) -> str:
+        def take(db: sqlite3.Connection) -> str:
+            row = db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone()
+            number = (row[0] if row else 0) + 1
+            while db.execute("SELECT 1 FROM items WHERE id = ?", (f"{prefix}-{number}",)).fetchone():
+                number += 1
+            db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, number))
+            return f"{prefix}-{number}"
+
+        return self._transaction(take)
+
+    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+        rows = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in records]
+        statement = (
+            "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        self._transaction(lambda db: db.executemany(statement, rows))
+
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+        rows = self._run(
+            "SELECT item_id, operation, reason, at, weight, user_id FROM audit "
+            "WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR item_id = ?) ORDER BY seq",
+            (user_id, user_id, item_id, item_id),
+        )
+        return [AuditRecord(*row) for row in rows]
+
+    def scrub_audit(self, user_id: str) -> int:
+        statement = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
+        scrubbed = self._transaction(lambda db: db.execute(statement, (user_id,)).rowcount)
+        self._checkpoint()
+        return scrubbed
+
+    def _checkpoint(self) -> None:
+        # Old page images in the write-ahead log may still hold deleted text: fold them in.
+        self._run("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def integrity(self) -> str:
+        """Return SQLite's `PRAGMA integrity_check` verdict ("ok" when intact)."""
+        return self._run("PRAGMA integrity_check")[0][0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"

@@ -1,0 +1,97 @@
+"""Example tests for the command line, `python -m recuris` (V1-V3)."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recuris import ManualClock, MemoryManager, SQLiteStore
+from recuris.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def database(tmp_path):
+    path = tmp_path / "memory.db"
+    manager = MemoryManager(SQLiteStore(path), clock=ManualClock(1_000))
+    manager.write("database: MySQL", "ana", level="semantic")
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    manager.write("deploy failed on step 3", "ana")
+    manager.write("likes green tea", "bob")
+    manager.store.close()
+    return path
+
+
+def cli(*arguments):
+    out = io.StringIO()
+    status = main(list(arguments), out)
+    return status, out.getvalue()
+
+
+def test_stats_counts_users_levels_and_integrity(database):
+    """stats reports users, items per level, audit records and integrity."""
+    status, text = cli("--db", str(database), "stats")
+    assert status == 0 and "users: 2" in text and "semantic: 2" in text and "integrity: ok" in text
+
+
+def test_list_and_search_are_scoped_to_the_user(database):
+    """list and search show only the named user's items; search prints breakdowns."""
+    status, text = cli("--db", str(database), "list", "--user", "bob")
+    assert status == 0 and "green tea" in text and "database" not in text
+    status, text = cli("--db", str(database), "search", "database", "--user", "ana")
+    assert "relevance" in text and "PostgreSQL" in text and "MySQL" not in text
+
+
+def test_history_shows_the_supersession(database):
+    """history lists an item's audit trail."""
+    status, text = cli("--db", str(database), "history", "fact-1", "--user", "ana")
+    assert status == 0 and "supersede fact-1" in text
+
+
+def test_export_then_import_round_trips(database, tmp_path):
+    """export writes JSON Lines that import reads back into another database."""
+    _, exported = cli("--db", str(database), "export", "--user", "ana")
+    (tmp_path / "ana.jsonl").write_text(exported, encoding="utf-8")
+    status, text = cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "ana.jsonl"))
+    assert status == 0 and text == "imported 3 items\n"
+    _, again = cli("--db", str(tmp_path / "copy.db"), "export", "--user", "ana")
+    assert again == exported
+
+
+def test_import_of_a_bad_line_writes_nothing(database, tmp_path):
+    """V3: one invalid line, and no line is imported; the error names the line."""
+    _, exported = cli("--db", str(database), "export", "--user", "bob")
+    (tmp_path / "bad.jsonl").write_text(exported + json.dumps({"id": "x"}) + "\n", encoding="utf-8")
+    status, _ = cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "bad.jsonl"))
+    assert status == 1
+    assert SQLiteStore(tmp_path / "copy.db").list("bob") == []
+
+
+def test_forget_user_deletes_their_memory(database):
+    """forget-user deletes the user's items and reports how many."""
+    assert cli("--db", str(database), "forget-user", "ana") == (0, "deleted 3 items of ana\n")
+    assert cli("--db", str(database), "list", "--user", "ana") == (0, "")
+
+
+def test_missing_file_corrupt_file_and_bad_arguments_fail_clearly(tmp_path, capsys):
+    """V1, V2: a missing file exits 2 without creating it; a corrupt one exits 1; a bad command exits 2."""
+    assert cli("--db", str(tmp_path / "none.db"), "stats")[0] == 2 and not (tmp_path / "none.db").exists()
+    (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
+    assert cli("--db", str(tmp_path / "junk.db"), "stats")[0] == 1
+    assert cli("--db", str(tmp_path / "junk.db"), "explode")[0] == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_the_command_line(database):
+    """`python -m recuris` is the entry point."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "recuris", "--db", str(database), "stats"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0 and "users: 2" in completed.stdout

@@ -1,0 +1,141 @@
+"""Example tests for recuris.manager.MemoryManager: routing, recall, isolation, privacy (S2-S5, G4, G5)."""
+
+import logging
+
+import pytest
+
+from recuris import InMemoryStore, ManualClock, MemoryManager, SQLiteStore, StoreError
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(1_000_000)
+
+
+@pytest.fixture
+def manager(clock):
+    return MemoryManager(clock=clock)
+
+
+def test_trivial_writes_are_skipped_and_audited(manager):
+    """Empty or trivial content is not stored; the skip is audited."""
+    assert manager.write("ok", "ana") is None
+    assert manager.list("ana") == [] and manager.history("ana")[0].operation == "skip"
+
+
+def test_statement_seen_twice_is_promoted_to_a_fact(manager, clock):
+    """A routed statement is an event; the second sighting promotes a fact citing both events."""
+    first = manager.write("team language: Python", "ana")
+    clock.advance(60)
+    second = manager.write("Team language: python", "ana")
+    [fact] = manager.layers("ana").semantic.current()
+    assert fact.source_ids == (first.id, second.id)
+    assert any(r.reason.startswith("consolidated") for r in manager.history("ana", fact.id))
+
+
+def test_explicit_semantic_write_supersedes_and_keeps_the_old_fact(manager):
+    """S3: a contradicting fact supersedes the old one, which is kept and marked invalid."""
+    old = manager.write("database: MySQL", "ana", level="semantic")
+    new = manager.write("database: PostgreSQL", "ana", level="semantic")
+    old_now = manager.get(old.id, "ana")
+    assert (old_now.content, old_now.is_valid, old_now.superseded_by) == ("database: MySQL", False, new.id)
+
+
+def test_recall_excludes_superseded_facts_unless_asked(manager):
+    """Superseded facts stay out of recall unless include_invalid is set."""
+    manager.write("database: MySQL", "ana", level="semantic")
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    contents = lambda result: [r.item.content for r in result.results]  # noqa: E731
+    assert contents(manager.recall("database", "ana")) == ["database: PostgreSQL"]
+    assert "database: MySQL" in contents(manager.recall("database", "ana", include_invalid=True))
+
+
+def test_every_result_carries_its_breakdown_and_reason(manager):
+    """Each recalled item has relevance, recency, importance, total and a reason."""
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    [result] = manager.recall("which database", "ana").results
+    assert set(result.breakdown()) == {"relevance", "recency", "importance", "total"}
+    assert result.reason == "semantic fact"
+
+
+def test_procedure_is_recalled_when_its_trigger_matches(manager):
+    """A procedure comes back when the task type triggers it, and says why."""
+    manager.write(
+        "deploy", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]}
+    )
+    [result] = manager.recall("anything at all", "ana", task_type="release").results
+    assert result.item.level == "procedural" and result.reason == "procedure triggered by task type 'release'"
+
+
+def test_recall_counts_an_access_and_audits_it(manager, clock):
+    """Recall is use: the item's access count grows and its clock resets; the recall is audited."""
+    fact = manager.write("database: PostgreSQL", "ana", level="semantic")
+    clock.advance(DAY)
+    manager.recall("database", "ana")
+    after = manager.get(fact.id, "ana")
+    assert (after.access_count, after.last_access_at) == (1, clock())
+    assert manager.history("ana", fact.id)[-1].operation == "recall"
+
+
+def test_recall_stays_within_the_token_budget(manager):
+    """The assembled text never exceeds the budget."""
+    for n in range(20):
+        manager.write(f"fact number {n}: the deployment target is region {n}", "ana", level="semantic")
+    result = manager.recall("deployment target region", "ana", top_k=20, token_budget=40)
+    from recuris.text import estimate_tokens
+
+    assert 0 < estimate_tokens(result.text) <= 40
+
+
+def test_no_read_returns_another_users_item(manager):
+    """S2: get, list, export, recall and procedures are scoped to one user."""
+    secret = manager.write("password hint: blue", "ana", level="semantic")
+    manager.write("deploy", "ana", level="procedural", metadata={"steps": ["x"], "task_types": ["release"]})
+    assert manager.get(secret.id, "bob") is None
+    assert manager.list("bob") == [] and manager.export("bob") == []
+    assert manager.recall("password hint blue", "bob", task_type="release").results == ()
+
+
+def test_forget_user_leaves_no_text_anywhere_in_the_database(tmp_path, clock):
+    """S5: after forget_user, neither the items nor the audit log hold the user's text, even on disk."""
+    path = tmp_path / "m.db"
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    manager.write("secret-token-XYZZY: 42", "ana", level="semantic")
+    manager.write("secret-token-XYZZY: 43", "ana", level="semantic")  # supersedes: an archived copy
+    manager.write("something else entirely", "bob")
+    manager.recall("secret-token-XYZZY", "ana")
+    manager.forget_user("ana")
+    assert manager.list("ana") == [] and manager.export("ana") == []
+    *scrubbed, last = manager.history("ana")
+    assert {record.reason for record in scrubbed} == {""} and last.reason == "2 items deleted"
+    manager.store.close()
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"XYZZY" not in on_disk and b"something else entirely" in on_disk
+
+
+def test_a_failing_store_makes_recall_return_nothing_with_a_warning(caplog):
+    """G5: recall on a broken store degrades to no memory, with a logged warning."""
+
+    class Broken(InMemoryStore):
+        def list(self, *args, **kwargs):
+            raise StoreError("database is locked")
+
+    manager = MemoryManager(Broken())
+    with caplog.at_level(logging.WARNING, logger="recuris.manager"):
+        result = manager.recall("anything", "ana")
+    assert result.results == () and result.degraded and "memory unavailable" in caplog.text
+
+
+def test_bad_arguments_are_refused_before_anything_is_stored(manager):
+    """A non-text content, an unknown level or a blank user raise and store nothing."""
+    with pytest.raises(TypeError, match="content"):
+        manager.write(None, "ana")
+    with pytest.raises(ValueError, match="level"):
+        manager.write("something", "ana", level="cache")
+    with pytest.raises(ValueError, match="user_id"):
+        manager.write("something", " ")
+    with pytest.raises(ValueError, match="top_k"):
+        manager.recall("x", "ana", top_k=0)
+    assert manager.list("ana") == []

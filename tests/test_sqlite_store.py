@@ -1,0 +1,126 @@
+"""Example tests for recuris.sqlite_store.SQLiteStore: persistence, schema, crashes (S1, S6, S9)."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from recuris import MemoryItem, SQLiteStore, StoreError
+from recuris.records import AuditRecord
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def item(id, content="ok then", **fields):
+    return MemoryItem(id=id, user_id="ana", level="episodic", content=content, **fields)
+
+
+def test_reopen_gives_back_items_and_audit(tmp_path):
+    """S1: closing and reopening returns exactly what was written."""
+    store = SQLiteStore(tmp_path / "m.db")
+    written = [
+        item("i1", importance=0.25, metadata={"tags": ["a"]}),
+        item("i2", invalidated_at=3.5, superseded_by="i3"),
+    ]
+    store.put(written)
+    store.append_audit([AuditRecord("i1", "write", "why", 1.5, 0.1, "ana")])
+    store.close()
+    reopened = SQLiteStore(tmp_path / "m.db", create=False)
+    assert reopened.list("ana") == written
+    assert reopened.audit("ana") == [AuditRecord("i1", "write", "why", 1.5, 0.1, "ana")]
+
+
+def test_journal_is_write_ahead_logging(tmp_path):
+    """The database runs in WAL mode."""
+    SQLiteStore(tmp_path / "m.db").close()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_schema_has_the_indexes_the_design_names(tmp_path):
+    """Indexes on (user_id, level) and on task_id exist."""
+    SQLiteStore(tmp_path / "m.db").close()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"items_user_level", "items_task"} <= indexes
+
+
+def test_missing_file_is_an_error_when_not_creating(tmp_path):
+    """A store opened for reading does not create a database."""
+    with pytest.raises(FileNotFoundError, match="no recuris database"):
+        SQLiteStore(tmp_path / "absent.db", create=False)
+    assert not (tmp_path / "absent.db").exists()
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path):
+    """A corrupt or foreign file raises StoreError with the reason."""
+    (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a database"):
+        SQLiteStore(tmp_path / "junk.db")
+
+
+def test_another_schema_version_is_refused(tmp_path):
+    """The schema version is checked on open."""
+    SQLiteStore(tmp_path / "m.db").close()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute("UPDATE schema_version SET version = 99")
+    with pytest.raises(StoreError, match="schema version"):
+        SQLiteStore(tmp_path / "m.db")
+
+
+def test_sql_in_text_is_only_ever_data(tmp_path):
+    """S6: text that looks like SQL is stored as text and changes nothing in the schema."""
+    store = SQLiteStore(tmp_path / "m.db")
+    hostile = "x'); DROP TABLE items; --"
+    store.put([MemoryItem(id=hostile, user_id=hostile, level="semantic", content=hostile)])
+    assert store.get(hostile, hostile).content == hostile and store.integrity() == "ok"
+
+
+def test_a_locked_database_raises_store_error(tmp_path):
+    """A write while another connection holds the lock fails with StoreError, not a crash."""
+    store = SQLiteStore(tmp_path / "m.db", timeout=0.05)
+    blocker = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreError, match="locked"):
+        store.put([item("i1")])
+    blocker.execute("ROLLBACK")
+    store.put([item("i1")])
+    assert store.get("ana", "i1") is not None
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[2])
+    from recuris import MemoryItem, SQLiteStore
+    store = SQLiteStore(sys.argv[1])
+    batch = 0
+    while True:
+        batch += 1
+        store.put([MemoryItem(id=f"b{batch}-{i}", user_id="ana", level="episodic", content="x" * 500 + str(i))
+                   for i in range(50)])
+        print(batch, flush=True)
+""")
+
+
+def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
+    """S9: after SIGKILL mid-write, integrity_check is ok and every committed batch is there, whole."""
+    path = tmp_path / "crash.db"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), str(ROOT)], stdout=subprocess.PIPE, text=True
+    )
+    committed = 0
+    while committed < 20:
+        committed = int(writer.stdout.readline())
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    store = SQLiteStore(path, create=False)
+    ids = {i.id for i in store.list("ana")}
+    batches = {identifier.split("-")[0] for identifier in ids}
+    assert store.integrity() == "ok"
+    assert all(f"b{n}-{i}" in ids for n in range(1, committed + 1) for i in range(50))
+    assert all(sum(i.startswith(f"{b}-") for i in ids) == 50 for b in batches)  # no half batch

@@ -1,0 +1,91 @@
+"""The Store contract, run against every implementation: the in-memory model and SQLite (S7, S8, S10, S11)."""
+
+import pytest
+
+from recuris import InMemoryStore, MemoryItem, SQLiteStore
+from recuris.records import AuditRecord
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    store = InMemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "store.db")
+    yield store
+    store.close()
+
+
+def item(id, user="ana", level="episodic", content="something happened", **fields):
+    return MemoryItem(id=id, user_id=user, level=level, content=content, **fields)
+
+
+def test_put_then_get_returns_an_equal_copy(store):
+    """S10: what is got back equals what was put, and changing it changes nothing stored."""
+    store.put([item("i1", metadata={"tags": ["x"]})])
+    got = store.get("ana", "i1")
+    got.metadata["tags"].append("changed")
+    assert store.get("ana", "i1") == item("i1", metadata={"tags": ["x"]})
+
+
+def test_reads_are_scoped_to_one_user(store):
+    """S11: get and list never return another user's item."""
+    store.put([item("i1", user="ana"), item("i2", user="bob")])
+    assert store.get("bob", "i1") is None
+    assert [i.id for i in store.list("bob")] == ["i2"]
+
+
+def test_list_filters_by_level_and_task_in_insertion_order(store):
+    """list returns the user's items oldest first, filtered by level and task."""
+    store.put(
+        [item("i1", level="working", task_id="t1"), item("i2"), item("i3", level="working", task_id="t2")]
+    )
+    assert [i.id for i in store.list("ana", "working")] == ["i1", "i3"]
+    assert [i.id for i in store.list("ana", task_id="t2")] == ["i3"]
+
+
+def test_put_replaces_an_item_in_place(store):
+    """A second put of an id updates it and keeps its place in the order."""
+    store.put([item("i1"), item("i2")])
+    store.put([item("i1", access_count=3)])
+    assert [(i.id, i.access_count) for i in store.list("ana")] == [("i1", 3), ("i2", 0)]
+
+
+def test_an_item_cannot_move_to_another_user(store):
+    """S7: putting an id owned by another user is refused, and the whole batch with it."""
+    store.put([item("i1", user="ana")])
+    with pytest.raises(ValueError, match="S7"):
+        store.put([item("i9", user="bob"), item("i1", user="bob")])
+    assert store.list("bob") == [] and store.get("ana", "i1").user_id == "ana"
+
+
+def test_delete_only_touches_the_users_items(store):
+    """delete with another user's id deletes nothing."""
+    store.put([item("i1", user="ana")])
+    assert store.delete("bob", ["i1"]) == 0 and store.get("ana", "i1") is not None
+    assert store.delete("ana", ["i1", "i1", "nope"]) == 1
+
+
+def test_delete_user_removes_every_item_of_the_user(store):
+    """delete_user removes all of one user's items, valid or not, and nothing else."""
+    store.put([item("i1"), item("i2", invalidated_at=5.0), item("i3", user="bob")])
+    assert store.delete_user("ana") == 2
+    assert store.users() == ["bob"]
+
+
+def test_new_ids_are_fresh(store):
+    """S8: new_id never returns an id in use, by any user."""
+    store.put([item("episode-1", user="bob")])
+    first, second = store.new_id("episode"), store.new_id("episode")
+    assert "episode-1" not in (first, second) and first != second
+
+
+def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
+    """The audit log filters by user and item; scrubbing keeps id, time and operation only."""
+    store.append_audit(
+        [
+            AuditRecord("i1", "write", "secret text", 1.0, 0.5, "ana"),
+            AuditRecord("i2", "write", "bob's", 2.0, None, "bob"),
+        ]
+    )
+    assert [r.item_id for r in store.audit(user_id="ana")] == ["i1"]
+    assert [r.user_id for r in store.audit(item_id="i2")] == ["bob"]
+    assert store.scrub_audit("ana") == 1
+    assert store.audit("ana") == [AuditRecord("i1", "write", "", 1.0, None, "ana")]
