@@ -24,7 +24,9 @@ from recuris import (
     estimate_tokens,
 )
 from recuris.clock import DAY
-from recuris.mock_llm import MockEnvironment, PromptFollowingLLM
+from recuris.mock_environment import MockEnvironment
+from recuris.mock_llm import PromptFollowingLLM, ReflectingLLM
+from recuris.reflection import ReflectionCallback
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 
@@ -146,7 +148,7 @@ def main() -> None:
 
     manager_tour(clock, llm)
 
-    banner("H", "The state of memory after the tour")
+    banner("K", "The state of memory after the tour")
     print(f"    working memory : {working!r}")
     print(
         f"    episodic memory: {len(episodic)} episodes: "
@@ -157,24 +159,25 @@ def main() -> None:
 
 
 def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
-    """F and G: every layer behind one manager, on SQLite, for two isolated users."""
+    """F to J: every layer behind one manager, on SQLite, for two isolated users."""
     folder = tempfile.TemporaryDirectory()
     path = Path(folder.name) / "memory.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
 
     banner("F", "One manager, many users: routing, a superseded fact, layered recall with breakdowns")
-    writes = [
-        ("ana", "database: MySQL", "semantic"),
-        ("ana", "deploy region: eu-west", None),  # a statement: consolidated once seen twice
-        ("ana", "deploy failed: the DB_URL variable was missing", None),
-        ("ana", "deploy region: eu-west", None),
-        ("ana", "database: PostgreSQL", "semantic"),  # contradicts MySQL: supersedes it
-        ("bob", "database: SQLite", "semantic"),
-        ("ana", "好的", None),  # trivial: skipped
+    writes = [  # (user, content, level, importance)
+        ("ana", "database: MySQL", "semantic", None),
+        ("ana", "deploy region: eu-west", None, None),  # a statement: consolidated once seen twice
+        ("ana", "deploy failed: the DB_URL variable was missing", None, 0.9),
+        ("ana", "deploy failed: the DB_URL variable was missing again", None, 0.8),
+        ("ana", "deploy region: eu-west", None, None),
+        ("ana", "database: PostgreSQL", "semantic", None),  # contradicts MySQL: supersedes it
+        ("bob", "database: SQLite", "semantic", None),
+        ("ana", "好的", None, None),  # trivial: skipped
     ]
-    for user, content, level in writes:
+    for user, content, level, importance in writes:
         clock.advance(600)
-        item = manager.write(content, user, level=level)
+        item = manager.write(content, user, level=level, importance=importance)
         outcome = f"{item.id} at level {item.level}" if item else "skipped as trivial"
         print(f"    write({content!r}, {user!r}, level={level!r}) -> {outcome}")
     manager.write(
@@ -193,7 +196,7 @@ def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
         print(f"      {result.explain()}\n        {result.render()}")
     print(f"    the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}")
 
-    banner("G", "The agent on the manager, then a forgotten user and a reopened database")
+    banner("G", "The agent on the manager follows a recalled procedure")
     agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock)
     run = agent.run("ship release 7 to the deploy region", "release", MockEnvironment())
     recalled = llm.prompts[-1].split("## Recalled memory")[1].split("\n\n")[0].splitlines()[1:]
@@ -201,16 +204,55 @@ def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
     for line in recalled:
         print(f"    {line}")
     print(f"    -> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}")
+    evolving_tour(manager, clock, llm)
+
+    banner("J", "A forgotten user, and the database reopened")
     deleted = manager.forget_user("bob")
     print(f"    forget_user('bob') deleted {deleted} item(s); bob now has {manager.list('bob')}")
     manager.store.close()
     reopened = MemoryManager(SQLiteStore(path, create=False), clock=clock)
     levels = Counter(item.level for item in reopened.list("ana"))
-    print(f"    reopened: ana has {dict(levels)} (superseded facts kept for audit)")
+    print(f"    reopened: ana has {dict(sorted(levels.items()))} (superseded facts kept for audit)")
     trail = [(record.operation, record.reason) for record in reopened.history("bob")]
     print(f"    bob has {len(reopened.list('bob'))} items; his audit trail keeps no text: {trail}")
     reopened.store.close()
     folder.cleanup()
+
+
+def evolving_tour(manager: MemoryManager, clock: ManualClock, llm: PromptFollowingLLM) -> None:
+    """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
+    banner(
+        "H", "Reflection turns a conversation into an insight; a later task asks for it with search_memory"
+    )
+    reflection = ReflectionCallback(ReflectingLLM(), manager, threshold=3, user_id="ana")
+    for user, agent_reply in [
+        ("Can you check the build?", "The build is green."),
+        ("Our staging host is stage-7.internal.", "Noted."),
+        ("Deploy it there, not to prod!", "Sorry, I was wrong to suggest prod."),
+    ]:
+        reflection.add_interaction(user, agent_reply)
+    print(f"    3 interactions buffered (no model call yet); ready={reflection.ready}")
+    for insight in reflection.reflect().stored:
+        print(f"    insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
+              f" from {insight.metadata['source_ids']}")  # fmt: skip
+    clock.advance(DAY)
+    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock, threshold=1.0)
+    environment = MockEnvironment()
+    run = agent.run("get release 8 ready for QA", "qa", environment, ["build", "deploy to {staging host}"])
+    answered = next(p for p in reversed(llm.prompts) if "## Recalled by search_memory" in p)
+    print("    the model asked search_memory for the {staging host} slot; its next prompt carried:")
+    for line in answered.split("## Recalled by search_memory")[1].split("\n\n")[0].splitlines()[:3]:
+        print(f"      {line.strip()}")
+    print(f"    -> success={run.success}; executed: {environment.executed}")
+
+    banner("I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused")
+    clock.advance(14 * DAY)
+    report = manager.run_decay(DecayManager(half_life_days=7, clock=clock), "ana")
+    for record in report.audit:
+        print(f"    {record.render()}")
+    print(
+        f"    episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after"
+    )
 
 
 if __name__ == "__main__":

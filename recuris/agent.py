@@ -1,12 +1,11 @@
 """Agent: the six-stage loop through which both memories serve one task.
 
-Document 000 §2.3: (1) initialise: write the goal into working memory and retrieve
-similar episodes; (2) decide: prompt = working memory, then experience; (3) act;
-(4) observe: write the result into working memory; (5) update: compress when the
-trajectory is long, mark progress; (6) settle: write the whole task as an episode.
-§3.3 adds the rhythm: retrieve rarely (at the start, on a new phase, after a failure),
-update often. The prototype saved only the steps still in the window; here the episode
-keeps the whole trajectory, and every way a run can end still writes it.
+Document 000 §2.3: (1) initialise: goal into working memory, similar episodes retrieved;
+(2) decide: prompt = working memory, then experience; (3) act; (4) observe: the result into
+working memory; (5) update: compress, mark progress; (6) settle: the whole task becomes an
+episode. §3.3: retrieve rarely (start, new phase, after a failure), update often. The
+prototype saved only the window; here the episode keeps the whole trajectory, however the
+run ends.
 
 Invariants:
     A1  a run executes at most `max_steps` actions and asks the LLM at most `max_steps` times.
@@ -17,16 +16,19 @@ Invariants:
         step that does not end the run, never on other steps.
     A5  on a manager, each retrieval also recalls the user's other layers into the prompt,
         and the episode is settled through the manager (stored, audited, extracted from).
+    A6  a search_memory tool call is answered from memory, never executed as an action; it
+        uses one of the `max_steps` calls; the prompt keeps the last three answers.
 """
 
 import time
 from collections.abc import Callable, Sequence
 
+from .active_recall import TOOL_RESULT_HEADER, ActiveRecall, parse_tool_call
 from .decay import DecayManager
 from .episodic import EpisodicMemory
-from .prompt import FINISH, build_prompt, subtask_options
+from .prompt import FINISH, build_prompt, matches_option, subtask_options
 from .records import Episode, Hit, RunResult, StageEvent
-from .text import estimate_tokens, flatten, looks_like_failure, normalize, require_text
+from .text import estimate_tokens, flatten, looks_like_failure, require_text
 from .working import WorkingMemory
 
 __all__ = ["RecurisAgent"]
@@ -58,17 +60,15 @@ class RecurisAgent:
         self.max_steps, self.max_failures = max_steps, max_failures
         self.top_k, self.threshold = top_k, threshold
         self.is_failure, self.decay, self.observer, self.clock = is_failure, decay, observer, clock
-        self.manager, self.user_id, self._recalled = None, None, []
+        self.manager, self.user_id, self.recall_tool = None, None, None
+        self._recalled, self._tool_answers = [], []  # the prompt's recalled and tool sections
 
     @classmethod
     def on_manager(cls, manager, user_id: str, llm_fn: Callable[[str], str], **options) -> "RecurisAgent":
-        """Build an agent whose episodes live in the manager's store, for one user (A5).
-
-        `working_memory` may be given in options; the rest are the constructor's options.
-        """
+        """Build an agent on one user's memory in a manager (A5); `working_memory` is optional."""
         working = options.pop("working_memory", None) or WorkingMemory()
         agent = cls(working, manager.layers(user_id).episodic, llm_fn, **options)
-        agent.manager, agent.user_id = manager, user_id
+        agent.manager, agent.user_id, agent.recall_tool = manager, user_id, ActiveRecall(manager, user_id)
         return agent
 
     def run(
@@ -81,15 +81,15 @@ class RecurisAgent:
     ) -> RunResult:
         """Run one task to FINISH, failure or `max_steps`; write and return its episode (A2).
 
-        Raises TypeError/ValueError for a bad goal, type, subtask or constraint, before
-        anything is written. An exception from the observer or `is_failure` (your code,
-        not the model's) still settles the episode as failed, then propagates.
+        Raises TypeError/ValueError for a bad goal, type, subtask or constraint, first. An
+        exception from the observer or `is_failure` settles the episode as failed, then propagates.
         """
         require_text("task_type", task_type)
         self.working.init_task(task_goal, subtasks)
         for constraint in constraints:
             self.working.pin(constraint)
         self._retrievals, self._reinforced, self._task_type = 0, set(), task_type
+        self._recalled, self._tool_answers = [], []
         query = f"{task_type} {task_goal}"
         try:
             status, reason = self._loop(query, action_fn)
@@ -104,7 +104,7 @@ class RecurisAgent:
         hits = self._retrieve(query, 1, "task start")
         failures = 0
         for number in range(1, self.max_steps + 1):
-            prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled)
+            prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled, self._tool_answers)
             # The model and the environment are untrusted: an exception or a reply that
             # is not text ends the task as failed, with the reason, never the process.
             try:
@@ -117,6 +117,9 @@ class RecurisAgent:
             self._emit(2, f"step {number}: prompt of {tokens} tokens -> {flatten(action, 80)!r}")
             if action.upper() == FINISH:
                 return "success", ""
+            if (call := parse_tool_call(action)) is not None:
+                self._answer_tool(call)
+                continue
             try:
                 result = action_fn(action)
                 if not isinstance(result, str):
@@ -143,9 +146,16 @@ class RecurisAgent:
                 hits = self._retrieve(query, 5, "new phase")
         return "failed", f"reached max_steps ({self.max_steps}) without {FINISH}"
 
+    def _answer_tool(self, call: dict) -> None:
+        # A search_memory call is answered from memory, never executed; the last three answers
+        # stay in the prompt, marked as recalled, so that the prompt stays bounded (A6).
+        answer = self.recall_tool.answer(call) if self.recall_tool else f"{TOOL_RESULT_HEADER}\n  (no memory)"
+        self._tool_answers = [*self._tool_answers, answer][-3:]
+        self._emit(2, f"tool call {call['name']}: answered from memory")
+
     def _complete_subtask(self, action: str) -> bool:
         for subtask in self.working.pending_subtasks:
-            if normalize(action) in map(normalize, subtask_options(subtask)):
+            if any(matches_option(action, option) for option in subtask_options(subtask)):
                 self.working.mark_done(subtask)
                 self._emit(5, f"subtask done: {flatten(subtask, 80)!r}")
                 return True

@@ -14,6 +14,8 @@ Invariants:
     D2  after exactly one half-life the decayed part is exactly half the importance.
     D3  the reinforcement part never exceeds the cap.
     D4  a cycle forgets exactly the items below the threshold and audits each of them once.
+    D5  consolidated memory (semantic or procedural items) decays `consolidated_slowdown`
+        times more slowly than raw memory of the same importance and use.
 """
 
 import time
@@ -56,26 +58,34 @@ class DecayManager:
         reinforcement_per_access: float = 0.05,
         reinforcement_cap: float = 0.3,
         clock: Callable[[], float] = time.time,
+        consolidated_slowdown: float = 3.0,
     ) -> None:
         settings = {
             "half_life_days": half_life_days,
             "retention_threshold": retention_threshold,
             "reinforcement_per_access": reinforcement_per_access,
             "reinforcement_cap": reinforcement_cap,
+            "consolidated_slowdown": consolidated_slowdown,
         }
         for name, value in settings.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} must be a number, got {type(value).__name__}")
             # Written as "not >=" so that NaN fails too.
-            if not value >= 0 or (name == "half_life_days" and not value > 0):
-                least = "> 0" if name == "half_life_days" else ">= 0"
-                raise ValueError(f"{name} must be {least}, got {value!r}")
+            strict = name in ("half_life_days", "consolidated_slowdown")
+            if not value >= 0 or (strict and not value > 0):
+                raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}, got {value!r}")
         self.half_life_seconds = half_life_days * DAY
         self.retention_threshold = retention_threshold
         self.reinforcement_per_access = reinforcement_per_access
         self.reinforcement_cap = reinforcement_cap
-        self.clock = clock
+        self.clock, self.consolidated_slowdown = clock, consolidated_slowdown
         self.audit_log: list[AuditRecord] = []
+
+    def half_life(self, item: Decaying) -> float:
+        """Return the item's half-life in seconds: longer for consolidated memory (D5)."""
+        # A fact or a procedure was distilled from many episodes; it should outlive any one.
+        consolidated = getattr(item, "level", None) in ("semantic", "procedural")
+        return self.half_life_seconds * (self.consolidated_slowdown if consolidated else 1.0)
 
     def weight(self, item: Decaying, now: float | None = None) -> float:
         """Return the item's retention weight at `now` (default: the clock)."""
@@ -84,7 +94,7 @@ class DecayManager:
         # so that weight can never exceed importance plus the cap.
         elapsed = max(0.0, now - item.last_access_at)
         # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
-        decayed = item.importance * 0.5 ** (elapsed / self.half_life_seconds)
+        decayed = item.importance * 0.5 ** (elapsed / self.half_life(item))
         reinforcement = min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)
         return decayed + reinforcement
 

@@ -25,6 +25,7 @@ from .buffered_store import BufferedStore
 from .clock import DAY
 from .consolidation import Consolidator
 from .episodic import EpisodicMemory
+from .forgetting import Forgetting
 from .item import LEVELS, MemoryItem
 from .procedural import ProceduralMemory
 from .recall import RecallPolicy, RecallResult, assemble, gather, rank, reinforce
@@ -48,7 +49,7 @@ class _Layers:
     consolidator: Consolidator
 
 
-class MemoryManager(TaskLifecycle):
+class MemoryManager(TaskLifecycle, Forgetting):
     """Route writes to the right layer and recall across layers, for many isolated users."""
 
     def __init__(
@@ -69,17 +70,17 @@ class MemoryManager(TaskLifecycle):
         self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
         self._layers: dict[str, _Layers] = {}
-        self.tasks: dict[str, dict] = {}  # user -> the task in progress (tasks.py)
+        self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
 
     def layers(self, user_id: str) -> _Layers:
         """Return the user's layers, loading them from the store on first use."""
         require_text("user_id", user_id)
         if user_id not in self._layers:
             semantic = SemanticMemory(self.store, user_id, self.clock)
-            episodic = EpisodicMemory(store=self.store, user_id=user_id)
-            procedural = ProceduralMemory(self.store, user_id, self.clock)
-            consolidator = Consolidator(semantic, *self._consolidation, clock=self.clock)
-            self._layers[user_id] = _Layers(episodic, semantic, procedural, consolidator)
+            self._layers[user_id] = _Layers(
+                EpisodicMemory(store=self.store, user_id=user_id), semantic,
+                ProceduralMemory(self.store, user_id, self.clock),
+                Consolidator(semantic, *self._consolidation, clock=self.clock))  # fmt: skip
         return self._layers[user_id]
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
@@ -97,10 +98,9 @@ class MemoryManager(TaskLifecycle):
         task_id: str | None = None,
         metadata: dict | None = None,
     ) -> MemoryItem | None:
-        """Store content at its level (given, or chosen by `route`); return the item, or None.
+        """Store content at its level (given, or chosen by `route`); return the item, or None if trivial.
 
-        Trivial content is skipped (None, audited). A `subject: value` routed by rule is kept
-        as an event and observed by the consolidator. Raises TypeError/ValueError first.
+        A routed `subject: value` is kept as an event and observed by the consolidator.
         """
         require_text("user_id", user_id)
         if not isinstance(content, str):

@@ -7,19 +7,24 @@ mistakes the documents describe exactly when the memory that prevents them is mi
 without the goal it stops early, without progress it repeats a finished step, without a
 pin it breaks a constraint, without a failed episode it retries a path known to fail.
 
+`ReflectingLLM` answers reflection prompts (document 004 §1) by fixed rules.
+
 Invariants:
-    L1  both mocks are pure functions of their inputs and their own call history.
-    L2  `PromptFollowingLLM` never reads anything but the prompt text.
+    L1  every mock is a pure function of its inputs and its own call history.
+    L2  `PromptFollowingLLM` and `ReflectingLLM` read nothing but the prompt text.
 """
 
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import prompt as layout
+from .active_recall import TOOL_RESULT_HEADER
+from .routing import statement
 from .text import normalize
 
-__all__ = ["ScriptedLLM", "PromptFollowingLLM", "MockEnvironment", "read_prompt", "PromptView"]
+__all__ = ["ScriptedLLM", "PromptFollowingLLM", "ReflectingLLM", "read_prompt"]
 
 
 class ScriptedLLM:
@@ -35,19 +40,6 @@ class ScriptedLLM:
         return self._actions[index] if index < len(self._actions) else layout.FINISH
 
 
-class MockEnvironment:
-    """Answer actions from a table (default `ok`), recording what was executed."""
-
-    def __init__(self, outcomes: Mapping[str, str] | None = None, default: str = "ok") -> None:
-        self.outcomes = dict(outcomes or {})
-        self.default = default
-        self.executed: list[str] = []
-
-    def __call__(self, action: str) -> str:
-        self.executed.append(action)
-        return self.outcomes.get(action, self.default)
-
-
 @dataclass
 class PromptView:
     """What a reader can know from a prompt, and nothing else (L2)."""
@@ -59,6 +51,8 @@ class PromptView:
     failed: list[str] = field(default_factory=list)
     follow: list[list[str]] = field(default_factory=list)
     avoid: list[str] = field(default_factory=list)
+    known: dict[str, str] = field(default_factory=dict)  # "subject: value" lines recalled
+    asked: list[str] = field(default_factory=list)  # queries already sent to search_memory
 
 
 _RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
@@ -66,9 +60,9 @@ _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+
 _PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
-_FORBIDS = re.compile(
-    r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.IGNORECASE
-)
+_RECALLED_LINE = re.compile(r"^- \[\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
+_SLOT = re.compile(r"\{([^{}]+)\}")
+_FORBIDS = re.compile(r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.I)
 
 
 def _path(text: str, separator: str) -> list[str]:
@@ -105,7 +99,24 @@ def read_prompt(text: str) -> PromptView:
             view.avoid.append(match.group(1))
         elif section == layout.RECALLED_HEADER and (match := _PROCEDURE.match(body)):
             view.follow.append(_path(match.group(1), " -> "))  # a recalled procedure is a path to follow
+        elif section == TOOL_RESULT_HEADER and body.startswith("query: "):
+            view.asked.append(normalize(body[len("query: ") :]))
+        if section in (layout.RECALLED_HEADER, TOOL_RESULT_HEADER) and (match := _RECALLED_LINE.match(body)):
+            if pair := statement(match.group(1)):
+                view.known.setdefault(normalize(pair[0]), pair[1])
     return view
+
+
+def _fill(option: str, view: PromptView) -> str:
+    """Fill each `{slot}` from recalled memory, or ask memory for it once (active recall)."""
+    for slot in _SLOT.findall(option):
+        key = normalize(slot)
+        if key in view.known:
+            option = option.replace(f"{{{slot}}}", view.known[key])
+        elif key not in view.asked:
+            arguments = json.dumps({"query": slot, "max_results": 3})
+            return json.dumps({"function_call": {"name": "search_memory", "arguments": arguments}})
+    return option
 
 
 class PromptFollowingLLM:
@@ -134,14 +145,54 @@ class PromptFollowingLLM:
 
         for finished, subtask in view.subtasks:
             options = layout.subtask_options(subtask)
-            if finished or any(normalize(option) in done for option in options):
+            if finished or any(
+                layout.matches_option(action, option) for action in done for option in options
+            ):
                 continue
             # Prefer an option that worked before, then any option not known to fail.
             ranked = sorted(options, key=lambda option: normalize(option) not in followed)
-            return next((option for option in ranked if allowed(option)), options[0])
+            return _fill(next((option for option in ranked if allowed(option)), options[0]), view)
         if not view.subtasks:
             for path in view.follow:
                 for action in path:
                     if normalize(action) not in done and allowed(action):
                         return action
         return layout.FINISH
+
+
+_INTERACTION = re.compile(r"^\[(?P<id>[^\]]+)\] user: (?P<user>.*) \| agent: (?P<agent>.*)$")
+_USER_FACTS = [  # (pattern on the user's words, insight, confidence)
+    (re.compile(r"\bour (.+?) is (.+?)[.!]*$", re.IGNORECASE), "{0}: {1}", 0.9),
+    (re.compile(r"\bi (?:prefer|like|love) (.+?)[.!]*$", re.IGNORECASE), "user prefers {0}", 0.8),
+    (re.compile(r"我(?:喜欢|偏好)(.+?)[。！]*$"), "用户偏好{0}", 0.8),
+]
+_APOLOGY = re.compile(r"\bsorry\b|\bi was wrong\b|抱歉", re.IGNORECASE)
+
+
+class ReflectingLLM:
+    """Reflect on interactions by fixed rules and answer in the insights JSON format (L1, L2).
+
+    "our X is Y" gives the user fact "X: Y"; "I prefer X" gives "user prefers X"; an agent
+    that apologises gives the learning "check before answering: <what the user said>".
+    """
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        insights = {}
+        for line in prompt.splitlines():
+            if not (match := _INTERACTION.match(line.strip())):
+                continue
+            found = [
+                (template.format(*hit.groups()), "user_fact", confidence)
+                for pattern, template, confidence in _USER_FACTS
+                if (hit := pattern.search(match["user"]))
+            ]
+            if _APOLOGY.search(match["agent"]):
+                found.append((f"check before answering: {match['user'][:80]}", "agent_learning", 0.6))
+            for content, kind, confidence in found:
+                entry = {"type": kind, "content": content, "confidence": confidence, "sources": [match["id"]]}
+                insights.setdefault(content, entry)
+        return json.dumps({"insights": list(insights.values())}, ensure_ascii=False)

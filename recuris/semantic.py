@@ -47,7 +47,9 @@ class SemanticMemory:
     ) -> None:
         self.store = store if store is not None else InMemoryStore()
         self.user_id, self.clock = require_text("user_id", user_id), clock
-        self._items = {item.id: item for item in self.store.list(user_id, "semantic")}
+        # Reflection's insights are semantic items too, but not subject = value facts.
+        stored = self.store.list(user_id, "semantic")
+        self._items = {item.id: item for item in stored if "subject" in item.metadata}
 
     def add(
         self,

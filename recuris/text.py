@@ -9,6 +9,7 @@ Invariants:
         character bigrams (a lone CJK character stays a unigram).
     J1  `jaccard` is symmetric, lies in [0, 1], is 1 for equal non-empty token sets and
         0 for disjoint ones (and for two empty sets: no evidence is not similarity).
+    J2  `jaccard_candidates` misses no pair whose similarity reaches the threshold.
     T2  `estimate_tokens` is 0 only for the empty string and never decreases when text
         is appended.
 """
@@ -17,7 +18,16 @@ import math
 import re
 from collections.abc import Iterable
 
-__all__ = ["tokenize", "jaccard", "estimate_tokens", "looks_like_failure", "clip", "flatten", "normalize"]
+__all__ = [
+    "tokenize",
+    "jaccard",
+    "jaccard_candidates",
+    "estimate_tokens",
+    "looks_like_failure",
+    "clip",
+    "flatten",
+    "normalize",
+]
 
 # Han ideographs (with extension A and compatibility forms), kana and Hangul: scripts
 # written without spaces, where a bigram is the smallest unit that carries meaning.
@@ -59,6 +69,30 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
         return 0.0
     shared = len(set_a & set_b)
     return shared / (len(set_a) + len(set_b) - shared)
+
+
+def jaccard_candidates(token_sets: dict[str, frozenset[str]], threshold: float) -> dict[str, set[str]]:
+    """For each key, return the other keys whose Jaccard similarity with it may reach threshold.
+
+    Prefix filtering (J2): order tokens rarest first; two sets with Jaccard >= t share a
+    token among the first |X| - ceil(t·|X|) + 1 of each. So only sets sharing a prefix
+    token are candidates, and no pair that reaches the threshold is missed.
+    Raises ValueError unless 0 < threshold <= 1.
+    """
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"J2: threshold must lie in (0, 1], got {threshold!r}")
+    frequency: dict[str, int] = {}
+    for tokens in token_sets.values():
+        for token in tokens:
+            frequency[token] = frequency.get(token, 0) + 1
+    postings: dict[str, set[str]] = {}
+    prefixes = {}
+    for key, tokens in token_sets.items():
+        ordered = sorted(tokens, key=lambda token: (frequency[token], token))
+        prefixes[key] = ordered[: len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1]
+        for token in prefixes[key]:
+            postings.setdefault(token, set()).add(key)
+    return {key: set().union(*(postings[t] for t in prefix)) - {key} for key, prefix in prefixes.items()}
 
 
 def estimate_tokens(text: str) -> int:

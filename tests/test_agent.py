@@ -3,7 +3,8 @@
 import pytest
 
 from recuris import DecayManager, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
-from recuris.mock_llm import MockEnvironment, PromptFollowingLLM, ScriptedLLM
+from recuris.mock_environment import MockEnvironment
+from recuris.mock_llm import PromptFollowingLLM, ScriptedLLM
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
@@ -262,3 +263,26 @@ def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
     store.down = False
     manager.store.flush()
     assert [i.id for i in store.list("ana", "episodic")] == [result.episode.id]
+
+
+def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
+    """A6: the mock asks search_memory for a slot, gets the answer in a recalled section, and acts."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    llm = PromptFollowingLLM()
+    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=ManualClock(0), threshold=1.0)
+    env = MockEnvironment()
+    result = agent.run("ship release 9", "release", env, ["run tests", "deploy to {deploy region}"])
+    assert result.success and env.executed == ["run tests", "deploy to eu-west"]
+    asked = [p for p in llm.prompts if "## Recalled by search_memory" in p]
+    assert asked and "query: deploy region" in asked[0] and result.steps == 2
+
+
+def test_a_tool_call_without_a_manager_is_answered_with_no_memory():
+    """A6: without a manager the call is answered '(no memory)' and never executed."""
+    call = '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"x\\"}"}}'
+    llm, env = ScriptedLLM([call, "act"]), MockEnvironment()
+    result = make_agent(llm).run("goal", "type", env)
+    assert env.executed == ["act"] and "(no memory)" in llm.prompts[1] and result.success

@@ -45,5 +45,8 @@ def test_demo_shows_each_part_the_design_asks_for():
     assert (
         "it followed the procedure" in text and "forget_user('bob') deleted 1 item(s); bob now has []" in text
     )
+    assert "insight insight-1 (user_fact): 'staging host: stage-7.internal'" in text
+    assert "executed: ['build', 'deploy to stage-7.internal']" in text
+    assert "] merge item-3" in text and "] forget item-1" in text
     for stage in ("[1 initialise]", "[2 decide]", "[3 act]", "[4 observe]", "[5 update]", "[6 settle]"):
         assert stage in text

@@ -28,3 +28,13 @@ def test_subtask_options_split_on_the_separator():
     """P3: alternatives are separated by ' | ', first choice first."""
     assert subtask_options("submit | solve captcha then submit") == ["submit", "solve captcha then submit"]
     assert subtask_options("just one") == ["just one"]
+
+
+def test_a_slot_in_an_option_matches_any_text():
+    """P3: `{slot}` stands for any non-empty text; the rest must match, ignoring case and spacing."""
+    from recuris.prompt import matches_option
+
+    assert matches_option("Deploy to  EU-west", "deploy to {region}")
+    assert not matches_option("deploy to", "deploy to {region}")
+    assert not matches_option("deploy from eu-west", "deploy to {region}")
+    assert matches_option("a.b", "a.b") and not matches_option("axb", "a.b")

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.text import estimate_tokens, jaccard, tokenize
+from recuris.text import estimate_tokens, jaccard, jaccard_candidates, tokenize
 
 token_sets = st.sets(st.text(alphabet="abcdef", min_size=1, max_size=3), max_size=8)
 
@@ -47,3 +47,17 @@ def test_T2_estimate_never_decreases_when_text_is_appended(head, tail):
     """T2: appending text never lowers the estimate, and only "" costs 0."""
     assert estimate_tokens(head + tail) >= estimate_tokens(head)
     assert (estimate_tokens(head) == 0) == (head == "")
+
+
+@given(
+    st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=3), token_sets.filter(bool), max_size=12),
+    st.floats(0.05, 1.0),
+)
+def test_J2_prefix_filtering_misses_no_similar_pair(sets, threshold):
+    """J2: every pair reaching the threshold is among the candidates."""
+    frozen = {key: frozenset(value) for key, value in sets.items()}
+    candidates = jaccard_candidates(frozen, threshold)
+    for a in frozen:
+        for b in frozen:
+            if a != b and jaccard(frozen[a], frozen[b]) >= threshold:
+                assert b in candidates[a]
