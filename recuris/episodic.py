@@ -18,13 +18,14 @@ Invariants:
 """
 
 import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 
 from .item import MemoryItem
 from .records import Episode, Hit, Step
+from .scoring import InvertedIndex, JaccardScorer
 from .store import InMemoryStore, Store
-from .text import jaccard, require_text, tokenize
+from .text import require_text
 
 __all__ = ["EpisodicMemory"]
 
@@ -36,11 +37,6 @@ def _check_query(top_k: int, threshold: float) -> None:
         raise TypeError(f"E2: threshold must be a number, got {type(threshold).__name__}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"E2: threshold must lie in [0, 1], got {threshold!r}")
-
-
-def episode_key(episode: Episode) -> frozenset[str]:
-    """Return the tokens an episode is retrieved by: its task type and its goal."""
-    return frozenset(tokenize(f"{episode.task_type} {episode.goal}"))
 
 
 def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
@@ -87,25 +83,20 @@ def item_to_episode(item: MemoryItem) -> Episode:
 
 
 class EpisodicMemory:
-    """One user's finished episodes, persisted in a Store, with an inverted index over their keys.
+    """One user's finished episodes, persisted in a Store, ranked through a scorer's inverted index.
 
-    `scorer(query_tokens, episode_tokens)` must be 0 for token sets that share nothing,
-    which is what lets the index skip those episodes (E4).
+    The scorer (Jaccard by default, or BM25) indexes each episode's type and goal; a
+    query scores only the episodes that share a term with it (E4, B5).
     """
 
     def __init__(
-        self,
-        scorer: Callable[[Iterable[str], Iterable[str]], float] = jaccard,
-        store: Store | None = None,
-        user_id: str = "default",
+        self, scorer: InvertedIndex | None = None, store: Store | None = None, user_id: str = "default"
     ) -> None:
-        self.scorer = scorer
+        self.scorer = scorer if scorer is not None else JaccardScorer()
         self.store = store if store is not None else InMemoryStore()
         self.user_id = require_text("user_id", user_id)
         self._episodes: dict[str, Episode] = {}  # insertion-ordered
-        self._keys: dict[str, frozenset[str]] = {}
-        self._order: dict[str, int] = {}
-        self._index: dict[str, set[str]] = {}
+        self._newest_first: dict[str, tuple] = {}  # E3's tie-break, precomputed per episode
         self._inserted = 0
         for item in self.store.list(self.user_id, "episodic"):
             if item.metadata.get("kind") == "episode":
@@ -129,12 +120,9 @@ class EpisodicMemory:
 
     def _index_episode(self, episode: Episode) -> None:
         self._inserted += 1
-        key = episode_key(episode)
         self._episodes[episode.id] = episode
-        self._keys[episode.id] = key
-        self._order[episode.id] = self._inserted
-        for token in key:
-            self._index.setdefault(token, set()).add(episode.id)
+        self._newest_first[episode.id] = (-episode.created_at, -self._inserted, episode.id)
+        self.scorer.add(episode.id, self.scorer.analyzer(f"{episode.task_type} {episode.goal}"))
 
     def save(self, episode: Episode) -> None:
         """Write back a stored episode's decay fields after it was accessed."""
@@ -147,12 +135,8 @@ class EpisodicMemory:
         removed = [self._episodes[i] for i in dict.fromkeys(episode_ids) if i in self._episodes]
         self.store.delete(self.user_id, [episode.id for episode in removed])
         for episode in removed:
-            del self._episodes[episode.id], self._order[episode.id]
-            for token in self._keys.pop(episode.id):
-                postings = self._index[token]
-                postings.discard(episode.id)
-                if not postings:
-                    del self._index[token]
+            del self._episodes[episode.id], self._newest_first[episode.id]
+            self.scorer.remove(episode.id)
         return removed
 
     def get(self, episode_id: str) -> Episode | None:
@@ -174,27 +158,28 @@ class EpisodicMemory:
         or one with no tokens, returns no hits.
         """
         _check_query(top_k, threshold)
-        tokens = frozenset(tokenize(query))
-        # Only episodes sharing a token can score above zero (E2), so the postings of
-        # the query's tokens are the whole candidate set.
-        candidates = set().union(*(self._index.get(token, ()) for token in tokens))
-        return self._rank(tokens, candidates, top_k, threshold)
+        terms = self.scorer.analyzer(query)
+        # Only episodes sharing a term can score above zero (E2, B5), so the postings of
+        # the query's terms are the whole candidate set.
+        return self._rank(self.scorer.score_candidates(terms), top_k, threshold)
 
     def retrieve_by_scan(self, query: str, top_k: int = 2, threshold: float = 0.25) -> list[Hit]:
         """Return what `retrieve` returns, by scoring every episode (the reference for E4)."""
         _check_query(top_k, threshold)
-        return self._rank(frozenset(tokenize(query)), self._episodes, top_k, threshold)
+        return self._rank(
+            self.scorer.score_many(self.scorer.analyzer(query), self._episodes), top_k, threshold
+        )
 
-    def _rank(self, tokens: frozenset[str], ids: Iterable[str], top_k: int, threshold: float) -> list[Hit]:
-        scored = []
-        for episode_id in ids:
-            score = self.scorer(tokens, self._keys[episode_id])
-            if score > 0.0 and score >= threshold:
-                episode = self._episodes[episode_id]
-                newest_first = (-episode.created_at, -self._order[episode_id])
-                scored.append(((-score, *newest_first), Hit(score, episode)))
-        best = heapq.nsmallest(top_k, scored, key=lambda pair: pair[0])
-        return [hit for _, hit in best]
+    def _rank(self, scored: list[tuple[str, float]], top_k: int, threshold: float) -> list[Hit]:
+        # Rank plain tuples (best score, then newest: E3) and build Hits for the top k only.
+        newest_first = self._newest_first
+        keyed = [
+            (-score, *newest_first[episode_id])
+            for episode_id, score in scored
+            if score > 0.0 and score >= threshold
+        ]
+        best = heapq.nsmallest(top_k, keyed)
+        return [Hit(-negated, self._episodes[episode_id]) for negated, _, _, episode_id in best]
 
     def __repr__(self) -> str:
-        return f"EpisodicMemory(episodes={len(self._episodes)}, tokens_indexed={len(self._index)})"
+        return f"EpisodicMemory(episodes={len(self._episodes)}, terms_indexed={len(self.scorer.postings)})"

@@ -74,6 +74,7 @@ class Forgetting:
         band = sorted((i for i in decided.kept if i.is_valid and weights[i.id] < merge_ceiling),
                       key=lambda item: (-weights[item.id], item.created_at, item.id))  # fmt: skip
         tokens = {item.id: frozenset(tokenize(item.content)) for item in band}
+        by_id, position = {item.id: item for item in band}, {item.id: n for n, item in enumerate(band)}
         candidates = jaccard_candidates(tokens, merge_similarity)
         grouped, merged = set(), []
         for lead in band:
@@ -84,7 +85,11 @@ class Forgetting:
                 for i in candidates[lead.id] - grouped
                 if jaccard(tokens[lead.id], tokens[i]) >= merge_similarity
             }
-            group = [lead] + [other for other in band if other.id in similar and other.level == lead.level]
+            # Keep the band's order (strongest first) without scanning the band for every lead.
+            others = sorted(
+                (by_id[i] for i in similar if by_id[i].level == lead.level), key=lambda i: position[i.id]
+            )
+            group = [lead, *others]
             if len(group) < 2:
                 continue
             grouped.update(item.id for item in group)

@@ -94,6 +94,16 @@ class MemoryItem:
             raise TypeError(f"unknown MemoryItem fields: {sorted(unknown)}")
         return cls(**data)
 
+    @classmethod
+    def trusted(cls, fields: dict) -> "MemoryItem":
+        """Rebuild an item from a store's own row without re-checking it (it was checked on write).
+
+        Only a Store that wrote the row itself may use this: it skips I1 and I2's checks.
+        """
+        item = object.__new__(cls)
+        item.__dict__.update(fields)
+        return item
+
     def closed(self, at: float, successor: str | None = None) -> "MemoryItem":
         """Return a copy invalidated at `at`, pointing at its successor (I3)."""
         return replace(self, invalidated_at=at, superseded_by=successor)

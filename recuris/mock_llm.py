@@ -61,6 +61,7 @@ _PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
 _RECALLED_LINE = re.compile(r"^- \[\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
+_NOTE = re.compile(r"note: ([^=;]+?) = ([^;]+)")
 _SLOT = re.compile(r"\{([^{}]+)\}")
 _FORBIDS = re.compile(r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.I)
 
@@ -93,6 +94,8 @@ def read_prompt(text: str) -> PromptView:
             view.failed.extend(item.partition(": ")[0] for item in _path(body[len("failed: ") :], "; "))
         elif section == layout.RECENT and (match := _RECENT_STEP.match(body)):
             (view.failed if match.group(3) else view.done).append(match.group(1))
+            for subject, value in _NOTE.findall(match.group(2)):
+                view.known.setdefault(normalize(subject), value)  # the first value read wins
         elif section == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
             view.follow.append(_path(match.group(1), " -> "))
         elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):

@@ -19,14 +19,15 @@ Invariants:
 """
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from .clock import DAY
 from .item import MemoryItem
 from .records import AuditRecord
+from .scoring import InvertedIndex, JaccardScorer
 from .store import Store
-from .text import estimate_tokens, jaccard, normalize, tokenize
+from .text import estimate_tokens, normalize, tokenize
 
 __all__ = [
     "Weights",
@@ -64,6 +65,7 @@ class RecallPolicy:
     weights: Weights = field(default_factory=Weights)
     recency_half_life_days: float = 7.0
     thin_semantic: int = 2
+    scorer: Callable[[], InvertedIndex] = JaccardScorer  # or BM25Scorer: relevance in [0, 1] either way
 
     def __post_init__(self) -> None:
         if not self.recency_half_life_days > 0:
@@ -115,30 +117,45 @@ class RecallResult:
     degraded: bool = False
 
 
+def _relevance(policy: RecallPolicy, query: str, items: list[MemoryItem]) -> dict[str, float]:
+    scorer = policy.scorer()
+    for item in items:
+        scorer.add(item.id, scorer.analyzer(item.content))
+    return dict(scorer.score_candidates(scorer.analyzer(query)))
+
+
 def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
            task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
            include_invalid: bool = False) -> list[Recalled]:  # fmt: skip
     """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
-    tokens, half_life = set(tokenize(query)), policy.recency_half_life_days * DAY
-    found: list[Recalled] = []
+    half_life, found = policy.recency_half_life_days * DAY, []
+    # Jaccard needs no corpus statistics, so only the items sharing a token with the query
+    # need reading; BM25's document frequencies need every item of the level.
+    tokens = tokenize(query)
+    fetch = (lambda level: store.matching(user_id, level, tokens)) if policy.scorer is JaccardScorer else (
+        lambda level: store.list(user_id, level))  # fmt: skip
 
-    def consider(item: MemoryItem, relevance: float, reason: str) -> None:
-        found.append(score(item, relevance, now, policy.weights, half_life, reason))
+    def layer(items: list[MemoryItem], keep, reason) -> None:
+        relevance = _relevance(policy, query, items)
+        for item in items:
+            if keep(item, relevance.get(item.id, 0.0)):
+                found.append(
+                    score(item, relevance.get(item.id, 0.0), now, policy.weights, half_life, reason(item))
+                )
 
-    for item in store.list(user_id, "working", task_id):
-        consider(item, jaccard(tokens, tokenize(item.content)), "working memory of the current task")
-    for item in store.list(user_id, "semantic"):
-        relevance = jaccard(tokens, tokenize(item.content))
-        if relevance > 0 and (item.is_valid or include_invalid):
-            consider(item, relevance, "semantic fact" if item.is_valid else "semantic fact, superseded")
+    layer(
+        store.list(user_id, "working", task_id),
+        lambda item, r: True,
+        lambda item: "working memory of the current task",
+    )
+    layer(fetch("semantic"), lambda item, r: r > 0 and (item.is_valid or include_invalid),
+          lambda item: "semantic fact" if item.is_valid else "semantic fact, superseded")  # fmt: skip
     facts = sum(r.item.level == "semantic" and r.item.is_valid for r in found)
     if facts < policy.thin_semantic:
-        for item in store.list(user_id, "episodic"):
-            relevance = jaccard(tokens, tokenize(item.content))
-            if relevance > 0:
-                consider(item, relevance, f"episode (semantic memory had {facts} relevant fact(s))")
+        reason = f"episode (semantic memory had {facts} relevant fact(s))"
+        layer(fetch("episodic"), lambda item, r: r > 0, lambda item: reason)
     for item, trigger in procedures:
-        consider(item, 1.0, f"procedure triggered by {trigger}")
+        found.append(score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}"))
     return found
 
 

@@ -11,60 +11,24 @@ Invariants:
     S6  any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
         only ever a bound parameter, never part of a statement.
     S9  a batch is written whole or not at all, even if the process dies mid-batch.
+    S13 `matching` returns exactly the items `list` would return that share a token with
+        the query, in the same order.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import sqlite_schema as schema
 from .item import MemoryItem
 from .records import AuditRecord
+from .sqlite_schema import SCHEMA_VERSION, fts_query, item_of, row_of, terms_of
 from .store import StoreError, check_owners
+from .text import tokenize
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
-
-SCHEMA_VERSION = 1
-COLUMNS = (
-    "id user_id level content task_id created_at last_access_at access_count importance metadata "
-    "valid_from invalidated_at superseded_by"
-).split()
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
-    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
-    task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
-    access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
-    valid_from REAL NOT NULL, invalidated_at REAL, superseded_by TEXT);
-CREATE INDEX IF NOT EXISTS items_user_level ON items (user_id, level);
-CREATE INDEX IF NOT EXISTS items_task ON items (task_id);
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
-    item_id TEXT NOT NULL, operation TEXT NOT NULL, reason TEXT NOT NULL, weight REAL);
-CREATE INDEX IF NOT EXISTS audit_user ON audit (user_id);
-CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
-CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
-"""
-_SELECT = f"SELECT {', '.join(COLUMNS)} FROM items"
-_OWNER = "SELECT user_id FROM items WHERE id = ?"
-_UPSERT = (
-    f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
-    f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
-)
-
-
-def _row(item: MemoryItem) -> tuple:
-    data = item.to_dict()
-    data["metadata"] = json.dumps(data["metadata"], ensure_ascii=False, sort_keys=True)
-    return tuple(data[column] for column in COLUMNS)
-
-
-def _item(row: tuple) -> MemoryItem:
-    data = dict(zip(COLUMNS, row, strict=True))
-    data["metadata"] = json.loads(data["metadata"])
-    return MemoryItem(**data)
 
 
 class SQLiteStore:
@@ -83,7 +47,8 @@ class SQLiteStore:
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA secure_delete = ON")
-            self._db.executescript(SCHEMA)
+            self._db.executescript(schema.SCHEMA)
+            self.fts = self._term_index()
             versions = [row[0] for row in self._db.execute("SELECT version FROM schema_version")]
             if not versions:
                 self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
@@ -118,34 +83,65 @@ class SQLiteStore:
         batch = list(items)
 
         def write(db: sqlite3.Connection) -> None:
-            check_owners(batch, lambda item_id: (db.execute(_OWNER, (item_id,)).fetchone() or [None])[0])
-            db.executemany(_UPSERT, [_row(item) for item in batch])
+            check_owners(
+                batch, lambda item_id: (db.execute(schema.OWNER, (item_id,)).fetchone() or [None])[0]
+            )
+            db.executemany(schema.UPSERT, [row_of(item) for item in batch])
+            if self.fts:  # S12: the term index follows every write, in the same transaction
+                db.executemany(schema.TERMS_DELETE, [(item.id,) for item in batch])
+                db.executemany(schema.TERMS_INSERT, [(terms_of(item.content), item.id) for item in batch])
 
         self._transaction(write)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
-        rows = self._run(f"{_SELECT} WHERE id = ? AND user_id = ?", (item_id, user_id))
-        return _item(rows[0]) if rows else None
+        rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
+        return item_of(rows[0]) if rows else None
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
         rows = self._run(
-            f"{_SELECT} WHERE user_id = ? AND (? IS NULL OR level = ?) "
+            f"{schema.SELECT_ITEMS} WHERE user_id = ? AND (? IS NULL OR level = ?) "
             "AND (? IS NULL OR task_id = ?) ORDER BY rowid",
             (user_id, level, level, task_id, task_id),
         )
-        return [_item(row) for row in rows]
+        return [item_of(row) for row in rows]
+
+    def _term_index(self) -> bool:
+        # FTS5 is in nearly every sqlite3 build; without it, `matching` filters in Python.
+        try:
+            self._db.execute(schema.FTS_SCHEMA)
+            return True
+        except sqlite3.OperationalError:
+            return False
+
+    def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]:
+        """Return the user's items at a level that share a token with `tokens` (S12), oldest first."""
+        tokens = set(tokens)
+        if not tokens:
+            return []
+        if not self.fts:
+            return [item for item in self.list(user_id, level) if tokens & set(tokenize(item.content))]
+        return [item_of(row) for row in self._run(schema.MATCHING, (fts_query(tokens), user_id, level))]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        pairs = [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
-        statement = "DELETE FROM items WHERE id = ? AND user_id = ?"
-        return self._transaction(lambda db: sum(db.execute(statement, pair).rowcount for pair in pairs))
+        return self._delete(
+            "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
+        )
 
     def delete_user(self, user_id: str) -> int:
-        deleted = self._transaction(
-            lambda db: db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
-        )
+        deleted = self._delete("user_id = ?", [(user_id,)])
+        if self.fts:  # FTS5 keeps deleted terms in old segments until they are merged away
+            self._run("INSERT INTO items_terms (items_terms) VALUES ('optimize')")
         self._checkpoint()
         return deleted
+
+    def _delete(self, where: str, parameters: list[tuple]) -> int:
+        def work(db: sqlite3.Connection) -> int:
+            if self.fts:
+                terms = f"DELETE FROM items_terms WHERE rowid IN (SELECT rowid FROM items WHERE {where})"
+                db.executemany(terms, parameters)
+            return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
+
+        return self._transaction(work)
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from .item import MemoryItem
 from .records import AuditRecord
+from .text import tokenize
 
 __all__ = ["Store", "StoreError", "InMemoryStore", "append_superseding"]
 
@@ -39,6 +40,7 @@ class Store(Protocol):
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]: ...
+    def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
     def users(self) -> list[str]: ...
@@ -92,6 +94,11 @@ class InMemoryStore:
             and (level is None or item.level == level)
             and (task_id is None or item.task_id == task_id)
         ]
+
+    def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]:
+        """The user's items at a level that share a token with `tokens` (a scan: this is the model)."""
+        tokens = set(tokens)
+        return [item for item in self.list(user_id, level) if tokens & set(tokenize(item.content))]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         doomed = [

@@ -78,7 +78,8 @@ class EpisodicMachine(RuleBasedStateMachine):
 
     @invariant()
     def E4_index_holds_exactly_the_stored_episodes(self):
-        indexed = set().union(*self.memory._index.values()) if self.memory._index else set()
+        postings = self.memory.scorer.postings
+        indexed = set().union(*postings.values()) if postings else set()
         assert indexed == set(self.model)
 
 

@@ -113,6 +113,7 @@ def test_forget_user_leaves_no_text_anywhere_in_the_database(tmp_path, clock):
     manager.store.close()
     on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert b"XYZZY" not in on_disk and b"something else entirely" in on_disk
+    assert b"xyzzy".hex().encode() not in on_disk  # nor in the term index's hex tokens
 
 
 def test_a_failing_store_makes_recall_return_nothing_with_a_warning(caplog):

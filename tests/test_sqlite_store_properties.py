@@ -54,3 +54,19 @@ def test_S1_S6_any_item_survives_a_reopen_unchanged(rows):
             assert reopened.get(written.user_id, written.id) == written
         assert reopened.integrity() == "ok"
         reopened.close()
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["ana", "bob"]), texts), min_size=1, max_size=10), st.text(max_size=40)
+)
+def test_S12_S13_matching_equals_a_filtered_list(rows, query):
+    """S12, S13: the term index finds exactly the items that share a token with the query."""
+    from recuris.text import tokenize
+
+    store = SQLiteStore(":memory:")
+    store.put([MemoryItem(id=f"i{n}", user_id=user, level="episodic", content=content)
+               for n, (user, content) in enumerate(rows)])  # fmt: skip
+    tokens = set(tokenize(query))
+    for user in ("ana", "bob"):
+        expected = [i.id for i in store.list(user, "episodic") if tokens & set(tokenize(i.content))]
+        assert [i.id for i in store.matching(user, "episodic", tokens)] == expected

@@ -89,3 +89,22 @@ def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
     assert [r.user_id for r in store.audit(item_id="i2")] == ["bob"]
     assert store.scrub_audit("ana") == 1
     assert store.audit("ana") == [AuditRecord("i1", "write", "", 1.0, None, "ana")]
+
+
+def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
+    """S13: matching equals filtering list by shared tokens, for one user and level."""
+    store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys"),
+               item("i3", content="注册账号 today"), item("i4", content="deploy again", level="semantic"),
+               item("i5", user="bob", content="deploy for bob")])  # fmt: skip
+    assert [i.id for i in store.matching("ana", "episodic", ["deploy", "账号"])] == ["i1", "i3"]
+    assert store.matching("ana", "episodic", []) == []
+
+
+def test_matching_follows_updates_and_deletes(store):
+    """S12: the term index follows a rewritten content and a deletion."""
+    store.put([item("i1", content="alpha beta")])
+    store.put([item("i1", content="gamma delta")])
+    assert store.matching("ana", "episodic", ["alpha"]) == []
+    assert [i.id for i in store.matching("ana", "episodic", ["gamma"])] == ["i1"]
+    store.delete("ana", ["i1"])
+    assert store.matching("ana", "episodic", ["gamma"]) == []

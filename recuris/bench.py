@@ -1,0 +1,94 @@
+"""Benchmarks: `python -m recuris.bench locomo PATH...` and `python -m recuris.bench speed`.
+
+Document 003 §6 asks for retrieval measured on labelled sets and for cost measured in
+tokens and latency; document 004 quotes MemoryBank's slowdown and loss of recall at scale.
+Both commands print markdown tables whose every comparison was measured in the same run;
+docs/benchmarks.md records them with the machine they ran on.
+
+Invariants:
+    Q9  a benchmark reads only the paths it is given and writes only to a temporary folder.
+"""
+
+import argparse
+import os
+import platform
+import sys
+
+from . import locomo, speed
+from .simulation import simulate
+
+__all__ = ["main"]
+
+
+def _row(*cells: object) -> None:
+    print("| " + " | ".join(str(cell) for cell in cells) + " |")
+
+
+def _locomo(paths: list[str]) -> None:
+    conversations = [locomo.load(path) for path in paths]
+    questions = sum(len(c.questions) for c in conversations)
+    print(f"LoCoMo retrieval: {len(conversations)} conversations, {questions} questions "
+          "(categories 1-4 with evidence)\n")  # fmt: skip
+    _row("retriever", "R@1", "R@5", "R@10", "MRR")
+    _row("---", "---", "---", "---", "---")
+    for name, build in locomo.RETRIEVERS.items():
+        scores = locomo.evaluate(conversations, build)
+        _row(name, *(f"{value:.3f}" for value in (scores.r1, scores.r5, scores.r10, scores.mrr)))
+
+
+def _speed(quick: bool) -> None:
+    sizes = (1_000, 5_000) if quick else (1_000, 10_000, 100_000)
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}\n")
+    _row("measure", "size", "recuris", "baseline", "ratio")
+    _row("---", "---", "---", "---", "---")
+    for size in sizes:
+        timing = speed.retrieval(size, queries=20 if quick else 50)
+        (p50, p95), (s50, s95) = timing["indexed"], timing["scan"]
+        _row("episodic retrieval p50 / p95 (ms): index vs scan, same top-5", f"{size:,} episodes",
+             f"{p50:.2f} / {p95:.2f}", f"{s50:.2f} / {s95:.2f}", f"1/{s50 / max(p50, 1e-9):.0f}")  # fmt: skip
+    steps = 200 if quick else 1000
+    growth = speed.prompt_growth(steps, marks=(10, 50, 100, steps))
+    ours, full = growth["recuris"], growth["full history"]
+    for mark in (10, 50, 100, steps):
+        _row(f"prompt tokens at step {mark}", f"{steps}-step task", ours[mark], full[mark],
+             f"{ours[mark] / full[mark]:.2f}")  # fmt: skip
+    _row(f"prompt tokens, step {steps} / step 50", "", f"{ours[steps] / ours[50]:.2f}",
+         f"{full[steps] / full[50]:.2f}", "")  # fmt: skip
+    cycle = speed.decay_cycle(sizes[-1])
+    _row("decay cycle (s): decide / manager forget + merge", f"{sizes[-1]:,} items",
+         f"{cycle['decide_s']:.3f} / {cycle['manager_cycle_s']:.3f}", "",
+         f"{cycle['forgotten']:,} forgotten, {cycle['after']:,} left")  # fmt: skip
+    year = simulate(days=90 if quick else 365)
+    _row(f"store size after {year.days} simulated days, {year.per_day} a day", f"{year.written:,} written",
+         f"{year.sizes[-1]} (plateau {year.plateau:.0f})", f"{year.written:,} (no forgetting)",
+         f"1/{year.written / max(1, year.sizes[-1]):.0f}")  # fmt: skip
+    store = speed.sqlite(sizes[-1])
+    (r50, r95) = store["recall"]
+    _row("SQLite: items written per second, batches of 1,000", f"{sizes[-1]:,} items",
+         f"{store['items_per_s']:,.0f}", "", "")  # fmt: skip
+    _row("SQLite: reopen / first recall, loading the layers (ms)", f"{sizes[-1]:,} items",
+         f"{store['reopen_ms']:.1f} / {store['first_recall_ms']:.0f}", "", "")  # fmt: skip
+    _row("SQLite: manager recall p50 / p95 (ms), Jaccard via the term index", f"{sizes[-1]:,} items",
+         f"{r50:.1f} / {r95:.1f}", "", "")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a benchmark; return the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m recuris.bench", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("locomo", help="retrieval on LoCoMo files").add_argument("paths", nargs="+")
+    commands.add_parser("speed", help="speed and scale").add_argument("--quick", action="store_true")
+    arguments = parser.parse_args(argv)
+    try:
+        if arguments.command == "locomo":
+            _locomo(arguments.paths)
+        else:
+            _speed(arguments.quick)
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Example tests for recuris.long_horizon: the A/B suite and its traps (Q10, Q11)."""
+
+from recuris.long_horizon import CONDITIONS, SlidingWindowMemory, Task, run_suite, suite
+
+
+def test_the_suite_has_at_least_twenty_tasks_of_ten_to_sixty_steps_with_every_trap():
+    """Q10: 24 deterministic tasks; each trap appears in several of them."""
+    tasks = suite()
+    assert len(tasks) >= 20 and all(10 <= len(t.plan) <= 60 for t in tasks)
+    assert sum(bool(t.failing) for t in tasks) >= 5 and sum(bool(t.constraints) for t in tasks) >= 5
+    assert sum(bool(t.notes) for t in tasks) >= 5
+    assert [t.plan for t in suite()] == [t.plan for t in tasks]
+
+
+def test_success_requires_the_plan_done_without_violation_or_stale_value():
+    """Q11: the judge counts done steps, constraint breaks, stale values and errors."""
+    task = Task(goal="g", plan=["a", "b | c"], failing={"b"}, forbidden="MySQL", stale={"c"})
+    for action in ["a", "b", "b"]:
+        task.act(action)
+    assert not task.succeeded()  # two errors and "b | c" never done
+    clean = Task(goal="g", plan=["a", "b | c"], failing={"b"})
+    for action in ["a", "b", "c"]:
+        clean.act(action)
+    assert clean.succeeded()
+
+
+def test_the_sliding_window_loses_the_task_statement():
+    """The baseline shows the goal only while the first message is in the window."""
+    memory = SlidingWindowMemory(window_size=3)
+    memory.init_task("the goal", ["a", "b"])
+    memory.add_step("a", "ok")
+    assert "Goal: the goal" in memory.to_prompt_section()
+    for action in ["x", "y", "z"]:
+        memory.add_step(action, "ok")
+    section = memory.to_prompt_section()
+    assert "Goal:" not in section and section.count("->") == 2
+
+
+def test_recuris_succeeds_where_the_baselines_fail():
+    """A/B: on the same tasks and model, recuris succeeds on every task, without stale values,
+    and uses fewer prompt tokens per step than full history."""
+    results = run_suite()
+    ours = results["recuris (window 6 + summary + pins)"]
+    full, window = results["full history"], results["sliding window (12 messages)"]
+    assert set(results) == set(CONDITIONS) and ours.runs == full.runs == 24
+    assert ours.success_rate == 1.0 and ours.success_rate > full.success_rate > window.success_rate
+    assert ours.pollution == 0.0 < full.pollution
+    assert ours.tokens_per_step < full.tokens_per_step
