@@ -6,6 +6,7 @@ prompt alone. Each task narrates the six stages of the loop (document 000 §2.3)
 1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle.
 """
 
+import argparse
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -24,6 +25,7 @@ from recuris import (
     estimate_tokens,
 )
 from recuris.clock import DAY
+from recuris.llm_http import OpenAICompatibleChat
 from recuris.mock_environment import MockEnvironment
 from recuris.mock_llm import PromptFollowingLLM, ReflectingLLM
 from recuris.reflection import ReflectionCallback
@@ -39,12 +41,13 @@ def day(clock: ManualClock) -> str:
     return f"day {(clock() - START) / DAY:.1f}"
 
 
-def main() -> None:
+def main(llm=None, reflector=None) -> None:
+    """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
     clock = ManualClock(START)
     working = WorkingMemory(window_size=6, max_summary_chars=300)
     episodic = EpisodicMemory()
     decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
-    llm = PromptFollowingLLM()
+    llm = llm or PromptFollowingLLM()
     agent = RecurisAgent(
         working,
         episodic,
@@ -102,17 +105,18 @@ def main() -> None:
     third = long_agent.run(goal, "database migration", migrate, plan, constraints=["do not use MySQL"])
     prompts, trajectory = llm.prompts[first_prompt:], third.episode.trajectory
     print("    prompt  recuris tokens  raw history so far (what a full-history prompt adds)")
-    for number in (1, 8, 16, 24, 32, len(prompts)):
+    for number in sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)}):
         raw = estimate_tokens("\n".join(step.render() for step in trajectory[: number - 1]))
         print(f"    {number:>6}  {estimate_tokens(prompts[number - 1]):>14}  {raw:>6} tokens")
     print(
         f"  -> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
         f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}"
     )
-    index_step = next(s for s in third.episode.trajectory if s.action.startswith("create indexes"))
+    index_step = next((s for s in third.episode.trajectory if s.action.startswith("create indexes")), None)
+    chose = f"step {index_step.index} chose {index_step.action!r}, as the pin requires" if index_step else (
+        "no step built indexes")  # fmt: skip
     print(
-        f"  -> step {index_step.index} chose {index_step.action!r}, as the pin requires; the episode keeps"
-        f" all {len(third.episode.trajectory)} steps; the summary at the end:"
+        f"  -> {chose}; the episode keeps all {len(third.episode.trajectory)} steps; the summary at the end:"
     )
     for line in third.episode.summary.splitlines():
         print(f"     {line}")
@@ -146,7 +150,7 @@ def main() -> None:
     for record in report.audit:
         print(f"    {record.render()}")
 
-    manager_tour(clock, llm)
+    manager_tour(clock, llm, reflector or ReflectingLLM())
 
     banner("K", "The state of memory after the tour")
     print(f"    working memory : {working!r}")
@@ -158,7 +162,7 @@ def main() -> None:
     print(f"    decay audit log: {len(decay.audit_log)} record(s); LLM calls: {len(llm.prompts)}")
 
 
-def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
+def manager_tour(clock: ManualClock, llm, reflector) -> None:
     """F to J: every layer behind one manager, on SQLite, for two isolated users."""
     folder = tempfile.TemporaryDirectory()
     path = Path(folder.name) / "memory.db"
@@ -204,7 +208,7 @@ def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
     for line in recalled:
         print(f"    {line}")
     print(f"    -> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}")
-    evolving_tour(manager, clock, llm)
+    evolving_tour(manager, clock, llm, reflector)
 
     banner("J", "A forgotten user, and the database reopened")
     deleted = manager.forget_user("bob")
@@ -219,12 +223,12 @@ def manager_tour(clock: ManualClock, llm: PromptFollowingLLM) -> None:
     folder.cleanup()
 
 
-def evolving_tour(manager: MemoryManager, clock: ManualClock, llm: PromptFollowingLLM) -> None:
+def evolving_tour(manager: MemoryManager, clock: ManualClock, llm, reflector) -> None:
     """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
     banner(
         "H", "Reflection turns a conversation into an insight; a later task asks for it with search_memory"
     )
-    reflection = ReflectionCallback(ReflectingLLM(), manager, threshold=3, user_id="ana")
+    reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
     for user, agent_reply in [
         ("Can you check the build?", "The build is green."),
         ("Our staging host is stage-7.internal.", "Noted."),
@@ -239,10 +243,11 @@ def evolving_tour(manager: MemoryManager, clock: ManualClock, llm: PromptFollowi
     agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock, threshold=1.0)
     environment = MockEnvironment()
     run = agent.run("get release 8 ready for QA", "qa", environment, ["build", "deploy to {staging host}"])
-    answered = next(p for p in reversed(llm.prompts) if "## Recalled by search_memory" in p)
-    print("    the model asked search_memory for the {staging host} slot; its next prompt carried:")
-    for line in answered.split("## Recalled by search_memory")[1].split("\n\n")[0].splitlines()[:3]:
-        print(f"      {line.strip()}")
+    answered = next((p for p in reversed(llm.prompts) if "## Recalled by search_memory" in p), "")
+    if answered:
+        print("    the model asked search_memory for the {staging host} slot; its next prompt carried:")
+        for line in answered.split("## Recalled by search_memory")[1].split("\n\n")[0].splitlines()[:3]:
+            print(f"      {line.strip()}")
     print(f"    -> success={run.success}; executed: {environment.executed}")
 
     banner("I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused")
@@ -255,5 +260,31 @@ def evolving_tour(manager: MemoryManager, clock: ManualClock, llm: PromptFollowi
     )
 
 
+class ShowingLLM:
+    """Send each prompt to a real endpoint, and show the prompt and the reply."""
+
+    def __init__(self, client) -> None:
+        self.client, self.prompts = client, []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        print("    >>> prompt sent:\n" + "\n".join(f"    | {line}" for line in prompt.splitlines()))
+        reply = self.client(prompt)
+        print(f"    <<< reply: {reply!r}")
+        return reply
+
+
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(
+        description="The recuris tour; offline and deterministic unless --llm is given."
+    )
+    parser.add_argument(
+        "--llm", metavar="URL", help="an OpenAI-compatible base URL, e.g. http://localhost:8000/v1"
+    )
+    parser.add_argument("--model", help="the model name the endpoint serves (or set RECURIS_MODEL)")
+    arguments = parser.parse_args()
+    if arguments.llm:
+        client = ShowingLLM(OpenAICompatibleChat(arguments.llm, arguments.model))
+        main(client, client)
+    else:
+        main()

@@ -100,7 +100,10 @@ class EpisodicMemory:
         self._inserted = 0
         for item in self.store.list(self.user_id, "episodic"):
             if item.metadata.get("kind") == "episode":
-                self._index_episode(item_to_episode(item))
+                # A scorer that persists its terms (embedding vectors) reuses the stored ones:
+                # a reload must not call the embedder again for every episode (B8).
+                episode, stored = item_to_episode(item), item.metadata.get("embedding")
+                self._index_episode(episode, stored if self._persists and stored else self._terms(episode))
 
     def add_episode(self, episode: Episode) -> Episode:
         """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
@@ -112,23 +115,37 @@ class EpisodicMemory:
             raise TypeError(f"add_episode needs an Episode, got {type(episode).__name__}")
         if episode.id in self._episodes:
             raise ValueError(f"E5: an episode with id {episode.id!r} is already stored")
-        item = episode_to_item(replace(episode, id=episode.id or self.store.new_id("episode")), self.user_id)
+        terms = self._terms(episode)
+        item = self._item(replace(episode, id=episode.id or self.store.new_id("episode")), terms)
         self.store.put([item])  # raises ValueError if another user owns the id
         episode.id = item.id
-        self._index_episode(episode)
+        self._index_episode(episode, terms)
         return episode
 
-    def _index_episode(self, episode: Episode) -> None:
+    @property
+    def _persists(self) -> bool:
+        return getattr(self.scorer, "persist", False)
+
+    def _item(self, episode: Episode, terms) -> MemoryItem:
+        item = episode_to_item(episode, self.user_id)
+        if self._persists:
+            item.metadata["embedding"] = list(terms)
+        return item
+
+    def _index_episode(self, episode: Episode, terms) -> None:
         self._inserted += 1
         self._episodes[episode.id] = episode
         self._newest_first[episode.id] = (-episode.created_at, -self._inserted, episode.id)
-        self.scorer.add(episode.id, self.scorer.analyzer(f"{episode.task_type} {episode.goal}"))
+        self.scorer.add(episode.id, terms)
+
+    def _terms(self, episode: Episode):
+        return self.scorer.analyzer(f"{episode.task_type} {episode.goal}")
 
     def save(self, episode: Episode) -> None:
         """Write back a stored episode's decay fields after it was accessed."""
         if self._episodes.get(episode.id) is not episode:
             raise ValueError(f"episode {episode.id!r} is not stored in this memory")
-        self.store.put([episode_to_item(episode, self.user_id)])
+        self.store.put([self._item(episode, getattr(self.scorer, "vectors", {}).get(episode.id, ()))])
 
     def remove(self, episode_ids: Iterable[str]) -> list[Episode]:
         """Remove the episodes with these ids (unknown ids are ignored); return those removed."""

@@ -13,15 +13,17 @@ Invariants:
     B6  adding then removing a document leaves the index as it was.
     B7  `analyze` is deterministic: lower-cased words minus English stop words, lightly
         stemmed, and CJK bigrams, so "deployments" and "deploy" meet.
+    B8  `CosineScorer` scores max(0, cosine) of embedding vectors, in [0, 1], by a linear
+        scan; its vectors are stored with the items (`persist`), so a reload embeds nothing.
 """
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .text import tokenize
 
-__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "analyze", "stem", "STOP_WORDS"]
+__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "CosineScorer", "analyze", "stem", "STOP_WORDS"]
 
 STOP_WORDS = frozenset(
     (
@@ -161,3 +163,46 @@ class BM25Scorer(InvertedIndex):
         query = set(query)
         best = sum(self.idf(term) for term in query) * (self.k1 + 1)
         return [(key, min(1.0, self.raw(query, key) / best) if best > 0 else 0.0) for key in keys]
+
+
+class CosineScorer:
+    """Cosine similarity of embeddings (document 000 §3.2's production choice), by linear scan.
+
+    `embed(texts) -> vectors` is any embedder, e.g. `OpenAICompatibleEmbeddings.embed`. The
+    "terms" of a document are its vector; `persist` tells a memory to store it with the item.
+    """
+
+    persist = True
+
+    def __init__(self, embed: Callable[[list[str]], list[list[float]]]) -> None:
+        self.embed = embed
+        self.vectors: dict[str, list[float]] = {}
+        self.postings: dict[str, set[str]] = {}  # no index: every document is a candidate
+
+    def analyzer(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+    def add(self, key: str, vector: list[float]) -> None:
+        self.vectors[key] = list(vector)
+
+    def remove(self, key: str) -> None:
+        self.vectors.pop(key, None)
+
+    def candidates(self, query) -> set[str]:
+        return set(self.vectors)
+
+    def score_many(self, query: list[float], keys: Iterable[str]) -> list[tuple[str, float]]:
+        query_norm = math.sqrt(math.fsum(x * x for x in query))
+        scored = []
+        for key in keys:
+            vector = self.vectors[key]
+            norm = query_norm * math.sqrt(math.fsum(x * x for x in vector))
+            cosine = math.fsum(a * b for a, b in zip(query, vector, strict=True)) / norm if norm else 0.0
+            scored.append((key, min(1.0, max(0.0, cosine))))
+        return scored
+
+    def score_candidates(self, query: list[float]) -> list[tuple[str, float]]:
+        return self.score_many(query, list(self.vectors))
+
+    def __len__(self) -> int:
+        return len(self.vectors)

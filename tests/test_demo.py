@@ -50,3 +50,18 @@ def test_demo_shows_each_part_the_design_asks_for():
     assert "] merge item-3" in text and "] forget item-1" in text
     for stage in ("[1 initialise]", "[2 decide]", "[3 act]", "[4 observe]", "[5 update]", "[6 settle]"):
         assert stage in text
+
+
+def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts():
+    """`python agent_demo.py --llm URL --model NAME` sends every prompt over HTTP and prints it."""
+    from stub_openai import StubServer
+
+    with StubServer() as stub:
+        command = [sys.executable, "agent_demo.py", "--llm", stub.url, "--model", "stub"]
+        completed = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, encoding="utf-8", timeout=120
+        )
+        assert completed.returncode == 0, completed.stderr
+        sent = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
+    assert completed.stdout.count(">>> prompt sent:") == len(sent) > 20
+    assert "=== K. The state of memory after the tour" in completed.stdout

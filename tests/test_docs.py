@@ -58,3 +58,17 @@ def test_readme_excerpt_is_real_demo_output():
     golden = (ROOT / "tests" / "golden" / "agent_demo.txt").read_text(encoding="utf-8")
     lines = [line for line in excerpt.splitlines() if line.strip() and line.strip() != "..."]
     assert lines and [line for line in lines if line not in golden] == []
+
+
+def python_blocks():
+    for path in CHAPTERS:
+        for number, block in enumerate(
+            re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+        ):
+            yield pytest.param(block, id=f"{path.name}-{number}")
+
+
+@pytest.mark.parametrize("block", list(python_blocks()))
+def test_python_blocks_in_the_docs_run(block):
+    """Every ```python block in docs/ runs against the current code (the sketches define, not call)."""
+    exec(compile(block, "<docs>", "exec"), {})

@@ -1,0 +1,21 @@
+"""Rung 2: episodic memory. A failed task is remembered as a path to avoid; a similar task finds it.
+
+Run: python examples/02_episodic_retrieval.py
+"""
+
+from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris.mock_environment import MockEnvironment
+from recuris.mock_llm import PromptFollowingLLM
+
+plan = ["open signup page", "fill email", "submit | solve captcha then submit"]
+site = {"submit": "error: captcha required"}
+agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), PromptFollowingLLM(), clock=ManualClock(0))
+
+first = agent.run("register an account", "web form", MockEnvironment(site), plan)
+print(f"first task:  success={first.success}  ({first.failure_reason})")
+
+for hit in agent.episodic.retrieve("web form register another account", top_k=2):
+    print(f"retrieved:   {hit.render()}")
+
+second = agent.run("register another account", "web form", MockEnvironment(site), plan)
+print(f"second task: success={second.success}  path: {' -> '.join(second.episode.actions)}")

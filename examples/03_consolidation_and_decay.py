@@ -1,0 +1,26 @@
+"""Rung 3: what moves memory. Statements seen twice become facts; unused memories fade.
+
+Run: python examples/03_consolidation_and_decay.py
+"""
+
+from recuris import Consolidator, DecayManager, Episode, EpisodicMemory, ManualClock, SemanticMemory
+from recuris.clock import DAY
+
+clock = ManualClock(0)
+facts = SemanticMemory(clock=clock)
+consolidator = Consolidator(facts, min_occurrences=2, window_seconds=7 * DAY, clock=clock)
+print(consolidator.observe("team language", "Python", "episode-1"))  # None: one witness
+fact = consolidator.observe("team language", "python", "episode-2")
+print(f"promoted: {fact.render()}")
+
+episodes, decay = EpisodicMemory(), DecayManager(half_life_days=7, clock=clock)
+used = episodes.add_episode(Episode(task_type="deploy", goal="ship the weekly release", status="success"))
+episodes.add_episode(Episode(task_type="report", goal="export a one-off report", status="success"))
+for _ in range(3):
+    clock.advance(7 * DAY)
+    decay.on_access(used)  # retrieved every week: reinforced
+report = decay.run_cycle(episodes.episodes)
+episodes.remove(item.id for item in report.forgotten)
+for record in report.audit:
+    print(record.render())
+print(f"left: {[e.goal for e in episodes.episodes]}")
