@@ -72,3 +72,10 @@ def python_blocks():
 def test_python_blocks_in_the_docs_run(block):
     """Every ```python block in docs/ runs against the current code (the sketches define, not call)."""
     exec(compile(block, "<docs>", "exec"), {})
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if chapter_module(p)], ids=lambda p: p.name)
+def test_each_chapter_states_design_invariants_defects_and_trade_offs(path):
+    """A module's chapter has the four parts the style asks for."""
+    text = path.read_text(encoding="utf-8")
+    assert [s for s in ("## Design", "## Invariants", "## Defects fixed", "## Trade-offs") if s not in text] == []
