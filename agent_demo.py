@@ -114,7 +114,7 @@ def main(llm=None, reflector=None) -> None:
     )
     index_step = next((s for s in third.episode.trajectory if s.action.startswith("create indexes")), None)
     chose = f"step {index_step.index} chose {index_step.action!r}, as the pin requires" if index_step else (
-        "no step built indexes")  # fmt: skip
+        "no step built indexes")
     print(
         f"  -> {chose}; the episode keeps all {len(third.episode.trajectory)} steps; the summary at the end:"
     )
@@ -238,7 +238,7 @@ def evolving_tour(manager: MemoryManager, clock: ManualClock, llm, reflector) ->
     print(f"    3 interactions buffered (no model call yet); ready={reflection.ready}")
     for insight in reflection.reflect().stored:
         print(f"    insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
-              f" from {insight.metadata['source_ids']}")  # fmt: skip
+              f" from {insight.metadata['source_ids']}")
     clock.advance(DAY)
     agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock, threshold=1.0)
     environment = MockEnvironment()

@@ -46,7 +46,7 @@ def search_memory_tool() -> dict:
                         "maximum": MAX_RESULTS,
                         "default": 3,
                         "description": "the most memories to return",
-                    },  # fmt: skip
+                    },
                 },
                 "required": ["query"],
                 "additionalProperties": False,
@@ -106,7 +106,7 @@ class ActiveRecall:
         except (ValueError, TypeError, RecursionError) as error:
             return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})
         results = [{"id": r.item.id, "level": r.item.level, "content": r.item.content,
-                    "score": r.breakdown(), "reason": r.reason} for r in found.results]  # fmt: skip
+                    "score": r.breakdown(), "reason": r.reason} for r in found.results]
         return json.dumps(
             {"query": query, "results": results, "degraded": found.degraded}, ensure_ascii=False
         )
@@ -120,7 +120,7 @@ class ActiveRecall:
             return f"{TOOL_RESULT_HEADER}\n  error: {reply['error']}"
         lines = [f"{TOOL_RESULT_HEADER}", f"  query: {reply['query']}"]
         lines += [f"  - [{r['level']}] {flatten(r['content'], 200)} (relevance {r['score']['relevance']:.2f})"
-                  for r in reply["results"]] or ["  (nothing found)"]  # fmt: skip
+                  for r in reply["results"]] or ["  (nothing found)"]
         return "\n".join(lines)
 
     def best_similarity(self, text: str) -> float:

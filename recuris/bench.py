@@ -28,7 +28,7 @@ def _locomo(paths: list[str]) -> None:
     conversations = [locomo.load(path) for path in paths]
     questions = sum(len(c.questions) for c in conversations)
     print(f"LoCoMo retrieval: {len(conversations)} conversations, {questions} questions "
-          "(categories 1-4 with evidence)\n")  # fmt: skip
+          "(categories 1-4 with evidence)\n")
     _row("retriever", "R@1", "R@5", "R@10", "MRR")
     _row("---", "---", "---", "---", "---")
     for name, build in locomo.RETRIEVERS.items():
@@ -45,31 +45,31 @@ def _speed(quick: bool) -> None:
         timing = speed.retrieval(size, queries=20 if quick else 50)
         (p50, p95), (s50, s95) = timing["indexed"], timing["scan"]
         _row("episodic retrieval p50 / p95 (ms): index vs scan, same top-5", f"{size:,} episodes",
-             f"{p50:.2f} / {p95:.2f}", f"{s50:.2f} / {s95:.2f}", f"1/{s50 / max(p50, 1e-9):.0f}")  # fmt: skip
+             f"{p50:.2f} / {p95:.2f}", f"{s50:.2f} / {s95:.2f}", f"1/{s50 / max(p50, 1e-9):.0f}")
     steps = 200 if quick else 1000
     growth = speed.prompt_growth(steps, marks=(10, 50, 100, steps))
     ours, full = growth["recuris"], growth["full history"]
     for mark in (10, 50, 100, steps):
         _row(f"prompt tokens at step {mark}", f"{steps}-step task", ours[mark], full[mark],
-             f"{ours[mark] / full[mark]:.2f}")  # fmt: skip
+             f"{ours[mark] / full[mark]:.2f}")
     _row(f"prompt tokens, step {steps} / step 50", "", f"{ours[steps] / ours[50]:.2f}",
-         f"{full[steps] / full[50]:.2f}", "")  # fmt: skip
+         f"{full[steps] / full[50]:.2f}", "")
     cycle = speed.decay_cycle(sizes[-1])
     _row("decay cycle (s): decide / manager forget + merge", f"{sizes[-1]:,} items",
          f"{cycle['decide_s']:.3f} / {cycle['manager_cycle_s']:.3f}", "",
-         f"{cycle['forgotten']:,} forgotten, {cycle['after']:,} left")  # fmt: skip
+         f"{cycle['forgotten']:,} forgotten, {cycle['after']:,} left")
     year = simulate(days=90 if quick else 365)
     _row(f"store size after {year.days} simulated days, {year.per_day} a day", f"{year.written:,} written",
          f"{year.sizes[-1]} (plateau {year.plateau:.0f})", f"{year.written:,} (no forgetting)",
-         f"1/{year.written / max(1, year.sizes[-1]):.0f}")  # fmt: skip
+         f"1/{year.written / max(1, year.sizes[-1]):.0f}")
     store = speed.sqlite(sizes[-1])
     (r50, r95) = store["recall"]
     _row("SQLite: items written per second, batches of 1,000", f"{sizes[-1]:,} items",
-         f"{store['items_per_s']:,.0f}", "", "")  # fmt: skip
+         f"{store['items_per_s']:,.0f}", "", "")
     _row("SQLite: reopen / first recall, loading the layers (ms)", f"{sizes[-1]:,} items",
-         f"{store['reopen_ms']:.1f} / {store['first_recall_ms']:.0f}", "", "")  # fmt: skip
+         f"{store['reopen_ms']:.1f} / {store['first_recall_ms']:.0f}", "", "")
     _row("SQLite: manager recall p50 / p95 (ms), Jaccard via the term index", f"{sizes[-1]:,} items",
-         f"{r50:.1f} / {r95:.1f}", "", "")  # fmt: skip
+         f"{r50:.1f} / {r95:.1f}", "", "")
 
 
 def main(argv: list[str] | None = None) -> int:

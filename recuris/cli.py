@@ -99,7 +99,7 @@ def _run(arguments: argparse.Namespace, out) -> None:
             store.put(items)  # one transaction: all lines or none (V3)
             now = max((item.created_at for item in items), default=0.0)
             store.append_audit([AuditRecord(i.id, "import", "imported from JSON Lines", now, None, i.user_id)
-                                for i in items])  # fmt: skip
+                                for i in items])
             print(f"imported {len(items)} items", file=out)
     finally:
         store.close()

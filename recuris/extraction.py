@@ -25,7 +25,7 @@ from .records import Step
 from .text import flatten
 
 __all__ = ["Knowledge", "Insight", "CATEGORIES", "INSIGHT_TYPES", "extraction_prompt", "parse_knowledge",
-           "reflection_prompt", "parse_insights"]  # fmt: skip
+           "reflection_prompt", "parse_insights"]
 
 CATEGORIES = ("user_pref", "tech_rule", "project_rule", "general")
 INSIGHT_TYPES = ("user_fact", "agent_learning")

@@ -72,7 +72,7 @@ class Forgetting:
         # Merge only valid items of one level, strongest first, each into one group at most.
         weights = {item.id: decay.weight(item, now) for item in decided.kept}
         band = sorted((i for i in decided.kept if i.is_valid and weights[i.id] < merge_ceiling),
-                      key=lambda item: (-weights[item.id], item.created_at, item.id))  # fmt: skip
+                      key=lambda item: (-weights[item.id], item.created_at, item.id))
         tokens = {item.id: frozenset(tokenize(item.content)) for item in band}
         by_id, position = {item.id: item for item in band}, {item.id: n for n, item in enumerate(band)}
         candidates = jaccard_candidates(tokens, merge_similarity)

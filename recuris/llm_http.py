@@ -25,7 +25,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 
 __all__ = ["OpenAICompatibleChat", "OpenAICompatibleEmbeddings", "LLMError", "LLMConnectionError",
-           "LLMTimeout", "LLMHTTPError", "LLMResponseError"]  # fmt: skip
+           "LLMTimeout", "LLMHTTPError", "LLMResponseError"]
 
 
 class LLMError(Exception):
@@ -56,7 +56,7 @@ class _Endpoint:
     """POST JSON to an OpenAI-compatible endpoint, with bounded retries and a hidden key."""
 
     def __init__(self, base_url: str | None, model: str | None, api_key: str | None, timeout: float,
-                 max_retries: int, sleep: Callable[[float], None], backoff: float) -> None:  # fmt: skip
+                 max_retries: int, sleep: Callable[[float], None], backoff: float) -> None:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         self.model = model or os.environ.get("RECURIS_MODEL") or ""
         if not self.base_url or not self.model:
@@ -119,7 +119,7 @@ class OpenAICompatibleChat(_Endpoint):
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  timeout: float = 30, max_retries: int = 2, sleep: Callable[[float], None] = time.sleep,
-                 backoff: float = 0.5, tools: Sequence[dict] = ()) -> None:  # fmt: skip
+                 backoff: float = 0.5, tools: Sequence[dict] = ()) -> None:
         super().__init__(base_url, model, api_key, timeout, max_retries, sleep, backoff)
         self.tools = list(tools)
 
@@ -155,7 +155,7 @@ class OpenAICompatibleEmbeddings(_Endpoint):
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  timeout: float = 30, max_retries: int = 2, sleep: Callable[[float], None] = time.sleep,
-                 backoff: float = 0.5, batch_size: int = 64) -> None:  # fmt: skip
+                 backoff: float = 0.5, batch_size: int = 64) -> None:
         super().__init__(base_url, model, api_key, timeout, max_retries, sleep, backoff)
         self.batch_size = batch_size
 

@@ -124,7 +124,7 @@ def evaluate(conversations: Iterable[Conversation], build: Callable[[Conversatio
         for question in conversation.questions:
             ranked = rank(question.text)
             rows.append([recall_at_k(ranked, question.evidence, k) for k in (1, 5, 10)]
-                        + [reciprocal_rank(ranked, question.evidence)])  # fmt: skip
+                        + [reciprocal_rank(ranked, question.evidence)])
     if not rows:
         return Scores(0, 0.0, 0.0, 0.0, 0.0)
     means = [sum(column) / len(rows) for column in zip(*rows, strict=True)]

@@ -57,7 +57,7 @@ class Task:
     def succeeded(self) -> bool:
         actions = self.log.get("actions", [])
         done = all(any(layout.matches_option(a, o) for a in actions for o in layout.subtask_options(step))
-                   for step in self.plan)  # fmt: skip
+                   for step in self.plan)
         errors = sum(action in self.failing for action in actions)
         return done and not self.log.get("violations") and not self.log.get("stale") and errors <= 1
 
@@ -129,7 +129,7 @@ def run_suite(tasks_factory=suite) -> dict[str, ConditionResult]:
         for task in tasks_factory():
             llm = PromptFollowingLLM()
             agent = RecurisAgent(memory(), EpisodicMemory(), llm, max_steps=len(task.plan) + 10,
-                                 max_failures=3, clock=ManualClock(0))  # fmt: skip
+                                 max_failures=3, clock=ManualClock(0))
             agent.run(task.goal, "migration", task.act, task.plan, task.constraints)
             outcomes.append(task.succeeded())
             uses = [a for a in task.log.get("actions", []) if "smoke-test" in a]
@@ -138,7 +138,7 @@ def run_suite(tasks_factory=suite) -> dict[str, ConditionResult]:
             tokens.extend(prompt_tokens(llm.prompts))
         polluted = ["stale"] * stale_uses + ["fresh"] * (slot_uses - stale_uses)
         results[name] = ConditionResult(fmean(outcomes), pollution_rate(polluted, ["stale"]),
-                                        fmean(tokens), len(outcomes), slot_uses)  # fmt: skip
+                                        fmean(tokens), len(outcomes), slot_uses)
     return results
 
 

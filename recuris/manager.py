@@ -80,7 +80,7 @@ class MemoryManager(TaskLifecycle, Forgetting):
             self._layers[user_id] = _Layers(
                 EpisodicMemory(store=self.store, user_id=user_id), semantic,
                 ProceduralMemory(self.store, user_id, self.clock),
-                Consolidator(semantic, *self._consolidation, clock=self.clock))  # fmt: skip
+                Consolidator(semantic, *self._consolidation, clock=self.clock))
         return self._layers[user_id]
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:

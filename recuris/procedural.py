@@ -77,7 +77,7 @@ class ProceduralMemory:
         item = MemoryItem(
             id=self.store.new_id("procedure"), user_id=self.user_id, level="procedural",
             content=f"{name}: " + " -> ".join(steps), created_at=now, importance=0.7, metadata=metadata,
-        )  # fmt: skip
+        )
         same_name = [old for old in self._valid() if normalize(old.metadata["name"]) == normalize(name)]
         written = append_superseding(self.store, item, same_name, f"procedure {name!r}")
         self._items.update((stored.id, stored) for stored in written)

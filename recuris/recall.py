@@ -86,12 +86,12 @@ class Recalled:
     def breakdown(self) -> dict[str, float]:
         """Return each part of the score and the total."""
         return {"relevance": self.relevance, "recency": self.recency, "importance": self.importance,
-                "total": self.total}  # fmt: skip
+                "total": self.total}
 
     def explain(self) -> str:
         """Return one line: total, parts and reason."""
         return (f"{self.total:.3f} = relevance {self.relevance:.2f}, recency {self.recency:.2f}, "
-                f"importance {self.importance:.2f} ({self.reason})")  # fmt: skip
+                f"importance {self.importance:.2f} ({self.reason})")
 
     def render(self) -> str:
         """Render the item for a prompt."""
@@ -126,14 +126,14 @@ def _relevance(policy: RecallPolicy, query: str, items: list[MemoryItem]) -> dic
 
 def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
            task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
-           include_invalid: bool = False) -> list[Recalled]:  # fmt: skip
+           include_invalid: bool = False) -> list[Recalled]:
     """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
     half_life, found = policy.recency_half_life_days * DAY, []
     # Jaccard needs no corpus statistics, so only the items sharing a token with the query
     # need reading; BM25's document frequencies need every item of the level.
     tokens = tokenize(query)
     fetch = (lambda level: store.matching(user_id, level, tokens)) if policy.scorer is JaccardScorer else (
-        lambda level: store.list(user_id, level))  # fmt: skip
+        lambda level: store.list(user_id, level))
 
     def layer(items: list[MemoryItem], keep, reason) -> None:
         relevance = _relevance(policy, query, items)
@@ -149,7 +149,7 @@ def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: fl
         lambda item: "working memory of the current task",
     )
     layer(fetch("semantic"), lambda item, r: r > 0 and (item.is_valid or include_invalid),
-          lambda item: "semantic fact" if item.is_valid else "semantic fact, superseded")  # fmt: skip
+          lambda item: "semantic fact" if item.is_valid else "semantic fact, superseded")
     facts = sum(r.item.level == "semantic" and r.item.is_valid for r in found)
     if facts < policy.thin_semantic:
         reason = f"episode (semantic memory had {facts} relevant fact(s))"

@@ -56,7 +56,7 @@ class ReflectionCallback:
 
     def __init__(self, llm: Callable[[str], str], manager, threshold: int = 3, *, user_id: str = "default",
                  min_confidence: float = 0.5, merge_similarity: float = 0.5,
-                 timeout_seconds: float | None = None) -> None:  # fmt: skip
+                 timeout_seconds: float | None = None) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
             raise ValueError(f"threshold must be an int >= 1, got {threshold!r}")
         self.llm, self.manager, self.threshold = llm, manager, threshold
@@ -143,7 +143,7 @@ class ReflectionCallback:
         store = self.manager.store
         items = [MemoryItem(id=store.new_id("interaction"), user_id=self.user_id, level="episodic",
                             content=f"user: {i.user} | agent: {i.agent}", created_at=i.at,
-                            metadata={"kind": "interaction"}) for i in batch]  # fmt: skip
+                            metadata={"kind": "interaction"}) for i in batch]
         store.put(items)
         return {interaction.id: item.id for interaction, item in zip(batch, items, strict=True)}
 
@@ -179,7 +179,7 @@ class ReflectionCallback:
             content=insight.content, created_at=self.manager.clock(), importance=max(0.5, insight.confidence),
             metadata={"kind": "insight", "type": insight.type, "confidence": insight.confidence,
                       "source_ids": list(dict.fromkeys(kept + sources))},
-        )  # fmt: skip
+        )
         reason = f"reflected {insight.type}" + (f", superseding {target.id}" if target else "")
         append_superseding(self.manager.store, item, [target] if target else [], reason)
         return item

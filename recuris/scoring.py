@@ -38,7 +38,7 @@ STOP_WORDS = frozenset(
 
 
 SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ments", ""), ("ment", ""), ("ness", ""), ("ings", ""),
-            ("ing", ""), ("edly", ""), ("ed", ""), ("ly", ""), ("s", ""))  # fmt: skip
+            ("ing", ""), ("edly", ""), ("ed", ""), ("ly", ""), ("s", ""))
 
 
 def stem(word: str) -> str:

@@ -72,7 +72,7 @@ def prompt_growth(steps: int = 1000, marks: tuple[int, ...] = (10, 50, 100, 1000
     for name, window in (("recuris", 6), ("full history", steps + 1)):
         llm = ScriptedLLM([f"process record {n:05d} of the import" for n in range(steps)])
         agent = RecurisAgent(WorkingMemory(window_size=window), EpisodicMemory(), llm, max_steps=steps + 1,
-                             clock=ManualClock(0))  # fmt: skip
+                             clock=ManualClock(0))
         agent.run(
             "import every customer record without duplicates", "import", MockEnvironment(default="ok: saved")
         )
@@ -88,7 +88,7 @@ def _items(count: int, user: str, rng: random.Random, start: float = 0.0) -> lis
         content = " ".join(rng.sample(vocabulary, 8))
         created, importance = start + rng.uniform(0, 60 * DAY), rng.uniform(0.1, 1.0)
         items.append(MemoryItem(id=f"{user}-{n}", user_id=user, level="episodic", content=content,
-                                created_at=created, importance=importance))  # fmt: skip
+                                created_at=created, importance=importance))
     return items
 
 
@@ -140,4 +140,4 @@ def sqlite(size: int, batch: int = 1000, seed: int = 3) -> dict:
             latencies.append(time.perf_counter() - started)
         reopened.close()
     return {"items_per_s": size / written, "reopen_ms": reopen * 1000, "first_recall_ms": first * 1000,
-            "recall": percentiles(latencies)}  # fmt: skip
+            "recall": percentiles(latencies)}

@@ -87,7 +87,7 @@ class TaskLifecycle:
         """Settle the user's task as one episode and clear its working items (N2)."""
         task = self._task(user_id)
         episode = Episode(task_type=task["type"], goal=task["goal"], status=status, trajectory=task["steps"],
-                          failure_reason=failure_reason, created_at=self.clock())  # fmt: skip
+                          failure_reason=failure_reason, created_at=self.clock())
         working = self.store.list(user_id, "working", task["id"])
         self.store.delete(user_id, [item.id for item in working])
         for item in working:

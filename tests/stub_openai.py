@@ -68,9 +68,9 @@ class StubServer:
             self.send(handler, 200, self.chat("late"))
         elif kind == "tool":
             call = {"id": "call-1", "type": "function",
-                    "function": {"name": behaviour[1], "arguments": json.dumps(behaviour[2])}}  # fmt: skip
+                    "function": {"name": behaviour[1], "arguments": json.dumps(behaviour[2])}}
             self.send(handler, 200, {"choices": [{"message": {"role": "assistant", "content": None,
-                                                              "tool_calls": [call]}}]})  # fmt: skip
+                                                              "tool_calls": [call]}}]})
         elif kind == "text":
             self.send(handler, 200, self.chat(behaviour[1]))
         elif handler.path.endswith("/embeddings"):

@@ -49,7 +49,7 @@ def test_a_call_is_scoped_to_its_user(recall):
 @pytest.mark.parametrize("arguments", ['{"query": ', "[]", '{"max_results": 2}', '{"query": "  "}',
                                        '{"query": "x", "max_results": 0}',
                                        '{"query": "x", "max_results": "3"}',
-                                       None, 42, "[" * 10_000])  # fmt: skip
+                                       None, 42, "[" * 10_000])
 def test_malformed_arguments_give_a_json_error_never_an_exception(recall, arguments):
     """Z3: bad JSON, a missing or empty query, a bad max_results: {"error": ...}."""
     reply = json.loads(recall.handle_search_memory(arguments, "ana"))

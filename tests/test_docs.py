@@ -78,4 +78,5 @@ def test_python_blocks_in_the_docs_run(block):
 def test_each_chapter_states_design_invariants_defects_and_trade_offs(path):
     """A module's chapter has the four parts the style asks for."""
     text = path.read_text(encoding="utf-8")
-    assert [s for s in ("## Design", "## Invariants", "## Defects fixed", "## Trade-offs") if s not in text] == []
+    parts = ("## Design", "## Invariants", "## Defects fixed", "## Trade-offs")
+    assert [part for part in parts if part not in text] == []

@@ -22,7 +22,7 @@ def test_each_example_runs_offline_and_shows_its_point(path, tmp_path):
     """Each example exits 0 without network and prints the line that is its point; each is short."""
     environment = {"PATH": "", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     completed = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True,
-                               encoding="utf-8", env=environment, timeout=60)  # fmt: skip
+                               encoding="utf-8", env=environment, timeout=60)
     assert completed.returncode == 0, completed.stderr
     assert EXPECTED[path.name] in completed.stdout
     assert len(path.read_text(encoding="utf-8").splitlines()) <= 60

@@ -17,7 +17,7 @@ texts = st.sampled_from(
     ]
 )
 writes = st.lists(st.tuples(st.sampled_from(["ana", "bob"]), texts, st.floats(0, 1), st.floats(0, 20)),
-                  min_size=1, max_size=15)  # fmt: skip
+                  min_size=1, max_size=15)
 
 
 @given(writes, st.floats(0, 40), st.sampled_from([0.5, 0.7, 0.9]))

@@ -112,7 +112,7 @@ def test_reflecting_llm_draws_insights_by_rule_with_sources():
     from recuris.mock_llm import ReflectingLLM
 
     prompt = ("Interactions:\n  [turn-1] user: Our region is eu-west. | agent: ok\n"
-              "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n")  # fmt: skip
+              "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n")
     reply = json.loads(ReflectingLLM()(prompt))["insights"]
     assert [(i["type"], i["content"], i["sources"]) for i in reply] == [
         ("user_fact", "region: eu-west", ["turn-1"]),

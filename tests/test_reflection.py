@@ -50,7 +50,7 @@ def test_a_failed_reflection_keeps_the_buffer_and_is_audited(manager, reply):
     """Y2: malformed output leaves the buffer as it was, records the failure, and a retry works."""
     answers = [reply]
     callback = ReflectionCallback(lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager,
-                                  user_id="ana")  # fmt: skip
+                                  user_id="ana")
     callback.add_interaction("Our team language is Python", "ok")
     before = list(callback.buffer)
     assert callback.reflect().failed and callback.buffer == before and len(callback.failures) == 1

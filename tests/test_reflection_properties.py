@@ -8,7 +8,7 @@ from recuris.mock_llm import ReflectingLLM
 from recuris.reflection import ReflectionCallback
 
 messages = st.sampled_from(["Our deploy region is eu-west.", "Our deploy region is us-east.",
-                            "I prefer tea", "I prefer coffee", "hello", "That is wrong"])  # fmt: skip
+                            "I prefer tea", "I prefer coffee", "hello", "That is wrong"])
 replies = st.sampled_from(["ok", "Sorry, I was wrong.", "Noted."])
 outcomes = st.lists(st.sampled_from(["good", "garbage", "raise"]), min_size=1, max_size=6)
 

@@ -7,7 +7,7 @@ from recuris.scoring import BM25Scorer, JaccardScorer
 
 documents = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
                             st.lists(st.sampled_from("x y z w v u t s".split()), min_size=1, max_size=6),
-                            max_size=10)  # fmt: skip
+                            max_size=10)
 queries = st.lists(st.sampled_from("x y z w q".split()), max_size=4)
 
 

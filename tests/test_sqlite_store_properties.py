@@ -65,7 +65,7 @@ def test_S12_S13_matching_equals_a_filtered_list(rows, query):
 
     store = SQLiteStore(":memory:")
     store.put([MemoryItem(id=f"i{n}", user_id=user, level="episodic", content=content)
-               for n, (user, content) in enumerate(rows)])  # fmt: skip
+               for n, (user, content) in enumerate(rows)])
     tokens = set(tokenize(query))
     for user in ("ana", "bob"):
         expected = [i.id for i in store.list(user, "episodic") if tokens & set(tokenize(i.content))]

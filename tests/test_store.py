@@ -95,7 +95,7 @@ def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
     """S13: matching equals filtering list by shared tokens, for one user and level."""
     store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys"),
                item("i3", content="注册账号 today"), item("i4", content="deploy again", level="semantic"),
-               item("i5", user="bob", content="deploy for bob")])  # fmt: skip
+               item("i5", user="bob", content="deploy for bob")])
     assert [i.id for i in store.matching("ana", "episodic", ["deploy", "账号"])] == ["i1", "i3"]
     assert store.matching("ana", "episodic", []) == []
 
