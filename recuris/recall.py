@@ -128,32 +128,28 @@ def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: fl
            task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
            include_invalid: bool = False) -> list[Recalled]:
     """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
-    half_life, found = policy.recency_half_life_days * DAY, []
-    # Jaccard needs no corpus statistics, so only the items sharing a token with the query
-    # need reading; BM25's document frequencies need every item of the level.
-    tokens = tokenize(query)
-    fetch = (lambda level: store.matching(user_id, level, tokens)) if policy.scorer is JaccardScorer else (
-        lambda level: store.list(user_id, level))
+    half_life, tokens = policy.recency_half_life_days * DAY, tokenize(query)
 
-    def layer(items: list[MemoryItem], keep, reason) -> None:
+    def fetch(level: str) -> list[MemoryItem]:
+        # Jaccard needs no corpus statistics, so only the items that share a token with the
+        # query need reading; BM25's document frequencies need every item of the level.
+        if policy.scorer is JaccardScorer:
+            return store.matching(user_id, level, tokens)
+        return store.list(user_id, level)
+
+    def scored(items: list[MemoryItem], reason: str) -> list[Recalled]:
         relevance = _relevance(policy, query, items)
-        for item in items:
-            if keep(item, relevance.get(item.id, 0.0)):
-                found.append(
-                    score(item, relevance.get(item.id, 0.0), now, policy.weights, half_life, reason(item))
-                )
+        weights = policy.weights
+        return [score(item, relevance.get(item.id, 0.0), now, weights, half_life, reason) for item in items]
 
-    layer(
-        store.list(user_id, "working", task_id),
-        lambda item, r: True,
-        lambda item: "working memory of the current task",
-    )
-    layer(fetch("semantic"), lambda item, r: r > 0 and (item.is_valid or include_invalid),
-          lambda item: "semantic fact" if item.is_valid else "semantic fact, superseded")
-    facts = sum(r.item.level == "semantic" and r.item.is_valid for r in found)
-    if facts < policy.thin_semantic:
-        reason = f"episode (semantic memory had {facts} relevant fact(s))"
-        layer(fetch("episodic"), lambda item, r: r > 0, lambda item: reason)
+    found = scored(store.list(user_id, "working", task_id), "working memory of the current task")
+    facts = [r for r in scored(fetch("semantic"), "semantic fact")
+             if r.relevance > 0 and (r.item.is_valid or include_invalid)]
+    found += [r if r.item.is_valid else replace(r, reason="semantic fact, superseded") for r in facts]
+    valid = sum(r.item.is_valid for r in facts)
+    if valid < policy.thin_semantic:
+        reason = f"episode (semantic memory had {valid} relevant fact(s))"
+        found += [r for r in scored(fetch("episodic"), reason) if r.relevance > 0]
     for item, trigger in procedures:
         found.append(score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}"))
     return found
