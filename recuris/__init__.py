@@ -5,6 +5,7 @@ working memory and compression, episodic, semantic, consolidation, procedural, d
 storage, the manager that routes and recalls across layers, and the agent loop on top.
 """
 
+from .active_recall import ActiveRecall, search_memory_tool
 from .agent import RecurisAgent
 from .clock import ManualClock
 from .compression import StructuredSummarizer
@@ -15,7 +16,9 @@ from .item import MemoryItem
 from .manager import MemoryManager
 from .procedural import ProceduralMemory, Procedure
 from .recall import RecallPolicy, RecallResult, Weights
+from .reflection import ReflectionCallback
 from .records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Step
+from .scoring import BM25Scorer, CosineScorer, JaccardScorer
 from .semantic import SemanticMemory
 from .sqlite_store import SQLiteStore
 from .store import InMemoryStore, StoreError
@@ -41,6 +44,12 @@ __all__ = [
     "InMemoryStore",
     "SQLiteStore",
     "StoreError",
+    "ReflectionCallback",
+    "ActiveRecall",
+    "search_memory_tool",
+    "JaccardScorer",
+    "BM25Scorer",
+    "CosineScorer",
     "RecurisAgent",
     "RunResult",
     "StageEvent",
