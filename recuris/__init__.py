@@ -16,8 +16,8 @@ from .item import MemoryItem
 from .manager import MemoryManager
 from .procedural import ProceduralMemory, Procedure
 from .recall import RecallPolicy, RecallResult, Weights
-from .reflection import ReflectionCallback
 from .records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Step
+from .reflection import ReflectionCallback
 from .scoring import BM25Scorer, CosineScorer, JaccardScorer
 from .semantic import SemanticMemory
 from .sqlite_store import SQLiteStore
