@@ -124,3 +124,12 @@ def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
     assert store.integrity() == "ok"
     assert all(f"b{n}-{i}" in ids for n in range(1, committed + 1) for i in range(50))
     assert all(sum(i.startswith(f"{b}-") for i in ids) == 50 for b in batches)  # no half batch
+
+
+def test_matching_without_fts5_filters_the_list_the_same_way(tmp_path):
+    """S13 on an sqlite3 build without FTS5: the fallback returns the same items."""
+    store = SQLiteStore(tmp_path / "m.db")
+    store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys")])
+    with_index = [i.id for i in store.matching("ana", "episodic", ["deploy", "keys"])]
+    store.fts = False
+    assert [i.id for i in store.matching("ana", "episodic", ["deploy", "keys"])] == with_index == ["i1", "i2"]
