@@ -17,7 +17,6 @@ Invariants:
 
 import json
 
-from .recall import reinforce
 from .text import estimate_tokens, flatten, require_text
 
 __all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
@@ -145,6 +144,5 @@ class ActiveRecall:
             if used + cost <= max_tokens:
                 chosen.append(result)
                 used += cost
-        reinforce(self.manager.store, self.user_id, chosen, self.manager.clock())
-        self.manager.refresh(self.user_id)  # the layers cached the old access counts
+        self.manager.count_access(self.user_id, chosen)
         return [result.render() for result in chosen]

@@ -165,7 +165,7 @@ class RecurisAgent:
         hits = self.episodic.retrieve(query, self.top_k, self.threshold)
         self._retrievals += 1
         for hit in hits:
-            # Reinforce once per run: re-reading the same episode in one task is not new use.
+            # Reinforce once per run: re-reading the same memory in one task is not new use.
             if self.decay is not None and hit.episode.id not in self._reinforced:
                 self.decay.on_access(hit.episode)
                 self.episodic.save(hit.episode)
@@ -173,8 +173,12 @@ class RecurisAgent:
         found = "; ".join(f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits)
         self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
         if self.manager is not None:
-            recalled = self.manager.recall(query, self.user_id, self.top_k + 2, task_type=self._task_type)
+            recalled = self.manager.recall(query, self.user_id, self.top_k + 2, task_type=self._task_type,
+                                           count_access=False)
             shown = {hit.episode.id for hit in hits}
+            fresh = [r for r in recalled.results if r.item.id not in self._reinforced | shown]
+            self.manager.count_access(self.user_id, fresh)
+            self._reinforced.update(r.item.id for r in fresh)
             self._recalled = [r.render() for r in recalled.results if r.item.id not in shown]
         return hits
 

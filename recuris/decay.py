@@ -20,7 +20,7 @@ Invariants:
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from .clock import DAY
@@ -46,6 +46,7 @@ class DecayReport:
     forgotten: tuple
     kept: tuple
     audit: tuple[AuditRecord, ...]
+    weights: dict = field(default_factory=dict, repr=False)  # item id -> weight at `at`
 
 
 class DecayManager:
@@ -106,9 +107,9 @@ class DecayManager:
     def run_cycle(self, items: Iterable[Decaying]) -> DecayReport:
         """Weigh every item once; report those below the threshold as forgotten (D4)."""
         now = self.clock()
-        forgotten, kept, audit = [], [], []
+        forgotten, kept, audit, weights = [], [], [], {}
         for item in items:
-            weight = self.weight(item, now)
+            weight = weights[item.id] = self.weight(item, now)
             if weight < self.retention_threshold:
                 forgotten.append(item)
                 idle_days = (now - item.last_access_at) / DAY
@@ -120,7 +121,7 @@ class DecayManager:
             else:
                 kept.append(item)
         self.audit_log.extend(audit)
-        return DecayReport(now, tuple(forgotten), tuple(kept), tuple(audit))
+        return DecayReport(now, tuple(forgotten), tuple(kept), tuple(audit), weights)
 
     def __repr__(self) -> str:
         return (

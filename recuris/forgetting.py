@@ -70,7 +70,7 @@ class Forgetting:
         audit = [replace(record, user_id=user_id) for record in decided.audit]
         self.store.delete(user_id, [item.id for item in decided.forgotten])
         # Merge only valid items of one level, strongest first, each into one group at most.
-        weights = {item.id: decay.weight(item, now) for item in decided.kept}
+        weights = decided.weights  # computed once, by the cycle
         band = sorted((i for i in decided.kept if i.is_valid and weights[i.id] < merge_ceiling),
                       key=lambda item: (-weights[item.id], item.created_at, item.id))
         tokens = {item.id: frozenset(tokenize(item.content)) for item in band}

@@ -28,7 +28,7 @@ from .episodic import EpisodicMemory
 from .forgetting import Forgetting
 from .item import LEVELS, MemoryItem
 from .procedural import ProceduralMemory
-from .recall import RecallPolicy, RecallResult, assemble, gather, rank, reinforce
+from .recall import Recalled, RecallPolicy, RecallResult, assemble, gather, rank, reinforce
 from .records import AuditRecord
 from .routing import is_trivial, route, statement
 from .semantic import SemanticMemory
@@ -181,13 +181,19 @@ class MemoryManager(TaskLifecycle, Forgetting):
             task_id = task and task["id"]
             found = gather(self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid)
             chosen, text = assemble(rank(found)[:top_k], token_budget)
-            for item in reinforce(self.store, user_id, chosen, now) if count_access else ():
-                if episode := layers.episodic.get(item.id):  # keep the layer's copy in step
-                    episode.access_count, episode.last_access_at = item.access_count, now
+            if count_access:
+                self.count_access(user_id, chosen)
         except StoreError as error:
             log.warning("memory unavailable, recalling nothing: %s", error)
             return RecallResult((), "", degraded=True)
         return RecallResult(tuple(chosen), text)
+
+    def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
+        """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""
+        now, episodic = self.clock(), self.layers(user_id).episodic
+        for item in reinforce(self.store, user_id, results, now):
+            if episode := episodic.get(item.id):  # keep the layer's copy in step with the store
+                episode.access_count, episode.last_access_at = item.access_count, now
 
     def forget_user(self, user_id: str) -> int:
         """Delete every item of the user, superseded ones included, and scrub their audit text (S5)."""

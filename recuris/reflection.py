@@ -128,11 +128,12 @@ class ReflectionCallback:
                 skipped.append(
                     f"{insight.content!r}: confidence {insight.confidence} < {self.min_confidence}"
                 )
-            elif (item := self._store(insight, sources, existing)) is None:
+            elif (written := self._store(insight, sources, existing)) is None:
                 skipped.append(f"{insight.content!r}: already known")
             else:
+                item, replaced = written
                 stored.append(item)
-                existing = self._insights()
+                existing = [held for held in existing if held is not replaced] + [item]
         for problem in problems:
             self.manager.audit(self.user_id, "-", "reflect-problem", problem)
         del self.buffer[: len(batch)]  # only now; anything added meanwhile stays
@@ -167,7 +168,10 @@ class ReflectionCallback:
         best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
         return best[1] if best[0] >= self.merge_similarity else None
 
-    def _store(self, insight: Insight, sources: list[str], existing: list[MemoryItem]) -> MemoryItem | None:
+    def _store(
+        self, insight: Insight, sources: list[str], existing: list[MemoryItem]
+    ) -> tuple[MemoryItem, MemoryItem | None] | None:
+        """Write the insight, superseding the memory it updates; return (new, replaced), or None."""
         same_type = [item for item in existing if item.metadata["type"] == insight.type]
         if any(normalize(item.content) == normalize(insight.content) for item in same_type):
             return None  # Y3: the same insight twice is one memory
@@ -182,7 +186,7 @@ class ReflectionCallback:
         )
         reason = f"reflected {insight.type}" + (f", superseding {target.id}" if target else "")
         append_superseding(self.manager.store, item, [target] if target else [], reason)
-        return item
+        return item, target
 
     def __repr__(self) -> str:
         return (

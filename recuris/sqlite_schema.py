@@ -40,7 +40,7 @@ CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
 CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
-OWNER = "SELECT user_id FROM items WHERE id = ?"
+OWNER_AND_CONTENT = "SELECT user_id, content FROM items WHERE id = ?"
 UPSERT = (
     f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"

@@ -83,13 +83,16 @@ class SQLiteStore:
         batch = list(items)
 
         def write(db: sqlite3.Connection) -> None:
-            check_owners(
-                batch, lambda item_id: (db.execute(schema.OWNER, (item_id,)).fetchone() or [None])[0]
-            )
+            stored = {item.id: db.execute(schema.OWNER_AND_CONTENT, (item.id,)).fetchone() for item in batch}
+            check_owners(batch, lambda item_id: stored[item_id] and stored[item_id][0])
             db.executemany(schema.UPSERT, [row_of(item) for item in batch])
             if self.fts:  # S12: the term index follows every write, in the same transaction
-                db.executemany(schema.TERMS_DELETE, [(item.id,) for item in batch])
-                db.executemany(schema.TERMS_INSERT, [(terms_of(item.content), item.id) for item in batch])
+                # Only an item whose text changed needs new terms (a recall rewrites access
+                # counts, not content); an id written twice in one batch counts once, as its last.
+                last = {item.id: item for item in batch}.values()
+                changed = [item for item in last if not stored[item.id] or stored[item.id][1] != item.content]
+                db.executemany(schema.TERMS_DELETE, [(item.id,) for item in changed])
+                db.executemany(schema.TERMS_INSERT, [(terms_of(item.content), item.id) for item in changed])
 
         self._transaction(write)
 

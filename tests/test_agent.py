@@ -286,3 +286,16 @@ def test_a_tool_call_without_a_manager_is_answered_with_no_memory():
     llm, env = ScriptedLLM([call, "act"]), MockEnvironment()
     result = make_agent(llm).run("goal", "type", env)
     assert env.executed == ["act"] and "(no memory)" in llm.prompts[1] and result.success
+
+
+def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
+    """A5: a fact recalled at the start and again on every completed subtask gets one access per run."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    fact = manager.write("release region: eu-west", "ana", level="semantic")
+    agent = RecurisAgent.on_manager(manager, "ana", ScriptedLLM(["a", "b", "c"]), clock=ManualClock(0))
+    result = agent.run("ship the release to the region", "release", MockEnvironment(), ["a", "b", "c"])
+    assert result.retrievals == 4 and manager.get(fact.id, "ana").access_count == 1
+    agent.run("ship the release to the region", "release", MockEnvironment(), ["a"])
+    assert manager.get(fact.id, "ana").access_count == 2

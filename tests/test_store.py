@@ -108,3 +108,18 @@ def test_matching_follows_updates_and_deletes(store):
     assert [i.id for i in store.matching("ana", "episodic", ["gamma"])] == ["i1"]
     store.delete("ana", ["i1"])
     assert store.matching("ana", "episodic", ["gamma"]) == []
+
+
+def test_an_id_written_twice_in_one_batch_keeps_its_last_version(store):
+    """S10, S12: within a batch the last write of an id wins, in the items and in the term index."""
+    store.put([item("i1", content="alpha words"), item("i1", content="beta words", access_count=2)])
+    assert [(i.content, i.access_count) for i in store.list("ana")] == [("beta words", 2)]
+    assert store.matching("ana", "episodic", ["alpha"]) == []
+    assert [i.id for i in store.matching("ana", "episodic", ["beta"])] == ["i1"]
+
+
+def test_rewriting_only_access_fields_keeps_the_item_findable(store):
+    """S12: an update that leaves the content alone (a recall's reinforcement) keeps its terms."""
+    store.put([item("i1", content="gamma words")])
+    store.put([item("i1", content="gamma words", access_count=5)])
+    assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [("i1", 5)]
