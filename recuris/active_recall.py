@@ -8,15 +8,18 @@ mem0 exposes its search to agents the same way.
 
 Invariants:
     Z1  `retrieve_context` returns memories whose estimated tokens, summed, never exceed
-        `max_tokens`.                                             (issue 4's T1)
+        `max_tokens`.
     Z2  the gate is monotone in the threshold: where a higher threshold retrieves, every
-        lower one does too.                                       (T2)
+        lower one does too.
     Z3  `handle_search_memory` always returns a JSON string, never raises; a malformed call
         gets {"error": ...}.
+    Z4  the gate's similarity is the largest share of the text's analysed terms that one
+        long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
 """
 
 import json
 
+from .scoring import analyze
 from .text import estimate_tokens, flatten, require_text
 
 __all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
@@ -123,9 +126,17 @@ class ActiveRecall:
         return "\n".join(lines)
 
     def best_similarity(self, text: str) -> float:
-        """Return the highest relevance of any long-term memory to the text (0 if none)."""
-        found = self.manager.recall(text, self.user_id, top_k=1000, count_access=False)
-        return max((r.relevance for r in found.results if r.item.level != "working"), default=0.0)
+        """Return the largest share of the text's terms that one long-term memory holds (0 if none).
+
+        Recall's relevance is relative (its best candidate scores 1), so the gate needs an
+        absolute measure: how much of what is asked a memory actually covers.
+        """
+        asked = set(analyze(text))
+        if not asked:
+            return 0.0
+        found = self.manager.recall(text, self.user_id, top_k=50, count_access=False)
+        held = [set(analyze(r.item.content)) for r in found.results if r.item.level != "working"]
+        return max((len(asked & terms) / len(asked) for terms in held), default=0.0)
 
     def should_retrieve(self, text: str) -> bool:
         """True only when the best hit's similarity reaches the threshold (Z2)."""

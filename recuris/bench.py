@@ -10,12 +10,17 @@ Invariants:
 """
 
 import argparse
+import math
 import os
 import platform
 import sys
+import tempfile
+from pathlib import Path
 
-from . import locomo, speed
+from . import locomo, recall_scale, speed
 from .simulation import simulate
+from .sqlite_store import SQLiteStore
+from .store import InMemoryStore
 
 __all__ = ["main"]
 
@@ -24,19 +29,43 @@ def _row(*cells: object) -> None:
     print("| " + " | ".join(str(cell) for cell in cells) + " |")
 
 
+def _files(paths: list[str]) -> list[Path]:
+    """Expand each directory to its JSON files, sorted; keep files as given."""
+    found = []
+    for path in map(Path, paths):
+        found += sorted(path.glob("*.json")) if path.is_dir() else [path]
+    return found
+
+
 def _locomo(paths: list[str]) -> None:
-    conversations = [locomo.load(path) for path in paths]
+    conversations = [locomo.load(path) for path in _files(paths)]
     questions = sum(len(c.questions) for c in conversations)
     print(f"LoCoMo retrieval: {len(conversations)} conversations, {questions} questions "
           "(categories 1-4 with evidence)\n")
-    _row("retriever", "R@1", "R@5", "R@10", "MRR")
+    with tempfile.TemporaryDirectory() as folder:
+        counter = iter(range(10**6))
+        retrievers = {
+            "MemoryManager.recall, default, InMemoryStore (what users run)": locomo.through_manager(InMemoryStore),
+            "MemoryManager.recall, default, SQLiteStore (what users run)": locomo.through_manager(
+                lambda: SQLiteStore(Path(folder) / f"conversation-{next(counter)}.db")),
+            **{f"MemoryManager.recall, InMemoryStore, {name}": locomo.through_manager(InMemoryStore, policy)
+               for name, policy in locomo.ABLATIONS.items()},
+            **{f"reference: {name}": build for name, build in locomo.RETRIEVERS.items()},
+        }
+        results = {name: locomo.evaluate(conversations, build) for name, build in retrievers.items()}
+    _row("retriever", "R@1", "R@5", "R@10", "MRR@10")
     _row("---", "---", "---", "---", "---")
-    for name, build in locomo.RETRIEVERS.items():
-        scores = locomo.evaluate(conversations, build)
+    for name, scores in results.items():
         _row(name, *(f"{value:.3f}" for value in (scores.r1, scores.r5, scores.r10, scores.mrr)))
+    print("\nPer category, R@5 / MRR@10:\n")
+    categories = [name for name, _ in next(iter(results.values())).by_category]
+    _row("retriever", *categories)
+    _row("---", *("---" for _ in categories))
+    for name, scores in results.items():
+        _row(name, *(f"{part.r5:.3f} / {part.mrr:.3f} ({part.questions})" for _, part in scores.by_category))
 
 
-def _speed(quick: bool) -> None:
+def _speed(quick: bool, large: bool = False) -> None:
     sizes = (1_000, 5_000) if quick else (1_000, 10_000, 100_000)
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}\n")
     _row("measure", "size", "recuris", "baseline", "ratio")
@@ -66,24 +95,52 @@ def _speed(quick: bool) -> None:
     (r50, r95) = store["recall"]
     _row("SQLite: items written per second, batches of 1,000", f"{sizes[-1]:,} items",
          f"{store['items_per_s']:,.0f}", "", "")
-    _row("SQLite: reopen / first recall, loading the layers (ms)", f"{sizes[-1]:,} items",
+    _row("SQLite: reopen / first recall (ms)", f"{sizes[-1]:,} items",
          f"{store['reopen_ms']:.1f} / {store['first_recall_ms']:.0f}", "", "")
-    _row("SQLite: manager recall p50 / p95 (ms), Jaccard via the term index", f"{sizes[-1]:,} items",
+    _row("SQLite: manager recall p50 / p95 (ms), BM25 in SQL", f"{sizes[-1]:,} items",
          f"{r50:.1f} / {r95:.1f}", "", "")
+    _recall_at_scale(sizes[-1:] + ((1_000_000,) if large else ()), quick)
+
+
+def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
+    peaks = {}
+    for size in sizes:
+        scale = recall_scale.against_fts5(size)
+        peaks[size] = scale["peak_mb"]
+        _row("SQLite: manager recall vs one direct FTS5 bm25() query, p50 (ms)", f"{size:,} items",
+             f"{scale['warm_ms']:.1f}", f"{scale['fts5_ms']:.1f}", f"{scale['warm_ms'] / scale['fts5_ms']:.2f}")
+        _row("SQLite: first recall of a fresh manager vs a warm one (ms)", f"{size:,} items",
+             f"{scale['first_ms']:.1f}", f"{scale['warm_ms']:.1f}", f"{scale['first_ms'] / scale['warm_ms']:.2f}")
+        _row("SQLite: recall counting accesses (writes back), p50 (ms)", f"{size:,} items",
+             f"{scale['counted_ms']:.1f}", "", "")
+        _row("SQLite: items written per second by put, batches of 10,000", f"{size:,} items",
+             f"{scale['fill_items_per_s']:,.0f}", "", "")
+    if len(peaks) > 1:
+        small, large = min(peaks), max(peaks)
+        _row("SQLite: recall's peak traced memory (MB), largest vs smallest store", f"{large:,} / {small:,} items",
+             f"{peaks[large]:.2f}", f"{peaks[small]:.2f}", f"{peaks[large] / peaks[small]:.2f}")
+    related, unrelated = (2_000, 20_000) if quick else (10_000, 100_000)
+    alone, crowded = (recall_scale.unrelated_items(related, extra) for extra in (0, unrelated))
+    exponent = math.log(crowded / alone) / math.log((related + unrelated) / related)
+    _row("in-memory recall p50 (ms): with vs without items sharing no term", f"{related:,} + {unrelated:,}",
+         f"{crowded:.1f}", f"{alone:.1f}", f"{crowded / alone:.2f} (exponent {exponent:.2f})")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run a benchmark; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m recuris.bench", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("locomo", help="retrieval on LoCoMo files").add_argument("paths", nargs="+")
-    commands.add_parser("speed", help="speed and scale").add_argument("--quick", action="store_true")
+    commands.add_parser("locomo", help="retrieval on LoCoMo files or folders of them").add_argument(
+        "paths", nargs="+")
+    speed_command = commands.add_parser("speed", help="speed and scale")
+    speed_command.add_argument("--quick", action="store_true")
+    speed_command.add_argument("--large", action="store_true", help="add the 1,000,000-item rows")
     arguments = parser.parse_args(argv)
     try:
         if arguments.command == "locomo":
             _locomo(arguments.paths)
         else:
-            _speed(arguments.quick)
+            _speed(arguments.quick, arguments.large)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -6,9 +6,15 @@ two-person conversations in sessions, and questions whose evidence is a list of 
 For each question of categories 1-4 with evidence, every retriever ranks the turns of the
 question's own conversation; a turn's text is `speaker: text`, plus the image caption.
 
+The rows that matter are the product's: a default `MemoryManager` (in memory or on SQLite)
+writes every turn as an episodic item of its session, with the clock at the session's date,
+and answers each question with `recall(question, user, top_k=10)`, as a user would. The
+bare scorers stay beside it as references.
+
 Invariants:
-    Q6  every retriever ranks every turn of the conversation exactly once, deterministically
-        (ties keep the conversation's order).
+    Q6  every reference retriever ranks every turn of the conversation exactly once,
+        deterministically (ties keep the conversation's order); the product ranks at most
+        ten, each once.
     Q7  the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
 """
@@ -16,18 +22,33 @@ Invariants:
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
+from .clock import DAY, ManualClock
 from .evaluation import recall_at_k, reciprocal_rank
+from .manager import MemoryManager
+from .recall import RecallPolicy, Weights
 from .scoring import BM25Scorer, JaccardScorer
+from .store import Store
 
-__all__ = ["Turn", "Question", "Conversation", "load", "RETRIEVERS", "evaluate"]
+__all__ = ["Turn", "Question", "Conversation", "load", "RETRIEVERS", "evaluate", "through_manager", "ABLATIONS", "Scores"]
 
 
 @dataclass(frozen=True)
 class Turn:
     id: str
     text: str
+    at: float = 0.0  # the session's date, plus a minute per turn
+    session: int = 0
+
+
+def _date(text: str | None) -> float:
+    # LoCoMo writes "1:56 pm on 8 May, 2023"; a missing or odd date counts as the epoch.
+    try:
+        return datetime.strptime(text or "", "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return 0.0
 
 
 @dataclass(frozen=True)
@@ -107,25 +128,64 @@ RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
 }
 
 
+def through_manager(store_factory: Callable[[], Store], policy: RecallPolicy | None = None
+                    ) -> Callable[[Conversation], Ranker]:
+    """Return the product as a retriever: a manager writes every turn, then recalls for each question."""
+    def build(conversation: Conversation) -> Ranker:
+        clock = ManualClock(conversation.turns[0].at if conversation.turns else 0.0)
+        manager, user = MemoryManager(store_factory(), clock=clock, policy=policy), "speaker"
+        for turn in conversation.turns:
+            clock.advance(max(0.0, turn.at - clock()))
+            manager.write(turn.text, user, level="episodic", task_id=f"session-{turn.session}",
+                          metadata={"turn": turn.id})
+        clock.advance(DAY)  # the questions come a day after the last session
+
+        def rank(question: str) -> list[str]:
+            return [r.item.metadata["turn"] for r in manager.recall(question, user, top_k=10).results]
+
+        return rank
+
+    return build
+
+
+# The default recall with one of its choices undone, to show what each choice does.
+ABLATIONS = {
+    "relevance weight only (no recency, no importance)": RecallPolicy(weights=Weights(1.0, 0.0, 0.0)),
+    "recency at a fixed 7-day half-life": RecallPolicy(stretch_half_life=False),
+    "no neighbouring turns": RecallPolicy(neighbour_weight=0.0),
+}
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
 @dataclass(frozen=True)
 class Scores:
+    """Mean R@1, R@5, R@10 and MRR@10 over the questions, and per category."""
+
     questions: int
     r1: float
     r5: float
     r10: float
     mrr: float
+    by_category: tuple[tuple[str, "Scores"], ...] = ()
+
+
+def _mean(rows: list[list[float]]) -> Scores:
+    if not rows:
+        return Scores(0, 0.0, 0.0, 0.0, 0.0)
+    return Scores(len(rows), *(sum(column) / len(rows) for column in zip(*rows, strict=True)))
 
 
 def evaluate(conversations: Iterable[Conversation], build: Callable[[Conversation], Ranker]) -> Scores:
-    """Rank each question's conversation with the retriever; return mean R@1, R@5, R@10 and MRR."""
-    rows = []
+    """Rank each question's conversation with the retriever; return R@1, R@5, R@10 and MRR@10."""
+    rows: dict[int, list[list[float]]] = {}
     for conversation in conversations:
         rank = build(conversation)
         for question in conversation.questions:
-            ranked = rank(question.text)
-            rows.append([recall_at_k(ranked, question.evidence, k) for k in (1, 5, 10)]
-                        + [reciprocal_rank(ranked, question.evidence)])
-    if not rows:
-        return Scores(0, 0.0, 0.0, 0.0, 0.0)
-    means = [sum(column) / len(rows) for column in zip(*rows, strict=True)]
-    return Scores(len(rows), *means)
+            ranked = rank(question.text)[:10]
+            rows.setdefault(question.category, []).append(
+                [recall_at_k(ranked, question.evidence, k) for k in (1, 5, 10)]
+                + [reciprocal_rank(ranked, question.evidence)])
+    total = _mean([row for category in sorted(rows) for row in rows[category]])
+    parts = tuple((CATEGORIES.get(c, str(c)), _mean(rows[c])) for c in sorted(rows))
+    return Scores(total.questions, total.r1, total.r5, total.r10, total.mrr, parts)

@@ -5,8 +5,11 @@ and token cost; document 000 §1.2 names the failure modes to provoke. Each task
 plan of 10 to 60 steps with traps: a goal that must stay in view, a path that fails and
 tempts a retry later, a constraint stated first and needed last, a value that is revised
 midway. `PromptFollowingLLM` runs every task under three memories that differ only in what
-they put in the prompt. This simulates the data flow, not a real model: the mock fails
-exactly where its prompt lacks what it needs, and nowhere else.
+they put in the prompt. This simulates the data flow, not a real model. The mock fails
+where its prompt lacks what it needs (the goal, the constraint, the failed path), and in
+one place where the prompt holds too much: a value noted twice. Which copy a model reads is
+its own choice, not the memory's, so the suite runs under both rules (the first value met
+wins; the last one wins) and every failure is reported with the rule of Q11 it broke.
 
 Invariants:
     Q10 the suite is deterministic; every condition runs the same tasks with the same model.
@@ -14,6 +17,7 @@ Invariants:
         value was used, and at most one step failed.
 """
 
+from collections import Counter
 from dataclasses import dataclass, field
 from statistics import fmean
 
@@ -60,6 +64,17 @@ class Task:
                    for step in self.plan)
         errors = sum(action in self.failing for action in actions)
         return done and not self.log.get("violations") and not self.log.get("stale") and errors <= 1
+
+    def failure(self) -> str | None:
+        """Return which rule of Q11 the run broke first, or None if it succeeded."""
+        actions = self.log.get("actions", [])
+        if self.log.get("violations"):
+            return "constraint broken"
+        if self.log.get("stale"):
+            return "stale value used"
+        if sum(action in self.failing for action in actions) > 1:
+            return "failed path retried"
+        return None if self.succeeded() else "plan unfinished"
 
 
 def suite(count: int = 24) -> list[Task]:
@@ -119,34 +134,37 @@ class ConditionResult:
     tokens_per_step: float
     runs: int
     value_uses: int  # how many times a run used the revised value at all
+    failures: tuple[tuple[str, int], ...] = ()  # (the rule broken, how many runs broke it)
 
 
-def run_suite(tasks_factory=suite) -> dict[str, ConditionResult]:
+def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, ConditionResult]:
     """Run every task under every condition with a fresh PromptFollowingLLM; summarise each."""
     results = {}
     for name, memory in CONDITIONS.items():
-        outcomes, stale_uses, slot_uses, tokens = [], 0, 0, []
+        outcomes, stale_uses, slot_uses, tokens, failures = [], 0, 0, [], Counter()
         for task in tasks_factory():
-            llm = PromptFollowingLLM()
+            llm = PromptFollowingLLM(latest_wins)
             agent = RecurisAgent(memory(), EpisodicMemory(), llm, max_steps=len(task.plan) + 10,
                                  max_failures=3, clock=ManualClock(0))
             agent.run(task.goal, "migration", task.act, task.plan, task.constraints)
             outcomes.append(task.succeeded())
+            failures.update([task.failure()] if task.failure() else [])
             uses = [a for a in task.log.get("actions", []) if "smoke-test" in a]
             slot_uses += len(uses)
             stale_uses += sum(a in task.stale for a in uses)
             tokens.extend(prompt_tokens(llm.prompts))
         polluted = ["stale"] * stale_uses + ["fresh"] * (slot_uses - stale_uses)
         results[name] = ConditionResult(fmean(outcomes), pollution_rate(polluted, ["stale"]),
-                                        fmean(tokens), len(outcomes), slot_uses)
+                                        fmean(tokens), len(outcomes), slot_uses, tuple(sorted(failures.items())))
     return results
 
 
 if __name__ == "__main__":
-    print("| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | runs |")
-    print("| --- | --- | --- | --- | --- |")
-    for condition, result in run_suite().items():
-        print(
-            f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of {result.value_uses} "
-            f"| {result.tokens_per_step:.0f} | {result.runs} |"
-        )
+    for rule, latest in (("the first value met wins", False), ("the last value met wins", True)):
+        print(f"\nA value noted twice: {rule}\n")
+        print("| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | runs | failures |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for condition, result in run_suite(latest_wins=latest).items():
+            failed = ", ".join(f"{count} {why}" for why, count in result.failures) or "none"
+            print(f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of {result.value_uses} "
+                  f"| {result.tokens_per_step:.0f} | {result.runs} | {failed} |")

@@ -22,13 +22,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .buffered_store import BufferedStore
+from .candidates import gather
 from .clock import DAY
 from .consolidation import Consolidator
 from .episodic import EpisodicMemory
 from .forgetting import Forgetting
 from .item import LEVELS, MemoryItem
 from .procedural import ProceduralMemory
-from .recall import Recalled, RecallPolicy, RecallResult, assemble, gather, rank, reinforce
+from .recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
 from .records import AuditRecord
 from .routing import is_trivial, route, statement
 from .semantic import SemanticMemory
@@ -43,27 +44,29 @@ log = logging.getLogger("recuris.manager")
 
 @dataclass
 class _Layers:
-    episodic: EpisodicMemory
     semantic: SemanticMemory
     procedural: ProceduralMemory
     consolidator: Consolidator
+    store: Store
+    user_id: str
+    loaded_episodic: EpisodicMemory | None = None
+
+    @property
+    def episodic(self) -> EpisodicMemory:
+        # Loaded on first use: recall searches the store, so it never indexes every episode.
+        if self.loaded_episodic is None:
+            self.loaded_episodic = EpisodicMemory(store=self.store, user_id=self.user_id)
+        return self.loaded_episodic
 
 
 class MemoryManager(TaskLifecycle, Forgetting):
     """Route writes to the right layer and recall across layers, for many isolated users."""
 
     def __init__(
-        self,
-        store: Store | None = None,
-        *,
-        clock: Callable[[], float] = time.time,
-        llm: Callable[[str], str] | None = None,
-        policy: RecallPolicy | None = None,
-        working_token_budget: int = 800,
-        min_occurrences: int = 2,
-        window_seconds: float = 7 * DAY,
-        min_confidence: float = 0.6,
-        min_content_chars: int = 3,
+        self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
+        llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
+        working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
+        min_confidence: float = 0.6, min_content_chars: int = 3,
     ) -> None:
         self.store = BufferedStore(store if store is not None else InMemoryStore(), clock)
         self.clock, self.llm, self.policy = clock, llm, policy or RecallPolicy()
@@ -78,9 +81,8 @@ class MemoryManager(TaskLifecycle, Forgetting):
         if user_id not in self._layers:
             semantic = SemanticMemory(self.store, user_id, self.clock)
             self._layers[user_id] = _Layers(
-                EpisodicMemory(store=self.store, user_id=user_id), semantic,
-                ProceduralMemory(self.store, user_id, self.clock),
-                Consolidator(semantic, *self._consolidation, clock=self.clock))
+                semantic, ProceduralMemory(self.store, user_id, self.clock),
+                Consolidator(semantic, *self._consolidation, clock=self.clock), self.store, user_id)
         return self._layers[user_id]
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
@@ -190,9 +192,9 @@ class MemoryManager(TaskLifecycle, Forgetting):
 
     def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
         """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""
-        now, episodic = self.clock(), self.layers(user_id).episodic
+        now, episodic = self.clock(), self.layers(user_id).loaded_episodic
         for item in reinforce(self.store, user_id, results, now):
-            if episode := episodic.get(item.id):  # keep the layer's copy in step with the store
+            if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
                 episode.access_count, episode.last_access_at = item.access_count, now
 
     def forget_user(self, user_id: str) -> int:

@@ -70,8 +70,12 @@ def _path(text: str, separator: str) -> list[str]:
     return [item for item in text.split(separator) if item and not _EARLIER.match(item)]
 
 
-def read_prompt(text: str) -> PromptView:
-    """Parse a prompt laid out by `prompt.py` back into what it tells the model."""
+def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
+    """Parse a prompt laid out by `prompt.py` back into what it tells the model.
+
+    A value noted twice ("note: port = 8080", later "= 9090") is read as the first one
+    met, or with `latest_wins` as the last one: the two ways a model may resolve it.
+    """
     view, section = PromptView(), None
     for line in text.splitlines():
         if not line.startswith(layout.INDENT):
@@ -95,7 +99,8 @@ def read_prompt(text: str) -> PromptView:
         elif section == layout.RECENT and (match := _RECENT_STEP.match(body)):
             (view.failed if match.group(3) else view.done).append(match.group(1))
             for subject, value in _NOTE.findall(match.group(2)):
-                view.known.setdefault(normalize(subject), value)  # the first value read wins
+                if latest_wins or normalize(subject) not in view.known:
+                    view.known[normalize(subject)] = value
         elif section == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
             view.follow.append(_path(match.group(1), " -> "))
         elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
@@ -125,12 +130,13 @@ def _fill(option: str, view: PromptView) -> str:
 class PromptFollowingLLM:
     """Choose the next action from the prompt alone: goal, pins, progress, experience (L2)."""
 
-    def __init__(self) -> None:
+    def __init__(self, latest_wins: bool = False) -> None:
         self.prompts: list[str] = []
+        self.latest_wins = latest_wins
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)
-        return self.decide(read_prompt(prompt))
+        return self.decide(read_prompt(prompt, self.latest_wins))
 
     @staticmethod
     def decide(view: PromptView) -> str:

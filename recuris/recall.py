@@ -6,14 +6,14 @@ the layers into one ranked list, and 004 §3 injects at most a token budget of i
 result carries its score breakdown and the reason it was included, so a surprising
 recall can be explained from the log (003 §6.3).
 
-`gather` walks the layers of one user in document 003's order; the manager calls it.
+The mix must not let recency or importance bury a clearly relevant memory, so each part is
+put on a scale that means the same in every recall (candidates.py does the scaling).
 
 Invariants:
     S4  results are sorted by total score, best first (ties: newer, then id); each total
         equals the weighted sum of its parts; assembled text never exceeds the budget.
-    Q1  every part of a score lies in [0, 1], so the total lies in [0, sum of weights].
-    Q2  episodic items are considered only when semantic memory is thin (fewer valid,
-        relevant facts than `thin_semantic`); superseded facts only when asked for.
+    Q1  every part of a score lies in [0, 1], so the total lies in [0, sum of weights]; the
+        most relevant candidate of a recall has relevance 1.
     Q3  assembled results never repeat a content (compared without case or spacing): the
         best-ranked copy is kept (document 002's "no dedup" failure).
 """
@@ -22,19 +22,17 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from .clock import DAY
 from .item import MemoryItem
 from .records import AuditRecord
-from .scoring import InvertedIndex, JaccardScorer
+from .scoring import InvertedIndex
 from .store import Store
-from .text import estimate_tokens, normalize, tokenize
+from .text import estimate_tokens, normalize
 
 __all__ = [
     "Weights",
     "RecallPolicy",
     "Recalled",
     "RecallResult",
-    "gather",
     "score",
     "rank",
     "assemble",
@@ -46,8 +44,8 @@ __all__ = [
 class Weights:
     """How much relevance, recency and importance each count in the total."""
 
-    relevance: float = 0.6
-    recency: float = 0.25
+    relevance: float = 0.75
+    recency: float = 0.1
     importance: float = 0.15
 
     def __post_init__(self) -> None:
@@ -60,16 +58,27 @@ class Weights:
 
 @dataclass(frozen=True)
 class RecallPolicy:
-    """How recall weighs and layers: the weights, the recency half-life, when semantic is thin."""
+    """How recall weighs and layers: weights, recency time scale, candidate pool, neighbours, scorer.
+
+    `scorer=None` ranks with the store's own BM25, in the store; a scorer factory (for
+    example `JaccardScorer`) scores in Python the items `matching` finds instead.
+    """
 
     weights: Weights = field(default_factory=Weights)
     recency_half_life_days: float = 7.0
     thin_semantic: int = 2
-    scorer: Callable[[], InvertedIndex] = JaccardScorer  # or BM25Scorer: relevance in [0, 1] either way
+    candidate_pool: int = 50
+    neighbour_weight: float = 0.25
+    stretch_half_life: bool = True  # to the age of the oldest candidate (candidates.py)
+    scorer: Callable[[], InvertedIndex] | None = None
 
     def __post_init__(self) -> None:
         if not self.recency_half_life_days > 0:
             raise ValueError(f"recency_half_life_days must be > 0, got {self.recency_half_life_days!r}")
+        if isinstance(self.candidate_pool, bool) or not isinstance(self.candidate_pool, int) or self.candidate_pool < 1:
+            raise ValueError(f"candidate_pool must be an int >= 1, got {self.candidate_pool!r}")
+        if not 0 <= self.neighbour_weight <= 1:
+            raise ValueError(f"Q4: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
 
 
 @dataclass(frozen=True)
@@ -115,44 +124,6 @@ class RecallResult:
     results: tuple[Recalled, ...]
     text: str
     degraded: bool = False
-
-
-def _relevance(policy: RecallPolicy, query: str, items: list[MemoryItem]) -> dict[str, float]:
-    scorer = policy.scorer()
-    for item in items:
-        scorer.add(item.id, scorer.analyzer(item.content))
-    return dict(scorer.score_candidates(scorer.analyzer(query)))
-
-
-def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
-           task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
-           include_invalid: bool = False) -> list[Recalled]:
-    """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
-    half_life, tokens = policy.recency_half_life_days * DAY, tokenize(query)
-
-    def fetch(level: str) -> list[MemoryItem]:
-        # Jaccard needs no corpus statistics, so only the items that share a token with the
-        # query need reading; BM25's document frequencies need every item of the level.
-        if policy.scorer is JaccardScorer:
-            return store.matching(user_id, level, tokens)
-        return store.list(user_id, level)
-
-    def scored(items: list[MemoryItem], reason: str) -> list[Recalled]:
-        relevance = _relevance(policy, query, items)
-        weights = policy.weights
-        return [score(item, relevance.get(item.id, 0.0), now, weights, half_life, reason) for item in items]
-
-    found = scored(store.list(user_id, "working", task_id), "working memory of the current task")
-    facts = [r for r in scored(fetch("semantic"), "semantic fact")
-             if r.relevance > 0 and (r.item.is_valid or include_invalid)]
-    found += [r if r.item.is_valid else replace(r, reason="semantic fact, superseded") for r in facts]
-    valid = sum(r.item.is_valid for r in facts)
-    if valid < policy.thin_semantic:
-        reason = f"episode (semantic memory had {valid} relevant fact(s))"
-        found += [r for r in scored(fetch("episodic"), reason) if r.relevance > 0]
-    for item, trigger in procedures:
-        found.append(score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}"))
-    return found
 
 
 def rank(candidates: Iterable[Recalled]) -> list[Recalled]:

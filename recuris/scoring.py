@@ -23,18 +23,15 @@ from collections.abc import Callable, Iterable
 
 from .text import tokenize
 
-__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "CosineScorer", "analyze", "stem", "STOP_WORDS"]
+__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "CosineScorer", "analyze", "stem", "bm25_idf"]
 
-STOP_WORDS = frozenset(
-    (
+STOP_WORDS = frozenset((
         "a about after again all also am an and any are as at be because been before being both but by "
         "can could did do does doing during each few for from had has have having he her here hers him "
         "his how i if in into is it its itself just me more most my no nor not now of off on once only "
         "or other our out over own same she should so some such than that the their them then there "
         "these they this those through to too under until up very was we were what when where which "
-        "while who whom why will with would you your yours"
-    ).split()
-)
+        "while who whom why will with would you your yours").split())
 
 
 SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ments", ""), ("ment", ""), ("ness", ""), ("ings", ""),
@@ -59,6 +56,11 @@ def stem(word: str) -> str:
 def analyze(text: str) -> list[str]:
     """Return the terms BM25 indexes: tokens minus stop words, stemmed (B7)."""
     return [stem(token) for token in tokenize(text) if token not in STOP_WORDS]
+
+
+def bm25_idf(documents: int, frequency: int) -> float:
+    """Return BM25's inverse document frequency of a term held by `frequency` of `documents`; never negative."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
 class InvertedIndex:
@@ -145,8 +147,7 @@ class BM25Scorer(InvertedIndex):
 
     def idf(self, term: str) -> float:
         """The BM25 inverse document frequency, never negative."""
-        n, df = len(self.terms), len(self.postings.get(term, ()))
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return bm25_idf(len(self.terms), len(self.postings.get(term, ())))
 
     def raw(self, query: Iterable[str], key: str) -> float:
         """The unnormalised BM25 score of one document."""

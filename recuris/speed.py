@@ -131,7 +131,7 @@ def sqlite(size: int, batch: int = 1000, seed: int = 3) -> dict:
         manager = MemoryManager(reopened, clock=ManualClock(60 * DAY))
         queries = [items[rng.randrange(size)].content.split()[0] for _ in range(21)]
         started = time.perf_counter()
-        manager.recall(queries[0], "u", count_access=False)  # the first recall also loads the user's layers
+        manager.recall(queries[0], "u", count_access=False)  # a fresh manager: nothing of the user loaded yet
         first = time.perf_counter() - started
         latencies = []
         for query in queries[1:]:

@@ -1,24 +1,27 @@
 """SQLite schema: the tables, statements and row mapping of `SQLiteStore`, in one place.
 
 Document 001 §2 stores every tier in one SQLite database with indexes on task and type;
-docs/storage.md describes these tables. Beside the items there is a term index (an FTS5
-table, when the sqlite3 build has it) holding each item's recuris tokens, hex-encoded so
-that SQLite's own tokenizer keeps every token whole: recall then reads only the items
-that share a token with the query, instead of every item of the user.
+docs/storage.md describes these tables. Beside the items there is a term index in plain
+tables: one posting per (user and level, term, item) with the term's frequency and the
+item's length, and per user and level the number of items and their total length. That
+is all Okapi BM25 needs, so recall is scored in SQL with the statistics of one user and
+level (an FTS5 index would rank with the whole file's, and fixes k1 and b).
 
 Invariants:
-    S12 an item's row in the term index holds exactly the tokens of its content, so the
-        items `matching` returns are exactly those that share a token with the query.
+    S12 an item's postings hold exactly the analysed terms of its content with their
+        counts, and each scope's totals equal the sums over its items, after any write.
 """
 
 import json
+import sqlite3
+from collections import Counter
 
 from .item import MemoryItem
-from .text import tokenize
+from .scoring import analyze
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex", "migrate_from_2", "chunks"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
     "valid_from invalidated_at superseded_by"
@@ -30,7 +33,7 @@ CREATE TABLE IF NOT EXISTS items (
     task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
     access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
     valid_from REAL NOT NULL, invalidated_at REAL, superseded_by TEXT);
-CREATE INDEX IF NOT EXISTS items_user_level ON items (user_id, level);
+CREATE INDEX IF NOT EXISTS items_thread ON items (user_id, level, task_id);
 CREATE INDEX IF NOT EXISTS items_task ON items (task_id);
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
@@ -38,9 +41,16 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_user ON audit (user_id);
 CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
 CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS scopes (
+    id INTEGER PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL,
+    documents INTEGER NOT NULL, length INTEGER NOT NULL, UNIQUE (user_id, level));
+CREATE TABLE IF NOT EXISTS postings (
+    scope INTEGER NOT NULL, term TEXT NOT NULL, item INTEGER NOT NULL,
+    frequency INTEGER NOT NULL, length INTEGER NOT NULL,
+    PRIMARY KEY (scope, term, item)) WITHOUT ROWID;
 """
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
-OWNER_AND_CONTENT = "SELECT user_id, content FROM items WHERE id = ?"
+STORED = "SELECT id, user_id, level, content, task_id, rowid FROM items"
 UPSERT = (
     f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
@@ -48,9 +58,11 @@ UPSERT = (
 
 
 def row_of(item: MemoryItem) -> tuple:
-    data = item.to_dict()
-    data["metadata"] = json.dumps(data["metadata"], ensure_ascii=False, sort_keys=True)
-    return tuple(data[column] for column in COLUMNS)
+    """Return the item's row: its fields in column order, metadata as JSON text (I2's mapping)."""
+    # Field by field rather than through `to_dict`: asdict deep-copies every value, and was
+    # more than half the cost of a batched write.
+    metadata = json.dumps(item.metadata, ensure_ascii=False, sort_keys=True)
+    return tuple(metadata if column == "metadata" else getattr(item, column) for column in COLUMNS)
 
 
 def item_of(row: tuple) -> MemoryItem:
@@ -60,20 +72,55 @@ def item_of(row: tuple) -> MemoryItem:
     return MemoryItem.trusted(data)
 
 
-FTS_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS items_terms USING fts5(terms)"
-MATCHING = (
-    f"{SELECT_ITEMS} WHERE rowid IN (SELECT rowid FROM items_terms WHERE items_terms MATCH ?) "
-    "AND user_id = ? AND level = ? ORDER BY rowid"
-)
-TERMS_DELETE = "DELETE FROM items_terms WHERE rowid = (SELECT rowid FROM items WHERE id = ?)"
-TERMS_INSERT = "INSERT INTO items_terms (rowid, terms) SELECT rowid, ? FROM items WHERE id = ?"
+SCOPE = "SELECT id, documents, length FROM scopes WHERE user_id = ? AND level = ?"
+POSTINGS_DELETE_USER = "DELETE FROM postings WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
+SELECT_WITH_ROWID = f"SELECT {', '.join(COLUMNS)}, rowid FROM items"
 
 
-def terms_of(text: str) -> str:
-    """Return the text's distinct tokens, hex-encoded and space-separated, for the term index."""
-    return " ".join(sorted(token.encode().hex() for token in set(tokenize(text))))
+def chunks(values: list, size: int = 500):
+    """Yield `values` in slices of at most `size`, to stay under SQLite's bound-parameter limit."""
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
 
 
-def fts_query(tokens: set[str]) -> str:
-    """Return an FTS5 query matching any of the tokens (hex words need no quoting)."""
-    return " OR ".join(sorted(token.encode().hex() for token in tokens))
+def term_counts(text: str) -> Counter:
+    """Return the analysed terms of a text with their counts: what the postings hold (S12)."""
+    return Counter(analyze(text))
+
+
+def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) -> None:
+    """Move items out of and into the term index, in batches (S12).
+
+    Each row is (user_id, level, content, rowid); removals are applied before additions, so
+    an item re-written in place may appear in both.
+    """
+    scopes, documents, lengths, deletions, insertions = {}, Counter(), Counter(), [], []
+    for sign, rows in ((-1, removed), (1, added)):
+        for user_id, level, content, rowid in rows:
+            if (user_id, level) not in scopes:
+                db.execute("INSERT OR IGNORE INTO scopes (user_id, level, documents, length) VALUES (?, ?, 0, 0)",
+                           (user_id, level))
+                scopes[user_id, level] = db.execute(SCOPE, (user_id, level)).fetchone()[0]
+            scope, counts = scopes[user_id, level], term_counts(content)
+            length = sum(counts.values())
+            documents[scope] += sign
+            lengths[scope] += sign * length
+            if sign < 0:
+                deletions += [(scope, term, rowid) for term in counts]
+            else:
+                insertions += [(scope, term, rowid, count, length) for term, count in counts.items()]
+    db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", deletions)
+    db.executemany("INSERT INTO postings (scope, term, item, frequency, length) VALUES (?, ?, ?, ?, ?)",
+                   insertions)
+    db.executemany("UPDATE scopes SET documents = documents + ?, length = length + ? WHERE id = ?",
+                   [(documents[scope], lengths[scope], scope) for scope in scopes.values()])
+
+
+def migrate_from_2(db: sqlite3.Connection) -> None:
+    """Replace version 2's FTS5 token table by version 3's postings, built from the items."""
+    # Version 2 kept distinct tokens in an FTS5 table; version 3 keeps analysed terms with
+    # their counts in plain tables. Rebuild the index from the items, in one transaction.
+    db.execute("DROP TABLE IF EXISTS items_terms")
+    db.execute("DROP INDEX IF EXISTS items_user_level")
+    reindex(db, [], db.execute("SELECT user_id, level, content, rowid FROM items").fetchall())
+    db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))

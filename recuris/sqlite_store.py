@@ -11,22 +11,22 @@ Invariants:
     S6  any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
         only ever a bound parameter, never part of a statement.
     S9  a batch is written whole or not at all, even if the process dies mid-batch.
-    S13 `matching` returns exactly the items `list` would return that share a token with
-        the query, in the same order.
+    S13, S14, S15 (store.py) hold here as in the in-memory store: `matching`, `search` and
+        `adjacent` read the term index and the thread index, and return what it returns.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from . import sqlite_schema as schema
+from . import sqlite_search
 from .item import MemoryItem
 from .records import AuditRecord
-from .sqlite_schema import SCHEMA_VERSION, fts_query, item_of, row_of, terms_of
-from .store import StoreError, check_owners
-from .text import tokenize
+from .sqlite_schema import SCHEMA_VERSION, item_of, row_of, term_counts
+from .store import STORE_B, STORE_K1, StoreError, check_owners
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
@@ -34,13 +34,14 @@ __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 class SQLiteStore:
     """A Store in one SQLite file (or ":memory:")."""
 
-    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0) -> None:
+    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0,
+                 k1: float = STORE_K1, b: float = STORE_B) -> None:
         """Open (and, if `create`, make) the store at path.
 
         Raises FileNotFoundError when the file is missing and `create` is False;
         StoreError when the file is not a recuris database of this schema version.
         """
-        self.path = str(path)
+        self.path, self.k1, self.b = str(path), k1, b
         if not create and self.path != ":memory:" and not Path(self.path).is_file():
             raise FileNotFoundError(f"no recuris database at {self.path}")
         try:
@@ -48,10 +49,11 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA secure_delete = ON")
             self._db.executescript(schema.SCHEMA)
-            self.fts = self._term_index()
             versions = [row[0] for row in self._db.execute("SELECT version FROM schema_version")]
             if not versions:
                 self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif versions == [2]:
+                self._transaction(schema.migrate_from_2)
             elif versions != [SCHEMA_VERSION]:
                 raise StoreError(
                     f"schema version {versions} in {self.path}; this code reads {SCHEMA_VERSION}"
@@ -83,16 +85,27 @@ class SQLiteStore:
         batch = list(items)
 
         def write(db: sqlite3.Connection) -> None:
-            stored = {item.id: db.execute(schema.OWNER_AND_CONTENT, (item.id,)).fetchone() for item in batch}
-            check_owners(batch, lambda item_id: stored[item_id] and stored[item_id][0])
+            stored = {}
+            for ids in schema.chunks(list({item.id for item in batch})):
+                marks = ", ".join("?" * len(ids))
+                for row in db.execute(f"{schema.STORED} WHERE id IN ({marks})", ids):
+                    stored[row[0]] = row[1:]
+            check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
+            # The term index follows every write in the same transaction (S12). Only an item
+            # whose text, level or task changed needs new postings: a recall rewrites access
+            # counts, not content. An id written twice in one batch counts once, as its last.
+            last = {item.id: item for item in batch}.values()
+            changed = [item for item in last
+                       if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)]
+            removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4]) for item in changed
+                       if item.id in stored]
             db.executemany(schema.UPSERT, [row_of(item) for item in batch])
-            if self.fts:  # S12: the term index follows every write, in the same transaction
-                # Only an item whose text changed needs new terms (a recall rewrites access
-                # counts, not content); an id written twice in one batch counts once, as its last.
-                last = {item.id: item for item in batch}.values()
-                changed = [item for item in last if not stored[item.id] or stored[item.id][1] != item.content]
-                db.executemany(schema.TERMS_DELETE, [(item.id,) for item in changed])
-                db.executemany(schema.TERMS_INSERT, [(terms_of(item.content), item.id) for item in changed])
+            rowids = {}
+            for ids in schema.chunks([item.id for item in changed]):
+                marks = ", ".join("?" * len(ids))
+                rowids.update(db.execute(f"SELECT id, rowid FROM items WHERE id IN ({marks})", ids))
+            schema.reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id])
+                                         for item in changed])
 
         self._transaction(write)
 
@@ -101,29 +114,21 @@ class SQLiteStore:
         return item_of(rows[0]) if rows else None
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
-        rows = self._run(
-            f"{schema.SELECT_ITEMS} WHERE user_id = ? AND (? IS NULL OR level = ?) "
-            "AND (? IS NULL OR task_id = ?) ORDER BY rowid",
-            (user_id, level, level, task_id, task_id),
-        )
+        # One plain condition per given filter, so that every list is served by an index (S16).
+        filters = {"user_id": user_id, "level": level, "task_id": task_id}
+        given = {column: value for column, value in filters.items() if value is not None}
+        where = " AND ".join(f"{column} = ?" for column in given)
+        rows = self._run(f"{schema.SELECT_ITEMS} WHERE {where} ORDER BY rowid", tuple(given.values()))
         return [item_of(row) for row in rows]
 
-    def _term_index(self) -> bool:
-        # FTS5 is in nearly every sqlite3 build; without it, `matching` filters in Python.
-        try:
-            self._db.execute(schema.FTS_SCHEMA)
-            return True
-        except sqlite3.OperationalError:
-            return False
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+        return sqlite_search.matching(self._run, user_id, level, terms)
 
-    def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]:
-        """Return the user's items at a level that share a token with `tokens` (S12), oldest first."""
-        tokens = set(tokens)
-        if not tokens:
-            return []
-        if not self.fts:
-            return [item for item in self.list(user_id, level) if tokens & set(tokenize(item.content))]
-        return [item_of(row) for row in self._run(schema.MATCHING, (fts_query(tokens), user_id, level))]
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
+        return sqlite_search.search(self._run, user_id, level, terms, limit, self.k1, self.b)
+
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+        return sqlite_search.adjacent(self._run, user_id, item_ids)
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         return self._delete(
@@ -131,17 +136,20 @@ class SQLiteStore:
         )
 
     def delete_user(self, user_id: str) -> int:
-        deleted = self._delete("user_id = ?", [(user_id,)])
-        if self.fts:  # FTS5 keeps deleted terms in old segments until they are merged away
-            self._run("INSERT INTO items_terms (items_terms) VALUES ('optimize')")
+        def work(db: sqlite3.Connection) -> int:
+            db.execute(schema.POSTINGS_DELETE_USER, (user_id,))
+            db.execute("DELETE FROM scopes WHERE user_id = ?", (user_id,))
+            return db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
+
+        deleted = self._transaction(work)
         self._checkpoint()
         return deleted
 
     def _delete(self, where: str, parameters: list[tuple]) -> int:
         def work(db: sqlite3.Connection) -> int:
-            if self.fts:
-                terms = f"DELETE FROM items_terms WHERE rowid IN (SELECT rowid FROM items WHERE {where})"
-                db.executemany(terms, parameters)
+            doomed = [found for row in parameters for found in
+                      db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
+            schema.reindex(db, doomed, [])
             return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
 
         return self._transaction(work)

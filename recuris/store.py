@@ -13,19 +13,30 @@ Invariants:
         refused batch writes nothing.
     S8  ids from `new_id` are never in use, by any user.
     S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
+    S13 `matching` returns exactly the items `list` would return whose analysed terms
+        (`scoring.analyze`) share one with the query's terms, in the same order.
+    S14 `search` returns the `limit` items of one user and level with the highest Okapi BM25
+        score for the query's terms (statistics of that user and level alone), best first,
+        ties to the later-written item; every store returns the same items and scores.
+    S15 `adjacent` gives each item's previous and next item in write order among the
+        user's items of the same level and task (None at either end).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from .item import MemoryItem
 from .records import AuditRecord
-from .text import tokenize
+from .term_index import TermIndex
 
-__all__ = ["Store", "StoreError", "InMemoryStore", "append_superseding"]
+__all__ = ["Store", "StoreError", "InMemoryStore", "append_superseding", "STORE_K1", "STORE_B"]
+
+# The stores' own BM25 setting: short memories want earlier term saturation and weaker
+# length normalisation than the textbook 1.2 / 0.75 (docs/16-recall.md says how it was chosen).
+STORE_K1, STORE_B = 0.9, 0.5
 
 
 class StoreError(Exception):
@@ -40,7 +51,9 @@ class Store(Protocol):
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]: ...
-    def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]: ...
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]: ...
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]: ...
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
     def users(self) -> list[str]: ...
@@ -71,15 +84,21 @@ def _copy(item: MemoryItem) -> MemoryItem:
 class InMemoryStore:
     """Items in a dict, in insertion order; the default store, and the model for the others."""
 
-    def __init__(self) -> None:
+    def __init__(self, k1: float = STORE_K1, b: float = STORE_B) -> None:
         self._items: dict[str, MemoryItem] = {}
         self._audit: list[AuditRecord] = []
         self._counters: dict[str, int] = {}
+        self._index = TermIndex(k1, b)  # S13-S15 read it, so no read scans every item
 
     def put(self, items: Iterable[MemoryItem]) -> None:
         batch = list(items)
         check_owners(batch, lambda item_id: self._items[item_id].user_id if item_id in self._items else None)
         for item in batch:
+            old = self._items.get(item.id)
+            if old is None or (old.level, old.content, old.task_id) != (item.level, item.content, item.task_id):
+                if old is not None:
+                    self._index.remove(old)
+                self._index.add(item)
             self._items[item.id] = _copy(item)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
@@ -87,32 +106,35 @@ class InMemoryStore:
         return _copy(item) if item is not None and item.user_id == user_id else None
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
-        return [
-            _copy(item)
-            for item in self._items.values()
-            if item.user_id == user_id
-            and (level is None or item.level == level)
-            and (task_id is None or item.task_id == task_id)
-        ]
+        return [_copy(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
 
-    def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]:
-        """The user's items at a level that share a token with `tokens` (a scan: this is the model)."""
-        tokens = set(tokens)
-        return [item for item in self.list(user_id, level) if tokens & set(tokenize(item.content))]
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+        """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
+        return [_copy(self._items[key]) for key in self._index.matching(user_id, level, terms)]
+
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
+        """Return the `limit` best items by BM25 for `terms`, best first (S14)."""
+        return [(_copy(self._items[key]), score) for key, score in self._index.search(user_id, level, terms, limit)]
+
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+        """Return each of the user's items' previous and next item of its level and task (S15)."""
+        items = [self._items[i] for i in item_ids if i in self._items and self._items[i].user_id == user_id]
+        return {item.id: tuple(key and _copy(self._items[key]) for key in self._index.adjacent(item))
+                for item in items}
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         doomed = [
             i for i in dict.fromkeys(item_ids) if i in self._items and self._items[i].user_id == user_id
         ]
         for item_id in doomed:
-            del self._items[item_id]
+            self._index.remove(self._items.pop(item_id), forget_position=True)
         return len(doomed)
 
     def delete_user(self, user_id: str) -> int:
-        return self.delete(user_id, list(self._items))
+        return self.delete(user_id, self._index.listed(user_id))
 
     def users(self) -> list[str]:
-        return sorted({item.user_id for item in self._items.values()})
+        return self._index.users()
 
     def new_id(self, prefix: str) -> str:
         number = self._counters.get(prefix, 0)

@@ -83,3 +83,18 @@ def test_the_answer_section_says_it_came_from_recall(recall):
     section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
     assert section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
     assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})
+
+
+def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
+    """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall itself finds the memory."""
+    text = "deploy pipeline logs yesterday"
+    assert recall.best_similarity(text) == 0.25 and not recall.should_retrieve(text)
+    assert recall.manager.recall(text, "ana", count_access=False).results  # relevance alone would open it
+
+
+def test_a_similarity_equal_to_the_threshold_opens_the_gate():
+    """Z4: the gate is inclusive: half the asked terms held opens a 0.5 gate."""
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    gate = ActiveRecall(manager, "ana", threshold=0.5)
+    assert gate.best_similarity("deploy budget") == 0.5 and gate.should_retrieve("deploy budget")

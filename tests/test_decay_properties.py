@@ -52,12 +52,17 @@ def test_D3_reinforcement_never_exceeds_the_cap(importance, count, per_access, c
 def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(specs, threshold, now_days):
     """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten item."""
     clock = ManualClock(now_days * DAY)
-    manager = DecayManager(retention_threshold=threshold, clock=clock)
+    manager = DecayManager(half_life_days=7, reinforcement_per_access=0.05, reinforcement_cap=0.3,
+                           retention_threshold=threshold, clock=clock)
     items = [
         item(imp, count, max(0.0, clock() - age * DAY), id=f"m{i}")
         for i, (imp, count, age) in enumerate(specs)
     ]
-    expected = {m.id for m in items if manager.weight(m) < threshold}
+    # The oracle is document 004's formula written out here, not the module's own `weight`.
+    def weight(m):
+        return m.importance * 0.5 ** ((clock() - m.last_access_at) / (7 * DAY)) + min(0.3, 0.05 * m.access_count)
+
+    expected = {m.id for m in items if weight(m) < threshold}
     report = manager.run_cycle(items)
     assert {m.id for m in report.forgotten} == expected
     assert {m.id for m in report.kept} == {m.id for m in items} - expected

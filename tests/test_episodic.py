@@ -108,3 +108,12 @@ def test_add_episode_refuses_a_dict():
     """add_episode takes Episode records only (the prototype took dicts)."""
     with pytest.raises(TypeError, match="Episode"):
         EpisodicMemory().add_episode({"goal": "x"})
+
+
+def test_a_hit_scoring_exactly_the_threshold_is_kept():
+    """E2: the threshold is inclusive: a hit whose score equals it comes back, one just above it does not."""
+    memory = EpisodicMemory()
+    memory.add_episode(episode("alpha beta", task_type="gamma delta"))  # four tokens
+    [hit] = memory.retrieve("alpha", top_k=1, threshold=0.25)  # Jaccard 1/4 exactly
+    assert hit.score == 0.25
+    assert memory.retrieve("alpha", top_k=1, threshold=0.2500001) == []

@@ -99,3 +99,15 @@ def test_a_simulated_quarter_levels_off_and_keeps_the_habits():
     assert max(third_month) < 1.2 * max(second_month)  # growth has stopped
     assert report.plateau < 0.25 * report.written  # far below what was written
     assert report.habit_survival == 1.0 and report.one_off_survival < 0.05
+
+
+def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock):
+    """O3: the merge band lies strictly below the ceiling; at the ceiling an item stays whole."""
+    a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.8)
+    manager.write("deploy failed: the DB_URL variable was missing again", "ana", importance=0.8)
+    decay = DecayManager(clock=clock)
+    clock.advance(decay.half_life_seconds)  # both weigh 0.8 / 2 = 0.4 exactly
+    assert decay.weight(manager.get(a.id, "ana")) == 0.4
+    assert manager.run_decay(decay, "ana", merge_ceiling=0.4).merged == ()
+    clock.advance(1.0)
+    assert len(manager.run_decay(decay, "ana", merge_ceiling=0.4).merged) == 1

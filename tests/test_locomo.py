@@ -5,7 +5,7 @@ import json
 import pytest
 
 from recuris import bench
-from recuris.locomo import RETRIEVERS, evaluate, load
+from recuris.locomo import ABLATIONS, RETRIEVERS, evaluate, load, through_manager
 
 CONVERSATION = {
     "speaker_a": "Ana",
@@ -88,11 +88,13 @@ def test_bm25_finds_both_answers(path):
 
 
 def test_bench_prints_a_table_per_retriever(path, capsys):
-    """`python -m recuris.bench locomo PATH` prints R@1, R@5, R@10 and MRR for every retriever."""
+    """`python -m recuris.bench locomo PATH` prints R@1-R@10 and MRR@10 for both stores and each reference."""
     assert bench.main(["locomo", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "2 questions" in lines[0] and lines[2] == "| retriever | R@1 | R@5 | R@10 | MRR |"
-    assert len([line for line in lines if line.startswith("| ") and "---" not in line]) == 1 + len(RETRIEVERS)
+    assert "2 questions" in lines[0] and lines[2] == "| retriever | R@1 | R@5 | R@10 | MRR@10 |"
+    rows = [line for line in lines if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 2 * (1 + 2 + len(ABLATIONS) + len(RETRIEVERS))  # overall, then per category
+    assert sum("(what users run)" in row for row in rows) == 4
 
 
 def test_bench_reports_a_bad_file_and_exits_1(tmp_path, capsys):

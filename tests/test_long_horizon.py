@@ -36,13 +36,34 @@ def test_the_sliding_window_loses_the_task_statement():
     assert "Goal:" not in section and section.count("->") == 2
 
 
-def test_recuris_succeeds_where_the_baselines_fail():
-    """A/B: on the same tasks and model, recuris succeeds on every task, without stale values,
-    and uses fewer prompt tokens per step than full history."""
+def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
+    """A/B, first value wins: recuris succeeds on every task; full history fails only on stale values."""
     results = run_suite()
     ours = results["recuris (window 6 + summary + pins)"]
     full, window = results["full history"], results["sliding window (12 messages)"]
     assert set(results) == set(CONDITIONS) and ours.runs == full.runs == 24
     assert ours.success_rate == 1.0 and ours.success_rate > full.success_rate > window.success_rate
     assert ours.pollution == 0.0 < full.pollution
+    assert [why for why, _ in full.failures] == ["stale value used"]
     assert ours.tokens_per_step < full.tokens_per_step
+
+
+def test_under_the_last_value_rule_full_history_ties_and_only_the_window_fails():
+    """A/B, last value wins: full history succeeds too; the window still loses its plan."""
+    results = run_suite(latest_wins=True)
+    ours, full = results["recuris (window 6 + summary + pins)"], results["full history"]
+    assert ours.success_rate == full.success_rate == 1.0 and full.pollution == 0.0
+    assert [why for why, _ in results["sliding window (12 messages)"].failures] == ["plan unfinished"]
+    assert ours.tokens_per_step < full.tokens_per_step
+
+
+def test_each_failure_names_the_rule_it_broke():
+    """Q11: a run reports the first rule it broke, or nothing when it succeeded."""
+    task = Task(goal="g", plan=["a", "b"], failing={"b"}, forbidden="MySQL", stale={"c"})
+    assert task.failure() == "plan unfinished"
+    task.act("b"), task.act("b")
+    assert task.failure() == "failed path retried"
+    task.act("c")
+    assert task.failure() == "stale value used"
+    task.act("use MySQL")
+    assert task.failure() == "constraint broken"

@@ -1,9 +1,9 @@
-"""Example tests for recuris.recall: score breakdowns, ranking, budgets, layering (S4, Q1, Q2)."""
+"""Example tests for recuris.recall: score breakdowns, ranking, budgets (S4, Q1, Q3)."""
 
 import pytest
 
 from recuris import InMemoryStore, MemoryItem, RecallPolicy, Weights
-from recuris.recall import assemble, gather, rank, score
+from recuris.recall import assemble, rank, score
 from recuris.text import estimate_tokens
 
 DAY = 86_400.0
@@ -22,12 +22,12 @@ def item(id, content, level="semantic", importance=0.5, created_at=0.0, **fields
 
 
 def test_total_is_the_weighted_sum_of_its_parts():
-    """S4: total = 0.6·relevance + 0.25·recency + 0.15·importance with the default weights."""
+    """S4: total = 0.75·relevance + 0.1·recency + 0.15·importance with the default weights."""
     result = score(
-        item("a", "x", importance=0.4), 0.5, now=7 * DAY, weights=Weights(), half_life=7 * DAY, reason="r"
+        item("a", "x", importance=0.4), 0.3, now=7 * DAY, weights=Weights(), half_life=7 * DAY, reason="r"
     )
     assert result.breakdown() == pytest.approx(
-        {"relevance": 0.5, "recency": 0.5, "importance": 0.4, "total": 0.6 * 0.5 + 0.25 * 0.5 + 0.15 * 0.4}
+        {"relevance": 0.3, "recency": 0.5, "importance": 0.4, "total": 0.75 * 0.3 + 0.1 * 0.5 + 0.15 * 0.4}
     )
 
 
@@ -61,31 +61,6 @@ def test_weights_must_be_non_negative_and_not_all_zero():
         Weights(relevance=-1)
     with pytest.raises(ValueError, match="Q1"):
         Weights(0, 0, 0)
-
-
-def test_episodes_are_gathered_only_when_semantic_memory_is_thin():
-    """Q2: with enough relevant facts, episodic items are not considered."""
-    store = InMemoryStore()
-    store.put(
-        [
-            item("f1", "python is used"),
-            item("f2", "python version 3.12"),
-            item("e1", "python crashed once", level="episodic"),
-        ]
-    )
-    found = gather(store, "ana", "python", RecallPolicy(thin_semantic=2), 0.0, None, [])
-    assert {r.item.id for r in found} == {"f1", "f2"}
-    found = gather(store, "ana", "python", RecallPolicy(thin_semantic=3), 0.0, None, [])
-    assert {r.item.id for r in found} == {"f1", "f2", "e1"}
-
-
-def test_superseded_facts_only_when_asked_for():
-    """Q2: an invalid fact is excluded unless include_invalid is set, and then says so."""
-    store = InMemoryStore()
-    store.put([item("f1", "database MySQL", invalidated_at=5.0)])
-    assert gather(store, "ana", "database", RecallPolicy(), 0.0, None, []) == []
-    [found] = gather(store, "ana", "database", RecallPolicy(), 0.0, None, [], include_invalid=True)
-    assert found.reason == "semantic fact, superseded"
 
 
 def test_the_same_content_is_assembled_once():

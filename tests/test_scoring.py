@@ -87,3 +87,13 @@ def test_episodic_memory_retrieves_with_bm25():
     [hit] = memory.retrieve("api deployments", top_k=2, threshold=0.1)
     assert hit.episode.goal == "deploying the api to staging"
     assert memory.retrieve("api deployments", 2, 0.1) == memory.retrieve_by_scan("api deployments", 2, 0.1)
+
+
+def test_a_rarer_term_weighs_more():
+    """B5: on documents of equal length, the document holding the rarer query term ranks first."""
+    scorer = BM25Scorer(analyzer=str.split)
+    for key, terms in {"common": ["red", "x"], "rare": ["blue", "x"], "c2": ["red", "y"], "c3": ["red", "z"]}.items():
+        scorer.add(key, terms)
+    assert scorer.idf("blue") > scorer.idf("red")
+    ranked = sorted(scorer.score_candidates(["red", "blue"]), key=lambda pair: -pair[1])
+    assert ranked[0][0] == "rare" and ranked[0][1] > ranked[1][1]

@@ -43,11 +43,13 @@ def test_journal_is_write_ahead_logging(tmp_path):
 
 
 def test_schema_has_the_indexes_the_design_names(tmp_path):
-    """Indexes on (user_id, level) and on task_id exist."""
+    """S16: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
         indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"items_user_level", "items_task"} <= indexes
+        postings = db.execute("SELECT sql FROM sqlite_master WHERE name = 'postings'").fetchone()[0]
+    assert {"items_thread", "items_task"} <= indexes
+    assert "PRIMARY KEY (scope, term, item)" in postings
 
 
 def test_missing_file_is_an_error_when_not_creating(tmp_path):
@@ -126,10 +128,12 @@ def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
     assert all(sum(i.startswith(f"{b}-") for i in ids) == 50 for b in batches)  # no half batch
 
 
-def test_matching_without_fts5_filters_the_list_the_same_way(tmp_path):
-    """S13 on an sqlite3 build without FTS5: the fallback returns the same items."""
-    store = SQLiteStore(tmp_path / "m.db")
-    store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys")])
-    with_index = [i.id for i in store.matching("ana", "episodic", ["deploy", "keys"])]
-    store.fts = False
-    assert [i.id for i in store.matching("ana", "episodic", ["deploy", "keys"])] == with_index == ["i1", "i2"]
+def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
+    """S12: opening a version 2 file rebuilds the postings from the items, and search finds them."""
+    path = tmp_path / "m.db"
+    SQLiteStore(path).put([item("i1", content="deploy the api"), item("i2", content="rotate keys")])
+    with sqlite3.connect(path) as db:  # turn the file back into what version 2 left
+        db.executescript("DELETE FROM postings; DELETE FROM scopes; UPDATE schema_version SET version = 2;")
+    store = SQLiteStore(path)
+    assert sorted(i.id for i, _ in store.search("ana", "episodic", ["deploy", "key"], 5)) == ["i1", "i2"]
+    assert store._run("SELECT version FROM schema_version") == [(3,)]

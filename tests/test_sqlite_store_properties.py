@@ -60,13 +60,13 @@ def test_S1_S6_any_item_survives_a_reopen_unchanged(rows):
     st.lists(st.tuples(st.sampled_from(["ana", "bob"]), texts), min_size=1, max_size=10), st.text(max_size=40)
 )
 def test_S12_S13_matching_equals_a_filtered_list(rows, query):
-    """S12, S13: the term index finds exactly the items that share a token with the query."""
-    from recuris.text import tokenize
+    """S12, S13: the term index finds exactly the items that share an analysed term with the query."""
+    from recuris.scoring import analyze
 
     store = SQLiteStore(":memory:")
     store.put([MemoryItem(id=f"i{n}", user_id=user, level="episodic", content=content)
                for n, (user, content) in enumerate(rows)])
-    tokens = set(tokenize(query))
+    terms = set(analyze(query))
     for user in ("ana", "bob"):
-        expected = [i.id for i in store.list(user, "episodic") if tokens & set(tokenize(i.content))]
-        assert [i.id for i in store.matching(user, "episodic", tokens)] == expected
+        expected = [i.id for i in store.list(user, "episodic") if terms & set(analyze(i.content))]
+        assert [i.id for i in store.matching(user, "episodic", terms)] == expected

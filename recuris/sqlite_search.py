@@ -1,0 +1,95 @@
+"""SQLite search: BM25 scored and cut in SQL, term matching and neighbours, over the postings.
+
+Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a slow recall
+never stall the agent; document 001 §2 indexes by task. These are the reads behind
+`SQLiteStore.search`, `matching` and `adjacent`: each is a few indexed statements, and
+`search` sums the BM25 terms in SQL over the postings of the query's terms alone and returns
+only the best `limit` items, so the cost follows the postings read, not the store's size.
+The in-memory store answers the same calls from `TermIndex`; both meet S13-S15 (store.py).
+
+Invariants:
+    S16 every statement here reads through an index: a scope's postings by (scope, term),
+        items by rowid, neighbours by (user, level, task) and rowid.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+
+from .item import MemoryItem
+from .scoring import bm25_idf
+from .sqlite_schema import SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of
+
+__all__ = ["matching", "search", "adjacent"]
+
+Run = Callable[..., list[tuple]]
+
+DOCUMENT_FREQUENCY = "SELECT term, COUNT(*) FROM postings WHERE scope = ? AND term IN ({}) GROUP BY term"
+MATCHING = (
+    f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ? AND term IN ({{}})) "
+    "ORDER BY rowid"
+)
+BEFORE = (f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
+          "ORDER BY rowid DESC LIMIT 1")
+AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
+
+
+
+def search_statement(terms: int) -> str:
+    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S14).
+
+    Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b,
+    b / average length, the scope and the limit.
+    """
+    values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
+    k1_plus_one, k1, flat, slope, scope, limit = (f"?{2 * terms + n}" for n in range(1, 7))
+    return (
+        f"WITH query (term, idf) AS (VALUES {values}) "
+        f"SELECT postings.item, SUM(query.idf * postings.frequency * {k1_plus_one} / "
+        f"(postings.frequency + {k1} * ({flat} + {slope} * postings.length))) AS score "
+        f"FROM query JOIN postings ON postings.scope = {scope} AND postings.term = query.term "
+        f"GROUP BY postings.item ORDER BY score DESC, postings.item DESC LIMIT {limit}"
+    )
+
+
+def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
+    rows = run(SCOPE, (user_id, level))
+    return rows[0] if rows else None
+
+def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+    """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
+    terms, scope = sorted(set(terms)), _scope(run, user_id, level)
+    if not terms or scope is None:
+        return []
+    statement = MATCHING.format(", ".join("?" * len(terms)))
+    return [item_of(row) for row in run(statement, (scope[0], *terms))]
+
+def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
+           k1: float, b: float) -> list[tuple[MemoryItem, float]]:
+    """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S14)."""
+    terms, scope = sorted(set(terms)), _scope(run, user_id, level)
+    if not terms or scope is None or not scope[1]:
+        return []
+    scope_id, documents, length = scope
+    frequencies = dict(run(DOCUMENT_FREQUENCY.format(", ".join("?" * len(terms))),
+                                 (scope_id, *terms)))
+    weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
+    if not weighted:
+        return []
+    average = max(length / documents, 1e-9)
+    parameters = (*(value for pair in weighted for value in pair),
+                  k1 + 1, k1, 1 - b, b / average, scope_id, limit)
+    scores = run(search_statement(len(weighted)), parameters)
+    marks = ", ".join("?" * len(scores))
+    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({marks})", tuple(r for r, _ in scores))
+    by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
+    return [(by_rowid[rowid], score) for rowid, score in scores]
+
+def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+    """Return each of the user's items' previous and next item of its level and task (S15)."""
+    found = {}
+    for item_id in dict.fromkeys(item_ids):
+        rows = run(f"{SELECT_WITH_ROWID} WHERE id = ? AND user_id = ?", (item_id, user_id))
+        if rows:
+            key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, rowid
+            before, after = run(BEFORE, key), run(AFTER, key)
+            found[item_id] = (before and item_of(before[0]) or None, after and item_of(after[0]) or None)
+    return found
