@@ -117,17 +117,15 @@ def origin(url: str) -> str | None:
 
 def post(url: str, body: bytes, headers: dict[str, str], deadline: Deadline, max_reply_bytes: int,
          secret: str | None = None) -> Reply:
-    """POST `body` and return the reply, whatever its status, following same-origin redirects.
-
-    Raises an LLMError subclass for every failure (L8-L11); `secret` is redacted from the messages.
-    """
+    """POST `body`, following same-origin redirects; return any reply, else raise an LLMError (L8-L11)."""
     home = origin(url) or ""  # the clients check their base URL when they are made
     for _ in range(MAX_REDIRECTS + 1):
         reply = _post_once(url, body, headers, deadline, max_reply_bytes, secret)
         location = reply.headers.get("Location")
         if reply.status not in REDIRECT_STATUSES or not location:
             return reply
-        target = urllib.parse.urljoin(url, location)
+        # Percent-encode what http.client refuses in a path (spaces, other scripts), as browsers do:
+        target = urllib.parse.quote(urllib.parse.urljoin(url, location), safe="/:?#[]@!$&'()*+,;=%~")
         if (moved := origin(target)) != home:
             raise LLMRedirectError(redact(
                 f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the key goes "
@@ -177,7 +175,7 @@ def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
             raise LLMReplyTooLarge(f"the reply declares {response.length} bytes; max_reply_bytes is {limit}")
         return response.read()  # IncompleteRead if the body stops short
     body = bytearray()
-    while len(body) <= limit and (chunk := response.read(limit + 1 - len(body))):
+    while len(body) <= limit and (chunk := response.read(min(65536, limit + 1 - len(body)))):
         body += chunk
     if len(body) > limit:
         raise LLMReplyTooLarge(f"the reply is longer than max_reply_bytes ({limit})")

@@ -62,11 +62,13 @@ class _Endpoint:
         self.model = model or os.environ.get("RECURIS_MODEL") or ""
         if not self.base_url or not self.model:
             raise ValueError("L6: set base_url and model (or OPENAI_BASE_URL and RECURIS_MODEL)")
-        if origin(self.base_url) is None:
-            raise ValueError(f"L6: base_url must be an http:// or https:// URL with a host, not {base_url!r}")
+        if origin(self.base_url) is None or not self.base_url.isascii() or not self.base_url.isprintable() \
+                or " " in self.base_url:
+            raise ValueError(f"L6: base_url must be an http:// or https:// URL with a host and no spaces or "
+                             f"non-ASCII characters, not {self.base_url!r}")
         self._key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if self._key and not self._key.isprintable():
-            raise ValueError("L6: api_key must be printable (no line breaks)")
+        if self._key and not (self._key.isascii() and self._key.isprintable()):
+            raise ValueError("L6: api_key must be printable ASCII (no line breaks): it goes in a header")
         _check("timeout", timeout, 0, above=True)
         _check("max_retries", max_retries, 0, whole=True)
         _check("backoff", backoff, 0)
