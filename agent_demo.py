@@ -260,6 +260,19 @@ def evolving_tour(manager: MemoryManager, clock: ManualClock, llm, reflector) ->
     )
 
 
+# A decision is one action line or one search_memory call; a model that never stops would
+# otherwise write until the timeout. Reflection answers a JSON list of insights, so it gets more.
+ACTION_MAX_TOKENS = 96
+REFLECTION_MAX_TOKENS = 512
+
+
+def http_models(base_url: str, model: str | None) -> tuple["ShowingLLM", "ShowingLLM"]:
+    """Return the deciding model and the reflecting model on one endpoint, each showing its traffic."""
+    decide = OpenAICompatibleChat(base_url, model, max_tokens=ACTION_MAX_TOKENS)
+    reflect = OpenAICompatibleChat(base_url, model, max_tokens=REFLECTION_MAX_TOKENS)
+    return ShowingLLM(decide), ShowingLLM(reflect)
+
+
 class ShowingLLM:
     """Send each prompt to a real endpoint, and show the prompt and the reply."""
 
@@ -284,7 +297,6 @@ if __name__ == "__main__":
     parser.add_argument("--model", help="the model name the endpoint serves (or set RECURIS_MODEL)")
     arguments = parser.parse_args()
     if arguments.llm:
-        client = ShowingLLM(OpenAICompatibleChat(arguments.llm, arguments.model))
-        main(client, client)
+        main(*http_models(arguments.llm, arguments.model))
     else:
         main()

@@ -1,15 +1,19 @@
-"""A stub OpenAI-compatible server on the loopback interface, for the HTTP client's tests.
+"""Stub servers on the loopback interface (127.0.0.1 only), for the HTTP client's tests.
 
-It speaks /chat/completions and /embeddings, and can be told, call by call, to answer with
-text, a tool call, an HTTP error status, a garbage body, a body without choices, or slowly.
-Without a script, chat answers come from a `PromptFollowingLLM` reading the prompt, so a
-whole agent run can be decided over HTTP; embeddings are bag-of-words hash vectors.
+`StubServer` speaks /chat/completions and /embeddings, and can be told, call by call, to
+answer with text, a tool call, any JSON, an HTTP error status (with headers), a redirect, a
+garbage body, a body without choices, or slowly. Without a script, chat answers come from a
+`PromptFollowingLLM` reading the prompt, so a whole agent run can be decided over HTTP;
+embeddings are bag-of-words hash vectors. `RawServer` writes raw bytes, for the replies no
+well-behaved server sends: a slow drip, a body cut short, a status line that is not HTTP.
 """
 
 import hashlib
 import json
+import socket
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from recuris.mock_llm import PromptFollowingLLM
@@ -45,7 +49,8 @@ class StubServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # a short poll lets `shutdown` return within 50 ms, so each test stops its server quickly
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     def __enter__(self) -> "StubServer":
         self.thread.start()
@@ -57,8 +62,14 @@ class StubServer:
 
     def answer(self, handler, behaviour: tuple, body: dict) -> None:
         kind = behaviour[0]
-        if kind == "status":
-            self.send(handler, behaviour[1], {"error": {"message": behaviour[2]}})
+        if kind == "status":  # ("status", code, message or raw body bytes[, headers])
+            headers = behaviour[3] if len(behaviour) > 3 else {}
+            body = behaviour[2] if isinstance(behaviour[2], bytes) else {"error": {"message": behaviour[2]}}
+            self.send(handler, behaviour[1], body, headers)
+        elif kind == "redirect":  # ("redirect", code, location)
+            self.send(handler, behaviour[1], b"", {"Location": behaviour[2]})
+        elif kind == "json":
+            self.send(handler, 200, behaviour[1])
         elif kind == "garbage":
             self.send(handler, 200, b"<html>not json</html>")
         elif kind == "no-choices":
@@ -84,10 +95,78 @@ class StubServer:
         return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
 
     @staticmethod
-    def send(handler, status: int, payload) -> None:
+    def send(handler, status: int, payload, headers: dict | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
         handler.end_headers()
         handler.wfile.write(data)
+
+
+class RawServer:
+    """Start on 127.0.0.1 at a free port; read each request, then let `respond(server, socket)` write.
+
+    Every loop here is bounded and watches `stopping`, so leaving the `with` block ends the
+    server within a fraction of a second whatever `respond` is doing.
+    """
+
+    def __init__(self, respond: Callable[["RawServer", socket.socket], None]) -> None:
+        self.respond, self.requests, self.stopping = respond, 0, threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+
+    def __enter__(self) -> "RawServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=5)
+        self.listener.close()
+
+    def serve(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(2)
+                try:
+                    self.read_request(connection)
+                    self.requests += 1
+                    self.respond(self, connection)
+                except OSError:  # the client gave up and closed: what the tests provoke
+                    pass
+
+    @staticmethod
+    def read_request(connection: socket.socket) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            data += connection.recv(4096) or b"\r\n\r\n"
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(body) < length:
+            body += connection.recv(4096) or b" " * length
+
+    def drip(self, connection: socket.socket, data: bytes, interval: float) -> None:
+        """Send `data` a byte at a time, `interval` seconds apart, until done or stopping."""
+        for byte in data:
+            if self.stopping.is_set():
+                return
+            connection.sendall(bytes([byte]))
+            time.sleep(interval)
+
+    def flood(self, connection: socket.socket, head: bytes, chunk: bytes, times: int) -> None:
+        """Send `head`, then `chunk` up to `times` times, until the client hangs up or stopping."""
+        connection.sendall(head)
+        for _ in range(times):
+            if self.stopping.is_set():
+                return
+            connection.sendall(chunk)

@@ -65,3 +65,19 @@ def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts(
         sent = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
     assert completed.stdout.count(">>> prompt sent:") == len(sent) > 20
     assert "=== K. The state of memory after the tour" in completed.stdout
+
+
+def test_the_demo_asks_an_http_model_for_one_action_line_at_most():
+    """`--llm`: a decision asks for at most 96 tokens, one action line; a reflection for 512."""
+    import importlib.util
+
+    from stub_openai import StubServer
+
+    spec = importlib.util.spec_from_file_location("agent_demo", ROOT / "agent_demo.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    with StubServer() as stub:
+        stub.script = [("text", "open page"), ("text", '{"insights": []}')]
+        decide, reflect = demo.http_models(stub.url, "stub")
+        decide("what next?"), reflect("reflect on this")
+    assert [request["body"]["max_tokens"] for request in stub.requests] == [96, 512]
