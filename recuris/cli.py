@@ -96,10 +96,9 @@ def _run(arguments: argparse.Namespace, out) -> None:
                 print(json.dumps(data, ensure_ascii=False, sort_keys=True), file=out)
         elif arguments.command == "import":
             items = _read_items(arguments.file)
-            store.put(items)  # one transaction: all lines or none (V3)
             now = max((item.created_at for item in items), default=0.0)
-            store.append_audit([AuditRecord(i.id, "import", "imported from JSON Lines", now, None, i.user_id)
-                                for i in items])
+            audit = [AuditRecord(i.id, "import", "imported from JSON Lines", now, None, i.user_id) for i in items]
+            store.put(items, audit)  # one transaction: all lines or none, with their audit (V3)
             print(f"imported {len(items)} items", file=out)
     finally:
         store.close()

@@ -133,8 +133,9 @@ class MemoryManager(TaskLifecycle, Forgetting):
             importance=0.5 if importance is None else importance,
             metadata={**(metadata or {}), "tags": tags, "kind": "event"},
         )
-        self.store.put([item])
-        self.audit(user_id, item.id, "write", f"routed to {chosen} " + ("as given" if level else "by rule"))
+        why = f"routed to {chosen} " + ("as given" if level else "by rule")
+        # The item and the audit record of its write commit together (S14).
+        self.store.put([item], [AuditRecord(item.id, "write", why, self.clock(), None, user_id)])
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":

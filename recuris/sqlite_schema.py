@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT 
 """
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
 OWNER_AND_CONTENT = "SELECT user_id, content FROM items WHERE id = ?"
+AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
 UPSERT = (
     f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"

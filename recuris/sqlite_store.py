@@ -79,10 +79,15 @@ class SQLiteStore:
         except sqlite3.Error as error:
             raise StoreError(f"{type(error).__name__}: {error}") from error
 
-    def put(self, items: Iterable[MemoryItem]) -> None:
-        batch = list(items)
+    def put(
+        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+    ) -> None:
+        """Delete the `delete` items (by id and user), then store the items and audit records, all or none (S14)."""
+        batch, records = list(items), [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
+        doomed = [(old.id, old.user_id) for old in delete]
 
         def write(db: sqlite3.Connection) -> None:
+            self._delete_rows(db, "id = ? AND user_id = ?", doomed)
             stored = {item.id: db.execute(schema.OWNER_AND_CONTENT, (item.id,)).fetchone() for item in batch}
             check_owners(batch, lambda item_id: stored[item_id] and stored[item_id][0])
             db.executemany(schema.UPSERT, [row_of(item) for item in batch])
@@ -93,6 +98,7 @@ class SQLiteStore:
                 changed = [item for item in last if not stored[item.id] or stored[item.id][1] != item.content]
                 db.executemany(schema.TERMS_DELETE, [(item.id,) for item in changed])
                 db.executemany(schema.TERMS_INSERT, [(terms_of(item.content), item.id) for item in changed])
+            db.executemany(schema.AUDIT_INSERT, records)
 
         self._transaction(write)
 
@@ -138,13 +144,13 @@ class SQLiteStore:
         return deleted
 
     def _delete(self, where: str, parameters: list[tuple]) -> int:
-        def work(db: sqlite3.Connection) -> int:
-            if self.fts:
-                terms = f"DELETE FROM items_terms WHERE rowid IN (SELECT rowid FROM items WHERE {where})"
-                db.executemany(terms, parameters)
-            return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
+        return self._transaction(lambda db: self._delete_rows(db, where, parameters))
 
-        return self._transaction(work)
+    def _delete_rows(self, db: sqlite3.Connection, where: str, parameters: list[tuple]) -> int:
+        if self.fts:
+            terms = f"DELETE FROM items_terms WHERE rowid IN (SELECT rowid FROM items WHERE {where})"
+            db.executemany(terms, parameters)
+        return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
@@ -161,11 +167,7 @@ class SQLiteStore:
         return self._transaction(take)
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
-        rows = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in records]
-        statement = (
-            "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
-        )
-        self._transaction(lambda db: db.executemany(statement, rows))
+        self.put((), records)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         rows = self._run(

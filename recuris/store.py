@@ -13,6 +13,8 @@ Invariants:
         refused batch writes nothing.
     S8  ids from `new_id` are never in use, by any user.
     S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
+    S14 one `put` is one transaction: its deletions, items and audit records are all
+        stored, or none of them is (so an item never lacks the audit record of its write).
 """
 
 from __future__ import annotations
@@ -33,9 +35,15 @@ class StoreError(Exception):
 
 
 class Store(Protocol):
-    """What a layer may ask of storage. Every item read names the user (S11)."""
+    """What a layer may ask of storage. Every item read names the user (S11).
 
-    def put(self, items: Iterable[MemoryItem]) -> None: ...
+    `put` is the one write that may combine: it deletes, stores items and appends audit
+    records in one transaction (S14); `append_audit(records)` is `put((), records)`.
+    """
+
+    def put(
+        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+    ) -> None: ...
     def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
@@ -76,11 +84,18 @@ class InMemoryStore:
         self._audit: list[AuditRecord] = []
         self._counters: dict[str, int] = {}
 
-    def put(self, items: Iterable[MemoryItem]) -> None:
-        batch = list(items)
+    def put(
+        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+    ) -> None:
+        """Delete the `delete` items (by id and user), then store the items and audit records, all or none (S14)."""
+        batch, records, doomed = list(items), list(audit), list(delete)
         check_owners(batch, lambda item_id: self._items[item_id].user_id if item_id in self._items else None)
+        for old in doomed:
+            if old.id in self._items and self._items[old.id].user_id == old.user_id:
+                del self._items[old.id]
         for item in batch:
             self._items[item.id] = _copy(item)
+        self._audit.extend(records)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         item = self._items.get(item_id)
@@ -122,7 +137,7 @@ class InMemoryStore:
         return f"{prefix}-{number + 1}"
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
-        self._audit.extend(records)
+        self.put((), records)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         return [
@@ -159,6 +174,5 @@ def append_superseding(
     audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
     why = f"superseded by {item.id}: {item.content!r}"
     audit += [AuditRecord(old.id, "supersede", why, at, None, old.user_id) for old in closed]
-    store.put([*closed, item])
-    store.append_audit(audit)
+    store.put([*closed, item], audit)  # the items and their audit records commit together (S14)
     return [*closed, item]
