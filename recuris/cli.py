@@ -16,6 +16,10 @@ Invariants:
     V1  a command that reads never creates a database: a missing file is an error.
     V2  exit status: 0 done, 1 the database or the input is bad, 2 the command line is bad.
     V3  `import` writes every line or none of them.
+    V4  a reading command (stats, list, search, history, export) opens the file read-only:
+        it writes no byte, and a file it refuses is left exactly as it was (S16).
+    V5  a search that could not read the database exits 1 with a message, never 0 with
+        an empty answer.
 """
 
 import argparse
@@ -30,6 +34,8 @@ from .sqlite_store import SQLiteStore
 from .store import StoreError
 
 __all__ = ["main"]
+
+READING = ("stats", "list", "search", "history", "export")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,7 +75,8 @@ def _read_items(name: str) -> list[MemoryItem]:
 
 
 def _run(arguments: argparse.Namespace, out) -> None:
-    store = SQLiteStore(arguments.db, create=arguments.command == "import")
+    command = arguments.command
+    store = SQLiteStore(arguments.db, create=command == "import", read_only=command in READING)
     manager = MemoryManager(store)
     try:
         if arguments.command == "stats":
@@ -84,6 +91,8 @@ def _run(arguments: argparse.Namespace, out) -> None:
                 print(f"{item.id}\t{item.render(120)}", file=out)
         elif arguments.command == "search":
             found = manager.recall(arguments.query, arguments.user, arguments.top_k, count_access=False)
+            if found.degraded:  # recall degrades to nothing for an agent; an operator must hear of it (V5)
+                raise StoreError(f"search could not read {arguments.db}; see the warning above")
             for result in found.results:
                 print(f"{result.item.id}\t{result.explain()}\n\t{result.render()}", file=out)
         elif arguments.command == "history":

@@ -24,6 +24,7 @@ from pathlib import Path
 from . import sqlite_schema as schema
 from .item import MemoryItem
 from .records import AuditRecord
+from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, fts_query, item_of, row_of, terms_of
 from .store import StoreError, check_owners
 from .text import tokenize
@@ -34,30 +35,21 @@ __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 class SQLiteStore:
     """A Store in one SQLite file (or ":memory:")."""
 
-    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0) -> None:
-        """Open (and, if `create`, make) the store at path.
+    def __init__(
+        self, path: str | Path, create: bool = True, timeout: float = 5.0, read_only: bool = False
+    ) -> None:
+        """Open (and, if `create` and not `read_only`, make) the store at path.
 
-        Raises FileNotFoundError when the file is missing and `create` is False;
-        StoreError when the file is not a recuris database of this schema version.
+        A `read_only` store opens the file so that it cannot write (S16). Raises
+        FileNotFoundError when the file is missing and `create` is False or `read_only`;
+        StoreError, having written nothing, when the file is not a recuris database of this
+        schema version.
         """
         self.path = str(path)
-        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+        missing = self.path != ":memory:" and not Path(self.path).is_file()
+        if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
-        try:
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA secure_delete = ON")
-            self._db.executescript(schema.SCHEMA)
-            self.fts = self._term_index()
-            versions = [row[0] for row in self._db.execute("SELECT version FROM schema_version")]
-            if not versions:
-                self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif versions != [SCHEMA_VERSION]:
-                raise StoreError(
-                    f"schema version {versions} in {self.path}; this code reads {SCHEMA_VERSION}"
-                )
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot open {self.path} as a recuris database: {error}") from error
+        self._db, self.fts = open_database(self.path, read_only, timeout)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
@@ -113,14 +105,6 @@ class SQLiteStore:
             (user_id, level, level, task_id, task_id),
         )
         return [item_of(row) for row in rows]
-
-    def _term_index(self) -> bool:
-        # FTS5 is in nearly every sqlite3 build; without it, `matching` filters in Python.
-        try:
-            self._db.execute(schema.FTS_SCHEMA)
-            return True
-        except sqlite3.OperationalError:
-            return False
 
     def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]:
         """Return the user's items at a level that share a token with `tokens` (S12), oldest first."""

@@ -2,15 +2,17 @@
 
 A child runs a short script after `PRELUDE`, which gives it `PausingStore`: once armed, it
 stops for good after its next committed write and says so on standard output, so that the
-test can kill it at exactly that point, or act while it waits (S14, N4).
+test can kill it at exactly that point, or act while it waits (S14, S15, N4).
 """
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 from recuris import SQLiteStore
+from recuris.sqlite_store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,3 +90,51 @@ manager.write("deploy failed on step 3", "ana")
     store = SQLiteStore(path, create=False)
     items, audited = store.list("ana"), {r.item_id for r in store.audit("ana") if r.operation == "write"}
     assert items and [item.id for item in items if item.id not in audited] == []
+
+
+CREATOR = f"""
+import os, sqlite3, sys, time
+from pathlib import Path
+sys.path.insert(0, {str(ROOT)!r})
+from recuris import SQLiteStore
+from recuris.sqlite_store import SCHEMA_VERSION
+
+arrivals, creators = Path(sys.argv[2]), int(sys.argv[3])
+connect = sqlite3.connect
+
+class Pausing(sqlite3.Connection):
+    # Pause point: a creator about to write the schema version waits until every creator
+    # has reached it, or is waiting for the lock that guards it (at most 5 s).
+    arrived = False
+
+    def execute(self, statement, *arguments):
+        if not self.arrived and statement.startswith(("BEGIN IMMEDIATE", "INSERT INTO schema_version")):
+            self.arrived = True
+            (arrivals / str(os.getpid())).touch()
+        if statement.startswith("INSERT INTO schema_version"):
+            deadline = time.monotonic() + 5
+            while len(list(arrivals.iterdir())) < creators and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return super().execute(statement, *arguments)
+
+sqlite3.connect = lambda *arguments, **keywords: connect(*arguments, factory=Pausing, **keywords)
+SQLiteStore(sys.argv[1]).close()
+print("opened")
+"""
+
+
+def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_path):
+    """S15: six processes opening a new file together create its schema once; every one of them opens it."""
+    path, arrivals, creators = tmp_path / "new.db", tmp_path / "arrivals", 6
+    arrivals.mkdir()
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CREATOR, str(path), str(arrivals), str(creators)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for _ in range(creators)
+    ]
+    outputs = [child.communicate(timeout=30) for child in children]
+    assert [errors for out, errors in outputs if out != "opened\n"] == []
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]

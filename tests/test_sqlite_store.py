@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from databases import another_application, future_version
 
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.records import AuditRecord
@@ -71,6 +72,35 @@ def test_another_schema_version_is_refused(tmp_path):
         db.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(StoreError, match="schema version"):
         SQLiteStore(tmp_path / "m.db")
+
+
+@pytest.mark.parametrize("make", [another_application, future_version])
+def test_a_writing_open_refuses_a_file_not_ours_before_writing_a_byte(tmp_path, make):
+    """S16: another application's database or a later schema version is refused, and left as it was."""
+    path = make(tmp_path / "x.db")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="another application|schema version"):
+        SQLiteStore(path)
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_store_writes_nothing(tmp_path):
+    """S16: a read-only store reads what is there and refuses every write."""
+    SQLiteStore(tmp_path / "m.db").put([item("i1")])
+    store = SQLiteStore(tmp_path / "m.db", read_only=True)
+    with pytest.raises(StoreError, match="readonly"):
+        store.put([item("i2")])
+    assert [i.id for i in store.list("ana")] == ["i1"]
+
+
+def test_reading_never_creates_a_database(tmp_path):
+    """S16: a read-only open of a missing file is an error, and of an empty file a refusal, not a database."""
+    with pytest.raises(FileNotFoundError):
+        SQLiteStore(tmp_path / "absent.db", read_only=True)
+    (tmp_path / "empty.db").write_bytes(b"")
+    with pytest.raises(StoreError, match="empty"):
+        SQLiteStore(tmp_path / "empty.db", read_only=True)
+    assert not (tmp_path / "absent.db").exists() and (tmp_path / "empty.db").read_bytes() == b""
 
 
 def test_sql_in_text_is_only_ever_data(tmp_path):
