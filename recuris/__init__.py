@@ -21,7 +21,7 @@ from .reflection import ReflectionCallback
 from .scoring import BM25Scorer, CosineScorer, JaccardScorer
 from .semantic import SemanticMemory
 from .sqlite_store import SQLiteStore
-from .store import InMemoryStore, StoreError
+from .store import ForgottenUserError, InMemoryStore, StoreError
 from .text import estimate_tokens, jaccard, tokenize
 from .working import WorkingMemory
 
@@ -44,6 +44,7 @@ __all__ = [
     "InMemoryStore",
     "SQLiteStore",
     "StoreError",
+    "ForgottenUserError",
     "ReflectionCallback",
     "ActiveRecall",
     "search_memory_tool",

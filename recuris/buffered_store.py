@@ -40,6 +40,7 @@ class BufferedStore:
         self.inner, self.clock = inner, clock
         self._pending: list[tuple[list, list, list]] = []  # arguments of `put`: items, audit, delete
         self._offline = 0
+        self._generations: dict[str, int] = {}  # per user: the forget generation last read (S17)
 
     def new_id(self, prefix: str) -> str:
         """Return a fresh id from the store; while it is down, a time-stamped offline id."""
@@ -97,7 +98,16 @@ class BufferedStore:
 
     def delete_user(self, user_id: str) -> int:
         self._drop_pending(user_id, None)
+        self._generations.pop(user_id, None)
         return self.inner.delete_user(user_id)
+
+    def generation(self, user_id: str) -> int:
+        """Return the user's forget generation; if it rose since last read, drop their queued writes (G3, S17)."""
+        current = self.inner.generation(user_id)
+        if self._generations.setdefault(user_id, current) != current:
+            self._drop_pending(user_id, None)  # another process forgot the user: these were prepared before
+            self._generations[user_id] = current
+        return current
 
     def __getattr__(self, name: str):
         # Reads, ids and audit queries go straight to the inner store.

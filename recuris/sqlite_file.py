@@ -11,7 +11,8 @@ Invariants:
         processes open a new file at once, it ends with exactly one schema_version row.
     S16 a file is refused (another application's database, another schema version, an
         empty file opened for reading) before any byte of it is written; a read-only open
-        writes nothing, and only a writing open creates a database.
+        writes nothing, and only a writing open creates a database or migrates an older
+        version whose tables are all kept (`MIGRATES_FROM`), in one transaction.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ def _refusal(path: str, tables: set[str], versions: list[int] | None, read_only:
         return f"{path} is another application's SQLite database (tables {sorted(tables)[:5]}), not recuris's"
     if versions is None or versions == []:
         return f"{path} is empty, not a recuris database" if read_only else None
-    if versions != [SCHEMA_VERSION]:
-        return f"schema version {versions} in {path}; this code reads {SCHEMA_VERSION}"
+    migratable = len(versions) == 1 and versions[0] in schema.MIGRATES_FROM
+    if versions != [SCHEMA_VERSION] and (read_only or not migratable):
+        migrate = " (a writing open migrates it)" if migratable else ""
+        return f"schema version {versions} in {path}; this code reads {SCHEMA_VERSION}{migrate}"
     return None
 
 
@@ -58,7 +61,7 @@ def _connect(path: str, read_only: bool, timeout: float) -> sqlite3.Connection:
 
 def _create(db: sqlite3.Connection) -> bool:
     """Create what is missing of the schema inside the caller's transaction; return True if FTS5 is there."""
-    for statement in schema.SCHEMA.split(";"):
+    for statement in [*schema.SCHEMA.split(";"), schema.FORGOTTEN_SCHEMA]:
         if statement.strip():
             db.execute(statement)
     try:
@@ -68,6 +71,7 @@ def _create(db: sqlite3.Connection) -> bool:
         fts = False
     if not db.execute("SELECT version FROM schema_version").fetchall():
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+    db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
     return fts
 
 

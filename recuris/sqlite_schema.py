@@ -16,9 +16,10 @@ import json
 from .item import MemoryItem
 from .text import tokenize
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "FORGOTTEN_SCHEMA", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their tables are all still here
 COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
     "valid_from invalidated_at superseded_by"
@@ -39,6 +40,14 @@ CREATE INDEX IF NOT EXISTS audit_user ON audit (user_id);
 CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
 CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+# Forgetting a user raises their generation; every write checks it in its transaction (S17).
+FORGOTTEN_SCHEMA = "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
+SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
+GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
+FORGET = (
+    "INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
+    "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
+)
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
 OWNER_AND_CONTENT = "SELECT user_id, content FROM items WHERE id = ?"
 AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"

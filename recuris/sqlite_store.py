@@ -26,7 +26,7 @@ from .item import MemoryItem
 from .records import AuditRecord
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, fts_query, item_of, row_of, terms_of
-from .store import StoreError, check_owners
+from .store import StoreError, check_owners, refuse_if_forgotten
 from .text import tokenize
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
@@ -50,6 +50,7 @@ class SQLiteStore:
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         self._db, self.fts = open_database(self.path, read_only, timeout)
+        self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
@@ -79,6 +80,8 @@ class SQLiteStore:
         doomed = [(old.id, old.user_id) for old in delete]
 
         def write(db: sqlite3.Connection) -> None:
+            users = [item.user_id for item in batch] + [record[1] for record in records]
+            refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
             self._delete_rows(db, "id = ? AND user_id = ?", doomed)
             stored = {item.id: db.execute(schema.OWNER_AND_CONTENT, (item.id,)).fetchone() for item in batch}
             check_owners(batch, lambda item_id: stored[item_id] and stored[item_id][0])
@@ -121,7 +124,16 @@ class SQLiteStore:
         )
 
     def delete_user(self, user_id: str) -> int:
-        deleted = self._delete("user_id = ?", [(user_id,)])
+        """Forget the user in one transaction: delete their items, blank their audit reasons, raise their generation (S17)."""
+
+        def forget(db: sqlite3.Connection) -> int:
+            deleted = self._delete_rows(db, "user_id = ?", [(user_id,)])
+            db.execute(schema.SCRUB_AUDIT, (user_id,))
+            db.execute(schema.FORGET, (user_id,))
+            self._seen[user_id] = self._generation(db, user_id)
+            return deleted
+
+        deleted = self._transaction(forget)
         if self.fts:  # FTS5 keeps deleted terms in old segments until they are merged away
             self._run("INSERT INTO items_terms (items_terms) VALUES ('optimize')")
         self._checkpoint()
@@ -135,6 +147,19 @@ class SQLiteStore:
             terms = f"DELETE FROM items_terms WHERE rowid IN (SELECT rowid FROM items WHERE {where})"
             db.executemany(terms, parameters)
         return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
+
+    @staticmethod
+    def _generation(db: sqlite3.Connection, user_id: str) -> int:
+        row = db.execute(schema.GENERATION, (user_id,)).fetchone()
+        return row[0] if row else 0
+
+    def generation(self, user_id: str) -> int:
+        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
+        try:
+            self._seen[user_id] = self._generation(self._db, user_id)
+        except sqlite3.Error as error:
+            raise StoreError(f"{type(error).__name__}: {error}") from error
+        return self._seen[user_id]
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
@@ -162,8 +187,7 @@ class SQLiteStore:
         return [AuditRecord(*row) for row in rows]
 
     def scrub_audit(self, user_id: str) -> int:
-        statement = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
-        scrubbed = self._transaction(lambda db: db.execute(statement, (user_id,)).rowcount)
+        scrubbed = self._transaction(lambda db: db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount)
         self._checkpoint()
         return scrubbed
 

@@ -15,11 +15,16 @@ Invariants:
     S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
     S14 one `put` is one transaction: its deletions, items and audit records are all
         stored, or none of them is (so an item never lacks the audit record of its write).
+    S17 a write prepared before its user was forgotten never lands: `delete_user` raises the
+        user's generation, and every write checks, in its transaction, that each of its users
+        is still at the generation this store object last saw (`generation`, or its first
+        write); otherwise the whole write is refused with `ForgottenUserError`.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -27,11 +32,26 @@ from .item import MemoryItem
 from .records import AuditRecord
 from .text import tokenize
 
-__all__ = ["Store", "StoreError", "InMemoryStore", "append_superseding"]
+__all__ = ["Store", "StoreError", "ForgottenUserError", "InMemoryStore", "append_superseding"]
 
 
 class StoreError(Exception):
     """The store could not be read or written (locked, gone, corrupt)."""
+
+
+class ForgottenUserError(ValueError):
+    """A write was prepared for a user who has been forgotten since: it was refused (S17)."""
+
+
+def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
+    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S17).
+
+    A user this store object has not seen yet is taken at their current generation.
+    """
+    for user_id in dict.fromkeys(users):
+        current = generation_of(user_id)
+        if seen.setdefault(user_id, current) != current:
+            raise ForgottenUserError(f"S17: user {user_id!r} was forgotten after this write was prepared")
 
 
 class Store(Protocol):
@@ -39,18 +59,19 @@ class Store(Protocol):
 
     `put` is the one write that may combine: it deletes, stores items and appends audit
     records in one transaction (S14); `append_audit(records)` is `put((), records)`.
+    `delete_user` forgets a user: it deletes their items, blanks their audit reasons and
+    raises their generation, which `generation` reads and every write checks (S17).
     """
 
     def put(
         self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
     ) -> None: ...
     def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
-    def list(
-        self, user_id: str, level: str | None = None, task_id: str | None = None
-    ) -> list[MemoryItem]: ...
+    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]: ...
     def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
+    def generation(self, user_id: str) -> int: ...
     def users(self) -> list[str]: ...
     def new_id(self, prefix: str) -> str: ...
     def append_audit(self, records: Iterable[AuditRecord]) -> None: ...
@@ -83,12 +104,16 @@ class InMemoryStore:
         self._items: dict[str, MemoryItem] = {}
         self._audit: list[AuditRecord] = []
         self._counters: dict[str, int] = {}
+        self._generations: dict[str, int] = {}  # per user: how many times they were forgotten
+        self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S17)
 
     def put(
         self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
     ) -> None:
         """Delete the `delete` items (by id and user), then store the items and audit records, all or none (S14)."""
         batch, records, doomed = list(items), list(audit), list(delete)
+        users = [entry.user_id for entry in [*batch, *records]]
+        refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
         check_owners(batch, lambda item_id: self._items[item_id].user_id if item_id in self._items else None)
         for old in doomed:
             if old.id in self._items and self._items[old.id].user_id == old.user_id:
@@ -116,15 +141,22 @@ class InMemoryStore:
         return [item for item in self.list(user_id, level) if tokens & set(tokenize(item.content))]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        doomed = [
-            i for i in dict.fromkeys(item_ids) if i in self._items and self._items[i].user_id == user_id
-        ]
+        doomed = [i for i in dict.fromkeys(item_ids) if i in self._items and self._items[i].user_id == user_id]
         for item_id in doomed:
             del self._items[item_id]
         return len(doomed)
 
     def delete_user(self, user_id: str) -> int:
-        return self.delete(user_id, list(self._items))
+        """Forget the user: delete their items, blank their audit reasons, raise their generation (S17)."""
+        deleted = self.delete(user_id, list(self._items))
+        self.scrub_audit(user_id)
+        self._generations[user_id] = self._seen[user_id] = self._generations.get(user_id, 0) + 1
+        return deleted
+
+    def generation(self, user_id: str) -> int:
+        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
+        self._seen[user_id] = self._generations.get(user_id, 0)
+        return self._seen[user_id]
 
     def users(self) -> list[str]:
         return sorted({item.user_id for item in self._items.values()})
@@ -148,14 +180,10 @@ class InMemoryStore:
         ]
 
     def scrub_audit(self, user_id: str) -> int:
-        scrubbed = 0
-        for position, record in enumerate(self._audit):
-            if record.user_id == user_id:
-                self._audit[position] = AuditRecord(
-                    record.item_id, record.operation, "", record.at, None, user_id
-                )
-                scrubbed += 1
-        return scrubbed
+        mine = [position for position, record in enumerate(self._audit) if record.user_id == user_id]
+        for position in mine:
+            self._audit[position] = replace(self._audit[position], reason="", weight=None)
+        return len(mine)
 
     def close(self) -> None:
         pass
@@ -170,7 +198,9 @@ def append_superseding(
     caller cached them are not overwritten; only their validity changes (F1, H3).
     """
     at = item.created_at
-    closed = [(store.get(old.user_id, old.id) or old).closed(at, item.id) for old in replaced]
+    # An item deleted since it was cached (forgotten, or decayed elsewhere) stays deleted.
+    current = [store.get(old.user_id, old.id) for old in replaced]
+    closed = [old.closed(at, item.id) for old in current if old is not None]
     audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
     why = f"superseded by {item.id}: {item.content!r}"
     audit += [AuditRecord(old.id, "supersede", why, at, None, old.user_id) for old in closed]

@@ -9,9 +9,10 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from recuris import SQLiteStore
+from recuris import MemoryManager, SQLiteStore
 from recuris.sqlite_store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +43,67 @@ class PausingStore(SQLiteStore):
         super().append_audit(records)
         self.pause()
 """
+
+
+WAITING = PRELUDE + """
+from pathlib import Path
+
+go = Path(sys.argv[2])
+
+def wait_for_go():
+    print("paused", flush=True)
+    while not go.exists():
+        time.sleep(0.01)
+
+class WaitingStore(SQLiteStore):
+    # Pause point: once armed, the next write waits, prepared, until the test says go.
+    armed = False
+
+    def put(self, *arguments, **keywords):
+        if self.armed:
+            self.armed = False
+            wait_for_go()
+        super().put(*arguments, **keywords)
+"""
+
+
+class Child:
+    """A child process running WAITING + script, which the test releases from its pause point."""
+
+    def __init__(self, tmp_path: Path, script: str, *arguments: str) -> None:
+        self.go = tmp_path / "go"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WAITING + script, str(tmp_path / "m.db"), str(self.go), *arguments],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def paused(self) -> None:
+        line = self.process.stdout.readline()
+        if line != "paused\n":
+            self.process.kill()
+            raise AssertionError(line + self.process.communicate()[1])
+
+    def release(self) -> str:
+        """Let the child go on from its pause point; return the rest of what it printed."""
+        self.go.touch()
+        out, errors = self.process.communicate(timeout=30)
+        assert self.process.returncode == 0, errors
+        return out
+
+
+def forget_ana(tmp_path: Path) -> None:
+    """Forget user ana from this process, through its own manager and connection."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    manager.forget_user("ana")
+    manager.store.close()
+
+
+def leftovers(tmp_path: Path, marker: str) -> list:
+    """Return ana's items and every audit reason holding the marker, as another process finds them."""
+    store = SQLiteStore(tmp_path / "m.db", create=False)
+    return store.list("ana") + [r.reason for r in store.audit() if marker in r.reason]
 
 
 def kill_when_paused(script: str, *arguments: str) -> None:
@@ -96,7 +158,7 @@ CREATOR = f"""
 import os, sqlite3, sys, time
 from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
-from recuris import SQLiteStore
+from recuris import MemoryManager, SQLiteStore
 from recuris.sqlite_store import SCHEMA_VERSION
 
 arrivals, creators = Path(sys.argv[2]), int(sys.argv[3])
@@ -138,3 +200,66 @@ def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_pa
     assert [errors for out, errors in outputs if out != "opened\n"] == []
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_a_write_prepared_before_another_process_forgets_the_user_never_lands(tmp_path):
+    """S17: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
+    child = Child(tmp_path, """
+manager = MemoryManager(WaitingStore(sys.argv[1]), clock=ManualClock(1_000))
+manager.write("vault code: 1111 MARKER", "ana", level="semantic")
+manager.store.inner.armed = True
+try:
+    manager.write("vault code: 2222 MARKER", "ana", level="semantic")
+    print("landed")
+except ValueError as error:
+    print(error)
+""")
+    child.paused()
+    forget_ana(tmp_path)
+    assert child.release().startswith("S17: user 'ana' was forgotten")
+    assert leftovers(tmp_path, "MARKER") == []
+
+
+def test_writes_queued_during_an_outage_are_not_flushed_after_another_process_forgets_the_user(tmp_path):
+    """S17, G3: writes a manager queued while the database was locked are dropped, not written, after a forget."""
+    lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    child = Child(tmp_path, """
+manager = MemoryManager(SQLiteStore(sys.argv[1], timeout=0.05), clock=ManualClock(1_000))
+manager.write("vault code: 1111 MARKER", "ana", level="semantic")
+wait_for_go()
+manager.write("vault code: 2222 MARKER", "ana", level="semantic")
+print("queued", manager.store.pending)
+Path(sys.argv[3]).touch()
+while Path(sys.argv[3]).exists():
+    time.sleep(0.01)
+manager.write("likes green tea", "bob")
+print("left", manager.store.pending)
+""", str(tmp_path / "outage"))
+    child.paused()
+    lock.execute("BEGIN IMMEDIATE")  # the outage: another process holds the write lock
+    child.go.touch()
+    while not (tmp_path / "outage").exists():
+        time.sleep(0.01)
+    lock.execute("ROLLBACK")
+    forget_ana(tmp_path)
+    (tmp_path / "outage").unlink()
+    assert child.release().split() == ["queued", "1", "left", "0"]
+    assert leftovers(tmp_path, "MARKER") == []
+
+
+def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
+    """S18: a manager that had the user loaded drops its caches: recall neither raises nor returns their memory."""
+    child = Child(tmp_path, """
+manager = MemoryManager(SQLiteStore(sys.argv[1]), clock=ManualClock(1_000))
+steps = {"steps": ["open the vault MARKER"], "task_types": ["release"]}
+manager.write("vault", "ana", level="procedural", metadata=steps)
+manager.write("vault code: 1111 MARKER", "ana", level="semantic")
+manager.start_task("ana", "open the vault MARKER", "release")
+wait_for_go()
+print(manager.recall("vault code", "ana", task_type="release").results, sorted(manager.tasks))
+manager.write("vault code: 2222", "ana", level="semantic")
+""")
+    child.paused()
+    forget_ana(tmp_path)
+    assert child.release() == "() []\n"
+    assert [item.content for item in SQLiteStore(tmp_path / "m.db").list("ana")] == ["vault code: 2222"]

@@ -103,6 +103,18 @@ def test_reading_never_creates_a_database(tmp_path):
     assert not (tmp_path / "absent.db").exists() and (tmp_path / "empty.db").read_bytes() == b""
 
 
+def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
+    """S16: a version 2 file is refused by a reading open, and kept whole and upgraded by a writing one."""
+    SQLiteStore(tmp_path / "m.db").put([item("i1")])
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute("DROP TABLE forgotten")
+        db.execute("UPDATE schema_version SET version = 2")
+    with pytest.raises(StoreError, match="a writing open migrates it"):
+        SQLiteStore(tmp_path / "m.db", read_only=True)
+    assert [i.id for i in SQLiteStore(tmp_path / "m.db").list("ana")] == ["i1"]
+    assert SQLiteStore(tmp_path / "m.db", read_only=True).generation("ana") == 0
+
+
 def test_sql_in_text_is_only_ever_data(tmp_path):
     """S6: text that looks like SQL is stored as text and changes nothing in the schema."""
     store = SQLiteStore(tmp_path / "m.db")
