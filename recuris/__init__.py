@@ -20,6 +20,7 @@ from .records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Ste
 from .reflection import ReflectionCallback
 from .scoring import BM25Scorer, CosineScorer, JaccardScorer
 from .semantic import SemanticMemory
+from .sqlite_erasure import ErasureIncompleteError
 from .sqlite_store import SQLiteStore
 from .store import ForgottenUserError, InMemoryStore, StoreError
 from .text import estimate_tokens, jaccard, tokenize
@@ -45,6 +46,7 @@ __all__ = [
     "SQLiteStore",
     "StoreError",
     "ForgottenUserError",
+    "ErasureIncompleteError",
     "ReflectionCallback",
     "ActiveRecall",
     "search_memory_tool",

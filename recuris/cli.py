@@ -2,7 +2,7 @@
 
 Document 003 §6.3 asks that memory be explainable after the fact ("why did this appear?")
 and §7.2 that a user's data can be deleted on request; mem0 exposes the same operations
-(search, history, delete) to operators. `python -m recuris --db FILE COMMAND`:
+(search, history, delete) to operators. `python -m recuris --db FILE [--timeout S] COMMAND`:
 
     stats                               users, items per level, audit records, integrity
     list --user U [--level L]           the user's items, oldest first
@@ -43,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m recuris", description="Inspect a recuris SQLite database."
     )
     parser.add_argument("--db", required=True, help="path of the SQLite database file")
+    parser.add_argument(
+        "--timeout", type=float, default=5.0, help="seconds to wait for another process's lock (default 5)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("stats", help="users, items per level, audit records, integrity")
     listing = commands.add_parser("list", help="a user's items")
@@ -76,7 +79,9 @@ def _read_items(name: str) -> list[MemoryItem]:
 
 def _run(arguments: argparse.Namespace, out) -> None:
     command = arguments.command
-    store = SQLiteStore(arguments.db, create=command == "import", read_only=command in READING)
+    store = SQLiteStore(
+        arguments.db, create=command == "import", timeout=arguments.timeout, read_only=command in READING
+    )
     manager = MemoryManager(store)
     try:
         if arguments.command == "stats":

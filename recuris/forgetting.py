@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from .decay import DecayManager
 from .item import MemoryItem
 from .records import AuditRecord
+from .sqlite_erasure import ErasureIncompleteError
 from .store import StoreError
 from .text import jaccard, jaccard_candidates, require_text, tokenize
 
@@ -109,13 +110,20 @@ class Forgetting:
     def forget_user(self, user_id: str) -> int:
         """Delete every item of the user, superseded ones included, and scrub their audit text (S5).
 
+        Raises ErasureIncompleteError, a StoreError, when a reader in another connection kept
+        old copies of the text in SQLite's write-ahead log past the store's timeout (S19).
+
         Every other manager on the store drops its caches of the user on its next call (S18),
         and no write it prepared before this one lands (S17).
         """
         require_text("user_id", user_id)
         self._layers.pop(user_id, None)
         self.tasks.pop(user_id, None)
-        deleted = self.store.delete_user(user_id)
+        try:
+            deleted = self.store.delete_user(user_id)
+        except ErasureIncompleteError as error:  # deleted, but copies may remain: audit it, then say so
+            self.audit(user_id, "*", "forget-user", f"{error.deleted} items deleted; erasure incomplete")
+            raise
         self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
         return deleted
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from . import sqlite_schema as schema
 from .item import MemoryItem
 from .records import AuditRecord
+from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, fts_query, item_of, row_of, terms_of
 from .store import StoreError, check_owners, refuse_if_forgotten
@@ -32,7 +33,7 @@ from .text import tokenize
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteErasure):
     """A Store in one SQLite file (or ":memory:")."""
 
     def __init__(
@@ -50,6 +51,7 @@ class SQLiteStore:
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         self._db, self.fts = open_database(self.path, read_only, timeout)
+        self.timeout = timeout
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
@@ -123,22 +125,6 @@ class SQLiteStore:
             "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
         )
 
-    def delete_user(self, user_id: str) -> int:
-        """Forget the user in one transaction: delete their items, blank their audit reasons, raise their generation (S17)."""
-
-        def forget(db: sqlite3.Connection) -> int:
-            deleted = self._delete_rows(db, "user_id = ?", [(user_id,)])
-            db.execute(schema.SCRUB_AUDIT, (user_id,))
-            db.execute(schema.FORGET, (user_id,))
-            self._seen[user_id] = self._generation(db, user_id)
-            return deleted
-
-        deleted = self._transaction(forget)
-        if self.fts:  # FTS5 keeps deleted terms in old segments until they are merged away
-            self._run("INSERT INTO items_terms (items_terms) VALUES ('optimize')")
-        self._checkpoint()
-        return deleted
-
     def _delete(self, where: str, parameters: list[tuple]) -> int:
         return self._transaction(lambda db: self._delete_rows(db, where, parameters))
 
@@ -147,19 +133,6 @@ class SQLiteStore:
             terms = f"DELETE FROM items_terms WHERE rowid IN (SELECT rowid FROM items WHERE {where})"
             db.executemany(terms, parameters)
         return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
-
-    @staticmethod
-    def _generation(db: sqlite3.Connection, user_id: str) -> int:
-        row = db.execute(schema.GENERATION, (user_id,)).fetchone()
-        return row[0] if row else 0
-
-    def generation(self, user_id: str) -> int:
-        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
-        try:
-            self._seen[user_id] = self._generation(self._db, user_id)
-        except sqlite3.Error as error:
-            raise StoreError(f"{type(error).__name__}: {error}") from error
-        return self._seen[user_id]
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
@@ -185,15 +158,6 @@ class SQLiteStore:
             (user_id, user_id, item_id, item_id),
         )
         return [AuditRecord(*row) for row in rows]
-
-    def scrub_audit(self, user_id: str) -> int:
-        scrubbed = self._transaction(lambda db: db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount)
-        self._checkpoint()
-        return scrubbed
-
-    def _checkpoint(self) -> None:
-        # Old page images in the write-ahead log may still hold deleted text: fold them in.
-        self._run("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def integrity(self) -> str:
         """Return SQLite's `PRAGMA integrity_check` verdict ("ok" when intact)."""

@@ -12,7 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from recuris import MemoryManager, SQLiteStore
+import pytest
+
+from recuris import ErasureIncompleteError, MemoryManager, SQLiteStore
+from recuris.cli import main
 from recuris.sqlite_store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -263,3 +266,57 @@ manager.write("vault code: 2222", "ana", level="semantic")
     forget_ana(tmp_path)
     assert child.release() == "() []\n"
     assert [item.content for item in SQLiteStore(tmp_path / "m.db").list("ana")] == ["vault code: 2222"]
+
+
+READER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN")
+db.execute("SELECT count(*) FROM items").fetchall()
+print("reading", flush=True)
+sys.stdin.readline()
+"""
+
+
+def on_disk(tmp_path: Path, marker: bytes) -> bool:
+    return any(marker in path.read_bytes() for path in tmp_path.iterdir() if path.is_file())
+
+
+def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
+    """Write a marker for ana, then call forget() while a reader process holds a snapshot."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
+    manager.store.close()
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(tmp_path / "m.db")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout.readline() == "reading\n"
+        forget()
+        assert on_disk(tmp_path, b"ERASE-ME-4242")  # the reason the forget must not claim success
+    finally:
+        reader.communicate("\n", timeout=10)
+
+
+def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
+    """S19: with a reader holding the log, forget_user raises after `timeout`; forgetting again completes it."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
+
+    def forget():
+        with pytest.raises(ErasureIncompleteError, match="S19: erasure of user 'ana' is incomplete") as raised:
+            manager.forget_user("ana")
+        assert raised.value.deleted == 1
+
+    forget_while_another_process_reads(tmp_path, forget)
+    assert manager.forget_user("ana") == 0
+    manager.store.close()
+    assert not on_disk(tmp_path, b"ERASE-ME-4242")
+
+
+def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, capsys):
+    """S19, V2: forget-user reports an incomplete erasure as a data error, never as done."""
+    command = ["--db", str(tmp_path / "m.db"), "--timeout", "0.2", "forget-user", "ana"]
+    statuses = []
+    forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
+    assert statuses == [1] and "erasure of user 'ana' is incomplete" in capsys.readouterr().err
