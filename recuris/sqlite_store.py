@@ -13,11 +13,16 @@ Invariants:
     S9  a batch is written whole or not at all, even if the process dies mid-batch.
     S13 `matching` returns exactly the items `list` would return that share a token with
         the query, in the same order.
+    S20 a write lock held by another connection delays a manager call by about `timeout`
+        seconds at most: a write waits for it up to `timeout`, and once a wait has run out,
+        for the next `timeout` seconds a write takes the lock only if it is free at once,
+        else fails (StoreError, which the manager queues). A read waits up to `timeout`.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -51,7 +56,7 @@ class SQLiteStore(SQLiteErasure):
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         self._db, self.fts = open_database(self.path, read_only, timeout)
-        self.timeout = timeout
+        self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
@@ -63,7 +68,7 @@ class SQLiteStore(SQLiteErasure):
     def _transaction(self, work):
         # One explicit transaction per batch (S9): all of it commits, or none of it.
         try:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 result = work(self._db)
             except BaseException:
@@ -73,6 +78,22 @@ class SQLiteStore(SQLiteErasure):
             return result
         except sqlite3.Error as error:
             raise StoreError(f"{type(error).__name__}: {error}") from error
+
+    def _begin(self) -> None:
+        # S20: a wait that ran out is not repeated by every write of the same call: for the
+        # next `timeout` seconds, a write takes the lock only if it is free right now.
+        waits = time.monotonic() >= self._lock_wait_resumes
+        if not waits:
+            self._db.execute("PRAGMA busy_timeout = 0")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if waits and "locked" in str(error):
+                self._lock_wait_resumes = time.monotonic() + self.timeout
+            raise
+        finally:
+            if not waits:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
     def put(
         self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()

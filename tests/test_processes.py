@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -268,14 +269,27 @@ manager.write("vault code: 2222", "ana", level="semantic")
     assert [item.content for item in SQLiteStore(tmp_path / "m.db").list("ana")] == ["vault code: 2222"]
 
 
-READER = """
+HOLDER = """
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("BEGIN")
+db.execute(sys.argv[2])
 db.execute("SELECT count(*) FROM items").fetchall()
-print("reading", flush=True)
+print("holding", flush=True)
 sys.stdin.readline()
 """
+
+
+@contextmanager
+def another_process_holding(path: Path, begin: str):
+    """Hold a transaction on path from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), begin], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        yield
+    finally:
+        holder.communicate("\n", timeout=10)
 
 
 def on_disk(tmp_path: Path, marker: bytes) -> bool:
@@ -287,16 +301,9 @@ def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
     manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
     manager.store.close()
-    reader = subprocess.Popen(
-        [sys.executable, "-c", READER, str(tmp_path / "m.db")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert reader.stdout.readline() == "reading\n"
+    with another_process_holding(tmp_path / "m.db", "BEGIN"):
         forget()
         assert on_disk(tmp_path, b"ERASE-ME-4242")  # the reason the forget must not claim success
-    finally:
-        reader.communicate("\n", timeout=10)
 
 
 def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
@@ -320,3 +327,21 @@ def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, c
     statuses = []
     forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
     assert statuses == [1] and "erasure of user 'ana' is incomplete" in capsys.readouterr().err
+
+
+def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
+    """S20: while another process holds the write lock, a write and a recall each return within about `timeout`."""
+    timeout, path = 0.4, tmp_path / "m.db"
+    MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")
+    calls = [
+        lambda manager: manager.recall("deploy failed", "ana"),
+        lambda manager: manager.write("deploy failed on step 4", "ana"),
+    ]
+    elapsed = []
+    with another_process_holding(path, "BEGIN IMMEDIATE"):
+        for call in calls:
+            manager = MemoryManager(SQLiteStore(path, timeout=timeout))
+            start = time.monotonic()
+            call(manager)
+            elapsed.append(time.monotonic() - start)
+    assert max(elapsed) < 1.5 * timeout, elapsed
