@@ -69,7 +69,8 @@ class BufferedStore:
         return True
 
     def put(
-        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> None:
         # One put stays one batch in the queue, so it still lands whole (S14).
         batch = ([copy.deepcopy(item) for item in items], list(audit), list(delete))
@@ -89,7 +90,8 @@ class BufferedStore:
         def doomed(entry) -> bool:
             return entry.user_id == user_id and (item_ids is None or getattr(entry, "id", None) in item_ids)
 
-        self._pending = [tuple([e for e in part if not doomed(e)] for part in batch) for batch in self._pending]
+        keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
+        self._pending = [tuple(keep(part) for part in queued) for queued in self._pending]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         item_ids = set(item_ids)
@@ -102,7 +104,7 @@ class BufferedStore:
         return self.inner.delete_user(user_id)
 
     def generation(self, user_id: str) -> int:
-        """Return the user's forget generation; if it rose since last read, drop their queued writes (G3, S17)."""
+        """Return the user's forget generation; if it rose since read last, drop their queued writes (S17)."""
         current = self.inner.generation(user_id)
         if self._generations.setdefault(user_id, current) != current:
             self._drop_pending(user_id, None)  # another process forgot the user: these were prepared before

@@ -111,7 +111,8 @@ def _run(arguments: argparse.Namespace, out) -> None:
         elif arguments.command == "import":
             items = _read_items(arguments.file)
             now = max((item.created_at for item in items), default=0.0)
-            audit = [AuditRecord(i.id, "import", "imported from JSON Lines", now, None, i.user_id) for i in items]
+            why = "imported from JSON Lines"
+            audit = [AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items]
             store.put(items, audit)  # one transaction: all lines or none, with their audit (V3)
             print(f"imported {len(items)} items", file=out)
     finally:

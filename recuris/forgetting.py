@@ -128,7 +128,7 @@ class Forgetting:
         return deleted
 
     def generation_of(self, user_id: str) -> int | None:
-        """Return the user's forget generation; None if the store cannot say now but their layers are cached."""
+        """Return the user's forget generation; None if the store cannot say and their layers are cached."""
         try:
             return self.store.generation(user_id)
         except StoreError:

@@ -40,7 +40,7 @@ class SQLiteErasure:
     """The forgetting methods of SQLiteStore: delete_user, scrub_audit, generation (S17, S19)."""
 
     def delete_user(self, user_id: str) -> int:
-        """Forget the user in one transaction: delete their items, blank their audit reasons, raise their generation.
+        """Forget the user in one transaction: delete their items, blank their audit, raise their generation.
 
         Raises ErasureIncompleteError when old copies may remain in the log (S19).
         """

@@ -16,7 +16,7 @@ import json
 from .item import MemoryItem
 from .text import tokenize
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "FORGOTTEN_SCHEMA", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query"]
 
 SCHEMA_VERSION = 3
 MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their tables are all still here
@@ -41,7 +41,9 @@ CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
 CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 # Forgetting a user raises their generation; every write checks it in its transaction (S17).
-FORGOTTEN_SCHEMA = "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
+FORGOTTEN_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
+)
 SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
 GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
 FORGET = (

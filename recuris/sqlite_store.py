@@ -96,11 +96,12 @@ class SQLiteStore(SQLiteErasure):
                 self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
     def put(
-        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> None:
-        """Delete the `delete` items (by id and user), then store the items and audit records, all or none (S14)."""
-        batch, records = list(items), [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
-        doomed = [(old.id, old.user_id) for old in delete]
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
+        batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
+        records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
 
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]

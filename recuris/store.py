@@ -44,10 +44,7 @@ class ForgottenUserError(ValueError):
 
 
 def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
-    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S17).
-
-    A user this store object has not seen yet is taken at their current generation.
-    """
+    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S17)."""
     for user_id in dict.fromkeys(users):
         current = generation_of(user_id)
         if seen.setdefault(user_id, current) != current:
@@ -64,10 +61,13 @@ class Store(Protocol):
     """
 
     def put(
-        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> None: ...
     def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
-    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]: ...
+    def list(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]: ...
     def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
@@ -108,16 +108,16 @@ class InMemoryStore:
         self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S17)
 
     def put(
-        self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> None:
-        """Delete the `delete` items (by id and user), then store the items and audit records, all or none (S14)."""
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
         batch, records, doomed = list(items), list(audit), list(delete)
         users = [entry.user_id for entry in [*batch, *records]]
         refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
         check_owners(batch, lambda item_id: self._items[item_id].user_id if item_id in self._items else None)
         for old in doomed:
-            if old.id in self._items and self._items[old.id].user_id == old.user_id:
-                del self._items[old.id]
+            self.delete(old.user_id, [old.id])
         for item in batch:
             self._items[item.id] = _copy(item)
         self._audit.extend(records)
@@ -141,7 +141,8 @@ class InMemoryStore:
         return [item for item in self.list(user_id, level) if tokens & set(tokenize(item.content))]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        doomed = [i for i in dict.fromkeys(item_ids) if i in self._items and self._items[i].user_id == user_id]
+        mine = [item_id for item_id in dict.fromkeys(item_ids) if item_id in self._items]
+        doomed = [item_id for item_id in mine if self._items[item_id].user_id == user_id]
         for item_id in doomed:
             del self._items[item_id]
         return len(doomed)

@@ -100,7 +100,8 @@ class TaskLifecycle:
         return report
 
     def settle_episode(
-        self, user_id: str, episode: Episode, audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+        self, user_id: str, episode: Episode,
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> FinishReport:
         """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3).
 

@@ -34,7 +34,8 @@ def corrupt(path: Path, *names: str) -> None:
     """Overwrite the root pages of the named tables and indexes: the file opens, reading them fails."""
     with sqlite3.connect(path) as db:
         size = db.execute("PRAGMA page_size").fetchone()[0]
-        roots = [db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (n,)).fetchone()[0] for n in names]
+        root = "SELECT rootpage FROM sqlite_master WHERE name = ?"
+        roots = [db.execute(root, (name,)).fetchone()[0] for name in names]
     db.close()
     data = bytearray(path.read_bytes())
     for root in roots:

@@ -105,7 +105,7 @@ READING = [["stats"], ["list", "--user", "ana"], ["search", "x", "--user", "ana"
 @pytest.mark.parametrize("make", [another_application, future_version, empty])
 @pytest.mark.parametrize("command", READING, ids=lambda command: command[0])
 def test_a_reading_command_changes_no_byte_of_a_file_it_refuses(tmp_path, make, command):
-    """V4, S16: stats, list, search, history and export refuse a file not theirs, exit 1, and leave it as it was."""
+    """V4, S16: a reading command refuses a file not its own with exit 1, and leaves it as it was."""
     path = make(tmp_path / "x.db")
     before = path.read_bytes()
     assert cli("--db", str(path), *command)[0] == 1

@@ -225,7 +225,7 @@ except ValueError as error:
 
 
 def test_writes_queued_during_an_outage_are_not_flushed_after_another_process_forgets_the_user(tmp_path):
-    """S17, G3: writes a manager queued while the database was locked are dropped, not written, after a forget."""
+    """S17, G3: writes a manager queued while the database was locked are dropped after a forget."""
     lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
     child = Child(tmp_path, """
 manager = MemoryManager(SQLiteStore(sys.argv[1], timeout=0.05), clock=ManualClock(1_000))
@@ -252,7 +252,7 @@ print("left", manager.store.pending)
 
 
 def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
-    """S18: a manager that had the user loaded drops its caches: recall neither raises nor returns their memory."""
+    """S18: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
     child = Child(tmp_path, """
 manager = MemoryManager(SQLiteStore(sys.argv[1]), clock=ManualClock(1_000))
 steps = {"steps": ["open the vault MARKER"], "task_types": ["release"]}
@@ -281,9 +281,10 @@ sys.stdin.readline()
 
 @contextmanager
 def another_process_holding(path: Path, begin: str):
-    """Hold a transaction on path from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
+    """Hold a transaction from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path), begin], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, str(path), begin],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout.readline() == "holding\n"
@@ -307,13 +308,13 @@ def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
 
 
 def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
-    """S19: with a reader holding the log, forget_user raises after `timeout`; forgetting again completes it."""
+    """S19: with a reader holding the log, forget_user raises after `timeout`; a later forget completes it."""
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
 
     def forget():
-        with pytest.raises(ErasureIncompleteError, match="S19: erasure of user 'ana' is incomplete") as raised:
+        with pytest.raises(ErasureIncompleteError, match="S19: erasure of user 'ana' is incomplete") as error:
             manager.forget_user("ana")
-        assert raised.value.deleted == 1
+        assert error.value.deleted == 1
 
     forget_while_another_process_reads(tmp_path, forget)
     assert manager.forget_user("ana") == 0
@@ -330,7 +331,7 @@ def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, c
 
 
 def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
-    """S20: while another process holds the write lock, a write and a recall each return within about `timeout`."""
+    """S20: while another process holds the write lock, a write and a recall each take about `timeout`."""
     timeout, path = 0.4, tmp_path / "m.db"
     MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")
     calls = [
