@@ -38,12 +38,14 @@ def _versions(db: sqlite3.Connection, tables: set[str]) -> list[int] | None:
     return [row[0] for row in db.execute("SELECT version FROM schema_version")]
 
 
-def _refusal(path: str, tables: set[str], versions: list[int] | None, read_only: bool) -> str | None:
+def _refusal(
+    path: str, tables: set[str], versions: list[int] | None, read_only: bool, create: bool
+) -> str | None:
     """Say why the file cannot be opened, or None if it can (S16)."""
     if versions is None and tables:
         return f"{path} is another application's SQLite database (tables {sorted(tables)[:5]}), not recuris's"
     if versions is None or versions == []:
-        return f"{path} is empty, not a recuris database" if read_only else None
+        return f"{path} is empty, not a recuris database" if read_only or not create else None
     migratable = len(versions) == 1 and versions[0] in schema.MIGRATES_FROM
     if versions != [SCHEMA_VERSION] and (read_only or not migratable):
         migrate = " (a writing open migrates it)" if migratable else ""
@@ -75,8 +77,12 @@ def _create(db: sqlite3.Connection) -> bool:
     return fts
 
 
-def open_database(path: str, read_only: bool, timeout: float) -> tuple[sqlite3.Connection, bool]:
+def open_database(
+    path: str, read_only: bool, timeout: float, create: bool = True
+) -> tuple[sqlite3.Connection, bool]:
     """Open path as a recuris database; return the connection and whether it has the FTS5 term index.
+
+    Creates the schema in an empty file only if `create` and not `read_only`.
 
     Raises StoreError, having written nothing, when the file is refused (S16).
     """
@@ -84,7 +90,7 @@ def open_database(path: str, read_only: bool, timeout: float) -> tuple[sqlite3.C
     try:
         tables = _tables(db)
         versions = _versions(db, tables)
-        refusal = _refusal(path, tables, versions, read_only)
+        refusal = _refusal(path, tables, versions, read_only, create)
         if refusal:
             raise StoreError(refusal)
         if not read_only:
@@ -95,7 +101,7 @@ def open_database(path: str, read_only: bool, timeout: float) -> tuple[sqlite3.C
         db.execute("BEGIN IMMEDIATE")  # the one creator; any other waits here, then finds the schema (S15)
         try:
             tables = _tables(db)
-            refusal = _refusal(path, tables, _versions(db, tables), read_only)
+            refusal = _refusal(path, tables, _versions(db, tables), read_only, create)
             if refusal:
                 raise StoreError(refusal)
             fts = _create(db)

@@ -55,7 +55,7 @@ class SQLiteStore(SQLiteErasure):
         missing = self.path != ":memory:" and not Path(self.path).is_file()
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
-        self._db, self.fts = open_database(self.path, read_only, timeout)
+        self._db, self.fts = open_database(self.path, read_only, timeout, create)
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 

@@ -93,13 +93,14 @@ def test_a_read_only_store_writes_nothing(tmp_path):
     assert [i.id for i in store.list("ana")] == ["i1"]
 
 
-def test_reading_never_creates_a_database(tmp_path):
-    """S16: a read-only open of a missing file is an error, and of an empty file a refusal, not a database."""
+@pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
+def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
+    """S16: a read-only or non-creating open of a missing file is an error, of an empty file a refusal."""
     with pytest.raises(FileNotFoundError):
-        SQLiteStore(tmp_path / "absent.db", read_only=True)
+        SQLiteStore(tmp_path / "absent.db", **options)
     (tmp_path / "empty.db").write_bytes(b"")
     with pytest.raises(StoreError, match="empty"):
-        SQLiteStore(tmp_path / "empty.db", read_only=True)
+        SQLiteStore(tmp_path / "empty.db", **options)
     assert not (tmp_path / "absent.db").exists() and (tmp_path / "empty.db").read_bytes() == b""
 
 
