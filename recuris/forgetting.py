@@ -110,11 +110,10 @@ class Forgetting:
     def forget_user(self, user_id: str) -> int:
         """Delete every item of the user, superseded ones included, and scrub their audit text (S5).
 
-        Raises ErasureIncompleteError, a StoreError, when a reader in another connection kept
-        old copies of the text in SQLite's write-ahead log past the store's timeout (S19).
-
         Every other manager on the store drops its caches of the user on its next call (S18),
-        and no write it prepared before this one lands (S17).
+        and no write it prepared before this one lands (S17). Raises ErasureIncompleteError,
+        a StoreError, when a reader in another connection kept old copies of the text in
+        SQLite's write-ahead log past the store's timeout (S19).
         """
         require_text("user_id", user_id)
         self._layers.pop(user_id, None)

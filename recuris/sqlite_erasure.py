@@ -45,14 +45,13 @@ class SQLiteErasure:
         Raises ErasureIncompleteError when old copies may remain in the log (S19).
         """
 
-        def forget(db: sqlite3.Connection) -> int:
+        def forget(db: sqlite3.Connection) -> tuple[int, int]:
             deleted = self._delete_rows(db, "user_id = ?", [(user_id,)])
             db.execute(schema.SCRUB_AUDIT, (user_id,))
             db.execute(schema.FORGET, (user_id,))
-            self._seen[user_id] = self._generation(db, user_id)
-            return deleted
+            return deleted, self._generation(db, user_id)
 
-        deleted = self._transaction(forget)
+        deleted, self._seen[user_id] = self._transaction(forget)  # this object's own forget is seen
         if self.fts:  # FTS5 keeps deleted terms in old segments until they are merged away
             self._run("INSERT INTO items_terms (items_terms) VALUES ('optimize')")
         self._checkpoint(f"user {user_id!r}", deleted)
