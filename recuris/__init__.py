@@ -20,8 +20,10 @@ from .records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Ste
 from .reflection import ReflectionCallback
 from .scoring import BM25Scorer, CosineScorer, JaccardScorer
 from .semantic import SemanticMemory
+from .sqlite_erasure import ErasureIncompleteError
 from .sqlite_store import SQLiteStore
-from .store import InMemoryStore, StoreError
+from .memory_store import InMemoryStore
+from .store import ForgottenUserError, StoreError
 from .text import estimate_tokens, jaccard, tokenize
 from .working import WorkingMemory
 
@@ -44,6 +46,8 @@ __all__ = [
     "InMemoryStore",
     "SQLiteStore",
     "StoreError",
+    "ForgottenUserError",
+    "ErasureIncompleteError",
     "ReflectionCallback",
     "ActiveRecall",
     "search_memory_tool",

@@ -20,7 +20,7 @@ from pathlib import Path
 from . import locomo, recall_scale, speed
 from .simulation import simulate
 from .sqlite_store import SQLiteStore
-from .store import InMemoryStore
+from .memory_store import InMemoryStore
 
 __all__ = ["main"]
 

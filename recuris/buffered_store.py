@@ -38,8 +38,9 @@ class BufferedStore:
 
     def __init__(self, inner: Store, clock: Callable[[], float] = time.time) -> None:
         self.inner, self.clock = inner, clock
-        self._pending: list[tuple[str, list]] = []
+        self._pending: list[tuple[list, list, list]] = []  # arguments of `put`: items, audit, delete
         self._offline = 0
+        self._generations: dict[str, int] = {}  # per user: the forget generation last read (S17)
 
     def new_id(self, prefix: str) -> str:
         """Return a fresh id from the store; while it is down, a time-stamped offline id."""
@@ -56,9 +57,8 @@ class BufferedStore:
     def flush(self) -> bool:
         """Write pending batches in order; return True when none is left."""
         while self._pending:
-            method, batch = self._pending[0]
             try:
-                getattr(self.inner, method)(batch)
+                self.inner.put(*self._pending[0])
             except StoreError as error:
                 log.warning("store still failing, %d batch(es) kept for retry: %s", len(self._pending), error)
                 return False
@@ -68,27 +68,30 @@ class BufferedStore:
             self._pending.pop(0)
         return True
 
-    def _write(self, method: str, batch: list) -> None:
+    def put(
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+    ) -> None:
+        # One put stays one batch in the queue, so it still lands whole (S14).
+        batch = ([copy.deepcopy(item) for item in items], list(audit), list(delete))
         if self.flush():
             try:
-                getattr(self.inner, method)(batch)
+                self.inner.put(*batch)
                 return
             except StoreError as error:
                 log.warning("store write failed, batch kept for retry: %s", error)
-        self._pending.append((method, batch))
-
-    def put(self, items: Iterable[MemoryItem]) -> None:
-        self._write("put", [copy.deepcopy(item) for item in items])
+        self._pending.append(batch)
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
-        self._write("append_audit", list(records))
+        self.put((), records)
 
     def _drop_pending(self, user_id: str, item_ids: set[str] | None) -> None:
         # A queued write must not bring back what was deleted after it was queued.
         def doomed(entry) -> bool:
             return entry.user_id == user_id and (item_ids is None or getattr(entry, "id", None) in item_ids)
 
-        self._pending = [(method, [e for e in batch if not doomed(e)]) for method, batch in self._pending]
+        keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
+        self._pending = [tuple(keep(part) for part in queued) for queued in self._pending]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         item_ids = set(item_ids)
@@ -97,7 +100,16 @@ class BufferedStore:
 
     def delete_user(self, user_id: str) -> int:
         self._drop_pending(user_id, None)
+        self._generations.pop(user_id, None)
         return self.inner.delete_user(user_id)
+
+    def generation(self, user_id: str) -> int:
+        """Return the user's forget generation; if it rose since read last, drop their queued writes (S17)."""
+        current = self.inner.generation(user_id)
+        if self._generations.setdefault(user_id, current) != current:
+            self._drop_pending(user_id, None)  # another process forgot the user: these were prepared before
+            self._generations[user_id] = current
+        return current
 
     def __getattr__(self, name: str):
         # Reads, ids and audit queries go straight to the inner store.

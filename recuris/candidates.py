@@ -47,7 +47,7 @@ def _hits(store: Store, user_id: str, level: str, query: str, policy: RecallPoli
         scores = dict(scorer.score_candidates(scorer.analyzer(query)))
         found = sorted(((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1])
         found = [pair for pair in found[: policy.candidate_pool] if pair[1] > 0]
-    # Rounded so that two stores summing the same terms in another order rank alike (S14).
+    # Rounded so that two stores summing the same terms in another order rank alike (S21).
     return [(item, round(raw, 9)) for item, raw in found]
 
 

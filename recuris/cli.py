@@ -2,7 +2,7 @@
 
 Document 003 §6.3 asks that memory be explainable after the fact ("why did this appear?")
 and §7.2 that a user's data can be deleted on request; mem0 exposes the same operations
-(search, history, delete) to operators. `python -m recuris --db FILE COMMAND`:
+(search, history, delete) to operators. `python -m recuris --db FILE [--timeout S] COMMAND`:
 
     stats                               users, items per level, audit records, integrity
     list --user U [--level L]           the user's items, oldest first
@@ -16,6 +16,10 @@ Invariants:
     V1  a command that reads never creates a database: a missing file is an error.
     V2  exit status: 0 done, 1 the database or the input is bad, 2 the command line is bad.
     V3  `import` writes every line or none of them.
+    V4  a reading command (stats, list, search, history, export) opens the file read-only:
+        it writes no byte, and a file it refuses is left exactly as it was (S16).
+    V5  a search that could not read the database exits 1 with a message, never 0 with
+        an empty answer.
 """
 
 import argparse
@@ -31,12 +35,17 @@ from .store import StoreError
 
 __all__ = ["main"]
 
+READING = ("stats", "list", "search", "history", "export")
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m recuris", description="Inspect a recuris SQLite database."
     )
     parser.add_argument("--db", required=True, help="path of the SQLite database file")
+    parser.add_argument(
+        "--timeout", type=float, default=5.0, help="seconds to wait for another process's lock (default 5)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("stats", help="users, items per level, audit records, integrity")
     listing = commands.add_parser("list", help="a user's items")
@@ -69,7 +78,10 @@ def _read_items(name: str) -> list[MemoryItem]:
 
 
 def _run(arguments: argparse.Namespace, out) -> None:
-    store = SQLiteStore(arguments.db, create=arguments.command == "import")
+    command = arguments.command
+    store = SQLiteStore(
+        arguments.db, create=command == "import", timeout=arguments.timeout, read_only=command in READING
+    )
     manager = MemoryManager(store)
     try:
         if arguments.command == "stats":
@@ -84,6 +96,8 @@ def _run(arguments: argparse.Namespace, out) -> None:
                 print(f"{item.id}\t{item.render(120)}", file=out)
         elif arguments.command == "search":
             found = manager.recall(arguments.query, arguments.user, arguments.top_k, count_access=False)
+            if found.degraded:  # recall degrades to nothing for an agent; an operator must hear of it (V5)
+                raise StoreError(f"search could not read {arguments.db}; see the warning above")
             for result in found.results:
                 print(f"{result.item.id}\t{result.explain()}\n\t{result.render()}", file=out)
         elif arguments.command == "history":
@@ -96,10 +110,10 @@ def _run(arguments: argparse.Namespace, out) -> None:
                 print(json.dumps(data, ensure_ascii=False, sort_keys=True), file=out)
         elif arguments.command == "import":
             items = _read_items(arguments.file)
-            store.put(items)  # one transaction: all lines or none (V3)
             now = max((item.created_at for item in items), default=0.0)
-            store.append_audit([AuditRecord(i.id, "import", "imported from JSON Lines", now, None, i.user_id)
-                                for i in items])
+            why = "imported from JSON Lines"
+            audit = [AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items]
+            store.put(items, audit)  # one transaction: all lines or none, with their audit (V3)
             print(f"imported {len(items)} items", file=out)
     finally:
         store.close()

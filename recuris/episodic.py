@@ -22,9 +22,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from .item import MemoryItem
-from .records import Episode, Hit, Step
+from .records import AuditRecord, Episode, Hit, Step
 from .scoring import InvertedIndex, JaccardScorer
-from .store import InMemoryStore, Store
+from .memory_store import InMemoryStore
+from .store import Store
 from .text import require_text
 
 __all__ = ["EpisodicMemory"]
@@ -105,9 +106,12 @@ class EpisodicMemory:
                 episode, stored = item_to_episode(item), item.metadata.get("embedding")
                 self._index_episode(episode, stored if self._persists and stored else self._terms(episode))
 
-    def add_episode(self, episode: Episode) -> Episode:
+    def add_episode(
+        self, episode: Episode, audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
+    ) -> Episode:
         """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
 
+        The audit records and deletions given commit in the same transaction (S14).
         Raises TypeError for a non-Episode and ValueError for an id already stored (E5);
         nothing is stored then.
         """
@@ -117,7 +121,7 @@ class EpisodicMemory:
             raise ValueError(f"E5: an episode with id {episode.id!r} is already stored")
         terms = self._terms(episode)
         item = self._item(replace(episode, id=episode.id or self.store.new_id("episode")), terms)
-        self.store.put([item])  # raises ValueError if another user owns the id
+        self.store.put([item], audit, delete)  # raises ValueError if another user owns the id
         episode.id = item.id
         self._index_episode(episode, terms)
         return episode

@@ -19,7 +19,9 @@ from dataclasses import dataclass, replace
 from .decay import DecayManager
 from .item import MemoryItem
 from .records import AuditRecord
-from .text import jaccard, jaccard_candidates, tokenize
+from .sqlite_erasure import ErasureIncompleteError
+from .store import StoreError
+from .text import jaccard, jaccard_candidates, require_text, tokenize
 
 __all__ = ["Forgetting", "ForgettingReport"]
 
@@ -58,7 +60,7 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
 
 
 class Forgetting:
-    """The manager's forgetting cycle (mixed into MemoryManager)."""
+    """The manager's forgetting: decay cycles, and forgetting a user (mixed into MemoryManager)."""
 
     def run_decay(
         self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7
@@ -105,10 +107,40 @@ class Forgetting:
         size_after = len(items) - len(decided.forgotten) - sum(len(others) for _, others in merged)
         return ForgettingReport(decided.forgotten, tuple(merged), tuple(audit), len(items), size_after)
 
+    def forget_user(self, user_id: str) -> int:
+        """Delete every item of the user, superseded ones included, and scrub their audit text (S5).
+
+        Every other manager on the store drops its caches of the user on its next call (S18),
+        and no write it prepared before this one lands (S17). Raises ErasureIncompleteError,
+        a StoreError, when a reader in another connection kept old copies of the text in
+        SQLite's write-ahead log past the store's timeout (S19).
+        """
+        require_text("user_id", user_id)
+        self._layers.pop(user_id, None)
+        self.tasks.pop(user_id, None)
+        try:
+            deleted = self.store.delete_user(user_id)
+        except ErasureIncompleteError as error:  # deleted, but copies may remain: audit it, then say so
+            self.audit(user_id, "*", "forget-user", f"{error.deleted} items deleted; erasure incomplete")
+            raise
+        self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
+        return deleted
+
+    def generation_of(self, user_id: str) -> int | None:
+        """Return the user's forget generation; None if the store cannot say and their layers are cached."""
+        try:
+            return self.store.generation(user_id)
+        except StoreError:
+            if user_id not in self._layers:
+                raise
+            return None  # cannot look during an outage; the store refuses a stale write anyway (S17)
+
     def refresh(self, user_id: str) -> None:
         """Reload the user's layers from the store, keeping the consolidator's sightings."""
         old = self._layers.pop(user_id, None)
         if old is not None:
             fresh = self.layers(user_id)
+            if fresh.generation != old.generation:
+                return  # forgotten meanwhile: its sightings go with it (S18)
             old.consolidator.semantic = fresh.semantic
             fresh.consolidator = old.consolidator

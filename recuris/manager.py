@@ -10,6 +10,9 @@ Invariants:
     S2  no recall, get, list or export for one user returns an item of another.
     S3  semantic facts are never modified in place; superseding keeps the old one, invalid.
     S5  after `forget_user(U)`, no item and no audit entry holds U's text.
+    S18 a manager notices a forget made elsewhere (another manager or process) on its next
+        call for the user that can read the store: it drops every cache it keeps of the
+        user (layers, facts, episodes, task in progress) before using any of them.
     G4  every write, promotion, supersession, eviction, forgetting and recall is audited.
     G5  a failing store makes recall return nothing (with a warning), never raise.
 """
@@ -28,12 +31,13 @@ from .consolidation import Consolidator
 from .episodic import EpisodicMemory
 from .forgetting import Forgetting
 from .item import LEVELS, MemoryItem
+from .memory_store import InMemoryStore
 from .procedural import ProceduralMemory
 from .recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
 from .records import AuditRecord
 from .routing import is_trivial, route, statement
 from .semantic import SemanticMemory
-from .store import InMemoryStore, Store, StoreError
+from .store import ForgottenUserError, Store, StoreError
 from .tasks import TaskLifecycle
 from .text import require_text
 
@@ -47,6 +51,7 @@ class _Layers:
     semantic: SemanticMemory
     procedural: ProceduralMemory
     consolidator: Consolidator
+    generation: int  # the user's forget generation when these were loaded (S18)
     store: Store
     user_id: str
     loaded_episodic: EpisodicMemory | None = None
@@ -76,13 +81,17 @@ class MemoryManager(TaskLifecycle, Forgetting):
         self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
 
     def layers(self, user_id: str) -> _Layers:
-        """Return the user's layers, loading them from the store on first use."""
+        """Return the user's layers, loading them from the store on first use or after a forget (S18)."""
         require_text("user_id", user_id)
-        if user_id not in self._layers:
-            semantic = SemanticMemory(self.store, user_id, self.clock)
-            self._layers[user_id] = _Layers(
-                semantic, ProceduralMemory(self.store, user_id, self.clock),
-                Consolidator(semantic, *self._consolidation, clock=self.clock), self.store, user_id)
+        cached, generation = self._layers.get(user_id), self.generation_of(user_id)
+        if cached is not None and generation in (None, cached.generation):
+            return cached
+        if cached is not None:  # forgotten elsewhere: nothing cached of the user may be used again
+            self.tasks.pop(user_id, None)
+        semantic = SemanticMemory(self.store, user_id, self.clock)
+        self._layers[user_id] = _Layers(
+            semantic, ProceduralMemory(self.store, user_id, self.clock),
+            Consolidator(semantic, *self._consolidation, clock=self.clock), generation, self.store, user_id)
         return self._layers[user_id]
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
@@ -135,8 +144,9 @@ class MemoryManager(TaskLifecycle, Forgetting):
             importance=0.5 if importance is None else importance,
             metadata={**(metadata or {}), "tags": tags, "kind": "event"},
         )
-        self.store.put([item])
-        self.audit(user_id, item.id, "write", f"routed to {chosen} " + ("as given" if level else "by rule"))
+        why = f"routed to {chosen} " + ("as given" if level else "by rule")
+        # The item and the audit record of its write commit together (S14).
+        self.store.put([item], [AuditRecord(item.id, "write", why, self.clock(), None, user_id)])
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":
@@ -160,14 +170,8 @@ class MemoryManager(TaskLifecycle, Forgetting):
         return self.store.audit(require_text("user_id", user_id), item_id)
 
     def recall(
-        self,
-        query: str,
-        user_id: str,
-        top_k: int = 5,
-        token_budget: int | None = None,
-        task_type: str | None = None,
-        include_invalid: bool = False,
-        count_access: bool = True,
+        self, query: str, user_id: str, top_k: int = 5, token_budget: int | None = None,
+        task_type: str | None = None, include_invalid: bool = False, count_access: bool = True,
     ) -> RecallResult:
         """Recall across layers, ranked by relevance, recency and importance (S4, G5).
 
@@ -179,7 +183,8 @@ class MemoryManager(TaskLifecycle, Forgetting):
         try:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
             triggered = layers.procedural.match(query, task_type or (task and task["type"]))
-            procedures = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
+            stored = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
+            procedures = [(item, why) for item, why in stored if item is not None]  # deleted meanwhile
             task_id = task and task["id"]
             found = gather(self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid)
             chosen, text = assemble(rank(found)[:top_k], token_budget)
@@ -193,16 +198,10 @@ class MemoryManager(TaskLifecycle, Forgetting):
     def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
         """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""
         now, episodic = self.clock(), self.layers(user_id).loaded_episodic
-        for item in reinforce(self.store, user_id, results, now):
+        try:
+            touched = reinforce(self.store, user_id, results, now)
+        except ForgottenUserError:
+            return  # forgotten while recalling: there is no memory left to count a use of (S17)
+        for item in touched:
             if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
                 episode.access_count, episode.last_access_at = item.access_count, now
-
-    def forget_user(self, user_id: str) -> int:
-        """Delete every item of the user, superseded ones included, and scrub their audit text (S5)."""
-        require_text("user_id", user_id)
-        deleted = self.store.delete_user(user_id)
-        self.store.scrub_audit(user_id)
-        self._layers.pop(user_id, None)
-        self.tasks.pop(user_id, None)
-        self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
-        return deleted

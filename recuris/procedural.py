@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .item import MemoryItem
-from .store import InMemoryStore, Store, append_superseding
+from .memory_store import InMemoryStore
+from .store import Store, append_superseding
 from .text import normalize, require_text, tokenize
 
 __all__ = ["Procedure", "ProceduralMemory"]

@@ -25,7 +25,7 @@ from .clock import DAY, ManualClock
 from .item import MemoryItem
 from .manager import MemoryManager
 from .sqlite_store import SQLiteStore
-from .store import InMemoryStore
+from .memory_store import InMemoryStore
 
 __all__ = ["corpus", "against_fts5", "unrelated_items"]
 

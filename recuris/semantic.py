@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 
 from .item import MemoryItem
 from .records import Fact
-from .store import InMemoryStore, Store, append_superseding
+from .memory_store import InMemoryStore
+from .store import Store, append_superseding
 from .text import normalize, require_text
 
 __all__ = ["SemanticMemory"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .clock import DAY, ManualClock
 from .decay import DecayManager
 from .manager import MemoryManager
-from .store import InMemoryStore
+from .memory_store import InMemoryStore
 
 __all__ = ["simulate", "SimulationReport"]
 

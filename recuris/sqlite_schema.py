@@ -19,9 +19,11 @@ from collections import Counter
 from .item import MemoryItem
 from .scoring import analyze
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex", "migrate_from_2", "chunks"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex",
+           "migrate_from_2", "chunks"]
 
 SCHEMA_VERSION = 3
+MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their items are all still here
 COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
     "valid_from invalidated_at superseded_by"
@@ -49,8 +51,19 @@ CREATE TABLE IF NOT EXISTS postings (
     frequency INTEGER NOT NULL, length INTEGER NOT NULL,
     PRIMARY KEY (scope, term, item)) WITHOUT ROWID;
 """
+# Forgetting a user raises their generation; every write checks it in its transaction (S17).
+FORGOTTEN_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
+)
+SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
+GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
+FORGET = (
+    "INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
+    "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
+)
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
 STORED = "SELECT id, user_id, level, content, task_id, rowid FROM items"
+AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
 UPSERT = (
     f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
@@ -122,5 +135,6 @@ def migrate_from_2(db: sqlite3.Connection) -> None:
     # their counts in plain tables. Rebuild the index from the items, in one transaction.
     db.execute("DROP TABLE IF EXISTS items_terms")
     db.execute("DROP INDEX IF EXISTS items_user_level")
+    db.execute("DELETE FROM postings")  # built from scratch, so a repeated migration is harmless
+    db.execute("DELETE FROM scopes")
     reindex(db, [], db.execute("SELECT user_id, level, content, rowid FROM items").fetchall())
-    db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))

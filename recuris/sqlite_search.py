@@ -5,10 +5,10 @@ never stall the agent; document 001 §2 indexes by task. These are the reads beh
 `SQLiteStore.search`, `matching` and `adjacent`: each is a few indexed statements, and
 `search` sums the BM25 terms in SQL over the postings of the query's terms alone and returns
 only the best `limit` items, so the cost follows the postings read, not the store's size.
-The in-memory store answers the same calls from `TermIndex`; both meet S13-S15 (store.py).
+The in-memory store answers the same calls from `TermIndex`; both meet S13, S21, S22 (store.py).
 
 Invariants:
-    S16 every statement here reads through an index: a scope's postings by (scope, term),
+    S23 every statement here reads through an index: a scope's postings by (scope, term),
         items by rowid, neighbours by (user, level, task) and rowid.
 """
 
@@ -34,7 +34,7 @@ AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND ro
 
 
 def search_statement(terms: int) -> str:
-    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S14).
+    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S21).
 
     Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b,
     b / average length, the scope and the limit.
@@ -64,7 +64,7 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
 
 def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
            k1: float, b: float) -> list[tuple[MemoryItem, float]]:
-    """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S14)."""
+    """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S21)."""
     terms, scope = sorted(set(terms)), _scope(run, user_id, level)
     if not terms or scope is None or not scope[1]:
         return []
@@ -84,7 +84,7 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     return [(by_rowid[rowid], score) for rowid, score in scores]
 
 def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
-    """Return each of the user's items' previous and next item of its level and task (S15)."""
+    """Return each of the user's items' previous and next item of its level and task (S22)."""
     found = {}
     for item_id in dict.fromkeys(item_ids):
         rows = run(f"{SELECT_WITH_ROWID} WHERE id = ? AND user_id = ?", (item_id, user_id))

@@ -11,13 +11,18 @@ Invariants:
     S6  any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
         only ever a bound parameter, never part of a statement.
     S9  a batch is written whole or not at all, even if the process dies mid-batch.
-    S13, S14, S15 (store.py) hold here as in the in-memory store: `matching`, `search` and
-        `adjacent` read the term index and the thread index, and return what it returns.
+    S13, S21, S22 (store.py) hold here as in the in-memory store: `matching`, `search` and
+        `adjacent` read the postings and the thread index (sqlite_search.py).
+    S20 a write lock held by another connection delays a manager call by about `timeout`
+        seconds at most: a write waits for it up to `timeout`, and once a wait has run out,
+        for the next `timeout` seconds a write takes the lock only if it is free at once,
+        else fails (StoreError, which the manager queues). A read waits up to `timeout`.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -25,41 +30,35 @@ from . import sqlite_schema as schema
 from . import sqlite_search
 from .item import MemoryItem
 from .records import AuditRecord
-from .sqlite_schema import SCHEMA_VERSION, item_of, row_of, term_counts
-from .store import STORE_B, STORE_K1, StoreError, check_owners
+from .sqlite_erasure import SQLiteErasure
+from .sqlite_file import open_database
+from .sqlite_schema import SCHEMA_VERSION, item_of, row_of
+from .store import STORE_B, STORE_K1, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteErasure):
     """A Store in one SQLite file (or ":memory:")."""
 
-    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0,
-                 k1: float = STORE_K1, b: float = STORE_B) -> None:
-        """Open (and, if `create`, make) the store at path.
+    def __init__(
+        self, path: str | Path, create: bool = True, timeout: float = 5.0, read_only: bool = False,
+        k1: float = STORE_K1, b: float = STORE_B,
+    ) -> None:
+        """Open (and, if `create` and not `read_only`, make) the store at path.
 
-        Raises FileNotFoundError when the file is missing and `create` is False;
-        StoreError when the file is not a recuris database of this schema version.
+        A `read_only` store opens the file so that it cannot write (S16). Raises
+        FileNotFoundError when the file is missing and `create` is False or `read_only`;
+        StoreError, having written nothing, when the file is not a recuris database of this
+        schema version.
         """
         self.path, self.k1, self.b = str(path), k1, b
-        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+        missing = self.path != ":memory:" and not Path(self.path).is_file()
+        if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
-        try:
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA secure_delete = ON")
-            self._db.executescript(schema.SCHEMA)
-            versions = [row[0] for row in self._db.execute("SELECT version FROM schema_version")]
-            if not versions:
-                self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif versions == [2]:
-                self._transaction(schema.migrate_from_2)
-            elif versions != [SCHEMA_VERSION]:
-                raise StoreError(
-                    f"schema version {versions} in {self.path}; this code reads {SCHEMA_VERSION}"
-                )
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot open {self.path} as a recuris database: {error}") from error
+        self._db = open_database(self.path, read_only, timeout, create)
+        self.timeout, self._lock_wait_resumes = timeout, 0.0
+        self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
@@ -70,7 +69,7 @@ class SQLiteStore:
     def _transaction(self, work):
         # One explicit transaction per batch (S9): all of it commits, or none of it.
         try:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 result = work(self._db)
             except BaseException:
@@ -81,15 +80,38 @@ class SQLiteStore:
         except sqlite3.Error as error:
             raise StoreError(f"{type(error).__name__}: {error}") from error
 
-    def put(self, items: Iterable[MemoryItem]) -> None:
-        batch = list(items)
+    def _begin(self) -> None:
+        # S20: a wait that ran out is not repeated by every write of the same call: for the
+        # next `timeout` seconds, a write takes the lock only if it is free right now.
+        waits = time.monotonic() >= self._lock_wait_resumes
+        if not waits:
+            self._db.execute("PRAGMA busy_timeout = 0")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if waits and "locked" in str(error):
+                self._lock_wait_resumes = time.monotonic() + self.timeout
+            raise
+        finally:
+            if not waits:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+
+    def put(
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+    ) -> None:
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
+        batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
+        records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
 
         def write(db: sqlite3.Connection) -> None:
+            users = [item.user_id for item in batch] + [record[1] for record in records]
+            refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
+            self._delete_rows(db, "id = ? AND user_id = ?", doomed)
             stored = {}
             for ids in schema.chunks(list({item.id for item in batch})):
                 marks = ", ".join("?" * len(ids))
-                for row in db.execute(f"{schema.STORED} WHERE id IN ({marks})", ids):
-                    stored[row[0]] = row[1:]
+                stored.update((row[0], row[1:]) for row in db.execute(f"{schema.STORED} WHERE id IN ({marks})", ids))
             check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
             # The term index follows every write in the same transaction (S12). Only an item
             # whose text, level or task changed needs new postings: a recall rewrites access
@@ -104,8 +126,9 @@ class SQLiteStore:
             for ids in schema.chunks([item.id for item in changed]):
                 marks = ", ".join("?" * len(ids))
                 rowids.update(db.execute(f"SELECT id, rowid FROM items WHERE id IN ({marks})", ids))
-            schema.reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id])
-                                         for item in changed])
+            added = [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
+            schema.reindex(db, removed, added)
+            db.executemany(schema.AUDIT_INSERT, records)
 
         self._transaction(write)
 
@@ -114,12 +137,12 @@ class SQLiteStore:
         return item_of(rows[0]) if rows else None
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
-        # One plain condition per given filter, so that every list is served by an index (S16).
-        filters = {"user_id": user_id, "level": level, "task_id": task_id}
-        given = {column: value for column, value in filters.items() if value is not None}
+        # One plain condition per given filter, so that every list is served by an index (S23).
+        given = {column: value for column, value in (("user_id", user_id), ("level", level), ("task_id", task_id))
+                 if value is not None}
         where = " AND ".join(f"{column} = ?" for column in given)
-        rows = self._run(f"{schema.SELECT_ITEMS} WHERE {where} ORDER BY rowid", tuple(given.values()))
-        return [item_of(row) for row in rows]
+        return [item_of(row) for row in self._run(f"{schema.SELECT_ITEMS} WHERE {where} ORDER BY rowid",
+                                                  tuple(given.values()))]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         return sqlite_search.matching(self._run, user_id, level, terms)
@@ -135,24 +158,15 @@ class SQLiteStore:
             "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
         )
 
-    def delete_user(self, user_id: str) -> int:
-        def work(db: sqlite3.Connection) -> int:
-            db.execute(schema.POSTINGS_DELETE_USER, (user_id,))
-            db.execute("DELETE FROM scopes WHERE user_id = ?", (user_id,))
-            return db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
-
-        deleted = self._transaction(work)
-        self._checkpoint()
-        return deleted
-
     def _delete(self, where: str, parameters: list[tuple]) -> int:
-        def work(db: sqlite3.Connection) -> int:
-            doomed = [found for row in parameters for found in
-                      db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
-            schema.reindex(db, doomed, [])
-            return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
+        return self._transaction(lambda db: self._delete_rows(db, where, parameters))
 
-        return self._transaction(work)
+    @staticmethod
+    def _delete_rows(db: sqlite3.Connection, where: str, parameters: list[tuple]) -> int:
+        doomed = [found for row in parameters
+                  for found in db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
+        schema.reindex(db, doomed, [])  # S12: their postings and their share of the totals go too
+        return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
@@ -169,11 +183,7 @@ class SQLiteStore:
         return self._transaction(take)
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
-        rows = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in records]
-        statement = (
-            "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
-        )
-        self._transaction(lambda db: db.executemany(statement, rows))
+        self.put((), records)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         rows = self._run(
@@ -182,16 +192,6 @@ class SQLiteStore:
             (user_id, user_id, item_id, item_id),
         )
         return [AuditRecord(*row) for row in rows]
-
-    def scrub_audit(self, user_id: str) -> int:
-        statement = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
-        scrubbed = self._transaction(lambda db: db.execute(statement, (user_id,)).rowcount)
-        self._checkpoint()
-        return scrubbed
-
-    def _checkpoint(self) -> None:
-        # Old page images in the write-ahead log may still hold deleted text: fold them in.
-        self._run("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def integrity(self) -> str:
         """Return SQLite's `PRAGMA integrity_check` verdict ("ok" when intact)."""

@@ -12,13 +12,17 @@ Invariants:
         the task's working items, whatever the extraction does.
     N3  extraction problems are returned and audited, never raised; statements below
         `min_confidence` are reported and not observed.
+    N4  finishing a task is one transaction: its episode, the episode's audit record and
+        the deletion of its working items commit together, so a crash loses no step.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import budget
 from .extraction import Knowledge, extraction_prompt, parse_knowledge
-from .records import Episode, Fact, Step
+from .item import MemoryItem
+from .records import AuditRecord, Episode, Fact, Step
 from .text import flatten, looks_like_failure, require_text
 
 __all__ = ["TaskLifecycle", "FinishReport"]
@@ -84,24 +88,31 @@ class TaskLifecycle:
                 )
 
     def finish_task(self, user_id: str, status: str = "success", failure_reason: str = "") -> FinishReport:
-        """Settle the user's task as one episode and clear its working items (N2)."""
+        """Settle the user's task as one episode and clear its working items, in one transaction (N2, N4)."""
         task = self._task(user_id)
         episode = Episode(task_type=task["type"], goal=task["goal"], status=status, trajectory=task["steps"],
                           failure_reason=failure_reason, created_at=self.clock())
         working = self.store.list(user_id, "working", task["id"])
-        self.store.delete(user_id, [item.id for item in working])
-        for item in working:
-            self.audit(user_id, item.id, "clear", f"{task['id']} finished")
-        del self.tasks[user_id]
-        return self.settle_episode(user_id, episode)
+        why = f"{task['id']} finished"
+        cleared = [AuditRecord(item.id, "clear", why, self.clock(), None, user_id) for item in working]
+        report = self.settle_episode(user_id, episode, cleared, working)
+        self.tasks.pop(user_id, None)
+        return report
 
-    def settle_episode(self, user_id: str, episode: Episode) -> FinishReport:
-        """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3)."""
+    def settle_episode(
+        self, user_id: str, episode: Episode,
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+    ) -> FinishReport:
+        """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3).
+
+        The episode, the audit of its write, `audit` and the deletion of `delete` commit in
+        one transaction (N4): a crash leaves either the task's working items or its episode.
+        """
         layers = self.layers(user_id)
-        layers.episodic.add_episode(episode)
-        self.audit(
-            user_id, episode.id, "write", f"episode: {episode.status}, {len(episode.trajectory)} steps"
-        )
+        episode.id = episode.id or self.store.new_id("episode")
+        why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
+        written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
+        layers.episodic.add_episode(episode, [*audit, written], delete)
         if self.llm is None:
             return FinishReport(episode)
         prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)

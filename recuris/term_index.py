@@ -8,7 +8,7 @@ write positions of its items, so an item's neighbours are found by bisection. SQ
 keeps the same two structures as tables (sqlite_schema.py).
 
 Invariants:
-    S17 after any sequence of `add` and `remove`, the index equals one built from scratch on
+    S24 after any sequence of `add` and `remove`, the index equals one built from scratch on
         the items present: the same terms per scope and the same order per task.
 """
 

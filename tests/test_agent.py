@@ -249,10 +249,10 @@ def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
                 raise StoreError("disk I/O error")
             return super().list(*args, **kwargs)
 
-        def put(self, items):
+        def put(self, *arguments, **keywords):
             if self.down:
                 raise StoreError("disk I/O error")
-            return super().put(items)
+            return super().put(*arguments, **keywords)
 
     store = Switchable()
     manager = MemoryManager(store, clock=ManualClock(0))

@@ -10,10 +10,10 @@ from recuris.buffered_store import BufferedStore
 class Switchable(InMemoryStore):
     down = False
 
-    def put(self, items):
+    def put(self, *arguments, **keywords):
         if self.down:
             raise StoreError("database is locked")
-        super().put(items)
+        super().put(*arguments, **keywords)
 
 
 class BufferedMachine(RuleBasedStateMachine):
@@ -48,7 +48,7 @@ class BufferedMachine(RuleBasedStateMachine):
         if not self.inner.down:
             self.store.flush()
         stored = [i.id for user in ("ana", "bob") for i in self.inner.list(user)]
-        queued = [item.id for method, batch in self.store._pending for item in batch if method == "put"]
+        queued = [item.id for items, _, _ in self.store._pending for item in items]
         assert sorted(stored + queued) == sorted(self.model)
 
     @invariant()

@@ -1,4 +1,4 @@
-"""Property tests for recuris.candidates: one ranking on every store, on one scale (Q1, Q2, Q12, S14)."""
+"""Property tests for recuris.candidates: one ranking on every store, on one scale (Q1, Q2, Q12, S21)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +22,7 @@ def build(rows) -> list[MemoryItem]:
 
 
 @given(items, queries, st.integers(1, 10))
-def test_S14_both_stores_give_the_same_top_k_through_the_manager(rows, query, top_k):
+def test_S21_both_stores_give_the_same_top_k_through_the_manager(rows, query, top_k):
     """The same items in memory and on SQLite: recall returns the same items, scores and order."""
     results = []
     for store in (InMemoryStore(), SQLiteStore(":memory:")):

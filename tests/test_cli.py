@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from databases import another_application, corrupt, empty, future_version
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
 from recuris.cli import main
@@ -95,3 +96,24 @@ def test_python_dash_m_runs_the_command_line(database):
         text=True,
     )
     assert completed.returncode == 0 and "users: 2" in completed.stdout
+
+
+READING = [["stats"], ["list", "--user", "ana"], ["search", "x", "--user", "ana"], ["history", "i1"],
+           ["export", "--user", "ana"]]
+
+
+@pytest.mark.parametrize("make", [another_application, future_version, empty])
+@pytest.mark.parametrize("command", READING, ids=lambda command: command[0])
+def test_a_reading_command_changes_no_byte_of_a_file_it_refuses(tmp_path, make, command):
+    """V4, S16: a reading command refuses a file not its own with exit 1, and leaves it as it was."""
+    path = make(tmp_path / "x.db")
+    before = path.read_bytes()
+    assert cli("--db", str(path), *command)[0] == 1
+    assert path.read_bytes() == before
+
+
+def test_search_on_a_corrupt_database_exits_1_with_a_message(database, capsys):
+    """V5: a search whose recall could not read the database fails loudly, like the other reading commands."""
+    corrupt(database, "items", "items_thread", "postings")
+    assert cli("--db", str(database), "search", "database", "--user", "ana") == (1, "")
+    assert "error: search could not read" in capsys.readouterr().err

@@ -90,3 +90,11 @@ def test_prompt_section_lists_the_valid_facts(memory):
     memory.add("database", "PostgreSQL", ["e2"])
     section = memory.to_prompt_section()
     assert "database: PostgreSQL (from e2)" in section and "MySQL" not in section
+
+
+def test_superseding_a_fact_deleted_since_it_was_cached_does_not_bring_it_back(memory):
+    """F1: a superseded fact is closed in the store; one the store no longer holds stays deleted."""
+    old = memory.add("vault code", "1111", ["e1"])
+    memory.store.delete("default", [old.id])  # deleted elsewhere: a decay cycle, another manager
+    new = memory.add("vault code", "2222", ["e2"])
+    assert [item.id for item in memory.store.list("default")] == [new.id]

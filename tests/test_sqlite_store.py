@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from databases import another_application, future_version
 
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.records import AuditRecord
@@ -43,7 +44,7 @@ def test_journal_is_write_ahead_logging(tmp_path):
 
 
 def test_schema_has_the_indexes_the_design_names(tmp_path):
-    """S16: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
+    """S23: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
         indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
@@ -73,6 +74,48 @@ def test_another_schema_version_is_refused(tmp_path):
         db.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(StoreError, match="schema version"):
         SQLiteStore(tmp_path / "m.db")
+
+
+@pytest.mark.parametrize("make", [another_application, future_version])
+def test_a_writing_open_refuses_a_file_not_ours_before_writing_a_byte(tmp_path, make):
+    """S16: another application's database or a later schema version is refused, and left as it was."""
+    path = make(tmp_path / "x.db")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="another application|schema version"):
+        SQLiteStore(path)
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_store_writes_nothing(tmp_path):
+    """S16: a read-only store reads what is there and refuses every write."""
+    SQLiteStore(tmp_path / "m.db").put([item("i1")])
+    store = SQLiteStore(tmp_path / "m.db", read_only=True)
+    with pytest.raises(StoreError, match="readonly"):
+        store.put([item("i2")])
+    assert [i.id for i in store.list("ana")] == ["i1"]
+
+
+@pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
+def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
+    """S16: a read-only or non-creating open of a missing file is an error, of an empty file a refusal."""
+    with pytest.raises(FileNotFoundError):
+        SQLiteStore(tmp_path / "absent.db", **options)
+    (tmp_path / "empty.db").write_bytes(b"")
+    with pytest.raises(StoreError, match="empty"):
+        SQLiteStore(tmp_path / "empty.db", **options)
+    assert not (tmp_path / "absent.db").exists() and (tmp_path / "empty.db").read_bytes() == b""
+
+
+def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
+    """S16: a version 2 file is refused by a reading open, and kept whole and upgraded by a writing one."""
+    SQLiteStore(tmp_path / "m.db").put([item("i1")])
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute("DROP TABLE forgotten")
+        db.execute("UPDATE schema_version SET version = 2")
+    with pytest.raises(StoreError, match="a writing open migrates it"):
+        SQLiteStore(tmp_path / "m.db", read_only=True)
+    assert [i.id for i in SQLiteStore(tmp_path / "m.db").list("ana")] == ["i1"]
+    assert SQLiteStore(tmp_path / "m.db", read_only=True).generation("ana") == 0
 
 
 def test_sql_in_text_is_only_ever_data(tmp_path):

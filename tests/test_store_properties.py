@@ -1,4 +1,4 @@
-"""Both stores against a naive model: search, matching and neighbours after any writes (S13-S15, S17).
+"""Both stores against a naive model: search, matching and neighbours after any writes (S13, S21, S22, S24).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -76,7 +76,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
         return [item for item in self.model.values() if item.user_id == user and item.level == level]
 
     @invariant()
-    def S14_search_ranks_as_naive_bm25_in_every_store(self):
+    def S21_search_ranks_as_naive_bm25_in_every_store(self):
         for user in ("ana", "bob"):
             for level in ("episodic", "semantic"):
                 for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"]):
@@ -104,7 +104,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
                 assert [i.id for i in store.matching(user, "episodic", terms)] == expected
 
     @invariant()
-    def S15_S17_neighbours_are_the_previous_and_next_of_the_same_level_and_task(self):
+    def S22_S24_neighbours_are_the_previous_and_next_of_the_same_level_and_task(self):
         for item in self.model.values():
             thread = [i.id for i in self.model.values()
                       if (i.user_id, i.level, i.task_id) == (item.user_id, item.level, item.task_id)]

@@ -1,0 +1,90 @@
+"""Erasure in SQLite: forget a user so that no row, page or log frame keeps their text.
+
+Document 003 §7.2 asks that deleting a user's data reach every copy. In one SQLite file the
+copies are the rows (items, postings, audit), freed pages, and the page images in
+the write-ahead log, which a reader in another process may still be using: the log can be
+folded into the file and emptied only once no reader needs its frames. Forgetting is one
+transaction (items, postings, audit reasons and the user's generation, S17), then a
+checkpoint that must complete, or say that it did not.
+
+Invariants:
+    S19 `delete_user` returns only once the write-ahead log is folded into the file and
+        emptied; while another connection keeps it busy, the checkpoint waits (SQLite's
+        busy handler) up to the store's `timeout`, then raises ErasureIncompleteError,
+        never reports success while old copies of the text may remain.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from . import sqlite_schema as schema
+from .store import StoreError
+
+__all__ = ["SQLiteErasure", "ErasureIncompleteError"]
+
+
+class ErasureIncompleteError(StoreError):
+    """A user's data is deleted, but old copies of it may remain in the write-ahead log (S19).
+
+    `deleted` counts the items the forget deleted; forgetting the user again once the
+    readers are done completes the erasure.
+    """
+
+    def __init__(self, message: str, deleted: int) -> None:
+        super().__init__(message)
+        self.deleted = deleted
+
+
+class SQLiteErasure:
+    """The forgetting methods of SQLiteStore: delete_user, scrub_audit, generation (S17, S19)."""
+
+    def delete_user(self, user_id: str) -> int:
+        """Forget the user in one transaction: delete their items, blank their audit, raise their generation.
+
+        Raises ErasureIncompleteError when old copies may remain in the log (S19).
+        """
+
+        def forget(db: sqlite3.Connection) -> tuple[int, int]:
+            # The user's postings go by their scopes (a range of the key), then the items.
+            db.execute(schema.POSTINGS_DELETE_USER, (user_id,))
+            db.execute("DELETE FROM scopes WHERE user_id = ?", (user_id,))
+            deleted = db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
+            db.execute(schema.SCRUB_AUDIT, (user_id,))
+            db.execute(schema.FORGET, (user_id,))
+            return deleted, self._generation(db, user_id)
+
+        deleted, self._seen[user_id] = self._transaction(forget)  # this object's own forget is seen
+        self._checkpoint(f"user {user_id!r}", deleted)
+        return deleted
+
+    def scrub_audit(self, user_id: str) -> int:
+        """Blank the reasons and weights of the user's audit records; return how many (S19 applies)."""
+        scrubbed = self._transaction(lambda db: db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount)
+        self._checkpoint(f"the audit text of {user_id!r}", 0)
+        return scrubbed
+
+    @staticmethod
+    def _generation(db: sqlite3.Connection, user_id: str) -> int:
+        row = db.execute(schema.GENERATION, (user_id,)).fetchone()
+        return row[0] if row else 0
+
+    def generation(self, user_id: str) -> int:
+        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
+        try:
+            self._seen[user_id] = self._generation(self._db, user_id)
+        except sqlite3.Error as error:
+            raise StoreError(f"{type(error).__name__}: {error}") from error
+        return self._seen[user_id]
+
+    def _checkpoint(self, what: str, deleted: int) -> None:
+        # Old page images in the write-ahead log may still hold deleted text: fold them into
+        # the file (whose freed pages secure_delete zeroed) and empty the log.
+        busy, frames, folded = self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0]
+        if busy or frames != folded:
+            raise ErasureIncompleteError(
+                f"S19: erasure of {what} is incomplete: it is deleted, but another connection kept "
+                f"the write-ahead log of {self.path} busy for {self.timeout} s, so old copies may "
+                "remain in it; forget again once readers are done",
+                deleted,
+            )

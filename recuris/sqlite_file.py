@@ -1,0 +1,113 @@
+"""Opening a database file: create it once, refuse what is not ours, read without writing.
+
+Document 001 §2 keeps every tier in one SQLite file; document 003 §7 asks that memory never
+damage what it does not own. Several processes may open one file at once, and an operator
+may point a reading command at any file: so the schema is created in one transaction that
+other creators wait for, every check that can refuse a file runs before anything is
+written, and a reading open cannot write at all.
+
+Invariants:
+    S15 creating the schema is one transaction that other creators wait for: however many
+        processes open a new file at once, it ends with exactly one schema_version row.
+    S16 a file is refused (another application's database, another schema version, an
+        empty file opened for reading) before any byte of it is written; a read-only open
+        writes nothing, and only a writing open creates a database or migrates an older
+        version whose tables are all kept (`MIGRATES_FROM`), in one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from . import sqlite_schema as schema
+from .sqlite_schema import SCHEMA_VERSION
+from .store import StoreError
+
+__all__ = ["open_database"]
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _versions(db: sqlite3.Connection, tables: set[str]) -> list[int] | None:
+    """Return the schema_version rows, or None when the file has no recuris schema at all."""
+    if "schema_version" not in tables:
+        return None
+    return [row[0] for row in db.execute("SELECT version FROM schema_version")]
+
+
+def _refusal(
+    path: str, tables: set[str], versions: list[int] | None, read_only: bool, create: bool
+) -> str | None:
+    """Say why the file cannot be opened, or None if it can (S16)."""
+    if versions is None and tables:
+        return f"{path} is another application's SQLite database (tables {sorted(tables)[:5]}), not recuris's"
+    if versions is None or versions == []:
+        return f"{path} is empty, not a recuris database" if read_only or not create else None
+    migratable = len(versions) == 1 and versions[0] in schema.MIGRATES_FROM
+    if versions != [SCHEMA_VERSION] and (read_only or not migratable):
+        migrate = " (a writing open migrates it)" if migratable else ""
+        return f"schema version {versions} in {path}; this code reads {SCHEMA_VERSION}{migrate}"
+    return None
+
+
+def _connect(path: str, read_only: bool, timeout: float) -> sqlite3.Connection:
+    if read_only:
+        # The URI form is the only way to ask sqlite3 for a connection that cannot write.
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+    return sqlite3.connect(path, timeout=timeout, isolation_level=None)
+
+
+def _create(db: sqlite3.Connection) -> None:
+    """Create what is missing of the schema inside the caller's transaction, migrating an older version."""
+    for statement in [*schema.SCHEMA.split(";"), schema.FORGOTTEN_SCHEMA]:
+        if statement.strip():
+            db.execute(statement)
+    versions = [row[0] for row in db.execute("SELECT version FROM schema_version")]
+    if not versions:
+        db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+    elif versions == [2]:
+        schema.migrate_from_2(db)
+    db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
+
+
+def open_database(path: str, read_only: bool, timeout: float, create: bool = True) -> sqlite3.Connection:
+    """Open path as a recuris database; return the connection.
+
+    Creates the schema in an empty file only if `create` and not `read_only`.
+
+    Raises StoreError, having written nothing, when the file is refused (S16).
+    """
+    db = _connect(path, read_only, timeout)
+    try:
+        tables = _tables(db)
+        versions = _versions(db, tables)
+        refusal = _refusal(path, tables, versions, read_only, create)
+        if refusal:
+            raise StoreError(refusal)
+        if not read_only:
+            db.execute("PRAGMA secure_delete = ON")  # deleted text is overwritten, not left in free pages
+        if read_only or versions == [SCHEMA_VERSION]:
+            return db
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("BEGIN IMMEDIATE")  # the one creator; any other waits here, then finds the schema (S15)
+        try:
+            tables = _tables(db)
+            refusal = _refusal(path, tables, _versions(db, tables), read_only, create)
+            if refusal:
+                raise StoreError(refusal)
+            _create(db)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return db
+    except sqlite3.Error as error:
+        db.close()
+        raise StoreError(f"cannot open {path} as a recuris database: {error}") from error
+    except StoreError:
+        db.close()
+        raise

@@ -1,0 +1,349 @@
+"""Many processes on one SQLite file: real child processes, made deterministic by pause points.
+
+A child runs a short script after `PRELUDE`, which gives it `PausingStore`: once armed, it
+stops for good after its next committed write and says so on standard output, so that the
+test can kill it at exactly that point, or act while it waits (S14, S15, N4).
+"""
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from recuris import ErasureIncompleteError, MemoryManager, SQLiteStore
+from recuris.cli import main
+from recuris.sqlite_store import SCHEMA_VERSION
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.processes
+
+PRELUDE = f"""
+import sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from recuris import ManualClock, MemoryManager, SQLiteStore
+
+class PausingStore(SQLiteStore):
+    armed = False
+
+    def pause(self):
+        if self.armed:
+            print("paused", flush=True)
+            time.sleep(60)
+
+    def put(self, *arguments, **keywords):
+        super().put(*arguments, **keywords)
+        self.pause()
+
+    def delete(self, *arguments):
+        deleted = super().delete(*arguments)
+        self.pause()
+        return deleted
+
+    def append_audit(self, records):
+        super().append_audit(records)
+        self.pause()
+"""
+
+
+WAITING = PRELUDE + """
+from pathlib import Path
+
+go = Path(sys.argv[2])
+
+def wait_for_go():
+    print("paused", flush=True)
+    while not go.exists():
+        time.sleep(0.01)
+
+class WaitingStore(SQLiteStore):
+    # Pause point: once armed, the next write waits, prepared, until the test says go.
+    armed = False
+
+    def put(self, *arguments, **keywords):
+        if self.armed:
+            self.armed = False
+            wait_for_go()
+        super().put(*arguments, **keywords)
+"""
+
+
+class Child:
+    """A child process running WAITING + script, which the test releases from its pause point."""
+
+    def __init__(self, tmp_path: Path, script: str, *arguments: str) -> None:
+        self.go = tmp_path / "go"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WAITING + script, str(tmp_path / "m.db"), str(self.go), *arguments],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def paused(self) -> None:
+        line = self.process.stdout.readline()
+        if line != "paused\n":
+            self.process.kill()
+            raise AssertionError(line + self.process.communicate()[1])
+
+    def release(self) -> str:
+        """Let the child go on from its pause point; return the rest of what it printed."""
+        self.go.touch()
+        out, errors = self.process.communicate(timeout=30)
+        assert self.process.returncode == 0, errors
+        return out
+
+
+def forget_ana(tmp_path: Path) -> None:
+    """Forget user ana from this process, through its own manager and connection."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    manager.forget_user("ana")
+    manager.store.close()
+
+
+def leftovers(tmp_path: Path, marker: str) -> list:
+    """Return ana's items and every audit reason holding the marker, as another process finds them."""
+    store = SQLiteStore(tmp_path / "m.db", create=False)
+    return store.list("ana") + [r.reason for r in store.audit() if marker in r.reason]
+
+
+def kill_when_paused(script: str, *arguments: str) -> None:
+    """Run PRELUDE + script in a child process and kill it at its pause point."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", PRELUDE + script, *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = child.stdout.readline()
+    child.kill()
+    _, errors = child.communicate()
+    assert line == "paused\n", errors
+
+
+def test_a_manager_killed_while_finishing_a_task_loses_no_step(tmp_path):
+    """N4: killed right after finishing's first write, the store still holds every step of the task."""
+    path = tmp_path / "m.db"
+    kill_when_paused(
+        """
+manager = MemoryManager(PausingStore(sys.argv[1]), clock=ManualClock(1_000))
+manager.start_task("ana", "ship release 2", "release")
+for number in range(3):
+    manager.record_step("ana", f"step number {number}", "ok")
+manager.store.inner.armed = True
+manager.finish_task("ana")
+""",
+        str(path),
+    )
+    stored = json.dumps([item.to_dict() for item in SQLiteStore(path, create=False).list("ana")])
+    assert [n for n in range(3) if f"step number {n}" not in stored] == []
+
+
+def test_a_manager_killed_while_writing_leaves_no_item_without_its_audit_record(tmp_path):
+    """S14: killed right after a write's first commit, every stored item has its "write" audit record."""
+    path = tmp_path / "m.db"
+    kill_when_paused(
+        """
+manager = MemoryManager(PausingStore(sys.argv[1]), clock=ManualClock(1_000))
+manager.store.inner.armed = True
+manager.write("deploy failed on step 3", "ana")
+""",
+        str(path),
+    )
+    store = SQLiteStore(path, create=False)
+    items, audited = store.list("ana"), {r.item_id for r in store.audit("ana") if r.operation == "write"}
+    assert items and [item.id for item in items if item.id not in audited] == []
+
+
+CREATOR = f"""
+import os, sqlite3, sys, time
+from pathlib import Path
+sys.path.insert(0, {str(ROOT)!r})
+from recuris import MemoryManager, SQLiteStore
+from recuris.sqlite_store import SCHEMA_VERSION
+
+arrivals, creators = Path(sys.argv[2]), int(sys.argv[3])
+connect = sqlite3.connect
+
+class Pausing(sqlite3.Connection):
+    # Pause point: a creator about to write the schema version waits until every creator
+    # has reached it, or is waiting for the lock that guards it (at most 5 s).
+    arrived = False
+
+    def execute(self, statement, *arguments):
+        if not self.arrived and statement.startswith(("BEGIN IMMEDIATE", "INSERT INTO schema_version")):
+            self.arrived = True
+            (arrivals / str(os.getpid())).touch()
+        if statement.startswith("INSERT INTO schema_version"):
+            deadline = time.monotonic() + 5
+            while len(list(arrivals.iterdir())) < creators and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return super().execute(statement, *arguments)
+
+sqlite3.connect = lambda *arguments, **keywords: connect(*arguments, factory=Pausing, **keywords)
+SQLiteStore(sys.argv[1]).close()
+print("opened")
+"""
+
+
+def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_path):
+    """S15: six processes opening a new file together create its schema once; every one of them opens it."""
+    path, arrivals, creators = tmp_path / "new.db", tmp_path / "arrivals", 6
+    arrivals.mkdir()
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CREATOR, str(path), str(arrivals), str(creators)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for _ in range(creators)
+    ]
+    outputs = [child.communicate(timeout=30) for child in children]
+    assert [errors for out, errors in outputs if out != "opened\n"] == []
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_a_write_prepared_before_another_process_forgets_the_user_never_lands(tmp_path):
+    """S17: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
+    child = Child(tmp_path, """
+manager = MemoryManager(WaitingStore(sys.argv[1]), clock=ManualClock(1_000))
+manager.write("vault code: 1111 MARKER", "ana", level="semantic")
+manager.store.inner.armed = True
+try:
+    manager.write("vault code: 2222 MARKER", "ana", level="semantic")
+    print("landed")
+except ValueError as error:
+    print(error)
+""")
+    child.paused()
+    forget_ana(tmp_path)
+    assert child.release().startswith("S17: user 'ana' was forgotten")
+    assert leftovers(tmp_path, "MARKER") == []
+
+
+def test_writes_queued_during_an_outage_are_not_flushed_after_another_process_forgets_the_user(tmp_path):
+    """S17, G3: writes a manager queued while the database was locked are dropped after a forget."""
+    lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    child = Child(tmp_path, """
+manager = MemoryManager(SQLiteStore(sys.argv[1], timeout=0.05), clock=ManualClock(1_000))
+manager.write("vault code: 1111 MARKER", "ana", level="semantic")
+wait_for_go()
+manager.write("vault code: 2222 MARKER", "ana", level="semantic")
+print("queued", manager.store.pending)
+Path(sys.argv[3]).touch()
+while Path(sys.argv[3]).exists():
+    time.sleep(0.01)
+manager.write("likes green tea", "bob")
+print("left", manager.store.pending)
+""", str(tmp_path / "outage"))
+    child.paused()
+    lock.execute("BEGIN IMMEDIATE")  # the outage: another process holds the write lock
+    child.go.touch()
+    while not (tmp_path / "outage").exists():
+        time.sleep(0.01)
+    lock.execute("ROLLBACK")
+    forget_ana(tmp_path)
+    (tmp_path / "outage").unlink()
+    assert child.release().split() == ["queued", "1", "left", "0"]
+    assert leftovers(tmp_path, "MARKER") == []
+
+
+def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
+    """S18: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
+    child = Child(tmp_path, """
+manager = MemoryManager(SQLiteStore(sys.argv[1]), clock=ManualClock(1_000))
+steps = {"steps": ["open the vault MARKER"], "task_types": ["release"]}
+manager.write("vault", "ana", level="procedural", metadata=steps)
+manager.write("vault code: 1111 MARKER", "ana", level="semantic")
+manager.start_task("ana", "open the vault MARKER", "release")
+wait_for_go()
+print(manager.recall("vault code", "ana", task_type="release").results, sorted(manager.tasks))
+manager.write("vault code: 2222", "ana", level="semantic")
+""")
+    child.paused()
+    forget_ana(tmp_path)
+    assert child.release() == "() []\n"
+    assert [item.content for item in SQLiteStore(tmp_path / "m.db").list("ana")] == ["vault code: 2222"]
+
+
+HOLDER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute(sys.argv[2])
+db.execute("SELECT count(*) FROM items").fetchall()
+print("holding", flush=True)
+sys.stdin.readline()
+"""
+
+
+@contextmanager
+def another_process_holding(path: Path, begin: str):
+    """Hold a transaction from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), begin],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        yield
+    finally:
+        holder.communicate("\n", timeout=10)
+
+
+def on_disk(tmp_path: Path, marker: bytes) -> bool:
+    return any(marker in path.read_bytes() for path in tmp_path.iterdir() if path.is_file())
+
+
+def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
+    """Write a marker for ana, then call forget() while a reader process holds a snapshot."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
+    manager.store.close()
+    with another_process_holding(tmp_path / "m.db", "BEGIN"):
+        forget()
+        assert on_disk(tmp_path, b"ERASE-ME-4242")  # the reason the forget must not claim success
+
+
+def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
+    """S19: with a reader holding the log, forget_user raises after `timeout`; a later forget completes it."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
+
+    def forget():
+        with pytest.raises(ErasureIncompleteError, match="S19: erasure of user 'ana' is incomplete") as error:
+            manager.forget_user("ana")
+        assert error.value.deleted == 1
+
+    forget_while_another_process_reads(tmp_path, forget)
+    assert manager.forget_user("ana") == 0
+    manager.store.close()
+    assert not on_disk(tmp_path, b"ERASE-ME-4242")
+
+
+def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, capsys):
+    """S19, V2: forget-user reports an incomplete erasure as a data error, never as done."""
+    command = ["--db", str(tmp_path / "m.db"), "--timeout", "0.2", "forget-user", "ana"]
+    statuses = []
+    forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
+    assert statuses == [1] and "erasure of user 'ana' is incomplete" in capsys.readouterr().err
+
+
+def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
+    """S20: while another process holds the write lock, a write and a recall each take about `timeout`."""
+    timeout, path = 0.4, tmp_path / "m.db"
+    MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")
+    calls = [
+        lambda manager: manager.recall("deploy failed", "ana"),
+        lambda manager: manager.write("deploy failed on step 4", "ana"),
+    ]
+    elapsed = []
+    with another_process_holding(path, "BEGIN IMMEDIATE"):
+        for call in calls:
+            manager = MemoryManager(SQLiteStore(path, timeout=timeout))
+            start = time.monotonic()
+            call(manager)
+            elapsed.append(time.monotonic() - start)
+    assert max(elapsed) < 1.5 * timeout, elapsed
