@@ -46,8 +46,8 @@ def test_importing_recuris_prints_nothing():
 def test_public_api_is_exported():
     """Every name in recuris.__all__ exists, and the contract's names are there."""
     assert all(hasattr(recuris, name) for name in recuris.__all__)
-    issues = {"ReflectionCallback", "search_memory_tool", "MemoryManager", "MemoryItem", "SQLiteStore"}
-    assert issues <= set(recuris.__all__)
+    promised = {"ReflectionCallback", "search_memory_tool", "MemoryManager", "MemoryItem", "SQLiteStore"}
+    assert promised <= set(recuris.__all__)
     assert {
         "WorkingMemory",
         "EpisodicMemory",
