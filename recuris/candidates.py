@@ -53,7 +53,7 @@ def _hits(store: Store, user_id: str, level: str, query: str, policy: RecallPoli
 
 def _with_neighbours(store: Store, user_id: str, hits: list[tuple[MemoryItem, float]],
                      weight: float) -> list[tuple[MemoryItem, float]]:
-    """Add to each hit a share of its neighbours' scores, and the neighbours themselves (Q4)."""
+    """Add to each hit a share of its neighbours' scores, and the neighbours themselves (Q12)."""
     own = {item.id: raw for item, raw in hits}
     threaded = [item.id for item, _ in hits if item.task_id is not None]
     if not weight or not threaded:

@@ -32,7 +32,6 @@ BEFORE = (f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND 
 AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
 
 
-
 def search_statement(terms: int) -> str:
     """Return the BM25 query over `terms` query terms, scored and cut in SQL (S21).
 
@@ -54,6 +53,7 @@ def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
     rows = run(SCOPE, (user_id, level))
     return rows[0] if rows else None
 
+
 def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
     """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
     terms, scope = sorted(set(terms)), _scope(run, user_id, level)
@@ -62,6 +62,7 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
     statement = MATCHING.format(", ".join("?" * len(terms)))
     return [item_of(row) for row in run(statement, (scope[0], *terms))]
 
+
 def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
            k1: float, b: float) -> list[tuple[MemoryItem, float]]:
     """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S21)."""
@@ -69,8 +70,7 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     if not terms or scope is None or not scope[1]:
         return []
     scope_id, documents, length = scope
-    frequencies = dict(run(DOCUMENT_FREQUENCY.format(", ".join("?" * len(terms))),
-                                 (scope_id, *terms)))
+    frequencies = dict(run(DOCUMENT_FREQUENCY.format(", ".join("?" * len(terms))), (scope_id, *terms)))
     weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
     if not weighted:
         return []
@@ -79,9 +79,11 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
                   k1 + 1, k1, 1 - b, b / average, scope_id, limit)
     scores = run(search_statement(len(weighted)), parameters)
     marks = ", ".join("?" * len(scores))
-    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({marks})", tuple(r for r, _ in scores))
+    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({marks}) AND user_id = ?", (*(r for r, _ in scores), user_id))
     by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
-    return [(by_rowid[rowid], score) for rowid, score in scores]
+    # Another process may delete an item between the two statements: it is simply not found.
+    return [(by_rowid[rowid], score) for rowid, score in scores if rowid in by_rowid]
+
 
 def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
     """Return each of the user's items' previous and next item of its level and task (S22)."""
