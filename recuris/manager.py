@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .bounds import check_token_budget
 from .buffered_store import BufferedStore
-from .clock import DAY
+from .clock import DAY, CheckedClock
 from .consolidation import Consolidator
 from .episodic import EpisodicMemory
 from .forgetting import Forgetting
@@ -34,7 +35,7 @@ from .routing import is_trivial, route, statement
 from .semantic import SemanticMemory
 from .store import InMemoryStore, Store, StoreError
 from .tasks import TaskLifecycle
-from .text import require_text
+from .text import require_text, require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
 
@@ -65,8 +66,9 @@ class MemoryManager(TaskLifecycle, Forgetting):
         min_confidence: float = 0.6,
         min_content_chars: int = 3,
     ) -> None:
-        self.store = BufferedStore(store if store is not None else InMemoryStore(), clock)
-        self.clock, self.llm, self.policy = clock, llm, policy or RecallPolicy()
+        self.store = BufferedStore(store if store is not None else InMemoryStore(), CheckedClock(clock))
+        # Every layer reads time through the checked clock: a broken reading is refused (K2).
+        self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
         self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
         self._layers: dict[str, _Layers] = {}
@@ -105,9 +107,10 @@ class MemoryManager(TaskLifecycle, Forgetting):
         require_text("user_id", user_id)
         if not isinstance(content, str):
             raise TypeError(f"content must be a str, got {type(content).__name__}")
-        tags = [require_text("tag", tag) for tag in tags]
+        tags = require_texts("tags", tags)
         if level is not None and level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
+        now = self.clock()  # read first: a broken clock (K2) is refused before anything is stored
         if is_trivial(content, self.min_content_chars):
             self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None
@@ -129,7 +132,7 @@ class MemoryManager(TaskLifecycle, Forgetting):
             level="episodic" if chosen == "semantic" else chosen,
             content=content,
             task_id=task_id,
-            created_at=self.clock(),
+            created_at=now,
             importance=0.5 if importance is None else importance,
             metadata={**(metadata or {}), "tags": tags, "kind": "event"},
         )
@@ -170,10 +173,11 @@ class MemoryManager(TaskLifecycle, Forgetting):
         """Recall across layers, ranked by relevance, recency and importance (S4, G5).
 
         Counts an access on each result unless `count_access` is False (an inspection).
-        Raises ValueError for top_k < 1 or a negative budget.
+        Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        check_token_budget(token_budget)
         try:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
             triggered = layers.procedural.match(query, task_type or (task and task["type"]))

@@ -50,7 +50,11 @@ class TaskLifecycle:
             )
         task_id = self.store.new_id("task")
         self.tasks[user_id] = {"id": task_id, "goal": goal, "type": task_type, "steps": [], "goal_item": None}
-        goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task_id)
+        try:
+            goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task_id)
+        except Exception:
+            del self.tasks[user_id]  # a refused goal (a broken clock, say) leaves no task behind
+            raise
         self.tasks[user_id]["goal_item"] = goal_item.id
         return task_id
 

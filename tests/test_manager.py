@@ -140,3 +140,28 @@ def test_bad_arguments_are_refused_before_anything_is_stored(manager):
     with pytest.raises(ValueError, match="top_k"):
         manager.recall("x", "ana", top_k=0)
     assert manager.list("ana") == []
+
+
+@pytest.mark.parametrize("budget", [float("nan"), -1, 2.5, True, "40"])
+def test_a_token_budget_that_is_not_a_count_is_refused(manager, budget):
+    """S4: token_budget is an int >= 0 or None; NaN would silently disable the budget."""
+    with pytest.raises(ValueError, match="S4: token_budget"):
+        manager.recall("anything", "ana", token_budget=budget)
+
+
+def test_tags_given_as_one_string_are_refused_and_nothing_is_stored(manager):
+    """Tags are a collection of text: "abc" is refused, not stored as three tags."""
+    with pytest.raises(TypeError, match="tags must be a collection of str"):
+        manager.write("deploy failed on step 3", "ana", tags="abc")
+    assert manager.list("ana") == [] and manager.history("ana") == []
+
+
+@pytest.mark.parametrize("store", [InMemoryStore, lambda: SQLiteStore(":memory:")])
+def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
+    """K2: a clock returning 10**20 gives a ValueError naming the rule, and nothing is stored."""
+    manager = MemoryManager(store(), clock=lambda: 10**20)
+    for write in (lambda: manager.write("deploy failed on step 3", "ana"), lambda: manager.write("ok", "ana"),
+                  lambda: manager.start_task("ana", "ship it")):
+        with pytest.raises(ValueError, match="K2"):
+            write()
+    assert manager.store.inner.list("ana") == [] and manager.store.inner.audit() == [] and not manager.tasks

@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris import InMemoryStore, MemoryItem, SQLiteStore
+from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
 from recuris.records import AuditRecord
 
 
@@ -123,3 +123,13 @@ def test_rewriting_only_access_fields_keeps_the_item_findable(store):
     store.put([item("i1", content="gamma words")])
     store.put([item("i1", content="gamma words", access_count=5)])
     assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [("i1", 5)]
+
+
+@pytest.mark.parametrize("text", ["caf\udce9", "\ud800 alone"])
+def test_both_stores_refuse_a_lone_surrogate_the_same_way(text):
+    """S6: text that is not valid Unicode is refused before either store sees it, so both agree."""
+    for store in (InMemoryStore(), SQLiteStore(":memory:")):
+        manager = MemoryManager(store)
+        with pytest.raises(ValueError, match="valid Unicode"):
+            manager.write(text + " deploy failed", "ana")
+        assert store.list("ana") == []
