@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .bounds import check_token_budget
-from .buffered_store import BufferedStore
+from .bounds import MAX_LOADED_USERS, LayerCache, check_token_budget
+from .buffered_store import BufferedStore, QueuedView
 from .clock import DAY, CheckedClock
 from .consolidation import Consolidator
 from .episodic import EpisodicMemory
@@ -53,53 +53,46 @@ class _Layers:
 class MemoryManager(TaskLifecycle, Forgetting):
     """Route writes to the right layer and recall across layers, for many isolated users."""
 
-    def __init__(
-        self,
-        store: Store | None = None,
-        *,
-        clock: Callable[[], float] = time.time,
-        llm: Callable[[str], str] | None = None,
-        policy: RecallPolicy | None = None,
-        working_token_budget: int = 800,
-        min_occurrences: int = 2,
-        window_seconds: float = 7 * DAY,
-        min_confidence: float = 0.6,
-        min_content_chars: int = 3,
-    ) -> None:
+    def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
+                 llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
+                 working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
+                 min_confidence: float = 0.6, min_content_chars: int = 3,
+                 max_loaded_users: int = MAX_LOADED_USERS) -> None:
         self.store = BufferedStore(store if store is not None else InMemoryStore(), CheckedClock(clock))
         # Every layer reads time through the checked clock: a broken reading is refused (K2).
         self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
         self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
-        self._layers: dict[str, _Layers] = {}
+        self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
         self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
 
     def layers(self, user_id: str) -> _Layers:
-        """Return the user's layers, loading them from the store on first use."""
+        """Return the user's layers, loading them from the store on first use (the B11 most recent stay).
+
+        While the store cannot be read, the layers hold only the user's queued writes and are
+        not kept, so that a write is still kept (G1) and the next call loads them whole.
+        """
         require_text("user_id", user_id)
-        if user_id not in self._layers:
-            semantic = SemanticMemory(self.store, user_id, self.clock)
-            self._layers[user_id] = _Layers(
-                EpisodicMemory(store=self.store, user_id=user_id), semantic,
-                ProceduralMemory(self.store, user_id, self.clock),
-                Consolidator(semantic, *self._consolidation, clock=self.clock))
-        return self._layers[user_id]
+        if user_id in self._layers:
+            return self._layers[user_id]
+        try:
+            self._layers[user_id] = layers = self._load(user_id, self.store)
+        except StoreError:
+            return self._load(user_id, QueuedView(self.store))
+        return layers
+
+    def _load(self, user_id: str, store) -> _Layers:
+        semantic, episodic = SemanticMemory(store, user_id, self.clock), EpisodicMemory(store=store, user_id=user_id)
+        return _Layers(episodic, semantic, ProceduralMemory(store, user_id, self.clock),
+                       Consolidator(semantic, *self._consolidation, clock=self.clock))
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
         """Append one audit record for the user."""
         self.store.append_audit([AuditRecord(item_id, operation, reason, self.clock(), None, user_id)])
 
-    def write(
-        self,
-        content: str,
-        user_id: str,
-        *,
-        level: str | None = None,
-        importance: float | None = None,
-        tags: Iterable[str] = (),
-        task_id: str | None = None,
-        metadata: dict | None = None,
-    ) -> MemoryItem | None:
+    def write(self, content: str, user_id: str, *, level: str | None = None, importance: float | None = None,
+              tags: Iterable[str] = (), task_id: str | None = None, metadata: dict | None = None,
+              ) -> MemoryItem | None:
         """Store content at its level (given, or chosen by `route`); return the item, or None if trivial.
 
         A routed `subject: value` is kept as an event and observed by the consolidator.

@@ -25,7 +25,7 @@ from . import sqlite_schema as schema
 from .item import MemoryItem
 from .records import AuditRecord
 from .sqlite_schema import SCHEMA_VERSION, fts_query, item_of, row_of, terms_of
-from .store import StoreError, check_owners
+from .store import Access, StoreError, check_owners
 from .text import tokenize
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
@@ -165,6 +165,12 @@ class SQLiteStore:
         statement = (
             "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
         )
+        self._transaction(lambda db: db.executemany(statement, rows))
+
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        # Only the two access columns: a stale reader can never reopen or rewrite an item (S15).
+        rows = [(access.at, access.id, access.user_id) for access in accesses]
+        statement = "UPDATE items SET access_count = access_count + 1, last_access_at = ? WHERE id = ? AND user_id = ?"
         self._transaction(lambda db: db.executemany(statement, rows))
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:

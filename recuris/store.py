@@ -13,23 +13,35 @@ Invariants:
         refused batch writes nothing.
     S8  ids from `new_id` are never in use, by any user.
     S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
+    S15 `record_access` changes only an item's access count and last access: never its
+        content or validity, and an item no longer stored stays gone.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 from .item import MemoryItem
 from .records import AuditRecord
 from .text import tokenize
 
-__all__ = ["Store", "StoreError", "InMemoryStore", "append_superseding"]
+__all__ = ["Store", "StoreError", "InMemoryStore", "Access", "append_superseding"]
 
 
 class StoreError(Exception):
     """The store could not be read or written (locked, gone, corrupt)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """One use of a stored item, to count: the item's access count + 1, its last access `at` (S15)."""
+
+    user_id: str
+    id: str
+    at: float
 
 
 class Store(Protocol):
@@ -46,6 +58,7 @@ class Store(Protocol):
     def users(self) -> list[str]: ...
     def new_id(self, prefix: str) -> str: ...
     def append_audit(self, records: Iterable[AuditRecord]) -> None: ...
+    def record_access(self, accesses: Iterable[Access]) -> None: ...
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]: ...
     def scrub_audit(self, user_id: str) -> int: ...
     def close(self) -> None: ...
@@ -124,6 +137,12 @@ class InMemoryStore:
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self._audit.extend(records)
 
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        for access in accesses:
+            item = self._items.get(access.id)
+            if item is not None and item.user_id == access.user_id:  # the stored object is ours alone (S10)
+                item.access_count, item.last_access_at = item.access_count + 1, access.at
+
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         return [
             record
@@ -146,16 +165,24 @@ class InMemoryStore:
         pass
 
 
+def _current(store: Store, item: MemoryItem) -> MemoryItem:
+    try:
+        return store.get(item.user_id, item.id) or item
+    except StoreError:
+        return item
+
+
 def append_superseding(
     store: Store, item: MemoryItem, replaced: Iterable[MemoryItem], reason: str
 ) -> list[MemoryItem]:
     """Write `item` and close each replaced item in one batch, auditing both; return the batch.
 
     Replaced items are read back from the store first, so that accesses counted since the
-    caller cached them are not overwritten; only their validity changes (F1, H3).
+    caller cached them are not overwritten; only their validity changes (F1, H3). While the
+    store cannot be read, the caller's copy is closed instead: the write is kept (G1).
     """
     at = item.created_at
-    closed = [(store.get(old.user_id, old.id) or old).closed(at, item.id) for old in replaced]
+    closed = [_current(store, old).closed(at, item.id) for old in replaced]
     audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
     why = f"superseded by {item.id}: {item.content!r}"
     audit += [AuditRecord(old.id, "supersede", why, at, None, old.user_id) for old in closed]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from . import budget
 from .extraction import Knowledge, extraction_prompt, parse_knowledge
 from .records import Episode, Fact, Step
+from .store import StoreError
 from .text import flatten, looks_like_failure, require_text
 
 __all__ = ["TaskLifecycle", "FinishReport"]
@@ -78,7 +79,10 @@ class TaskLifecycle:
     def _fit_working(self, user_id: str, task_id: str | None) -> None:
         task = self.tasks.get(user_id)
         protected = [task["goal_item"]] if task and task["goal_item"] else []
-        items = self.store.list(user_id, "working", task_id)
+        try:
+            items = self.store.list(user_id, "working", task_id)
+        except StoreError:
+            return  # the store cannot be read: the budget is fitted at the next write that can
         _, evicted = budget.fit(items, self.working_token_budget, self.clock(), protected)
         if evicted:
             self.store.delete(user_id, [item.id for item in evicted])

@@ -76,7 +76,17 @@ def test_recall_counts_an_access_and_audits_it(manager, clock):
     manager.recall("database", "ana")
     after = manager.get(fact.id, "ana")
     assert (after.access_count, after.last_access_at) == (1, clock())
-    assert manager.history("ana", fact.id)[-1].operation == "recall"
+    last = manager.history("ana")[-1]
+    assert last.operation == "recall" and last.reason.startswith(f"{fact.id}: semantic fact")
+
+
+def test_a_recall_adds_one_audit_record_however_many_results(manager):
+    """G4: one audit record per recall names every result, so the log grows by one per recall."""
+    for n in range(5):
+        manager.write(f"deploy region {n}: eu-west-{n}", "ana", level="semantic")
+    before = len(manager.history("ana"))
+    assert len(manager.recall("deploy region", "ana", top_k=5).results) == 5
+    assert len(manager.history("ana")) == before + 1
 
 
 def test_recall_stays_within_the_token_budget(manager):
@@ -165,3 +175,80 @@ def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
         with pytest.raises(ValueError, match="K2"):
             write()
     assert manager.store.inner.list("ana") == [] and manager.store.inner.audit() == [] and not manager.tasks
+
+
+class Outage(InMemoryStore):
+    """An in-memory store that fails like a locked or gone database: writes only, or everything."""
+
+    down: str | None = None  # None, "writes" or "all"
+    WRITES = {"put", "append_audit", "record_access", "new_id", "delete"}
+
+    def __getattribute__(self, name):
+        down = object.__getattribute__(self, "down")
+        if (down == "all" and not name.startswith("_") and name != "down") or (
+            down == "writes" and name in Outage.WRITES
+        ):
+            raise StoreError("database is locked")
+        return object.__getattribute__(self, name)
+
+
+def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(clock):
+    """G1: a write for a user not loaded yet, a superseding fact and start_task are kept, not raised."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=clock)
+    old = manager.write("database: MySQL", "ana", level="semantic")
+    inner.down = "all"
+    event = manager.write("deploy failed on step 3", "bob")
+    new = manager.write("database: PostgreSQL", "ana", level="semantic")
+    task = manager.start_task("ana", "ship release 2")
+    assert event is not None and new is not None and manager.store.pending > 0
+    inner.down = None
+    assert manager.store.flush()
+    assert [item.content for item in inner.list("bob")] == ["deploy failed on step 3"]
+    facts = {item.content: item.is_valid for item in inner.list("ana", "semantic")}
+    assert facts == {"database: MySQL": False, "database: PostgreSQL": True} and old.id != new.id
+    assert [item.content for item in inner.list("ana", "working", task)] == ["goal: ship release 2"]
+
+
+def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
+    """G6: with writes queued and reads working, get, list and recall see the queued write."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=clock)
+    inner.down = "writes"
+    fact = manager.write("database: PostgreSQL", "ana", level="semantic")
+    assert fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
+    assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
+
+
+def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):
+    """S3, S15: counting the access of a stale copy never rewrites its validity (one valid fact per subject)."""
+
+    class Paused(InMemoryStore):
+        pause = None  # run once, between recall's read of the facts and its bookkeeping
+
+        def matching(self, user_id, level, tokens):
+            found = super().matching(user_id, level, tokens)
+            if level == "semantic" and self.pause:
+                self.pause, pause = None, self.pause
+                pause()
+            return found
+
+    shared = Paused()
+    reader, writer = MemoryManager(shared, clock=clock), MemoryManager(shared, clock=clock)
+    reader.write("database: MySQL", "ana", level="semantic")
+    shared.pause = lambda: writer.write("database: PostgreSQL", "ana", level="semantic")
+    assert [r.item.content for r in reader.recall("database", "ana").results] == ["database: MySQL"]
+    valid = [item.content for item in shared.list("ana", "semantic") if item.is_valid]
+    assert valid == ["database: PostgreSQL"]
+
+
+def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
+    """G1, G7: offline ids of two managers differ, so neither queued write is refused as the other's."""
+    inner = Outage()
+    first, second = MemoryManager(inner, clock=clock), MemoryManager(inner, clock=clock)
+    inner.down = "all"
+    first.write("deploy failed on step 3", "ana")
+    second.write("deploy failed on step 4", "bob")
+    inner.down = None
+    assert first.store.flush() and second.store.flush()
+    assert [len(inner.list(user)) for user in ("ana", "bob")] == [1, 1]

@@ -4,6 +4,7 @@ import pytest
 
 from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
 from recuris.records import AuditRecord
+from recuris.store import Access
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -133,3 +134,12 @@ def test_both_stores_refuse_a_lone_surrogate_the_same_way(text):
         with pytest.raises(ValueError, match="valid Unicode"):
             manager.write(text + " deploy failed", "ana")
         assert store.list("ana") == []
+
+
+def test_recording_an_access_changes_only_the_access_fields(store):
+    """S15: an access counts a use; it never reopens a closed item, and a deleted one stays gone."""
+    store.put([item("i1").closed(5.0, "i2"), item("gone"), item("bob's", user="bob")])
+    store.delete("ana", ["gone"])
+    store.record_access([Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)])
+    assert store.get("ana", "i1") == item("i1", access_count=1, last_access_at=9.0).closed(5.0, "i2")
+    assert store.get("ana", "gone") is None and store.get("bob", "bob's").access_count == 0
