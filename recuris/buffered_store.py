@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 
 from .item import MemoryItem
 from .records import AuditRecord
+from .shared import serialize
 from .store import Access, Store, StoreError
 from .text import tokenize
 
@@ -55,6 +57,7 @@ class BufferedStore:
         # Two managers offline at the same millisecond (two processes, say) must not hand
         # out the same id, or one user's queued write is refused as another's (S7, G7).
         self.token = token or uuid.uuid4().hex[:12]
+        self._lock = threading.RLock()  # the queue is shared by every thread using the store (T3)
 
     def new_id(self, prefix: str) -> str:
         """Return a fresh id from the store; while it is down, a time-stamped offline id (G7)."""
@@ -143,14 +146,15 @@ class BufferedStore:
                              and not tokens.isdisjoint(tokenize(item.content)))
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
-        queued = [record for method, batch in self._pending if method == "append_audit" for record in batch
-                  if (user_id is None or record.user_id == user_id) and (item_id is None or record.item_id == item_id)]
+        queued = [r for method, batch in self._pending if method == "append_audit" for r in batch
+                  if (user_id is None or r.user_id == user_id) and (item_id is None or r.item_id == item_id)]
         return self.inner.audit(user_id, item_id) + queued
 
     def close(self) -> None:
         """Flush, then close the inner store; raise StoreError naming what is still queued (G8)."""
         if not self.flush():
-            ids = [getattr(entry, "id", None) or entry.item_id for _, batch in self._pending for entry in batch]
+            ids = [getattr(entry, "id", None) or entry.item_id for _, batch in self._pending
+                   for entry in batch]
             shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
             raise StoreError(
                 f"G8: {len(self._pending)} queued batch(es) not written, the store still fails ({shown}); "
@@ -177,6 +181,10 @@ class BufferedStore:
     def __getattr__(self, name: str):
         # Reads, ids and audit queries go straight to the inner store.
         return getattr(self.inner, name)
+
+
+serialize(BufferedStore, ["new_id", "flush", "put", "append_audit", "record_access", "queued", "get",
+                          "list", "matching", "audit", "close", "delete", "delete_user"])
 
 
 class QueuedView:

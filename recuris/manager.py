@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from .recall import Recalled, RecallPolicy, RecallResult, assemble, gather, rank
 from .records import AuditRecord
 from .routing import is_trivial, route, statement
 from .semantic import SemanticMemory
+from .shared import serialize
 from .store import InMemoryStore, Store, StoreError
 from .tasks import TaskLifecycle
 from .text import require_text, require_texts
@@ -65,6 +67,7 @@ class MemoryManager(TaskLifecycle, Forgetting):
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
         self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
         self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
+        self._lock = threading.RLock()  # one public operation at a time (T3)
 
     def layers(self, user_id: str) -> _Layers:
         """Return the user's layers, loading them from the store on first use (the B11 most recent stay).
@@ -82,8 +85,9 @@ class MemoryManager(TaskLifecycle, Forgetting):
         return layers
 
     def _load(self, user_id: str, store) -> _Layers:
-        semantic, episodic = SemanticMemory(store, user_id, self.clock), EpisodicMemory(store=store, user_id=user_id)
-        return _Layers(episodic, semantic, ProceduralMemory(store, user_id, self.clock),
+        semantic = SemanticMemory(store, user_id, self.clock)
+        return _Layers(EpisodicMemory(store=store, user_id=user_id), semantic,
+                       ProceduralMemory(store, user_id, self.clock),
                        Consolidator(semantic, *self._consolidation, clock=self.clock))
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
@@ -119,16 +123,10 @@ class MemoryManager(TaskLifecycle, Forgetting):
             return self.store.get(user_id, fact.id)
         if task_id is None and chosen == "working" and user_id in self.tasks:
             task_id = self.tasks[user_id]["id"]
-        item = MemoryItem(
-            id=self.store.new_id("item"),
-            user_id=user_id,
-            level="episodic" if chosen == "semantic" else chosen,
-            content=content,
-            task_id=task_id,
-            created_at=now,
-            importance=0.5 if importance is None else importance,
-            metadata={**(metadata or {}), "tags": tags, "kind": "event"},
-        )
+        item = MemoryItem(id=self.store.new_id("item"), user_id=user_id, content=content, task_id=task_id,
+                          level="episodic" if chosen == "semantic" else chosen, created_at=now,
+                          importance=0.5 if importance is None else importance,
+                          metadata={**(metadata or {}), "tags": tags, "kind": "event"})
         self.store.put([item])
         self.audit(user_id, item.id, "write", f"routed to {chosen} " + ("as given" if level else "by rule"))
         if chosen == "semantic":
@@ -201,3 +199,10 @@ class MemoryManager(TaskLifecycle, Forgetting):
         self.tasks.pop(user_id, None)
         self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
         return deleted
+
+
+# Several threads may share one manager: its caches change with the store, so each
+# public operation runs whole under the manager's lock (T3).
+serialize(MemoryManager, ["layers", "audit", "write", "get", "list", "export", "history", "recall",
+                          "count_access", "forget_user", "start_task", "record_step", "finish_task",
+                          "settle_episode", "get_llm_context", "run_decay", "refresh"])

@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,7 +45,11 @@ class SQLiteStore:
         if not create and self.path != ":memory:" and not Path(self.path).is_file():
             raise FileNotFoundError(f"no recuris database at {self.path}")
         try:
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            # One connection serves every thread, one statement at a time under `_lock`.
+            self._db = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+            self._lock = threading.RLock()
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA secure_delete = ON")
             self._db.executescript(schema.SCHEMA)
@@ -61,23 +66,25 @@ class SQLiteStore:
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
-            return self._db.execute(statement, parameters).fetchall()
+            with self._lock:
+                return self._db.execute(statement, parameters).fetchall()
         except sqlite3.Error as error:
             raise StoreError(f"{type(error).__name__}: {error}") from error
 
     def _transaction(self, work):
         # One explicit transaction per batch (S9): all of it commits, or none of it.
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._lock:
             try:
-                result = work(self._db)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-            return result
-        except sqlite3.Error as error:
-            raise StoreError(f"{type(error).__name__}: {error}") from error
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(self._db)
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                return result
+            except sqlite3.Error as error:
+                raise StoreError(f"{type(error).__name__}: {error}") from error
 
     def put(self, items: Iterable[MemoryItem]) -> None:
         batch = list(items)
@@ -170,8 +177,7 @@ class SQLiteStore:
     def record_access(self, accesses: Iterable[Access]) -> None:
         # Only the two access columns: a stale reader can never reopen or rewrite an item (S15).
         rows = [(access.at, access.id, access.user_id) for access in accesses]
-        statement = "UPDATE items SET access_count = access_count + 1, last_access_at = ? WHERE id = ? AND user_id = ?"
-        self._transaction(lambda db: db.executemany(statement, rows))
+        self._transaction(lambda db: db.executemany(schema.RECORD_ACCESS, rows))
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         rows = self._run(
@@ -196,7 +202,8 @@ class SQLiteStore:
         return self._run("PRAGMA integrity_check")[0][0]
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"

@@ -1,6 +1,7 @@
 """Example tests for recuris.manager.MemoryManager: routing, recall, isolation, privacy (S2-S5, G4, G5)."""
 
 import logging
+import threading
 
 import pytest
 
@@ -252,3 +253,37 @@ def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
     inner.down = None
     assert first.store.flush() and second.store.flush()
     assert [len(inner.list(user)) for user in ("ana", "bob")] == [1, 1]
+
+
+def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(tmp_path, clock):
+    """T3: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "memory.db"), clock=clock)
+    for n in range(10):
+        manager.write(f"secret deploy note {n}", "gone")
+    degraded, failures = [], []
+
+    def work(body):
+        try:
+            body()
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            failures.append(error)
+
+    def writer(user):
+        for n in range(15):
+            manager.write(f"{user} deploy step {n} failed", user)
+            degraded.append(manager.recall("deploy step", user).degraded)
+            degraded.append(manager.recall("secret deploy note", "gone").degraded)  # counts accesses
+
+    def forgetter():
+        for _ in range(5):
+            manager.forget_user("gone")
+
+    threads = [threading.Thread(target=work, args=(lambda u=f"u{n}": writer(u),)) for n in range(3)]
+    threads.append(threading.Thread(target=work, args=(forgetter,)))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert failures == [] and not any(degraded) and manager.store.pending == 0
+    assert [len(manager.store.inner.list(f"u{n}")) for n in range(3)] == [15, 15, 15]
+    assert manager.store.inner.list("gone") == []
