@@ -19,14 +19,15 @@ Invariants:
 
 import json
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .records import Step
 from .text import flatten, unicode_problem
 
 __all__ = ["Knowledge", "Insight", "CATEGORIES", "INSIGHT_TYPES", "extraction_prompt", "parse_knowledge",
-           "reflection_prompt", "parse_insights"]
+           "reflection_prompt", "parse_insights", "ask"]
 
 CATEGORIES = ("user_pref", "tech_rule", "project_rule", "general")
 INSIGHT_TYPES = ("user_fact", "agent_learning")
@@ -166,3 +167,29 @@ def reflection_prompt(interactions: list[str], existing: list[tuple[str, str]]) 
 def parse_insights(reply: object) -> tuple[list[Insight] | None, list[str]]:
     """Return (valid insights or None if the reply is unusable, reasons for what was refused) (X4)."""
     return _parse(reply, "insights", _insight)
+
+
+def ask(llm: Callable[[str], str], prompt: str, timeout_seconds: float | None = None) -> str:
+    """Return the model's reply; raise TimeoutError if it gives none within `timeout_seconds`.
+
+    An exception the model raises is raised here, in the caller's thread.
+    """
+    if timeout_seconds is None:
+        return llm(prompt)
+    # The model may hang: wait in a daemon thread, and give up after the timeout.
+    outcome: dict = {}
+
+    def call() -> None:
+        try:
+            outcome["reply"] = llm(prompt)
+        except BaseException as error:  # noqa: BLE001 - carried back to the caller's thread
+            outcome["reply"] = error
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout_seconds)
+    if "reply" not in outcome:
+        raise TimeoutError(f"the LLM gave no answer within {timeout_seconds} s")
+    if isinstance(outcome["reply"], BaseException):
+        raise outcome["reply"]
+    return outcome["reply"]

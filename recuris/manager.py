@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .bounds import MAX_LOADED_USERS, LayerCache, check_token_budget
+from .bounds import MAX_LOADED_USERS, LayerCache, cap_query, check_token_budget
 from .buffered_store import BufferedStore, QueuedView
 from .clock import DAY, CheckedClock
 from .consolidation import Consolidator
@@ -163,12 +163,14 @@ class MemoryManager(TaskLifecycle, Forgetting):
     ) -> RecallResult:
         """Recall across layers, ranked by relevance, recency and importance (S4, G5).
 
-        Counts an access on each result unless `count_access` is False (an inspection).
+        Counts an access on each result unless `count_access` is False (an inspection). A query
+        longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (B10).
         Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
         check_token_budget(token_budget)
+        query, cut = cap_query(query)  # B10: a longer query costs time and says no more
         try:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
             triggered = layers.procedural.match(query, task_type or (task and task["type"]))
@@ -180,8 +182,8 @@ class MemoryManager(TaskLifecycle, Forgetting):
                 self.count_access(user_id, chosen)
         except StoreError as error:
             log.warning("memory unavailable, recalling nothing: %s", error)
-            return RecallResult((), "", degraded=True)
-        return RecallResult(tuple(chosen), text)
+            return RecallResult((), "", degraded=True, query_truncated=cut)
+        return RecallResult(tuple(chosen), text, query_truncated=cut)
 
     def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
         """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""

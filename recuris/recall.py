@@ -115,6 +115,7 @@ class RecallResult:
     results: tuple[Recalled, ...]
     text: str
     degraded: bool = False
+    query_truncated: bool = False  # the query was cut to MAX_QUERY_CHARS (B10)
 
 
 def _relevance(policy: RecallPolicy, query: str, items: list[MemoryItem]) -> dict[str, float]:

@@ -46,7 +46,9 @@ UPSERT = (
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
 )
 
-RECORD_ACCESS = "UPDATE items SET access_count = access_count + 1, last_access_at = ? WHERE id = ? AND user_id = ?"
+RECORD_ACCESS = (
+    "UPDATE items SET access_count = access_count + 1, last_access_at = ? WHERE id = ? AND user_id = ?"
+)
 
 
 def row_of(item: MemoryItem) -> tuple:

@@ -83,3 +83,14 @@ def test_the_answer_section_says_it_came_from_recall(recall):
     section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
     assert section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
     assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})
+
+
+def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
+    """B10: a search_memory query longer than MAX_QUERY_CHARS is cut; the answer says so, and echoes it short."""
+    from recuris.bounds import MAX_QUERY_CHARS
+
+    reply = json.loads(recall.handle_search_memory(json.dumps({"query": "deploy region " * 50_000})))
+    assert reply["query_truncated"] is True and len(reply["query"]) == MAX_QUERY_CHARS
+    assert reply["results"][0]["content"] == "deploy region: eu-west"
+    call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}
+    assert len(recall.answer(call)) < 1_000

@@ -287,3 +287,21 @@ def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting
     assert failures == [] and not any(degraded) and manager.store.pending == 0
     assert [len(manager.store.inner.list(f"u{n}")) for n in range(3)] == [15, 15, 15]
     assert manager.store.inner.list("gone") == []
+
+
+def test_a_query_past_the_cap_is_cut_and_the_result_says_so(manager):
+    """B10: recall reads at most MAX_QUERY_CHARS of a query, and flags the cut on its result."""
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    long = manager.recall("deploy region " + "padding " * 50_000, "ana")
+    short = manager.recall("deploy region", "ana")
+    assert long.query_truncated and not short.query_truncated
+    assert [r.item.id for r in long.results] == [r.item.id for r in short.results]
+
+
+def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock):
+    """B11: past `max_loaded_users`, the least recently used user's layers are let go, and reload on use."""
+    manager = MemoryManager(clock=clock, max_loaded_users=2)
+    for number, user in enumerate(("ana", "bob", "ana", "cy")):
+        manager.write(f"fact {number}: {user}", user, level="semantic")
+    assert list(manager._layers) == ["ana", "cy"]
+    assert [fact.value for fact in manager.layers("bob").semantic.current()] == ["bob"]
