@@ -10,7 +10,8 @@ Invariants:
     I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are valid
         Unicode text; `access_count` is an int in [0, 2**63); every time is a finite number
         of seconds within ±MAX_TIME (1e12), so that every store can keep it.
-    I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data.
+    I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data,
+        its metadata nested at most MAX_METADATA_DEPTH (32) levels deep.
     I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
 """
 
@@ -23,6 +24,19 @@ from .text import flatten, require_text, unicode_problem
 __all__ = ["MemoryItem", "LEVELS"]
 
 LEVELS = ("working", "episodic", "semantic", "procedural")
+MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
+
+
+def _nested_too_deeply(data: object) -> bool:
+    # Walked with a stack, not recursion, so that the check itself cannot overflow.
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth > MAX_METADATA_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 @dataclass(kw_only=True)
@@ -66,6 +80,8 @@ class MemoryItem:
                 raise ValueError(f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}")
         if not isinstance(self.metadata, dict):
             raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
+        if _nested_too_deeply(self.metadata):
+            raise TypeError(f"I2: metadata must be JSON data nested at most {MAX_METADATA_DEPTH} levels deep")
         # Canonicalise through JSON once, here: tuples become lists and anything that
         # SQLite or an export could not carry is refused now, not at write time (I2).
         try:

@@ -82,3 +82,15 @@ def test_values_no_store_could_keep_are_refused_naming_the_rule(changes, rule):
     """I1, I2: a non-count access count, an out-of-range time or a lone surrogate is refused by rule."""
     with pytest.raises((TypeError, ValueError), match=rule):
         item(**changes)
+
+
+def test_metadata_nested_past_the_limit_is_refused_naming_the_rule():
+    """I2: metadata nested more than MAX_METADATA_DEPTH levels is refused before any copy could overflow."""
+    from recuris.item import MAX_METADATA_DEPTH
+
+    nested = 1
+    for _ in range(MAX_METADATA_DEPTH):
+        nested = {"a": nested}
+    assert item(metadata=nested).metadata == nested
+    with pytest.raises(TypeError, match="I2: metadata must be JSON data nested at most"):
+        item(metadata={"a": nested})
