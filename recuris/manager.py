@@ -60,9 +60,9 @@ class MemoryManager(TaskLifecycle, Forgetting):
                  working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
                  min_confidence: float = 0.6, min_content_chars: int = 3,
                  max_loaded_users: int = MAX_LOADED_USERS) -> None:
-        self.store = BufferedStore(store if store is not None else InMemoryStore(), CheckedClock(clock))
         # Every layer reads time through the checked clock: a broken reading is refused (K2).
         self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
+        self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
         self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
         self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
