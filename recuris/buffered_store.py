@@ -179,7 +179,7 @@ class BufferedStore:
         return self.inner.delete_user(user_id)
 
     def __getattr__(self, name: str):
-        # Reads, ids and audit queries go straight to the inner store.
+        # Everything else (users, scrub_audit, integrity) goes straight to the inner store.
         return getattr(self.inner, name)
 
 

@@ -70,7 +70,7 @@ class MemoryManager(TaskLifecycle, Forgetting):
         self._lock = threading.RLock()  # one public operation at a time (T3)
 
     def layers(self, user_id: str) -> _Layers:
-        """Return the user's layers, loading them from the store on first use (the B11 most recent stay).
+        """Return the user's layers, loading them on first use; the most recent users' stay loaded (B11).
 
         While the store cannot be read, the layers hold only the user's queued writes and are
         not kept, so that a write is still kept (G1) and the next call loads them whole.
