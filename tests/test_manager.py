@@ -305,3 +305,17 @@ def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock
         manager.write(f"fact {number}: {user}", user, level="semantic")
     assert list(manager._layers) == ["ana", "cy"]
     assert [fact.value for fact in manager.layers("bob").semantic.current()] == ["bob"]
+
+
+def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_back(clock):
+    """G1, F5: the stored fact it contradicts, unseen during the outage, is closed when the user loads."""
+    inner = Outage()
+    MemoryManager(inner, clock=clock).write("database: MySQL", "ana", level="semantic")
+    manager = MemoryManager(inner, clock=clock)
+    inner.down = "all"
+    clock.advance(60)
+    assert manager.write("database: PostgreSQL", "ana", level="semantic") is not None
+    inner.down = None
+    assert manager.store.flush()
+    assert [fact.value for fact in manager.layers("ana").semantic.current()] == ["PostgreSQL"]
+    assert [item.content for item in inner.list("ana", "semantic") if item.is_valid] == ["database: PostgreSQL"]

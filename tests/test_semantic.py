@@ -90,3 +90,18 @@ def test_prompt_section_lists_the_valid_facts(memory):
     memory.add("database", "PostgreSQL", ["e2"])
     section = memory.to_prompt_section()
     assert "database: PostgreSQL (from e2)" in section and "MySQL" not in section
+
+
+def test_two_valid_facts_about_one_subject_found_on_load_leave_only_the_newest_valid():
+    """F5: loading closes every valid fact that a newer valid fact of the same subject contradicts."""
+    from recuris import InMemoryStore
+
+    store = InMemoryStore()
+    first, second = SemanticMemory(store, "ana", ManualClock(10)), SemanticMemory(store, "ana", ManualClock(20))
+    old = first.add("database", "MySQL", ["e1"])
+    new = second.add("Database", "PostgreSQL", ["e2"])  # written without knowing of `old`
+    memory = SemanticMemory(store, "ana", ManualClock(30))
+    assert [fact.value for fact in memory.current()] == ["PostgreSQL"]
+    closed = store.get("ana", old.id)
+    assert (closed.invalidated_at, closed.superseded_by) == (20, new.id)
+    assert [(r.item_id, r.operation) for r in store.audit("ana")][-1] == (old.id, "supersede")
