@@ -35,7 +35,8 @@ def _nested_too_deeply(data: object) -> bool:
         if isinstance(value, (dict, list, tuple)):
             if depth > MAX_METADATA_DEPTH:
                 return True
-            stack.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
     return False
 
 

@@ -58,7 +58,8 @@ class SemanticMemory:
     def _close_contradicted(self) -> None:
         # F5: two writers that could not see each other's fact leave two valid ones; the
         # newest wins, as it would have had the second writer seen the first.
-        valid = sorted((item for item in self._items.values() if item.is_valid), key=lambda item: item.created_at)
+        valid = [item for item in self._items.values() if item.is_valid]
+        valid.sort(key=lambda item: item.created_at)  # stable: on a tie, the later written wins
         newest = {normalize(item.metadata["subject"]): item for item in valid}  # the last of each subject
         stale = []
         for item in valid:

@@ -86,7 +86,7 @@ def test_the_answer_section_says_it_came_from_recall(recall):
 
 
 def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
-    """B10: a search_memory query longer than MAX_QUERY_CHARS is cut; the answer says so, and echoes it short."""
+    """Z4: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so and echoes it short."""
     from recuris.bounds import MAX_QUERY_CHARS
 
     reply = json.loads(recall.handle_search_memory(json.dumps({"query": "deploy region " * 50_000})))

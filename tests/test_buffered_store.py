@@ -66,7 +66,8 @@ def test_ids_are_still_handed_out_during_an_outage(flaky):
     """An offline id is time-stamped and carries the store's token, so it cannot collide with store ids."""
     store = BufferedStore(flaky, clock=lambda: 12.5, token="t0")
     flaky.down = True
-    assert [store.new_id("item"), store.new_id("item")] == ["item-offline-12500-t0-1", "item-offline-12500-t0-2"]
+    ids = [store.new_id("item"), store.new_id("item")]
+    assert ids == ["item-offline-12500-t0-1", "item-offline-12500-t0-2"]
 
 
 def test_offline_ids_of_two_stores_with_one_clock_differ(flaky):
@@ -86,8 +87,8 @@ def test_offline_ids_of_two_processes_with_one_clock_differ():
         "        raise StoreError('gone')\n"
         "print(BufferedStore(Down(), clock=lambda: 12.5).new_id('item'))\n"
     )
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
-            for _ in range(2)]
+    command = [sys.executable, "-c", script]
+    runs = [subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT) for _ in range(2)]
     ids = [run.stdout.strip() for run in runs]
     assert ids[0].startswith("item-offline-12500-") and ids[0] != ids[1]
 
@@ -118,8 +119,9 @@ def test_reads_see_queued_writes(flaky):
     """G6: get, list and matching return a queued item as if it were written, newest copy first."""
     store = BufferedStore(flaky)
     store.put([item("i1")])
-    flaky.put = lambda items: (_ for _ in ()).throw(StoreError("database is locked"))  # writes fail, reads work
-    store.put([item("i2"), MemoryItem(id="i1", user_id="ana", level="episodic", content="event i1", importance=0.9)])
+    flaky.put = lambda items: (_ for _ in ()).throw(StoreError("database is locked"))  # reads still work
+    newer = MemoryItem(id="i1", user_id="ana", level="episodic", content="event i1", importance=0.9)
+    store.put([item("i2"), newer])
     assert store.pending == 1 and store.get("ana", "i2").content == "event i2"
     assert [(i.id, i.importance) for i in store.list("ana")] == [("i1", 0.9), ("i2", 0.5)]
     assert [i.id for i in store.matching("ana", "episodic", ["i2"])] == ["i2"]

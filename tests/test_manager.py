@@ -222,7 +222,7 @@ def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
 
 
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):
-    """S3, S15: counting the access of a stale copy never rewrites its validity (one valid fact per subject)."""
+    """S3, S15: counting the access of a stale copy never rewrites its validity: one valid fact remains."""
 
     class Paused(InMemoryStore):
         pause = None  # run once, between recall's read of the facts and its bookkeeping
@@ -318,4 +318,5 @@ def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_bac
     inner.down = None
     assert manager.store.flush()
     assert [fact.value for fact in manager.layers("ana").semantic.current()] == ["PostgreSQL"]
-    assert [item.content for item in inner.list("ana", "semantic") if item.is_valid] == ["database: PostgreSQL"]
+    valid = [item.content for item in inner.list("ana", "semantic") if item.is_valid]
+    assert valid == ["database: PostgreSQL"]

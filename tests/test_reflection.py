@@ -164,7 +164,7 @@ def test_a_failure_while_storing_is_reported_and_a_retry_stores_nothing_twice(ma
 
 
 def test_while_the_model_keeps_failing_the_buffer_and_the_prompt_stay_bounded(manager):
-    """Y6: a prompt holds at most `max_batch` turns; past `max_buffer` the oldest are kept raw, not dropped."""
+    """Y6: a prompt holds at most `max_batch` turns; past `max_buffer` the oldest are stored raw."""
     prompts = []
 
     def failing(prompt):

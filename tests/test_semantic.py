@@ -97,7 +97,8 @@ def test_two_valid_facts_about_one_subject_found_on_load_leave_only_the_newest_v
     from recuris import InMemoryStore
 
     store = InMemoryStore()
-    first, second = SemanticMemory(store, "ana", ManualClock(10)), SemanticMemory(store, "ana", ManualClock(20))
+    first = SemanticMemory(store, "ana", ManualClock(10))
+    second = SemanticMemory(store, "ana", ManualClock(20))
     old = first.add("database", "MySQL", ["e1"])
     new = second.add("Database", "PostgreSQL", ["e2"])  # written without knowing of `old`
     memory = SemanticMemory(store, "ana", ManualClock(30))
