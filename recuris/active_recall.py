@@ -15,10 +15,13 @@ Invariants:
         gets {"error": ...}.
     Z4  the gate's similarity is the largest share of the text's analysed terms that one
         long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
+    Z5  a query is cut to MAX_QUERY_CHARS (the answer's "query_truncated" says so) and echoed
+        into a prompt at most 200 characters long.
 """
 
 import json
 
+from .bounds import cap_query
 from .scoring import analyze
 from .text import estimate_tokens, flatten, require_text
 
@@ -104,14 +107,14 @@ class ActiveRecall:
         """Run a search_memory call; return JSON results with score breakdowns, or a JSON error (Z3)."""
         try:
             query, limit = self._arguments(arguments_json)
+            query, cut = cap_query(query)  # B10: the query is echoed back into the prompt
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})
         results = [{"id": r.item.id, "level": r.item.level, "content": r.item.content,
                     "score": r.breakdown(), "reason": r.reason} for r in found.results]
-        return json.dumps(
-            {"query": query, "results": results, "degraded": found.degraded}, ensure_ascii=False
-        )
+        return json.dumps({"query": query, "query_truncated": cut, "results": results,
+                           "degraded": found.degraded}, ensure_ascii=False)
 
     def answer(self, call: dict) -> str:
         """Render a tool call's answer as a prompt section that says it came from recall."""
@@ -120,7 +123,7 @@ class ActiveRecall:
         reply = json.loads(self.handle_search_memory(call["arguments"]))
         if "error" in reply:
             return f"{TOOL_RESULT_HEADER}\n  error: {reply['error']}"
-        lines = [f"{TOOL_RESULT_HEADER}", f"  query: {reply['query']}"]
+        lines = [f"{TOOL_RESULT_HEADER}", f"  query: {flatten(reply['query'], 200)}"]
         lines += [f"  - [{r['level']}] {flatten(r['content'], 200)} (relevance {r['score']['relevance']:.2f})"
                   for r in reply["results"]] or ["  (nothing found)"]
         return "\n".join(lines)

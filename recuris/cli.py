@@ -65,15 +65,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_items(name: str) -> list[MemoryItem]:
-    handle = sys.stdin if name == "-" else open(name, encoding="utf-8")  # noqa: SIM115 - closed below
+    # Bytes, decoded line by line, so that invalid UTF-8 is reported with its line number.
+    handle = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115 - closed below
     items = []
     with handle:
         for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    items.append(MemoryItem.from_dict(json.loads(line)))
-                except (ValueError, TypeError) as error:
-                    raise ValueError(f"line {number}: {error}") from None
+            try:
+                if line.strip():
+                    items.append(MemoryItem.from_dict(json.loads(line.decode("utf-8"))))
+            except RecursionError:
+                raise ValueError(f"line {number}: JSON nested too deeply") from None
+            except (ValueError, TypeError) as error:
+                raise ValueError(f"line {number}: {error}") from None
     return items
 
 

@@ -16,9 +16,12 @@ Invariants:
     D4  a cycle forgets exactly the items below the threshold and audits each of them once.
     D5  consolidated memory (semantic or procedural items) decays `consolidated_slowdown`
         times more slowly than raw memory of the same importance and use.
+    D6  `audit_log` holds at most `max_audit_log` records, the newest; the durable log is the
+        store's (the manager writes every cycle's records there).
 """
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -60,6 +63,7 @@ class DecayManager:
         reinforcement_cap: float = 0.3,
         clock: Callable[[], float] = time.time,
         consolidated_slowdown: float = 3.0,
+        max_audit_log: int = 1_000,
     ) -> None:
         settings = {
             "half_life_days": half_life_days,
@@ -80,7 +84,7 @@ class DecayManager:
         self.reinforcement_per_access = reinforcement_per_access
         self.reinforcement_cap = reinforcement_cap
         self.clock, self.consolidated_slowdown = clock, consolidated_slowdown
-        self.audit_log: list[AuditRecord] = []
+        self.audit_log: deque[AuditRecord] = deque(maxlen=max_audit_log)  # D6
 
     def half_life(self, item: Decaying) -> float:
         """Return the item's half-life in seconds: longer for consolidated memory (D5)."""

@@ -9,8 +9,9 @@ return what is valid and a reason for everything they refused.
 
 Invariants:
     X1  `parse_knowledge` never raises, whatever the reply.
-    X2  every statement returned has non-empty subject and value (at most 300 characters),
-        a known category and a confidence in [0, 1].
+    X2  every statement returned has non-empty subject and value (valid Unicode, at most
+        300 characters), a known category and a confidence in [0, 1] (a number too large for
+        a float is refused, not raised).
     X3  every entry of the reply is either returned or reported, never silently dropped.
     X4  the same holds for `parse_insights`, which returns None (and the reasons) when the
         reply as a whole is unusable, so that the caller can keep its input and retry.
@@ -18,14 +19,15 @@ Invariants:
 
 import json
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .records import Step
-from .text import flatten
+from .text import flatten, unicode_problem
 
 __all__ = ["Knowledge", "Insight", "CATEGORIES", "INSIGHT_TYPES", "extraction_prompt", "parse_knowledge",
-           "reflection_prompt", "parse_insights"]
+           "reflection_prompt", "parse_insights", "ask"]
 
 CATEGORIES = ("user_pref", "tech_rule", "project_rule", "general")
 INSIGHT_TYPES = ("user_fact", "agent_learning")
@@ -81,6 +83,8 @@ def _text(entry: dict, name: str) -> str:
         raise ValueError(f"'{name}' is missing or not text")
     if len(text) > MAX_TEXT:
         raise ValueError(f"'{name}' is longer than {MAX_TEXT} characters")
+    if problem := unicode_problem(text):
+        raise ValueError(f"'{name}' is not valid Unicode text: {problem}")
     return " ".join(text.split())
 
 
@@ -94,10 +98,11 @@ def _choice(entry: dict, name: str, allowed: tuple[str, ...], default: str | Non
 def _confidence(entry: dict) -> float:
     confidence = entry.get("confidence")
     number = isinstance(confidence, (int, float)) and not isinstance(confidence, bool)
-    if not number or not math.isfinite(confidence):
+    # math.isfinite only on floats: on an integer of 400 digits it raises OverflowError.
+    if not number or (isinstance(confidence, float) and not math.isfinite(confidence)):
         raise ValueError("'confidence' is missing or not a number")
-    if not 0.0 <= confidence <= 1.0:
-        raise ValueError(f"confidence {confidence} is outside [0, 1]")
+    if not 0.0 <= confidence <= 1.0:  # compared exactly, never converted first
+        raise ValueError(f"confidence {flatten(str(confidence), 24)} is outside [0, 1]")
     return float(confidence)
 
 
@@ -162,3 +167,29 @@ def reflection_prompt(interactions: list[str], existing: list[tuple[str, str]]) 
 def parse_insights(reply: object) -> tuple[list[Insight] | None, list[str]]:
     """Return (valid insights or None if the reply is unusable, reasons for what was refused) (X4)."""
     return _parse(reply, "insights", _insight)
+
+
+def ask(llm: Callable[[str], str], prompt: str, timeout_seconds: float | None = None) -> str:
+    """Return the model's reply; raise TimeoutError if it gives none within `timeout_seconds`.
+
+    An exception the model raises is raised here, in the caller's thread.
+    """
+    if timeout_seconds is None:
+        return llm(prompt)
+    # The model may hang: wait in a daemon thread, and give up after the timeout.
+    outcome: dict = {}
+
+    def call() -> None:
+        try:
+            outcome["reply"] = llm(prompt)
+        except BaseException as error:  # noqa: BLE001 - carried back to the caller's thread
+            outcome["reply"] = error
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout_seconds)
+    if "reply" not in outcome:
+        raise TimeoutError(f"the LLM gave no answer within {timeout_seconds} s")
+    if isinstance(outcome["reply"], BaseException):
+        raise outcome["reply"]
+    return outcome["reply"]

@@ -16,6 +16,7 @@ Invariants:
 
 from dataclasses import dataclass, replace
 
+from .buffered_store import QueuedView
 from .decay import DecayManager
 from .item import MemoryItem
 from .records import AuditRecord
@@ -60,7 +61,10 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
 
 
 class Forgetting:
-    """The manager's forgetting: decay cycles, and forgetting a user (mixed into MemoryManager)."""
+    """The manager's forgetting: decay cycles, forgetting a user, and noticing a forget made elsewhere.
+
+    Mixed into MemoryManager, whose layer cache `layers` reloads after a forget (S18).
+    """
 
     def run_decay(
         self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7
@@ -125,6 +129,30 @@ class Forgetting:
             raise
         self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
         return deleted
+
+    def layers(self, user_id: str):
+        """Return the user's layers, loading them on first use or after a forget (S18).
+
+        The most recent users' layers stay loaded (B11). While the store cannot be read, the
+        layers of a user not loaded hold only their queued writes and are not kept, so that a
+        write is still kept (G1) and the next call loads them whole.
+        """
+        require_text("user_id", user_id)
+        cached = self._layers[user_id] if user_id in self._layers else None  # marks it most recent
+        try:
+            generation = self.generation_of(user_id)
+        except StoreError:  # not loaded, and the store cannot say
+            return self._load(user_id, QueuedView(self.store), None)
+        if cached is not None and generation in (None, cached.generation):
+            return cached
+        if cached is not None:  # forgotten elsewhere: nothing cached of the user may be used again
+            self.tasks.pop(user_id, None)
+        try:
+            self._layers[user_id] = layers = self._load(user_id, self.store, generation)
+        except StoreError:
+            self._layers.pop(user_id, None)
+            return self._load(user_id, QueuedView(self.store), generation)
+        return layers
 
     def generation_of(self, user_id: str) -> int | None:
         """Return the user's forget generation; None if the store cannot say and their layers are cached."""

@@ -7,20 +7,37 @@ Graphiti's bitemporal facts suggest the validity fields: an item is never rewrit
 say something else, it is closed (`invalidated_at`) and points at its successor.
 
 Invariants:
-    I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are text.
-    I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data.
+    I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are valid
+        Unicode text; `access_count` is an int in [0, 2**63); every time is a finite number
+        of seconds within ±MAX_TIME (1e12), so that every store can keep it.
+    I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data,
+        its metadata nested at most MAX_METADATA_DEPTH (32) levels deep.
     I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
 """
 
 import json
-import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from .text import flatten, require_text
+from .clock import MAX_TIME
+from .text import flatten, require_text, unicode_problem
 
 __all__ = ["MemoryItem", "LEVELS"]
 
 LEVELS = ("working", "episodic", "semantic", "procedural")
+MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
+
+
+def _nested_too_deeply(data: object) -> bool:
+    # Walked with a stack, not recursion, so that the check itself cannot overflow.
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth > MAX_METADATA_DEPTH:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 @dataclass(kw_only=True)
@@ -51,18 +68,30 @@ class MemoryItem:
             raise TypeError(f"I1: importance must be a number, got {type(importance).__name__}")
         if not 0.0 <= importance <= 1.0:
             raise ValueError(f"I1: importance must lie in [0, 1], got {importance!r}")
+        count = self.access_count
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 2**63:
+            raise ValueError(f"I1: access_count must be an int in [0, 2**63), got {count!r}")
         for name in ("created_at", "last_access_at", "valid_from", "invalidated_at"):
             value = getattr(self, name)
-            if value is not None and not math.isfinite(value):
-                raise ValueError(f"I1: {name} must be a finite time, got {value!r}")
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"I1: {name} must be a number of seconds, got {type(value).__name__}")
+            if not -MAX_TIME <= value <= MAX_TIME:  # NaN and infinities fail too
+                raise ValueError(f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}")
         if not isinstance(self.metadata, dict):
             raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
+        if _nested_too_deeply(self.metadata):
+            raise TypeError(f"I2: metadata must be JSON data nested at most {MAX_METADATA_DEPTH} levels deep")
         # Canonicalise through JSON once, here: tuples become lists and anything that
         # SQLite or an export could not carry is refused now, not at write time (I2).
         try:
-            self.metadata = json.loads(json.dumps(self.metadata, allow_nan=False))
-        except (TypeError, ValueError) as error:
+            text = json.dumps(self.metadata, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as error:
             raise TypeError(f"I2: metadata must be JSON data: {error}") from None
+        if problem := unicode_problem(text):
+            raise ValueError(f"I2: metadata must be valid Unicode text: {problem}")
+        self.metadata = json.loads(text)
         if self.last_access_at is None:
             self.last_access_at = self.created_at
         if self.valid_from is None:

@@ -20,13 +20,15 @@ Invariants:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .bounds import MAX_LOADED_USERS, LayerCache, cap_query, check_token_budget
 from .buffered_store import BufferedStore
 from .candidates import gather
-from .clock import DAY
+from .clock import DAY, CheckedClock
 from .consolidation import Consolidator
 from .episodic import EpisodicMemory
 from .forgetting import Forgetting
@@ -37,9 +39,10 @@ from .recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinfo
 from .records import AuditRecord
 from .routing import is_trivial, route, statement
 from .semantic import SemanticMemory
+from .shared import serialize
 from .store import ForgottenUserError, Store, StoreError
 from .tasks import TaskLifecycle
-from .text import require_text
+from .text import require_text, require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
 
@@ -67,48 +70,33 @@ class _Layers:
 class MemoryManager(TaskLifecycle, Forgetting):
     """Route writes to the right layer and recall across layers, for many isolated users."""
 
-    def __init__(
-        self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
-        llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
-        working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
-        min_confidence: float = 0.6, min_content_chars: int = 3,
-    ) -> None:
-        self.store = BufferedStore(store if store is not None else InMemoryStore(), clock)
-        self.clock, self.llm, self.policy = clock, llm, policy or RecallPolicy()
+    def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
+                 llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
+                 working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
+                 min_confidence: float = 0.6, min_content_chars: int = 3,
+                 max_loaded_users: int = MAX_LOADED_USERS) -> None:
+        # Every layer reads time through the checked clock: a broken reading is refused (K2).
+        self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
+        self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
         self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
-        self._layers: dict[str, _Layers] = {}
+        self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
         self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
+        self._lock = threading.RLock()  # one public operation at a time (T3)
 
-    def layers(self, user_id: str) -> _Layers:
-        """Return the user's layers, loading them from the store on first use or after a forget (S18)."""
-        require_text("user_id", user_id)
-        cached, generation = self._layers.get(user_id), self.generation_of(user_id)
-        if cached is not None and generation in (None, cached.generation):
-            return cached
-        if cached is not None:  # forgotten elsewhere: nothing cached of the user may be used again
-            self.tasks.pop(user_id, None)
-        semantic = SemanticMemory(self.store, user_id, self.clock)
-        self._layers[user_id] = _Layers(
-            semantic, ProceduralMemory(self.store, user_id, self.clock),
-            Consolidator(semantic, *self._consolidation, clock=self.clock), generation, self.store, user_id)
-        return self._layers[user_id]
+    def _load(self, user_id: str, store, generation: int | None) -> _Layers:
+        semantic = SemanticMemory(store, user_id, self.clock)
+        consolidator = Consolidator(semantic, *self._consolidation, clock=self.clock)
+        procedural = ProceduralMemory(store, user_id, self.clock)
+        return _Layers(semantic, procedural, consolidator, generation, store, user_id)
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
         """Append one audit record for the user."""
         self.store.append_audit([AuditRecord(item_id, operation, reason, self.clock(), None, user_id)])
 
-    def write(
-        self,
-        content: str,
-        user_id: str,
-        *,
-        level: str | None = None,
-        importance: float | None = None,
-        tags: Iterable[str] = (),
-        task_id: str | None = None,
-        metadata: dict | None = None,
-    ) -> MemoryItem | None:
+    def write(self, content: str, user_id: str, *, level: str | None = None, importance: float | None = None,
+              tags: Iterable[str] = (), task_id: str | None = None, metadata: dict | None = None,
+              ) -> MemoryItem | None:
         """Store content at its level (given, or chosen by `route`); return the item, or None if trivial.
 
         A routed `subject: value` is kept as an event and observed by the consolidator.
@@ -116,9 +104,10 @@ class MemoryManager(TaskLifecycle, Forgetting):
         require_text("user_id", user_id)
         if not isinstance(content, str):
             raise TypeError(f"content must be a str, got {type(content).__name__}")
-        tags = [require_text("tag", tag) for tag in tags]
+        tags = require_texts("tags", tags)
         if level is not None and level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
+        now = self.clock()  # read first: a broken clock (K2) is refused before anything is stored
         if is_trivial(content, self.min_content_chars):
             self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None
@@ -134,19 +123,13 @@ class MemoryManager(TaskLifecycle, Forgetting):
             return self.store.get(user_id, fact.id)
         if task_id is None and chosen == "working" and user_id in self.tasks:
             task_id = self.tasks[user_id]["id"]
-        item = MemoryItem(
-            id=self.store.new_id("item"),
-            user_id=user_id,
-            level="episodic" if chosen == "semantic" else chosen,
-            content=content,
-            task_id=task_id,
-            created_at=self.clock(),
-            importance=0.5 if importance is None else importance,
-            metadata={**(metadata or {}), "tags": tags, "kind": "event"},
-        )
+        item = MemoryItem(id=self.store.new_id("item"), user_id=user_id, content=content, task_id=task_id,
+                          level="episodic" if chosen == "semantic" else chosen, created_at=now,
+                          importance=0.5 if importance is None else importance,
+                          metadata={**(metadata or {}), "tags": tags, "kind": "event"})
         why = f"routed to {chosen} " + ("as given" if level else "by rule")
         # The item and the audit record of its write commit together (S14).
-        self.store.put([item], [AuditRecord(item.id, "write", why, self.clock(), None, user_id)])
+        self.store.put([item], [AuditRecord(item.id, "write", why, now, None, user_id)])
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":
@@ -175,11 +158,14 @@ class MemoryManager(TaskLifecycle, Forgetting):
     ) -> RecallResult:
         """Recall across layers, ranked by relevance, recency and importance (S4, G5).
 
-        Counts an access on each result unless `count_access` is False (an inspection).
-        Raises ValueError for top_k < 1 or a negative budget.
+        Counts an access on each result unless `count_access` is False (an inspection). A query
+        longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (B10).
+        Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        check_token_budget(token_budget)
+        query, cut = cap_query(query)  # B10: a longer query costs time and says no more
         try:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
             triggered = layers.procedural.match(query, task_type or (task and task["type"]))
@@ -192,8 +178,8 @@ class MemoryManager(TaskLifecycle, Forgetting):
                 self.count_access(user_id, chosen)
         except StoreError as error:
             log.warning("memory unavailable, recalling nothing: %s", error)
-            return RecallResult((), "", degraded=True)
-        return RecallResult(tuple(chosen), text)
+            return RecallResult((), "", degraded=True, query_truncated=cut)
+        return RecallResult(tuple(chosen), text, query_truncated=cut)
 
     def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
         """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""
@@ -205,3 +191,10 @@ class MemoryManager(TaskLifecycle, Forgetting):
         for item in touched:
             if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
                 episode.access_count, episode.last_access_at = item.access_count, now
+
+
+# Several threads may share one manager: its caches change with the store, so each
+# public operation runs whole under the manager's lock (T3).
+serialize(MemoryManager, ["layers", "audit", "write", "get", "list", "export", "history", "recall",
+                          "count_access", "forget_user", "generation_of", "start_task", "record_step",
+                          "finish_task", "settle_episode", "get_llm_context", "run_decay", "refresh"])

@@ -4,7 +4,7 @@ Document 002 §4 isolates storage behind an interface; document 001 §2 indexes 
 task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in plain
 Python: a dict of items in write order, an audit list, and beside them a `TermIndex`
 (term_index.py), so that no read scans every item. Every invariant of store.py holds here
-(S7, S8, S10, S11, S13, S14, S17, S21, S22); `tests/test_store.py` runs the same contract on
+(S7, S8, S10, S11, S13, S14, S17, S21, S22, S26); `tests/test_store.py` runs the same contract on
 this store and on SQLite, and `tests/test_store_properties.py` runs both against a naive
 model.
 
@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from .item import MemoryItem
 from .records import AuditRecord
-from .store import STORE_B, STORE_K1, check_owners, refuse_if_forgotten
+from .store import STORE_B, STORE_K1, Access, check_owners, refuse_if_forgotten
 from .term_index import TermIndex
 
 __all__ = ["InMemoryStore"]
@@ -119,6 +119,16 @@ class InMemoryStore:
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
+
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        """Count each access on its stored item, if still stored; nothing else changes (S26, S17)."""
+        accesses = list(accesses)
+        users = [access.user_id for access in accesses]
+        refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
+        for access in accesses:
+            item = self._items.get(access.id)
+            if item is not None and item.user_id == access.user_id:  # the stored object is ours alone (S10)
+                item.access_count, item.last_access_at = item.access_count + 1, access.at
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         return [

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .item import MemoryItem
 from .memory_store import InMemoryStore
 from .store import Store, append_superseding
-from .text import normalize, require_text, tokenize
+from .text import normalize, require_text, require_texts, tokenize
 
 __all__ = ["Procedure", "ProceduralMemory"]
 
@@ -63,12 +63,13 @@ class ProceduralMemory:
     ) -> Procedure:
         """Store a procedure; one of the same name is superseded (H3).
 
-        Raises TypeError/ValueError for empty text, no steps or no trigger (H2).
+        Raises TypeError/ValueError for empty text, a str or a number where a list of text
+        belongs, no steps or no trigger (H2).
         """
         require_text("name", name)
-        steps = [require_text("step", step) for step in steps]
-        task_types = [require_text("task type", t) for t in task_types]
-        keywords = [require_text("keyword", k) for k in keywords]
+        steps = require_texts("steps", steps, "H2")
+        task_types = require_texts("task_types", task_types, "H2")
+        keywords = require_texts("keywords", keywords, "H2")
         if not steps:
             raise ValueError("H2: a procedure needs at least one step")
         if not task_types and not keywords:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from .item import MemoryItem
 from .records import AuditRecord
 from .scoring import InvertedIndex
-from .store import Store
+from .store import Access, Store
 from .text import estimate_tokens, normalize
 
 __all__ = [
@@ -124,6 +124,7 @@ class RecallResult:
     results: tuple[Recalled, ...]
     text: str
     degraded: bool = False
+    query_truncated: bool = False  # the query was cut to MAX_QUERY_CHARS (B10)
 
 
 def rank(candidates: Iterable[Recalled]) -> list[Recalled]:
@@ -152,14 +153,15 @@ def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list
 
 
 def reinforce(store: Store, user_id: str, chosen: Iterable[Recalled], now: float) -> list[MemoryItem]:
-    """Count a recall as use: reset each item's decay clock, add an access, audit why (document 004 §2)."""
+    """Count a recall as use: reset each item's decay clock, add an access, audit why (document 004 §2).
+
+    Only the access fields are written (S26): a copy read before another writer superseded
+    the item cannot reopen it. One audit record per recall names every result and its reason.
+    """
     chosen = list(chosen)
     touched = [replace(r.item, access_count=r.item.access_count + 1, last_access_at=now) for r in chosen]
-    store.put(touched)
-    store.append_audit(
-        [
-            AuditRecord(r.item.id, "recall", f"{r.reason}; total {r.total:.3f}", now, None, user_id)
-            for r in chosen
-        ]
-    )
+    store.record_access([Access(user_id, r.item.id, now) for r in chosen])
+    if chosen:
+        why = "; ".join(f"{r.item.id}: {r.reason}, total {r.total:.3f}" for r in chosen)
+        store.append_audit([AuditRecord("-", "recall", why, now, None, user_id)])
     return touched

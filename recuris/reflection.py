@@ -9,17 +9,20 @@ every failure is kept visible: in `failures`, in the audit log, and in a buffer 
 left intact for the next try.
 
 Invariants:
-    Y1  `add_interaction` never calls the LLM.           (issue 4's R1)
-    Y2  a failed reflection leaves the buffer unchanged. (R2)
-    Y3  reflecting on the same input again stores no duplicate insight. (R3)
-    Y4  a merged insight keeps every source id of the memory it replaces. (R4)
+    Y1  `add_interaction` never calls the LLM.
+    Y2  a failed reflection (an exception, an unusable reply, every insight refused, a write
+        refused midway) is reported, never raised, and leaves the buffer as it was (but Y6).
+    Y3  reflecting on the same input again stores no duplicate insight.
+    Y4  a merged insight keeps every source id of the memory it replaces.
+    Y5  each buffered interaction is stored raw at most once, however often it is retried.
+    Y6  a prompt holds at most `max_batch` interactions; after a failure, a buffer past
+        `max_buffer` keeps its newest `max_buffer`; the older are stored raw, never dropped.
 """
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .extraction import Insight, parse_insights, reflection_prompt
+from .extraction import Insight, ask, parse_insights, reflection_prompt
 from .item import MemoryItem
 from .routing import statement
 from .store import append_superseding
@@ -56,16 +59,18 @@ class ReflectionCallback:
 
     def __init__(self, llm: Callable[[str], str], manager, threshold: int = 3, *, user_id: str = "default",
                  min_confidence: float = 0.5, merge_similarity: float = 0.5,
-                 timeout_seconds: float | None = None) -> None:
-        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
-            raise ValueError(f"threshold must be an int >= 1, got {threshold!r}")
+                 timeout_seconds: float | None = None, max_batch: int = 20, max_buffer: int = 200) -> None:
+        for name, value in (("threshold", threshold), ("max_batch", max_batch), ("max_buffer", max_buffer)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         self.llm, self.manager, self.threshold = llm, manager, threshold
         self.user_id = require_text("user_id", user_id)
         self.min_confidence, self.merge_similarity = min_confidence, merge_similarity
-        self.timeout_seconds = timeout_seconds
+        self.timeout_seconds, self.max_batch, self.max_buffer = timeout_seconds, max_batch, max_buffer
         self.buffer: list[Interaction] = []
         self.failures: list[str] = []
         self._count = 0
+        self._kept: dict[str, str] = {}  # buffered interaction id -> its raw item's id (Y5)
 
     # -- the live path: append only (Y1) ----------------------------------------------
     def add_interaction(self, user: str, agent: str) -> Interaction:
@@ -83,43 +88,46 @@ class ReflectionCallback:
         return len(self.buffer) >= self.threshold
 
     # -- the background path -------------------------------------------------------
-    def _ask(self, prompt: str) -> str:
-        if self.timeout_seconds is None:
-            return self.llm(prompt)
-        # The model may hang: wait in a daemon thread, and give up after the timeout.
-        outcome: dict = {}
-        worker = threading.Thread(target=lambda: outcome.update(reply=self._safe(prompt)), daemon=True)
-        worker.start()
-        worker.join(self.timeout_seconds)
-        if "reply" not in outcome:
-            raise TimeoutError(f"the LLM gave no answer within {self.timeout_seconds} s")
-        if isinstance(outcome["reply"], BaseException):
-            raise outcome["reply"]
-        return outcome["reply"]
-
-    def _safe(self, prompt: str):
-        try:
-            return self.llm(prompt)
-        except BaseException as error:  # noqa: BLE001 - carried back to the caller's thread
-            return error
-
     def reflect(self) -> ReflectionReport:
-        """Ask the LLM for insights on the buffer; store them; clear the buffer only on success."""
+        """Ask the LLM for insights on the oldest `max_batch` turns; store them; clear those on success."""
         if not self.buffer:
             return ReflectionReport()
-        batch, existing = list(self.buffer), self._insights()
-        prompt = reflection_prompt([i.render() for i in batch], [(i.id, i.content) for i in existing])
+        batch = self.buffer[: self.max_batch]  # Y6: the prompt stays bounded however long the buffer
         try:
-            insights, problems = parse_insights(self._ask(prompt))
-            if insights is None:
+            existing = self._insights()
+            prompt = reflection_prompt([i.render() for i in batch], [(i.id, i.content) for i in existing])
+            insights, problems = parse_insights(ask(self.llm, prompt, self.timeout_seconds))
+            if insights is None or (problems and not insights):  # nothing usable is not a success
                 raise ValueError("; ".join(problems))
+            stored, skipped = self._apply(batch, insights, existing)
         except Exception as error:  # noqa: BLE001 - the model is untrusted: record, keep, retry (Y2)
             reason = f"{type(error).__name__}: {flatten(str(error), 200)}"
             self.failures.append(reason)
             self.manager.audit(
                 self.user_id, "-", "reflect-failed", f"{len(batch)} interactions kept; {reason}"
             )
+            self._overflow()
             return ReflectionReport(problems=(reason,), failed=True)
+        for problem in problems:
+            self.manager.audit(self.user_id, "-", "reflect-problem", problem)
+        self._release(len(batch))  # only now; anything added meanwhile stays
+        self.manager.audit(self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights")
+        return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
+
+    def _overflow(self) -> None:
+        # Y6: while the model keeps failing, the oldest turns past the bound leave the buffer
+        # for episodic memory, raw: nothing is lost, and the buffer stops growing.
+        if (excess := len(self.buffer) - self.max_buffer) > 0:
+            self._keep_raw(self.buffer[:excess])
+            self._release(excess)
+            self.manager.audit(self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw")
+
+    def _release(self, count: int) -> None:
+        for interaction in self.buffer[:count]:
+            self._kept.pop(interaction.id, None)
+        del self.buffer[:count]
+
+    def _apply(self, batch: list[Interaction], insights: list[Insight], existing: list[MemoryItem]):
         stored_ids = self._keep_raw(batch)  # lossless: the raw turns become episodic items
         stored, skipped = [], []
         for insight in insights:
@@ -134,19 +142,16 @@ class ReflectionCallback:
                 item, replaced = written
                 stored.append(item)
                 existing = [held for held in existing if held is not replaced] + [item]
-        for problem in problems:
-            self.manager.audit(self.user_id, "-", "reflect-problem", problem)
-        del self.buffer[: len(batch)]  # only now; anything added meanwhile stays
-        self.manager.audit(self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights")
-        return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
+        return stored, skipped
 
     def _keep_raw(self, batch: list[Interaction]) -> dict[str, str]:
-        store = self.manager.store
+        store, fresh = self.manager.store, [i for i in batch if i.id not in self._kept]  # Y5
         items = [MemoryItem(id=store.new_id("interaction"), user_id=self.user_id, level="episodic",
                             content=f"user: {i.user} | agent: {i.agent}", created_at=i.at,
-                            metadata={"kind": "interaction"}) for i in batch]
+                            metadata={"kind": "interaction"}) for i in fresh]
         store.put(items)
-        return {interaction.id: item.id for interaction, item in zip(batch, items, strict=True)}
+        self._kept.update((interaction.id, item.id) for interaction, item in zip(fresh, items, strict=True))
+        return {interaction.id: self._kept[interaction.id] for interaction in batch}
 
     def _insights(self) -> list[MemoryItem]:
         items = self.manager.store.list(self.user_id, "semantic")
@@ -157,20 +162,16 @@ class ReflectionCallback:
         # otherwise the most similar text, if similar enough.
         subject = statement(insight.content)
         for item in candidates:
-            if (
-                subject
-                and (other := statement(item.content))
-                and normalize(other[0]) == normalize(subject[0])
-            ):
+            other = subject and statement(item.content)
+            if other and normalize(other[0]) == normalize(subject[0]):
                 return item
         tokens = set(tokenize(insight.content))
         scored = [(jaccard(tokens, tokenize(item.content)), item) for item in candidates]
         best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
         return best[1] if best[0] >= self.merge_similarity else None
 
-    def _store(
-        self, insight: Insight, sources: list[str], existing: list[MemoryItem]
-    ) -> tuple[MemoryItem, MemoryItem | None] | None:
+    def _store(self, insight: Insight, sources: list[str],
+               existing: list[MemoryItem]) -> tuple[MemoryItem, MemoryItem | None] | None:
         """Write the insight, superseding the memory it updates; return (new, replaced), or None."""
         same_type = [item for item in existing if item.metadata["type"] == insight.type]
         if any(normalize(item.content) == normalize(insight.content) for item in same_type):
@@ -189,6 +190,5 @@ class ReflectionCallback:
         return item, target
 
     def __repr__(self) -> str:
-        return (
-            f"ReflectionCallback(buffer={len(self.buffer)}/{self.threshold}, failures={len(self.failures)})"
-        )
+        buffered = f"{len(self.buffer)}/{self.threshold}"
+        return f"ReflectionCallback(buffer={buffered}, failures={len(self.failures)})"

@@ -12,15 +12,18 @@ Invariants:
     F2  at most one valid fact per subject; re-adding the valid statement is refused.
     F3  every fact names at least one source.
     F4  adding a fact never touches a fact about another subject.
+    F5  loading leaves one valid fact per subject: a valid fact that a newer valid fact of the
+        same subject contradicts (one written by another process, or during an outage that
+        hid it) is closed then, pointing at the newest, and audited.
 """
 
 import time
 from collections.abc import Callable, Iterable
 
 from .item import MemoryItem
-from .records import Fact
 from .memory_store import InMemoryStore
-from .store import Store, append_superseding
+from .records import AuditRecord, Fact
+from .store import Store, StoreError, append_superseding
 from .text import normalize, require_text
 
 __all__ = ["SemanticMemory"]
@@ -51,6 +54,29 @@ class SemanticMemory:
         # Reflection's insights are semantic items too, but not subject = value facts.
         stored = self.store.list(user_id, "semantic")
         self._items = {item.id: item for item in stored if "subject" in item.metadata}
+        self._close_contradicted()
+
+    def _close_contradicted(self) -> None:
+        # F5: two writers that could not see each other's fact leave two valid ones; the
+        # newest wins, as it would have had the second writer seen the first.
+        valid = [item for item in self._items.values() if item.is_valid]
+        valid.sort(key=lambda item: item.created_at)  # stable: on a tie, the later written wins
+        newest = {normalize(item.metadata["subject"]): item for item in valid}  # the last of each subject
+        stale = []
+        for item in valid:
+            winner = newest[normalize(item.metadata["subject"])]
+            if winner is not item:
+                stale.append(item.closed(winner.created_at, winner.id))
+        if not stale:
+            return
+        why = "found valid beside a newer fact of its subject on load"
+        audit = [AuditRecord(old.id, "supersede", f"superseded by {old.superseded_by}: {why}",
+                             old.invalidated_at, None, old.user_id) for old in stale]
+        try:
+            self.store.put(stale, audit)  # closed together with their audit records (S14)
+        except StoreError:
+            return  # a store that cannot be written keeps both; the newest is still the current one
+        self._items.update((item.id, item) for item in stale)
 
     def add(
         self,

@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 
 from . import sqlite_schema as schema
 from .store import StoreError
@@ -37,7 +38,22 @@ class ErasureIncompleteError(StoreError):
 
 
 class SQLiteErasure:
-    """The forgetting methods of SQLiteStore: delete_user, scrub_audit, generation (S17, S19)."""
+    """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation (S17, S19)."""
+
+    def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
+        return self._delete(
+            "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
+        )
+
+    def _delete(self, where: str, parameters: list[tuple]) -> int:
+        return self._transaction(lambda db: self._delete_rows(db, where, parameters))
+
+    @staticmethod
+    def _delete_rows(db: sqlite3.Connection, where: str, parameters: list[tuple]) -> int:
+        doomed = [found for row in parameters
+                  for found in db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
+        schema.reindex(db, doomed, [])  # S12: their postings and their share of the totals go too
+        return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
 
     def delete_user(self, user_id: str) -> int:
         """Forget the user in one transaction: delete their items, blank their audit, raise their generation.
@@ -72,7 +88,8 @@ class SQLiteErasure:
     def generation(self, user_id: str) -> int:
         """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
         try:
-            self._seen[user_id] = self._generation(self._db, user_id)
+            with self._lock:  # the connection serves one thread at a time
+                self._seen[user_id] = self._generation(self._db, user_id)
         except sqlite3.Error as error:
             raise StoreError(f"{type(error).__name__}: {error}") from error
         return self._seen[user_id]

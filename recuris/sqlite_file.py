@@ -57,8 +57,11 @@ def _connect(path: str, read_only: bool, timeout: float) -> sqlite3.Connection:
     if read_only:
         # The URI form is the only way to ask sqlite3 for a connection that cannot write.
         uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-        return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
-    return sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        return sqlite3.connect(
+            uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+    # Threads may share the connection: the store serialises them under its own lock.
+    return sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
 
 
 def _create(db: sqlite3.Connection) -> None:

@@ -69,6 +69,10 @@ UPSERT = (
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
 )
 
+RECORD_ACCESS = (
+    "UPDATE items SET access_count = access_count + 1, last_access_at = ? WHERE id = ? AND user_id = ?"
+)
+
 
 def row_of(item: MemoryItem) -> tuple:
     """Return the item's row: its fields in column order, metadata as JSON text (I2's mapping)."""

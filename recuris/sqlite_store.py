@@ -22,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -33,7 +34,7 @@ from .records import AuditRecord
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of, row_of
-from .store import STORE_B, STORE_K1, StoreError, check_owners, refuse_if_forgotten
+from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
@@ -56,29 +57,32 @@ class SQLiteStore(SQLiteErasure):
         missing = self.path != ":memory:" and not Path(self.path).is_file()
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
-        self._db = open_database(self.path, read_only, timeout, create)
+        # One connection serves every thread, one statement or transaction at a time under `_lock`.
+        self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
-            return self._db.execute(statement, parameters).fetchall()
+            with self._lock:
+                return self._db.execute(statement, parameters).fetchall()
         except sqlite3.Error as error:
             raise StoreError(f"{type(error).__name__}: {error}") from error
 
     def _transaction(self, work):
         # One explicit transaction per batch (S9): all of it commits, or none of it.
-        try:
-            self._begin()
+        with self._lock:
             try:
-                result = work(self._db)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-            return result
-        except sqlite3.Error as error:
-            raise StoreError(f"{type(error).__name__}: {error}") from error
+                self._begin()
+                try:
+                    result = work(self._db)
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                return result
+            except sqlite3.Error as error:
+                raise StoreError(f"{type(error).__name__}: {error}") from error
 
     def _begin(self) -> None:
         # S20: a wait that ran out is not repeated by every write of the same call: for the
@@ -153,21 +157,6 @@ class SQLiteStore(SQLiteErasure):
     def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
         return sqlite_search.adjacent(self._run, user_id, item_ids)
 
-    def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        return self._delete(
-            "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
-        )
-
-    def _delete(self, where: str, parameters: list[tuple]) -> int:
-        return self._transaction(lambda db: self._delete_rows(db, where, parameters))
-
-    @staticmethod
-    def _delete_rows(db: sqlite3.Connection, where: str, parameters: list[tuple]) -> int:
-        doomed = [found for row in parameters
-                  for found in db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
-        schema.reindex(db, doomed, [])  # S12: their postings and their share of the totals go too
-        return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
-
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
 
@@ -185,6 +174,18 @@ class SQLiteStore(SQLiteErasure):
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
 
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        """Count each access on its stored item, if still stored; nothing else changes (S26, S17)."""
+        rows = [(access.at, access.id, access.user_id) for access in accesses]
+
+        def count(db: sqlite3.Connection) -> None:
+            # Only the two access columns: a stale reader can never reopen or rewrite an item (S26).
+            users = [row[2] for row in rows]
+            refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
+            db.executemany(schema.RECORD_ACCESS, rows)
+
+        self._transaction(count)
+
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         rows = self._run(
             "SELECT item_id, operation, reason, at, weight, user_id FROM audit "
@@ -198,7 +199,8 @@ class SQLiteStore(SQLiteErasure):
         return self._run("PRAGMA integrity_check")[0][0]
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"

@@ -27,17 +27,20 @@ Invariants:
         ties to the later-written item; every store returns the same items and scores.
     S22 `adjacent` gives each item's previous and next item in write order among the
         user's items of the same level and task (None at either end).
+    S26 `record_access` changes only an item's access count and last access: never its
+        content or validity, and an item no longer stored stays gone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from .item import MemoryItem
 from .records import AuditRecord
 
-__all__ = ["Store", "StoreError", "ForgottenUserError", "append_superseding", "STORE_K1", "STORE_B"]
+__all__ = ["Store", "StoreError", "ForgottenUserError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
 # length normalisation than the textbook 1.2 / 0.75 (docs/16-recall.md says how it was chosen).
@@ -50,6 +53,15 @@ class StoreError(Exception):
 
 class ForgottenUserError(ValueError):
     """A write was prepared for a user who has been forgotten since: it was refused (S17)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """One use of a stored item, to count: the item's access count + 1, its last access `at` (S26)."""
+
+    user_id: str
+    id: str
+    at: float
 
 
 def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
@@ -86,6 +98,7 @@ class Store(Protocol):
     def users(self) -> list[str]: ...
     def new_id(self, prefix: str) -> str: ...
     def append_audit(self, records: Iterable[AuditRecord]) -> None: ...
+    def record_access(self, accesses: Iterable[Access]) -> None: ...
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]: ...
     def scrub_audit(self, user_id: str) -> int: ...
     def close(self) -> None: ...
@@ -100,17 +113,26 @@ def check_owners(batch: list[MemoryItem], owner_of) -> None:
             raise ValueError(f"S7: item {item.id!r} belongs to another user; its user cannot change")
 
 
+def _current(store: Store, item: MemoryItem) -> MemoryItem | None:
+    # An item deleted since it was cached (forgotten, or decayed elsewhere) stays deleted;
+    # while the store cannot be read, the caller's copy stands in (G1).
+    try:
+        return store.get(item.user_id, item.id)
+    except StoreError:
+        return item
+
+
 def append_superseding(
     store: Store, item: MemoryItem, replaced: Iterable[MemoryItem], reason: str
 ) -> list[MemoryItem]:
     """Write `item` and close each replaced item in one batch, auditing both; return the batch.
 
     Replaced items are read back from the store first, so that accesses counted since the
-    caller cached them are not overwritten; only their validity changes (F1, H3).
+    caller cached them are not overwritten; only their validity changes (F1, H3). While the
+    store cannot be read, the caller's copy is closed instead: the write is kept (G1).
     """
     at = item.created_at
-    # An item deleted since it was cached (forgotten, or decayed elsewhere) stays deleted.
-    current = [store.get(old.user_id, old.id) for old in replaced]
+    current = [_current(store, old) for old in replaced]
     closed = [old.closed(at, item.id) for old in current if old is not None]
     audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
     why = f"superseded by {item.id}: {item.content!r}"

@@ -23,6 +23,7 @@ from . import budget
 from .extraction import Knowledge, extraction_prompt, parse_knowledge
 from .item import MemoryItem
 from .records import AuditRecord, Episode, Fact, Step
+from .store import StoreError
 from .text import flatten, looks_like_failure, require_text
 
 __all__ = ["TaskLifecycle", "FinishReport"]
@@ -54,7 +55,11 @@ class TaskLifecycle:
             )
         task_id = self.store.new_id("task")
         self.tasks[user_id] = {"id": task_id, "goal": goal, "type": task_type, "steps": [], "goal_item": None}
-        goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task_id)
+        try:
+            goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task_id)
+        except Exception:
+            del self.tasks[user_id]  # a refused goal (a broken clock, say) leaves no task behind
+            raise
         self.tasks[user_id]["goal_item"] = goal_item.id
         return task_id
 
@@ -78,7 +83,10 @@ class TaskLifecycle:
     def _fit_working(self, user_id: str, task_id: str | None) -> None:
         task = self.tasks.get(user_id)
         protected = [task["goal_item"]] if task and task["goal_item"] else []
-        items = self.store.list(user_id, "working", task_id)
+        try:
+            items = self.store.list(user_id, "working", task_id)
+        except StoreError:
+            return  # the store cannot be read: the budget is fitted at the next write that can
         _, evicted = budget.fit(items, self.working_token_budget, self.clock(), protected)
         if evicted:
             self.store.delete(user_id, [item.id for item in evicted])

@@ -27,6 +27,9 @@ __all__ = [
     "clip",
     "flatten",
     "normalize",
+    "require_text",
+    "require_texts",
+    "unicode_problem",
 ]
 
 # Han ideographs (with extension A and compatibility forms), kana and Hangul: scripts
@@ -136,7 +139,29 @@ def require_text(name: str, value: object) -> str:
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must not be empty")
+    if problem := unicode_problem(value):
+        raise ValueError(f"{name} must be valid Unicode text: {problem}")
     return value
+
+
+def require_texts(name: str, values: object, rule: str = "") -> list[str]:
+    """Return values as a list if it is a collection of non-blank str (not one str).
+
+    Raises TypeError naming `name` (and `rule`, if given) for a str or a non-iterable.
+    """
+    prefix = f"{rule}: " if rule else ""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{prefix}{name} must be a collection of str, got {type(values).__name__}")
+    return [require_text(name, value) for value in values]
+
+
+def unicode_problem(text: str) -> str:
+    """Return why text cannot be written as UTF-8 (a lone surrogate), or "" if it can."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"lone surrogate at position {error.start}"
+    return ""
 
 
 def normalize(text: str) -> str:

@@ -98,3 +98,14 @@ def test_a_similarity_equal_to_the_threshold_opens_the_gate():
     manager.write("deploy region: eu-west", "ana", level="semantic")
     gate = ActiveRecall(manager, "ana", threshold=0.5)
     assert gate.best_similarity("deploy budget") == 0.5 and gate.should_retrieve("deploy budget")
+
+
+def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
+    """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so and echoes it short."""
+    from recuris.bounds import MAX_QUERY_CHARS
+
+    reply = json.loads(recall.handle_search_memory(json.dumps({"query": "deploy region " * 50_000})))
+    assert reply["query_truncated"] is True and len(reply["query"]) == MAX_QUERY_CHARS
+    assert reply["results"][0]["content"] == "deploy region: eu-west"
+    call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}
+    assert len(recall.answer(call)) < 1_000

@@ -117,3 +117,32 @@ def test_search_on_a_corrupt_database_exits_1_with_a_message(database, capsys):
     corrupt(database, "items", "items_thread", "postings")
     assert cli("--db", str(database), "search", "database", "--user", "ana") == (1, "")
     assert "error: search could not read" in capsys.readouterr().err
+
+
+ITEM = '{"id": "i9", "user_id": "ana", "level": "episodic", "content": "deploy failed"'
+
+
+@pytest.mark.parametrize(
+    "line, rule",
+    [
+        (ITEM.encode() + b', "access_count": "abc"}', "I1: access_count"),
+        (ITEM.encode() + b', "access_count": 18446744073709551616}', "I1: access_count"),
+        (ITEM.encode() + b', "created_at": 100000000000000000000}', "I1: created_at"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (ITEM.encode() + b', "metadata": ' + b'{"a": ' * 900 + b"1" + b"}" * 900 + b"}", "I2: metadata"),
+        (ITEM.encode() + b', "metadata": {"note": "caf\\udce9"}}', "valid Unicode"),
+        (ITEM.encode()[:-1] + b' \xff"}', "utf-8"),
+    ],
+    ids=["text count", "count past 2**63", "time past the cap", "nested line", "nested metadata",
+         "lone surrogate", "invalid UTF-8"],
+)
+def test_a_bad_import_line_is_refused_by_number_and_rule_and_nothing_changes(database, tmp_path, capsys,
+                                                                             line, rule):
+    """V2, V3: a line that breaks a rule exits 1 naming its number and the rule; nothing stored changes."""
+    _, before = cli("--db", str(database), "export", "--user", "ana")
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(before.splitlines()[0].encode() + b"\n" + line + b"\n")
+    status, _ = cli("--db", str(database), "import", str(path))
+    error = capsys.readouterr().err
+    assert status == 1 and "line 2" in error and rule in error
+    assert cli("--db", str(database), "export", "--user", "ana")[1] == before

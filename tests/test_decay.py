@@ -95,3 +95,11 @@ def test_non_numeric_setting_is_a_type_error():
     """A setting that is not a number is a TypeError."""
     with pytest.raises(TypeError, match="half_life_days"):
         DecayManager(half_life_days="7")
+
+
+def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
+    """D6: the in-memory audit log holds at most `max_audit_log` records, the newest."""
+    manager = DecayManager(clock=clock, max_audit_log=3)
+    clock.advance(100 * DAY)
+    manager.run_cycle([item(id=f"episode-{n}") for n in range(5)])
+    assert [record.item_id for record in manager.audit_log] == ["episode-2", "episode-3", "episode-4"]

@@ -64,3 +64,17 @@ def test_prompt_names_the_task_and_the_required_shape():
     """The extraction prompt shows goal, status and steps, and the JSON shape expected."""
     text = extraction_prompt("ship v2", "success", [Step(1, "build", "ok")])
     assert "Goal: ship v2" in text and "1. build -> ok" in text and '"knowledge"' in text
+
+
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        ('{"subject": "a", "value": "b", "confidence": 1' + "0" * 400 + "}", "confidence"),
+        ('{"subject": "a", "value": "b", "confidence": 1e400}', "confidence"),
+        ('{"subject": "a \\udc80", "value": "b", "confidence": 0.9}', "valid Unicode"),
+    ],
+)
+def test_overflowing_numbers_and_lone_surrogates_are_reported_not_raised(entry, problem):
+    """X1, X2: a confidence too large for a float, or text that is not valid Unicode, is refused by name."""
+    found, problems = parse_knowledge('{"knowledge": [' + entry + "]}")
+    assert found == [] and len(problems) == 1 and problem in problems[0]

@@ -62,3 +62,35 @@ def test_closing_records_time_and_successor():
 def test_render_is_one_line_with_level():
     """An item renders as `[level] content` on one line."""
     assert item(content="a\nb").render() == "[semantic] a b"
+
+
+@pytest.mark.parametrize(
+    "changes, rule",
+    [
+        (dict(access_count="abc"), "I1: access_count"),
+        (dict(access_count=-1), "I1: access_count"),
+        (dict(access_count=2**63), "I1: access_count"),
+        (dict(access_count=True), "I1: access_count"),
+        (dict(created_at=10**20), "I1: created_at"),
+        (dict(created_at="1"), "I1: created_at"),
+        (dict(content="caf\udce9"), "content must be valid Unicode"),
+        (dict(user_id="\ud800"), "user_id must be valid Unicode"),
+        (dict(metadata={"note": "\udfff"}), "I2: metadata must be valid Unicode"),
+    ],
+)
+def test_values_no_store_could_keep_are_refused_naming_the_rule(changes, rule):
+    """I1, I2: a non-count access count, an out-of-range time or a lone surrogate is refused by rule."""
+    with pytest.raises((TypeError, ValueError), match=rule):
+        item(**changes)
+
+
+def test_metadata_nested_past_the_limit_is_refused_naming_the_rule():
+    """I2: metadata nested more than MAX_METADATA_DEPTH levels is refused before any copy could overflow."""
+    from recuris.item import MAX_METADATA_DEPTH
+
+    nested = 1
+    for _ in range(MAX_METADATA_DEPTH):
+        nested = {"a": nested}
+    assert item(metadata=nested).metadata == nested
+    with pytest.raises(TypeError, match="I2: metadata must be JSON data nested at most"):
+        item(metadata={"a": nested})

@@ -49,3 +49,13 @@ def test_same_name_supersedes_and_keeps_the_old_one(memory):
 def test_procedure_renders_its_numbered_steps(memory):
     """A procedure renders as numbered steps."""
     assert memory.procedures[0].render() == "procedure deploy: 1. run tests; 2. build image; 3. roll out"
+
+
+@pytest.mark.parametrize("field", ["steps", "task_types", "keywords"])
+def test_triggers_and_steps_that_are_not_lists_of_text_are_refused_naming_the_rule(memory, field):
+    """H2: steps, task types and keywords are collections of text: 5 or "abc" is refused by name."""
+    for bad in (5, "abc"):
+        arguments = {"steps": ["build"], "task_types": ["release"], "keywords": [], field: bad}
+        with pytest.raises(TypeError, match=f"H2: {field} must be a collection of str"):
+            memory.add("release", **arguments)
+    assert [procedure.name for procedure in memory.procedures] == ["deploy"]

@@ -126,3 +126,57 @@ def test_threshold_must_be_positive(manager):
     """A threshold below 1 is refused."""
     with pytest.raises(ValueError, match="threshold"):
         ReflectionCallback(ReflectingLLM(), manager, threshold=0)
+
+
+def test_a_reply_whose_every_insight_is_refused_is_a_failure_and_keeps_the_buffer(manager):
+    """Y2: insights that all miss a required field are a failed reflection, retried, not a success."""
+    answers = ['{"insights": [{"type": "user_fact", "confidence": 0.9}, {"content": "x", "confidence": 1}]}']
+    callback = ReflectionCallback(lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager,
+                                  user_id="ana")
+    callback.add_interaction("Our team language is Python", "ok")
+    before = list(callback.buffer)
+    report = callback.reflect()
+    assert report.failed and callback.buffer == before and manager.list("ana") == []
+    assert [i.content for i in callback.reflect().stored] == ["team language: Python"]
+
+
+def test_a_failure_while_storing_is_reported_and_a_retry_stores_nothing_twice(manager):
+    """Y2, Y5: a write refused midway is a failed reflection, never raised; the retry keeps each turn once."""
+    refuse = [True]
+    put = manager.store.inner.put
+
+    def refusing(items, *arguments):
+        items = list(items)
+        if refuse and any(item.id.startswith("insight") for item in items):
+            refuse.clear()
+            raise ValueError("S7: refused once")
+        put(items, *arguments)
+
+    manager.store.inner.put = refusing
+    callback = ReflectionCallback(ReflectingLLM(), manager, user_id="ana")
+    callback.add_interaction("Our deploy region is eu-west.", "Noted.")
+    callback.add_interaction("Our team language is Python", "ok")
+    assert callback.reflect().failed and len(callback.buffer) == 2
+    assert not callback.reflect().failed and callback.buffer == []
+    kinds = [item.metadata["kind"] for item in manager.list("ana")]
+    assert kinds.count("interaction") == 2 and sorted(i.content for i in insights(manager)) == [
+        "deploy region: eu-west", "team language: Python"]
+
+
+def test_while_the_model_keeps_failing_the_buffer_and_the_prompt_stay_bounded(manager):
+    """Y6: a prompt holds at most `max_batch` turns; past `max_buffer` the oldest are stored raw."""
+    prompts = []
+
+    def failing(prompt):
+        prompts.append(prompt)
+        raise ConnectionError("model down")
+
+    callback = ReflectionCallback(failing, manager, user_id="ana", max_batch=4, max_buffer=10)
+    for n in range(25):
+        callback.add_interaction(f"message {n}", "reply")
+        callback.reflect()
+    assert len(callback.buffer) == 10 and callback.buffer[0].user == "message 15"
+    assert max(prompt.count("[turn-") for prompt in prompts) == 4
+    kept = [item.content for item in manager.list("ana") if item.metadata["kind"] == "interaction"]
+    assert kept == [f"user: message {n} | agent: reply" for n in range(15)]
+    assert "reflect-overflow" in [record.operation for record in manager.history("ana")]

@@ -98,3 +98,19 @@ def test_superseding_a_fact_deleted_since_it_was_cached_does_not_bring_it_back(m
     memory.store.delete("default", [old.id])  # deleted elsewhere: a decay cycle, another manager
     new = memory.add("vault code", "2222", ["e2"])
     assert [item.id for item in memory.store.list("default")] == [new.id]
+
+
+def test_two_valid_facts_about_one_subject_found_on_load_leave_only_the_newest_valid():
+    """F5: loading closes every valid fact that a newer valid fact of the same subject contradicts."""
+    from recuris import InMemoryStore
+
+    store = InMemoryStore()
+    first = SemanticMemory(store, "ana", ManualClock(10))
+    second = SemanticMemory(store, "ana", ManualClock(20))
+    old = first.add("database", "MySQL", ["e1"])
+    new = second.add("Database", "PostgreSQL", ["e2"])  # written without knowing of `old`
+    memory = SemanticMemory(store, "ana", ManualClock(30))
+    assert [fact.value for fact in memory.current()] == ["PostgreSQL"]
+    closed = store.get("ana", old.id)
+    assert (closed.invalidated_at, closed.superseded_by) == (20, new.id)
+    assert [(r.item_id, r.operation) for r in store.audit("ana")][-1] == (old.id, "supersede")

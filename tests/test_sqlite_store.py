@@ -180,3 +180,39 @@ def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
     store = SQLiteStore(path)
     assert sorted(i.id for i, _ in store.search("ana", "episodic", ["deploy", "key"], 5)) == ["i1", "i2"]
     assert store._run("SELECT version FROM schema_version") == [(3,)]
+
+
+def test_recording_an_access_for_a_user_forgotten_since_is_refused(tmp_path):
+    """S17, S26: an access prepared before another store object forgot its user is refused whole."""
+    from recuris.store import Access, ForgottenUserError
+
+    reader, forgetter = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
+    reader.put([MemoryItem(id="i1", user_id="ana", level="episodic", content="deploy failed")])
+    forgetter.delete_user("ana")
+    forgetter.put([MemoryItem(id="i1", user_id="ana", level="episodic", content="written after")])
+    with pytest.raises(ForgottenUserError, match="S17"):
+        reader.record_access([Access("ana", "i1", 9.0)])
+    assert forgetter.get("ana", "i1").access_count == 0
+    reader.generation("ana")  # read again: the reader knows of the forget, and may count
+    reader.record_access([Access("ana", "i1", 9.0)])
+    assert forgetter.get("ana", "i1").access_count == 1
+    reader.close(), forgetter.close()
+
+
+def test_threads_share_one_store(tmp_path):
+    """T3: one SQLiteStore serves several threads, one statement or transaction at a time."""
+    import threading
+
+    store = SQLiteStore(tmp_path / "t.db")
+
+    def write(user):
+        for n in range(20):
+            store.put([MemoryItem(id=f"{user}-{n}", user_id=user, level="episodic", content=f"event {n}")])
+
+    threads = [threading.Thread(target=write, args=(user,)) for user in ("ana", "bob", "cy")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [len(store.list(user)) for user in ("ana", "bob", "cy")] == [20, 20, 20]
+    store.close()

@@ -2,8 +2,9 @@
 
 import pytest
 
-from recuris import InMemoryStore, MemoryItem, SQLiteStore
+from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
 from recuris.records import AuditRecord
+from recuris.store import Access
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -123,3 +124,22 @@ def test_rewriting_only_access_fields_keeps_the_item_findable(store):
     store.put([item("i1", content="gamma words")])
     store.put([item("i1", content="gamma words", access_count=5)])
     assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [("i1", 5)]
+
+
+@pytest.mark.parametrize("text", ["caf\udce9", "\ud800 alone"])
+def test_both_stores_refuse_a_lone_surrogate_the_same_way(text):
+    """S6: text that is not valid Unicode is refused before either store sees it, so both agree."""
+    for store in (InMemoryStore(), SQLiteStore(":memory:")):
+        manager = MemoryManager(store)
+        with pytest.raises(ValueError, match="valid Unicode"):
+            manager.write(text + " deploy failed", "ana")
+        assert store.list("ana") == []
+
+
+def test_recording_an_access_changes_only_the_access_fields(store):
+    """S26: an access counts a use; it never reopens a closed item, and a deleted one stays gone."""
+    store.put([item("i1").closed(5.0, "i2"), item("gone"), item("bob's", user="bob")])
+    store.delete("ana", ["gone"])
+    store.record_access([Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)])
+    assert store.get("ana", "i1") == item("i1", access_count=1, last_access_at=9.0).closed(5.0, "i2")
+    assert store.get("ana", "gone") is None and store.get("bob", "bob's").access_count == 0

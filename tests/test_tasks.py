@@ -94,3 +94,11 @@ def test_llm_context_as_text_and_as_messages():
     assert "Goal: ship to the deploy target" in text and "deploy target: eu-west" in text
     messages = manager.get_llm_messages("ana")
     assert [m["role"] for m in messages] == ["system", "user"] and text in messages[0]["content"]
+
+
+def test_a_lone_surrogate_from_the_model_is_reported_never_raised_from_finish_task():
+    """N3: a subject that is not valid Unicode is a problem reported, not an exception."""
+    entry = '{"subject": "region \\ud800", "value": "eu", "confidence": 0.9}'
+    manager = manager_with(llm=lambda prompt: '{"knowledge": [' + entry + "]}")
+    report = run_task(manager)
+    assert report.problems and report.facts == () and len(manager.layers("ana").episodic) == 1
