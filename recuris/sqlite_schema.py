@@ -16,7 +16,8 @@ import json
 from .item import MemoryItem
 from .text import tokenize
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "FTS_SCHEMA", "COLUMNS", "row_of", "item_of", "terms_of", "fts_query",
+           "iterate_statement"]
 
 SCHEMA_VERSION = 2
 COLUMNS = (
@@ -77,3 +78,11 @@ def terms_of(text: str) -> str:
 def fts_query(tokens: set[str]) -> str:
     """Return an FTS5 query matching any of the tokens (hex words need no quoting)."""
     return " OR ".join(sorted(token.encode().hex() for token in tokens))
+
+
+def iterate_statement(by_level: bool) -> str:
+    """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
+    # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
+    level = "AND level = ? " if by_level else ""
+    return (f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
+            "ORDER BY rowid LIMIT ?")

@@ -18,7 +18,8 @@ Invariants:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from . import sqlite_schema as schema
@@ -108,6 +109,17 @@ class SQLiteStore:
         )
         return [item_of(row) for row in rows]
 
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list[MemoryItem]]:
+        """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S20)."""
+        if batch_size < 1:
+            raise ValueError(f"S20: batch_size must be >= 1, got {batch_size!r}")
+        # One query per batch, resuming after the last rowid seen: no cursor stays open, so
+        # the caller may delete between batches.
+        statement, last = schema.iterate_statement(level is not None), 0
+        while rows := self._run(statement, (user_id, *([level] if level is not None else []), last, batch_size)):
+            last = rows[-1][-1]
+            yield [item_of(row[:-1]) for row in rows]
+
     def _term_index(self) -> bool:
         # FTS5 is in nearly every sqlite3 build; without it, `matching` filters in Python.
         try:
@@ -126,9 +138,9 @@ class SQLiteStore:
         return [item_of(row) for row in self._run(schema.MATCHING, (fts_query(tokens), user_id, level))]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        return self._delete(
-            "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
-        )
+        # One statement for the whole batch: the ids travel as one JSON array parameter.
+        ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
+        return self._delete("id IN (SELECT value FROM json_each(?)) AND user_id = ?", [(ids, user_id)])
 
     def delete_user(self, user_id: str) -> int:
         deleted = self._delete("user_id = ?", [(user_id,)])

@@ -13,12 +13,14 @@ Invariants:
         refused batch writes nothing.
     S8  ids from `new_id` are never in use, by any user.
     S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
+    S20 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
+        deleting items it has already yielded, between batches, changes nothing it yields.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from .item import MemoryItem
@@ -40,6 +42,9 @@ class Store(Protocol):
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]: ...
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list[MemoryItem]]: ...  # `list` in batches, so a large store is never held whole
     def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
@@ -94,6 +99,17 @@ class InMemoryStore:
             and (level is None or item.level == level)
             and (task_id is None or item.task_id == task_id)
         ]
+
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list[MemoryItem]]:
+        """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S20)."""
+        if batch_size < 1:
+            raise ValueError(f"S20: batch_size must be >= 1, got {batch_size!r}")
+        # The ids are fixed when iteration starts, so deleting between batches is safe.
+        ids = [key for key, item in self._items.items()
+               if item.user_id == user_id and (level is None or item.level == level)]
+        for offset in range(0, len(ids), batch_size):
+            batch = [self._items.get(key) for key in ids[offset : offset + batch_size]]
+            yield [_copy(item) for item in batch if item is not None]
 
     def matching(self, user_id: str, level: str, tokens: Iterable[str]) -> list[MemoryItem]:
         """The user's items at a level that share a token with `tokens` (a scan: this is the model)."""
