@@ -14,7 +14,7 @@ import os
 import platform
 import sys
 
-from . import locomo, speed
+from . import locomo, scale, speed
 from .simulation import simulate
 
 __all__ = ["main"]
@@ -72,18 +72,44 @@ def _speed(quick: bool) -> None:
          f"{r50:.1f} / {r95:.1f}", "", "")
 
 
+def _growth(sizes: tuple[int, ...], seconds: list[float], n: int) -> str:
+    if not n:
+        return ""
+    return f"exponent {scale.exponent(sizes[n - 1], seconds[n - 1], sizes[n], seconds[n]):.2f} from {sizes[n - 1]:,}"
+
+
+def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
+    """Rows for the forgetting cycle and semantic writes at each size, with growth exponents."""
+    cycles = [scale.forgetting_cycle(size, quiet=quiet) for size in sizes]
+    for n, (size, cycle) in enumerate(zip(sizes, cycles)):
+        _row("forgetting cycle, SQLite filled by batched put: cycle s (fill s), peak MB", f"{size:,} items",
+             f"{cycle['cycle_s']:.2f} ({cycle['fill_s']:.1f}), {cycle['peak_mb']:.0f} MB",
+             f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
+             _growth(sizes, [c["cycle_s"] for c in cycles], n))
+    writes = [scale.semantic_writes(size, quiet=quiet) for size in sizes]
+    for n, (size, write) in enumerate(zip(sizes, writes)):
+        _row("semantic writes through the manager, in memory: total s, µs per write", f"{size:,} writes",
+             f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs",
+             f"{write['superseded']:,} superseded a fact", _growth(sizes, [w["seconds"] for w in writes], n))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a benchmark; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m recuris.bench", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("locomo", help="retrieval on LoCoMo files").add_argument("paths", nargs="+")
-    commands.add_parser("speed", help="speed and scale").add_argument("--quick", action="store_true")
+    speed_command = commands.add_parser("speed", help="speed and scale")
+    speed_command.add_argument("--quick", action="store_true")
+    speed_command.add_argument("--large", action="store_true", help="also measure costs at 1,000,000 items")
+    speed_command.add_argument("--quiet", action="store_true", help="no progress on standard error")
     arguments = parser.parse_args(argv)
     try:
         if arguments.command == "locomo":
             _locomo(arguments.paths)
         else:
             _speed(arguments.quick)
+            sizes = (1_000, 10_000) if arguments.quick else (10_000, 100_000)
+            _scale(sizes + ((1_000_000,) if arguments.large else ()), arguments.quiet)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
