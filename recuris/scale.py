@@ -135,8 +135,10 @@ def forgetting_cycle(size: int, seed: int = 7, quiet: bool = False) -> dict:
     return _in_child(_cycle, size, seed, quiet)
 
 
-def _writes(count: int, seed: int, quiet: bool) -> dict:
-    rng, manager, progress = random.Random(seed), MemoryManager(clock=ManualClock(0)), Progress(
+def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
+    folder = tempfile.TemporaryDirectory()
+    store = SQLiteStore(Path(folder.name) / "facts.db") if sqlite else None
+    rng, manager, progress = random.Random(seed), MemoryManager(store, clock=ManualClock(0)), Progress(
         f"semantic writes {count:,}", count, quiet)
     subjects, current, superseded = max(1, count // 2), {}, 0
     started = time.perf_counter()
@@ -151,9 +153,12 @@ def _writes(count: int, seed: int, quiet: bool) -> dict:
     seconds = time.perf_counter() - started
     progress.update(count)
     progress.close()
+    if store is not None:
+        store.close()
+    folder.cleanup()
     return {"seconds": seconds, "superseded": superseded, "peak_mb": _peak_mb()}
 
 
-def semantic_writes(count: int, seed: int = 8, quiet: bool = False) -> dict:
-    """Time `count` semantic writes through the manager (in memory), half of them superseding a fact."""
-    return _in_child(_writes, count, seed, quiet)
+def semantic_writes(count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False) -> dict:
+    """Time `count` semantic writes through the manager (in memory or SQLite), about half superseding a fact."""
+    return _in_child(_writes, count, seed, quiet, sqlite)
