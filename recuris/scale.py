@@ -6,7 +6,7 @@ measured at growing sizes and printed with its growth exponent, log(t2 / t1) / l
 1 is linear, 2 quadratic. The forgetting workload merges at every size: each memory holds
 six words of a 2,000-word Zipf vocabulary and two specific tokens (names, numbers) from a
 pool that grows with the store, and one in ten is a near-copy of a recent one. Each
-measurement runs in a forked child, so that its peak memory is its own.
+measurement runs in a fresh child interpreter, so that its peak memory is its own.
 
 Invariants:
     Q20 the workload is a pure function of (size, seed), is written by batched `put` from a
@@ -97,8 +97,9 @@ def _accumulate(values) -> Iterator[float]:
 
 
 def _in_child(function, *arguments):
-    # A forked child measures alone: its peak memory is the measurement's, not the bench's.
-    with multiprocessing.get_context("fork").Pool(1) as pool:
+    # A fresh interpreter measures alone: its peak memory is the measurement's, not the
+    # bench's (a forked child would start from the parent's resident size).
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
         return pool.apply(function, arguments)
 
 
