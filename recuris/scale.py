@@ -15,6 +15,7 @@ Invariants:
         tables on standard output are the same either way.
 """
 
+import gc
 import math
 import multiprocessing
 import random
@@ -136,7 +137,22 @@ def forgetting_cycle(size: int, seed: int = 7, quiet: bool = False) -> dict:
     return _in_child(_cycle, size, seed, quiet)
 
 
+class _CollectorClock:
+    """Seconds the cyclic garbage collector spent while installed (it walks every live object)."""
+
+    def __init__(self) -> None:
+        self.seconds, self.started = 0.0, 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self.started
+
+
 def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
+    collector = _CollectorClock()
+    gc.callbacks.append(collector)
     folder = tempfile.TemporaryDirectory()
     store = SQLiteStore(Path(folder.name) / "facts.db") if sqlite else None
     rng, manager, progress = random.Random(seed), MemoryManager(store, clock=ManualClock(0)), Progress(
@@ -154,10 +170,11 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
     seconds = time.perf_counter() - started
     progress.update(count)
     progress.close()
+    gc.callbacks.remove(collector)
     if store is not None:
         store.close()
     folder.cleanup()
-    return {"seconds": seconds, "superseded": superseded, "peak_mb": _peak_mb()}
+    return {"seconds": seconds, "gc_s": collector.seconds, "superseded": superseded, "peak_mb": _peak_mb()}
 
 
 def semantic_writes(count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False) -> dict:
