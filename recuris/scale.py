@@ -105,7 +105,13 @@ def _in_child(function, *arguments):
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+    # VmHWM is the peak of this address space only; ru_maxrss survives exec, so a spawned
+    # child would report its parent's peak if that was higher.
+    try:
+        status = Path("/proc/self/status").read_text()
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux and BSD report KiB
 
 
 def _cycle(size: int, seed: int, quiet: bool) -> dict:
