@@ -61,8 +61,8 @@ class NaiveBM25:
         n, scored = len(self.counts), []
         idf = {t: math.log(1 + (n - self.df[t] + 0.5) / (self.df[t] + 0.5)) for t in set(query)}
         for number, counts in enumerate(self.counts):
-            parts = [idf[t] * counts[t] * (K1 + 1) / (counts[t] + K1 * (1 - B + B * self.lengths[number] / self.average))
-                     for t in idf if counts[t]]
+            norm = K1 * (1 - B + B * self.lengths[number] / self.average)
+            parts = [idf[t] * counts[t] * (K1 + 1) / (counts[t] + norm) for t in idf if counts[t]]
             if parts:
                 scored.append((math.fsum(parts), number))
         return [(number, score) for score, number in sorted(scored, reverse=True)[:k]]
@@ -119,7 +119,8 @@ def main(argv=None) -> int:
         return index
 
     def build_bm25s():
-        index = bm25s.BM25(k1=K1, b=B, method="lucene")  # lucene's idf is recuris's: log(1 + (N-df+.5)/(df+.5))
+        # Lucene's idf is recuris's: log(1 + (N - df + 0.5) / (df + 0.5)).
+        index = bm25s.BM25(k1=K1, b=B, method="lucene")
         index.index(documents, show_progress=False)
         return index
 
@@ -129,9 +130,10 @@ def main(argv=None) -> int:
     naive = NaiveBM25(documents)
 
     print(f"BM25 side by side: {arguments.size:,} documents, seed {arguments.seed}, top {TOP}; "
-          f"Python {sys.version.split()[0]}, rank_bm25 0.2.2, bm25s {bm25s.__version__}, numpy {numpy.__version__}\n")
-    print("| queries | recuris (ms; first query) | rank_bm25 (ms) | bm25s (ms) | naive (ms) | recuris / rank_bm25 time "
-          "| same top 10: naive, bm25s, rank_bm25 |")
+          f"Python {sys.version.split()[0]}, rank_bm25 0.2.2, bm25s {bm25s.__version__}, "
+          f"numpy {numpy.__version__}\n")
+    print("| queries | recuris (ms; first query) | rank_bm25 (ms) | bm25s (ms) | naive (ms) "
+          "| recuris / rank_bm25 time | same top 10: naive, bm25s, rank_bm25 |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for kind, queries in kinds.items():
         mine_ms, mine, first_ms = timed(lambda q: [int(key) for key, _ in ours.top(q, TOP)], queries)
@@ -142,7 +144,8 @@ def main(argv=None) -> int:
         same_naive = sum(a == b for a, b in zip(mine, naive_top))
         same_fast = sum(set(a) == set(b) for a, b in zip(mine, fastest))
         same_okapi = sum(set(a) == set(b) for a, b in zip(mine, theirs))
-        print(f"| {kind} words | {mine_ms:.1f}; {first_ms:.1f} | {okapi_ms:.1f} | {fast_ms:.1f} | {naive_ms:.0f} | "
+        print(f"| {kind} words | {mine_ms:.1f}; {first_ms:.1f} | {okapi_ms:.1f} | {fast_ms:.1f} "
+              f"| {naive_ms:.0f} | "
               f"{mine_ms / okapi_ms:.2f} | {same_naive}/{len(few)}, {same_fast}/{len(queries)}, "
               f"{same_okapi}/{len(queries)} |")
     kept = sum(len(p.cache[1]) * 8 for p in ours.postings.values() if p.cache is not None)

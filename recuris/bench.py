@@ -76,11 +76,12 @@ def _growth(sizes: tuple[int, ...], seconds: list[float], n: int, apart: list[fl
     """The growth exponent from the previous size; with `apart`, also of the seconds less those."""
     if not n:
         return ""
-    text = f"exponent {scale.exponent(sizes[n - 1], seconds[n - 1], sizes[n], seconds[n]):.2f} from {sizes[n - 1]:,}"
+    before, size = sizes[n - 1], sizes[n]
+    text = f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
     if apart is None:
         return text
     less = [total - part for total, part in zip(seconds, apart)]
-    return text + f"; {scale.exponent(sizes[n - 1], less[n - 1], sizes[n], less[n]):.2f} without GC"
+    return text + f"; {scale.exponent(before, less[n - 1], size, less[n]):.2f} without GC"
 
 
 def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
@@ -89,7 +90,8 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
     for n, (size, cycle) in enumerate(zip(sizes, cycles)):
         _row("forgetting cycle, SQLite filled by batched put: cycle s (its CPU s; fill s), peak MB",
              f"{size:,} items",
-             f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), {cycle['peak_mb']:.0f} MB",
+             f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
+             f"{cycle['peak_mb']:.0f} MB",
              f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
              _growth(sizes, [c["cycle_s"] for c in cycles], n))
     # Each SQLite write commits (and syncs) three times: a tenth of the sizes keeps the run short.

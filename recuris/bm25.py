@@ -101,6 +101,10 @@ class BM25Index:
         self._keys[number] = self._terms[number] = None
         self._generation += 1
 
+    def candidates(self, query: Iterable[str]) -> set[str]:
+        """Return the documents that share at least one term with the query."""
+        return set().union(*(self.postings.get(term, ()) for term in set(query)))
+
     def idf(self, term: str) -> float:
         """The BM25 inverse document frequency, never negative."""
         n, df = len(self._number), len(self.postings.get(term, ()))
@@ -130,8 +134,8 @@ class BM25Index:
         position = bisect_left(postings.numbers, number)
         if position == len(postings.numbers) or postings.numbers[position] != number:
             return 0.0
-        idf, k1, b, tf, average = self.idf(term), self.k1, self.b, postings.frequencies[position], self._average()
-        return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lengths[number] / average))
+        idf, k1, b, tf = self.idf(term), self.k1, self.b, postings.frequencies[position]
+        return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lengths[number] / self._average()))
 
     def raw(self, query: Iterable[str], key: str) -> float:
         """The unnormalised BM25 score of one document (B9). Raises KeyError for an unknown key."""

@@ -104,7 +104,8 @@ class Forgetting:
             size, forgotten_count = size + len(items), forgotten_count + len(decided.forgotten)
             self.store.delete(user_id, [item.id for item in decided.forgotten])
             # Built directly: dataclasses.replace costs several times more, per forgotten item.
-            records = [AuditRecord(r.item_id, r.operation, r.reason, r.at, r.weight, user_id) for r in decided.audit]
+            records = [AuditRecord(r.item_id, r.operation, r.reason, r.at, r.weight, user_id)
+                       for r in decided.audit]
             self.store.append_audit(records)
             for item in decided.kept:
                 if item.is_valid and decided.weights[item.id] < merge_ceiling:
@@ -118,14 +119,15 @@ class Forgetting:
         self.store.append_audit(merge_audit)
         self.refresh(user_id)
         merged_count = sum(len(others) for _, others in merged)
-        return ForgettingReport(
-            tuple(forgotten), tuple(merged) if itemized else (), tuple(audit + merge_audit) if itemized else (),
-            size, size - forgotten_count - merged_count, forgotten_count, merged_count)
+        if itemized:
+            audit += merge_audit
+        return ForgettingReport(tuple(forgotten), tuple(merged) if itemized else (), tuple(audit), size,
+                                size - forgotten_count - merged_count, forgotten_count, merged_count)
 
     def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
         # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
         # item left), so pairs of two unchanged survivors need no comparing (J4).
-        memos = self.__dict__.setdefault("_merge_memo", {})
+        memos = self.__dict__.setdefault("_merge_memo", {})  # (user, similarity) -> id -> fingerprint
         known = memos.get((user_id, similarity), {})
         fresh = [known.get(item_id) != fingerprint for item_id, fingerprint in zip(band.ids, band.prints)]
         neighbours: dict[int, list[int]] = {}

@@ -50,7 +50,8 @@ class Progress:
         if self.live and (now - self.shown >= 0.5 or done >= self.total):
             self.shown, elapsed = now, now - self.started
             rate = done / elapsed if elapsed > 0 else 0.0
-            self.stream.write(f"\r{self.phase}: {done:,} of {self.total:,}, {rate:,.0f}/s, {elapsed:.0f} s   ")
+            line = f"{self.phase}: {done:,} of {self.total:,}, {rate:,.0f}/s, {elapsed:.0f} s"
+            self.stream.write(f"\r{line}   ")
             self.stream.flush()
 
     def close(self) -> None:
@@ -184,5 +185,5 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
 
 
 def semantic_writes(count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False) -> dict:
-    """Time `count` semantic writes through the manager (in memory or SQLite), about half superseding a fact."""
+    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding a fact."""
     return _in_child(_writes, count, seed, quiet, sqlite)

@@ -147,10 +147,6 @@ class BM25Scorer(BM25Index):
     def _best(self, query: set[str]) -> float:
         return sum(self.idf(term) for term in query) * (self.k1 + 1)
 
-    def candidates(self, query: Iterable[str]) -> set[str]:
-        """Return the documents that share at least one term with the query."""
-        return set().union(*(self.postings.get(term, ()) for term in set(query)))
-
     def score(self, query: Iterable[str], key: str) -> float:
         return self.score_many(query, [key])[0][1]
 
@@ -163,7 +159,8 @@ class BM25Scorer(BM25Index):
         """Score exactly the documents that share a term with the query (B5), walking each posting once."""
         query = set(query)
         best = self._best(query)
-        return [(key, min(1.0, raw / best) if best > 0 else 0.0) for key, raw in self.accumulate(query).items()]
+        scores = self.accumulate(query).items()
+        return [(key, min(1.0, raw / best) if best > 0 else 0.0) for key, raw in scores]
 
 
 class CosineScorer:

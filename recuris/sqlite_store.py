@@ -109,14 +109,14 @@ class SQLiteStore:
         )
         return [item_of(row) for row in rows]
 
-    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list[MemoryItem]]:
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
         """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S20)."""
         if batch_size < 1:
             raise ValueError(f"S20: batch_size must be >= 1, got {batch_size!r}")
-        # One query per batch, resuming after the last rowid seen: no cursor stays open, so
-        # the caller may delete between batches.
-        statement, last = schema.iterate_statement(level is not None), 0
-        while rows := self._run(statement, (user_id, *([level] if level is not None else []), last, batch_size)):
+        # One query per batch, after the last rowid seen: no cursor stays open across a delete.
+        levels, last = [level] * (level is not None), 0
+        statement = schema.iterate_statement(bool(levels))
+        while rows := self._run(statement, (user_id, *levels, last, batch_size)):
             last = rows[-1][-1]
             yield [item_of(row[:-1]) for row in rows]
 
@@ -138,8 +138,7 @@ class SQLiteStore:
         return [item_of(row) for row in self._run(schema.MATCHING, (fts_query(tokens), user_id, level))]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        # One statement for the whole batch: the ids travel as one JSON array parameter. The
-        # `+` keeps SQLite on the id index rather than scanning the user's items per batch.
+        # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
         ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
         return self._delete("id IN (SELECT value FROM json_each(?)) AND +user_id = ?", [(ids, user_id)])
 

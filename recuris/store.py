@@ -100,7 +100,7 @@ class InMemoryStore:
             and (task_id is None or item.task_id == task_id)
         ]
 
-    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list[MemoryItem]]:
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
         """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S20)."""
         if batch_size < 1:
             raise ValueError(f"S20: batch_size must be >= 1, got {batch_size!r}")

@@ -35,7 +35,8 @@ class NaiveBM25:
             if tf:
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
                 length = sum(counts.values())
-                parts.append(idf * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * length / average)))
+                norm = self.k1 * (1 - self.b + self.b * length / average)
+                parts.append(idf * tf * (self.k1 + 1) / (tf + norm))
         return math.fsum(parts)
 
     def top(self, query, k):
@@ -92,7 +93,8 @@ skewed = st.lists(st.sampled_from("a a a a b b b c c d e f".split()), min_size=1
 
 
 @settings(max_examples=200)
-@given(st.lists(skewed, min_size=1, max_size=60), st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5),
+@given(st.lists(skewed, min_size=1, max_size=60),
+       st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5),
        st.integers(1, 6), st.sets(st.integers(0, 59)))
 def test_B10_top_matches_the_naive_sort_where_pruning_applies(documents, query, k, removed):
     """B10: on larger collections of skewed terms, where MaxScore prunes, top still equals the naive sort."""

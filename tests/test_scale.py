@@ -1,4 +1,4 @@
-"""Example tests for recuris.scale at small sizes: the workload merges, progress stays off pipes (Q20, Q21)."""
+"""Example tests for recuris.scale: the workload merges, and progress keeps off pipes (Q20, Q21)."""
 
 import io
 
@@ -49,7 +49,8 @@ def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
 def test_progress_is_silent_on_a_pipe_or_when_quiet():
     """Q21: nothing is written when the stream is not a terminal, or when asked to be quiet."""
     pipe, terminal = io.StringIO(), Terminal()
-    for progress in (scale.Progress("fill", 10, stream=pipe), scale.Progress("fill", 10, quiet=True, stream=terminal)):
+    quiet = scale.Progress("fill", 10, quiet=True, stream=terminal)
+    for progress in (scale.Progress("fill", 10, stream=pipe), quiet):
         progress.update(10)
         progress.close()
     assert pipe.getvalue() == terminal.getvalue() == ""
