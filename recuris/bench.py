@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import locomo, recall_scale, speed
+from . import locomo, recall_scale, scale, speed
 from .simulation import simulate
 from .sqlite_store import SQLiteStore
 from .memory_store import InMemoryStore
@@ -126,6 +126,40 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
          f"{crowded:.1f}", f"{alone:.1f}", f"{crowded / alone:.2f} (exponent {exponent:.2f})")
 
 
+def _growth(sizes: tuple[int, ...], seconds: list[float], n: int, apart: list[float] | None = None) -> str:
+    """The growth exponent from the previous size; with `apart`, also of the seconds less those."""
+    if not n:
+        return ""
+    before, size = sizes[n - 1], sizes[n]
+    text = f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
+    if apart is None:
+        return text
+    less = [total - part for total, part in zip(seconds, apart)]
+    return text + f"; {scale.exponent(before, less[n - 1], size, less[n]):.2f} without GC"
+
+
+def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
+    """Rows for the forgetting cycle and semantic writes at each size, with growth exponents."""
+    cycles = [scale.forgetting_cycle(size, quiet=quiet) for size in sizes]
+    for n, (size, cycle) in enumerate(zip(sizes, cycles)):
+        _row("forgetting cycle, SQLite filled by batched put: cycle s (its CPU s; fill s), peak MB",
+             f"{size:,} items",
+             f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
+             f"{cycle['peak_mb']:.0f} MB",
+             f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
+             _growth(sizes, [c["cycle_s"] for c in cycles], n))
+    # Each SQLite write commits (and syncs) three times: a tenth of the sizes keeps the run short.
+    for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 10 for size in sizes[:2]))):
+        writes = [scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite") for size in counts]
+        for n, (size, write) in enumerate(zip(counts, writes)):
+            # The collector walks every live object, so its share grows with the heap: shown apart.
+            _row(f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC s)",
+                 f"{size:,} writes",
+                 f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs ({write['gc_s']:.2f})",
+                 f"{write['superseded']:,} superseded a fact",
+                 _growth(counts, [w["seconds"] for w in writes], n, [w["gc_s"] for w in writes]))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a benchmark; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m recuris.bench", description=__doc__.splitlines()[0])
@@ -134,13 +168,16 @@ def main(argv: list[str] | None = None) -> int:
         "paths", nargs="+")
     speed_command = commands.add_parser("speed", help="speed and scale")
     speed_command.add_argument("--quick", action="store_true")
-    speed_command.add_argument("--large", action="store_true", help="add the 1,000,000-item rows")
+    speed_command.add_argument("--large", action="store_true", help="also measure costs at 1,000,000 items")
+    speed_command.add_argument("--quiet", action="store_true", help="no progress on standard error")
     arguments = parser.parse_args(argv)
     try:
         if arguments.command == "locomo":
             _locomo(arguments.paths)
         else:
             _speed(arguments.quick, arguments.large)
+            sizes = (1_000, 10_000) if arguments.quick else (10_000, 100_000)
+            _scale(sizes + ((1_000_000,) if arguments.large else ()), arguments.quiet)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

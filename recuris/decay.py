@@ -108,9 +108,9 @@ class DecayManager:
         item.last_access_at = self.clock()
         item.access_count += 1
 
-    def run_cycle(self, items: Iterable[Decaying]) -> DecayReport:
-        """Weigh every item once; report those below the threshold as forgotten (D4)."""
-        now = self.clock()
+    def run_cycle(self, items: Iterable[Decaying], now: float | None = None) -> DecayReport:
+        """Weigh every item once at `now` (default: the clock); report those below the threshold (D4)."""
+        now = self.clock() if now is None else now
         forgotten, kept, audit, weights = [], [], [], {}
         for item in items:
             weight = weights[item.id] = self.weight(item, now)

@@ -12,17 +12,19 @@ Invariants:
     O2  every removal (forgotten or merged away) is audited with its weight and reason.
     O3  a merge keeps every source id of every item merged, the highest importance, and
         never joins items of two users, two levels, or invalid ones.
+    O5  the cycle decides exactly as the naive one (list every item, compare every pair of the
+        band): it streams the items in batches, joins the band with `join.similar_pairs`, and
+        compares only pairs with an item new to the band since the last cycle (J4).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .buffered_store import QueuedView
 from .decay import DecayManager
 from .item import MemoryItem
+from .join import rank_tokens, similar_pairs
 from .records import AuditRecord
-from .sqlite_erasure import ErasureIncompleteError
-from .store import StoreError
-from .text import jaccard, jaccard_candidates, require_text, tokenize
+from .text import tokenize
 
 __all__ = ["Forgetting", "ForgettingReport"]
 
@@ -31,13 +33,15 @@ CYCLED_LEVELS = ("episodic", "semantic")
 
 @dataclass(frozen=True)
 class ForgettingReport:
-    """What one cycle did to one user's memory."""
+    """What one cycle did to one user's memory (the items themselves only if `itemized`)."""
 
     forgotten: tuple[MemoryItem, ...]
     merged: tuple[tuple[MemoryItem, tuple[MemoryItem, ...]], ...]  # (survivor, items merged into it)
     audit: tuple[AuditRecord, ...]
     size_before: int
     size_after: int
+    forgotten_count: int = 0
+    merged_count: int = 0  # items merged away into a survivor
 
 
 def _sources(item: MemoryItem) -> list[str]:
@@ -60,6 +64,22 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
     )
 
 
+class _Band:
+    """The merge band, compactly: per item its order key, level, token ids and fingerprint."""
+
+    def __init__(self) -> None:
+        self.ids, self.keys, self.levels, self.tokens, self.prints = [], [], [], [], []
+        self.vocabulary: dict[str, int] = {}
+
+    def add(self, item: MemoryItem, weight: float) -> None:
+        vocabulary = self.vocabulary
+        self.ids.append(item.id)
+        self.keys.append((-weight, item.created_at, item.id))  # strongest first, as the naive cycle
+        self.levels.append(item.level)
+        self.tokens.append(tuple({vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)}))
+        self.prints.append(hash((item.level, item.content)))
+
+
 class Forgetting:
     """The manager's forgetting: decay cycles, forgetting a user, and noticing a forget made elsewhere.
 
@@ -67,108 +87,78 @@ class Forgetting:
     """
 
     def run_decay(
-        self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7
+        self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7,
+        *, itemized: bool = True, batch_size: int = 5000, on_batch: Callable[[int], None] | None = None,
     ) -> ForgettingReport:
-        """Forget what fell below the threshold; merge similar items in the band below the ceiling."""
-        now = self.clock()
-        items = [item for item in self.store.list(user_id) if item.level in CYCLED_LEVELS]
-        decided = decay.run_cycle(items)
-        audit = [replace(record, user_id=user_id) for record in decided.audit]
-        self.store.delete(user_id, [item.id for item in decided.forgotten])
-        # Merge only valid items of one level, strongest first, each into one group at most.
-        weights = decided.weights  # computed once, by the cycle
-        band = sorted((i for i in decided.kept if i.is_valid and weights[i.id] < merge_ceiling),
-                      key=lambda item: (-weights[item.id], item.created_at, item.id))
-        tokens = {item.id: frozenset(tokenize(item.content)) for item in band}
-        by_id, position = {item.id: item for item in band}, {item.id: n for n, item in enumerate(band)}
-        candidates = jaccard_candidates(tokens, merge_similarity)
-        grouped, merged = set(), []
-        for lead in band:
-            if lead.id in grouped:
-                continue
-            similar = {
-                i
-                for i in candidates[lead.id] - grouped
-                if jaccard(tokens[lead.id], tokens[i]) >= merge_similarity
-            }
-            # Keep the band's order (strongest first) without scanning the band for every lead.
-            others = sorted(
-                (by_id[i] for i in similar if by_id[i].level == lead.level), key=lambda i: position[i.id]
-            )
-            group = [lead, *others]
-            if len(group) < 2:
-                continue
-            grouped.update(item.id for item in group)
-            survivor = merge(group)
-            self.store.put([survivor])
-            self.store.delete(user_id, [item.id for item in group[1:]])
-            merged.append((survivor, tuple(group[1:])))
-            for item in group[1:]:
-                why = f"merged into {survivor.id}: similar, weight below the merge ceiling {merge_ceiling}"
-                audit.append(AuditRecord(item.id, "merge", why, now, weights[item.id], user_id))
-        self.store.append_audit(audit)
+        """Forget what fell below the threshold; merge similar items in the band below the ceiling (O5).
+
+        Items are read `batch_size` at a time, and each batch's forgotten items are deleted
+        before the next is read; `on_batch` hears how many items were read so far. Without
+        `itemized`, the report carries counts only, so memory stays flat on a large store.
+        Raises ValueError unless 0 < merge_similarity <= 1 (before anything is changed).
+        """
+        if not 0.0 < merge_similarity <= 1.0:
+            raise ValueError(f"J3: merge_similarity must lie in (0, 1], got {merge_similarity!r}")
+        now, band, size, forgotten, audit = self.clock(), _Band(), 0, [], []
+        forgotten_count = 0
+        for batch in self.store.iterate(user_id, None, batch_size):
+            items = [item for item in batch if item.level in CYCLED_LEVELS]
+            decided = decay.run_cycle(items, now)
+            size, forgotten_count = size + len(items), forgotten_count + len(decided.forgotten)
+            self.store.delete(user_id, [item.id for item in decided.forgotten])
+            # Built directly: dataclasses.replace costs several times more, per forgotten item.
+            records = [AuditRecord(r.item_id, r.operation, r.reason, r.at, r.weight, user_id)
+                       for r in decided.audit]
+            self.store.append_audit(records)
+            for item in decided.kept:
+                if item.is_valid and decided.weights[item.id] < merge_ceiling:
+                    band.add(item, decided.weights[item.id])
+            if itemized:
+                forgotten += decided.forgotten
+                audit += records
+            if on_batch:
+                on_batch(size)
+        merged, merge_audit = self._merge_band(user_id, band, merge_ceiling, merge_similarity, now)
+        self.store.append_audit(merge_audit)
         self.refresh(user_id)
-        size_after = len(items) - len(decided.forgotten) - sum(len(others) for _, others in merged)
-        return ForgettingReport(decided.forgotten, tuple(merged), tuple(audit), len(items), size_after)
+        merged_count = sum(len(others) for _, others in merged)
+        if itemized:
+            audit += merge_audit
+        return ForgettingReport(tuple(forgotten), tuple(merged) if itemized else (), tuple(audit), size,
+                                size - forgotten_count - merged_count, forgotten_count, merged_count)
 
-    def forget_user(self, user_id: str) -> int:
-        """Delete every item of the user, superseded ones included, and scrub their audit text (S5).
-
-        Every other manager on the store drops its caches of the user on its next call (S18),
-        and no write it prepared before this one lands (S17). Raises ErasureIncompleteError,
-        a StoreError, when a reader in another connection kept old copies of the text in
-        SQLite's write-ahead log past the store's timeout (S19).
-        """
-        require_text("user_id", user_id)
-        self._layers.pop(user_id, None)
-        self.tasks.pop(user_id, None)
-        try:
-            deleted = self.store.delete_user(user_id)
-        except ErasureIncompleteError as error:  # deleted, but copies may remain: audit it, then say so
-            self.audit(user_id, "*", "forget-user", f"{error.deleted} items deleted; erasure incomplete")
-            raise
-        self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
-        return deleted
-
-    def layers(self, user_id: str):
-        """Return the user's layers, loading them on first use or after a forget (S18).
-
-        The most recent users' layers stay loaded (B11). While the store cannot be read, the
-        layers of a user not loaded hold only their queued writes and are not kept, so that a
-        write is still kept (G1) and the next call loads them whole.
-        """
-        require_text("user_id", user_id)
-        cached = self._layers[user_id] if user_id in self._layers else None  # marks it most recent
-        try:
-            generation = self.generation_of(user_id)
-        except StoreError:  # not loaded, and the store cannot say
-            return self._load(user_id, QueuedView(self.store), None)
-        if cached is not None and generation in (None, cached.generation):
-            return cached
-        if cached is not None:  # forgotten elsewhere: nothing cached of the user may be used again
-            self.tasks.pop(user_id, None)
-        try:
-            self._layers[user_id] = layers = self._load(user_id, self.store, generation)
-        except StoreError:
-            self._layers.pop(user_id, None)
-            return self._load(user_id, QueuedView(self.store), generation)
-        return layers
-
-    def generation_of(self, user_id: str) -> int | None:
-        """Return the user's forget generation; None if the store cannot say and their layers are cached."""
-        try:
-            return self.store.generation(user_id)
-        except StoreError:
-            if user_id not in self._layers:
-                raise
-            return None  # cannot look during an outage; the store refuses a stale write anyway (S17)
-
-    def refresh(self, user_id: str) -> None:
-        """Reload the user's layers from the store, keeping the consolidator's sightings."""
-        old = self._layers.pop(user_id, None)
-        if old is not None:
-            fresh = self.layers(user_id)
-            if fresh.generation != old.generation:
-                return  # forgotten meanwhile: its sightings go with it (S18)
-            old.consolidator.semantic = fresh.semantic
-            fresh.consolidator = old.consolidator
+    def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
+        # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
+        # item left), so pairs of two unchanged survivors need no comparing (J4).
+        memos = self.__dict__.setdefault("_merge_memo", {})  # (user, similarity) -> id -> fingerprint
+        known = memos.get((user_id, similarity), {})
+        fresh = [known.get(item_id) != fingerprint for item_id, fingerprint in zip(band.ids, band.prints)]
+        neighbours: dict[int, list[int]] = {}
+        for a, b in similar_pairs(rank_tokens(band.tokens), similarity, fresh):
+            if band.levels[a] == band.levels[b]:  # never across levels (O3)
+                neighbours.setdefault(a, []).append(b)
+                neighbours.setdefault(b, []).append(a)
+        order = sorted(range(len(band.ids)), key=band.keys.__getitem__)
+        position = {n: rank for rank, n in enumerate(order)}
+        grouped, merged, audit, survivors, doomed = set(), [], [], [], []
+        for lead in order:  # strongest first, each item into one group at most, as the naive cycle
+            if lead in grouped or lead not in neighbours:
+                continue
+            others = sorted((n for n in neighbours[lead] if n not in grouped), key=position.__getitem__)
+            if not others:
+                continue
+            grouped.update([lead, *others])
+            group = [self.store.get(user_id, band.ids[n]) for n in [lead, *others]]
+            survivor = merge(group)
+            survivors.append(survivor)
+            doomed += [item.id for item in group[1:]]
+            merged.append((survivor, tuple(group[1:])))
+            why = f"merged into {survivor.id}: similar, weight below the merge ceiling {ceiling}"
+            audit += [AuditRecord(band.ids[n], "merge", why, now, -band.keys[n][0], user_id) for n in others]
+        for offset in range(0, len(survivors), 1000):
+            self.store.put(survivors[offset : offset + 1000])
+        for offset in range(0, len(doomed), 1000):
+            self.store.delete(user_id, doomed[offset : offset + 1000])
+        gone = set(doomed)
+        memos[(user_id, similarity)] = {i: p for i, p in zip(band.ids, band.prints) if i not in gone}
+        return merged, audit

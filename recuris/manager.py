@@ -10,9 +10,6 @@ Invariants:
     S2  no recall, get, list or export for one user returns an item of another.
     S3  semantic facts are never modified in place; superseding keeps the old one, invalid.
     S5  after `forget_user(U)`, no item and no audit entry holds U's text.
-    S18 a manager notices a forget made elsewhere (another manager or process) on its next
-        call for the user that can read the store: it drops every cache it keeps of the
-        user (layers, facts, episodes, task in progress) before using any of them.
     G4  every write, promotion, supersession, eviction, forgetting and recall is audited.
     G5  a failing store makes recall return nothing (with a warning), never raise.
 """
@@ -42,6 +39,7 @@ from .semantic import SemanticMemory
 from .shared import serialize
 from .store import ForgottenUserError, Store, StoreError
 from .tasks import TaskLifecycle
+from .user_layers import UserLayers
 from .text import require_text, require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
@@ -67,7 +65,7 @@ class _Layers:
         return self.loaded_episodic
 
 
-class MemoryManager(TaskLifecycle, Forgetting):
+class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
     """Route writes to the right layer and recall across layers, for many isolated users."""
 
     def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time,

@@ -17,7 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from .item import MemoryItem
@@ -73,6 +73,16 @@ class InMemoryStore:
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
         return [_copy(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
+
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+        """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S27)."""
+        if batch_size < 1:
+            raise ValueError(f"S27: batch_size must be >= 1, got {batch_size!r}")
+        # The ids are fixed when iteration starts, so deleting between batches is safe.
+        ids = self._index.listed(user_id, level)
+        for offset in range(0, len(ids), batch_size):
+            batch = [self._items.get(key) for key in ids[offset : offset + batch_size]]
+            yield [_copy(item) for item in batch if item is not None]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""

@@ -21,9 +21,10 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from .bm25 import BM25Index
 from .text import tokenize
 
-__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "CosineScorer", "analyze", "stem", "bm25_idf"]
+__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "CosineScorer", "analyze", "stem"]
 
 STOP_WORDS = frozenset((
         "a about after again all also am an and any are as at be because been before being both but by "
@@ -56,11 +57,6 @@ def stem(word: str) -> str:
 def analyze(text: str) -> list[str]:
     """Return the terms BM25 indexes: tokens minus stop words, stemmed (B7)."""
     return [stem(token) for token in tokenize(text) if token not in STOP_WORDS]
-
-
-def bm25_idf(documents: int, frequency: int) -> float:
-    """Return BM25's inverse document frequency of a term held by `frequency` of `documents`; never negative."""
-    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
 class InvertedIndex:
@@ -136,34 +132,32 @@ class JaccardScorer(InvertedIndex):
         return [(key, count / (size + len(self.terms[key]) - count)) for key, count in shared.items()]
 
 
-class BM25Scorer(InvertedIndex):
-    """Okapi BM25 (k1, b), normalised by the query's best possible score (B5)."""
+class BM25Scorer(BM25Index):
+    """Okapi BM25 (k1, b), normalised by the query's best possible score (B5); the index is bm25.py's."""
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer=analyze) -> None:
         if not k1 > 0 or not 0 <= b <= 1:
             raise ValueError(f"B5: BM25 needs k1 > 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
-        super().__init__()
-        self.k1, self.b, self.analyzer = k1, b, analyzer
+        super().__init__(k1, b)
+        self.analyzer = analyzer
 
-    def idf(self, term: str) -> float:
-        """The BM25 inverse document frequency, never negative."""
-        return bm25_idf(len(self.terms), len(self.postings.get(term, ())))
+    def _best(self, query: set[str]) -> float:
+        return sum(self.idf(term) for term in query) * (self.k1 + 1)
 
-    def raw(self, query: Iterable[str], key: str) -> float:
-        """The unnormalised BM25 score of one document."""
-        counts, average = self.terms[key], self.total_length / max(1, len(self.terms))
-        length_norm = 1 - self.b + self.b * sum(counts.values()) / max(average, 1e-9)
-        total = 0.0
-        for term in set(query):
-            tf = counts.get(term, 0)
-            if tf:
-                total += self.idf(term) * tf * (self.k1 + 1) / (tf + self.k1 * length_norm)
-        return total
+    def score(self, query: Iterable[str], key: str) -> float:
+        return self.score_many(query, [key])[0][1]
 
     def score_many(self, query: Iterable[str], keys: Iterable[str]) -> list[tuple[str, float]]:
         query = set(query)
-        best = sum(self.idf(term) for term in query) * (self.k1 + 1)
+        best = self._best(query)
         return [(key, min(1.0, self.raw(query, key) / best) if best > 0 else 0.0) for key in keys]
+
+    def score_candidates(self, query: Iterable[str]) -> list[tuple[str, float]]:
+        """Score exactly the documents that share a term with the query (B5), walking each posting once."""
+        query = set(query)
+        best = self._best(query)
+        scores = self.accumulate(query).items()
+        return [(key, min(1.0, raw / best) if best > 0 else 0.0) for key, raw in scores]
 
 
 class CosineScorer:

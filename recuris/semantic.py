@@ -15,6 +15,8 @@ Invariants:
     F5  loading leaves one valid fact per subject: a valid fact that a newer valid fact of the
         same subject contradicts (one written by another process, or during an outage that
         hid it) is closed then, pointing at the newest, and audited.
+    F6  the subject index names, for each normalised subject, exactly the facts a scan of
+        every fact would find, in order: a write looks up one subject, whatever the count.
 """
 
 import time
@@ -54,6 +56,11 @@ class SemanticMemory:
         # Reflection's insights are semantic items too, but not subject = value facts.
         stored = self.store.list(user_id, "semantic")
         self._items = {item.id: item for item in stored if "subject" in item.metadata}
+        # Normalised subject -> its facts' ids, oldest first: a write reads one subject's
+        # facts instead of scanning every fact of the user (F6).
+        self._by_subject: dict[str, list[str]] = {}
+        for item in self._items.values():
+            self._by_subject.setdefault(normalize(item.metadata["subject"]), []).append(item.id)
         self._close_contradicted()
 
     def _close_contradicted(self) -> None:
@@ -113,18 +120,12 @@ class SemanticMemory:
         # The newest statement wins; the old one is closed, never rewritten (F1, F4).
         written = append_superseding(self.store, item, [current] if current else [], reason)
         self._items.update((stored.id, stored) for stored in written)
+        self._by_subject.setdefault(normalize(subject), []).append(item.id)
         return _fact(item)
 
     def _current_item(self, subject: str) -> MemoryItem | None:
-        key = normalize(subject)
-        return next(
-            (
-                item
-                for item in reversed(self._items.values())
-                if item.is_valid and normalize(item.metadata["subject"]) == key
-            ),
-            None,
-        )
+        ids = self._by_subject.get(normalize(subject), ())
+        return next((self._items[i] for i in reversed(ids) if self._items[i].is_valid), None)
 
     def knows(self, subject: str, value: str) -> bool:
         """Return True if `subject = value` is the valid fact about the subject."""
@@ -133,12 +134,8 @@ class SemanticMemory:
 
     def about(self, subject: str, include_invalid: bool = False) -> list[Fact]:
         """Return the facts about a subject, newest first; superseded ones only if asked."""
-        key = normalize(subject)
-        return [
-            fact
-            for fact in reversed(self.facts)
-            if normalize(fact.subject) == key and (include_invalid or fact.is_valid)
-        ]
+        facts = (_fact(self._items[i]) for i in reversed(self._by_subject.get(normalize(subject), ())))
+        return [fact for fact in facts if include_invalid or fact.is_valid]
 
     @property
     def facts(self) -> tuple[Fact, ...]:

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 
@@ -41,9 +42,9 @@ class SQLiteErasure:
     """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation (S17, S19)."""
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        return self._delete(
-            "id = ? AND user_id = ?", [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
-        )
+        # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
+        ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
+        return self._delete("id IN (SELECT value FROM json_each(?)) AND +user_id = ?", [(ids, user_id)])
 
     def _delete(self, where: str, parameters: list[tuple]) -> int:
         return self._transaction(lambda db: self._delete_rows(db, where, parameters))

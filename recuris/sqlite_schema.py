@@ -20,7 +20,7 @@ from .item import MemoryItem
 from .scoring import analyze
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex",
-           "migrate_from_2", "chunks"]
+           "migrate_from_2", "chunks", "iterate_statement"]
 
 SCHEMA_VERSION = 3
 MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their items are all still here
@@ -142,3 +142,11 @@ def migrate_from_2(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM postings")  # built from scratch, so a repeated migration is harmless
     db.execute("DELETE FROM scopes")
     reindex(db, [], db.execute("SELECT user_id, level, content, rowid FROM items").fetchall())
+
+
+def iterate_statement(by_level: bool) -> str:
+    """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
+    # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
+    level = "AND level = ? " if by_level else ""
+    return (f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
+            "ORDER BY rowid LIMIT ?")

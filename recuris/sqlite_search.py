@@ -2,7 +2,8 @@
 
 Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a slow recall
 never stall the agent; document 001 §2 indexes by task. These are the reads behind
-`SQLiteStore.search`, `matching` and `adjacent`: each is a few indexed statements, and
+`SQLiteStore.search`, `matching`, `adjacent` and `iterate` (a keyset-paged read by rowid):
+each is a few indexed statements, and
 `search` sums the BM25 terms in SQL over the postings of the query's terms alone and returns
 only the best `limit` items, so the cost follows the postings read, not the store's size.
 The in-memory store answers the same calls from `TermIndex`; both meet S13, S21, S22 (store.py).
@@ -12,13 +13,13 @@ Invariants:
         items by rowid, neighbours by (user, level, task) and rowid.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .item import MemoryItem
-from .scoring import bm25_idf
-from .sqlite_schema import SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of
+from .bm25 import bm25_idf
+from .sqlite_schema import SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of, iterate_statement
 
-__all__ = ["matching", "search", "adjacent"]
+__all__ = ["matching", "search", "adjacent", "iterate"]
 
 Run = Callable[..., list[tuple]]
 
@@ -95,3 +96,15 @@ def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple
             before, after = run(BEFORE, key), run(AFTER, key)
             found[item_id] = (before and item_of(before[0]) or None, after and item_of(after[0]) or None)
     return found
+
+
+def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Iterator[list[MemoryItem]]:
+    """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S27)."""
+    if batch_size < 1:
+        raise ValueError(f"S27: batch_size must be >= 1, got {batch_size!r}")
+    # One query per batch, after the last rowid seen: no cursor stays open across a delete.
+    levels, last = [level] * (level is not None), 0
+    statement = iterate_statement(bool(levels))
+    while rows := run(statement, (user_id, *levels, last, batch_size)):
+        last = rows[-1][-1]
+        yield [item_of(row[:-1]) for row in rows]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from . import sqlite_schema as schema
@@ -150,6 +150,9 @@ class SQLiteStore(SQLiteErasure):
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         return sqlite_search.matching(self._run, user_id, level, terms)
+
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+        return sqlite_search.iterate(self._run, user_id, level, batch_size)
 
     def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
         return sqlite_search.search(self._run, user_id, level, terms, limit, self.k1, self.b)

@@ -29,11 +29,13 @@ Invariants:
         user's items of the same level and task (None at either end).
     S26 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone.
+    S27 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
+        deleting items it has already yielded, between batches, changes nothing it yields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -89,6 +91,9 @@ class Store(Protocol):
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]: ...
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list[MemoryItem]]: ...  # `list` in batches, so a large store is never held whole
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]: ...
     def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]: ...
     def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]: ...

@@ -76,7 +76,7 @@ class TermIndex:
         scope = self._scopes.get((user_id, level))
         if scope is None:
             return []
-        scored = [(key, scope.raw(terms, key)) for key in scope.candidates(terms)]
+        scored = list(scope.accumulate(terms).items())
         scored.sort(key=lambda pair: (-pair[1], -self.position[pair[0]]))
         return scored[:limit]
 

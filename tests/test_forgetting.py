@@ -1,4 +1,6 @@
-"""Example tests for recuris.forgetting: decay cycles over a manager's store (O1-O3, D5)."""
+"""Example tests for recuris.forgetting: decay cycles over a manager's store (O1-O3, O5, D5)."""
+
+from dataclasses import replace
 
 import pytest
 
@@ -111,3 +113,25 @@ def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock
     assert manager.run_decay(decay, "ana", merge_ceiling=0.4).merged == ()
     clock.advance(1.0)
     assert len(manager.run_decay(decay, "ana", merge_ceiling=0.4).merged) == 1
+
+
+def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock):
+    """O5: two band items left apart by one cycle merge in the next once one is rewritten to match."""
+    first = manager.write("the office plant needs water", "ana", level="episodic", importance=0.5)
+    second = manager.write("vpn token is blue", "ana", level="episodic", importance=0.5)
+    clock.advance(5 * DAY)  # both now weigh about 0.3: in the merge band
+    decay = DecayManager(clock=clock)
+    assert manager.run_decay(decay, "ana").merged == ()
+    manager.store.put([replace(manager.get(second.id, "ana"), content="the office plant needs water")])
+    [(survivor, others)] = manager.run_decay(decay, "ana").merged
+    assert {survivor.id, *(other.id for other in others)} == {first.id, second.id}
+
+
+def test_a_large_cycle_reports_counts_without_items(manager, clock):
+    """Without `itemized`, the report counts what was forgotten and merged, and holds no items."""
+    for text in ("printer jammed", "the office plant needs water", "the office plant needs water"):
+        manager.write(text, "ana", level="episodic", importance=0.5)
+    clock.advance(5 * DAY)
+    report = manager.run_decay(DecayManager(clock=clock), "ana", itemized=False, batch_size=1)
+    assert (report.forgotten, report.merged, report.audit) == ((), (), ())
+    assert (report.merged_count, report.size_before, report.size_after) == (1, 3, 2)

@@ -1,4 +1,4 @@
-"""SemanticMemory checked against a naive model: a list of facts with validity (F1-F4)."""
+"""SemanticMemory checked against a naive model: a list of facts with validity (F1-F5)."""
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -68,6 +68,15 @@ class SemanticMachine(RuleBasedStateMachine):
         for fact in self.memory.facts:
             if not fact.is_valid:
                 assert key(by_id[fact.superseded_by].subject) == key(fact.subject)
+
+    @invariant()
+    def F5_the_subject_index_answers_as_a_scan_of_every_fact(self):
+        reloaded = SemanticMemory(self.memory.store, self.memory.user_id, self.clock)
+        for subject in ("team language", "database", "数据库", "unknown"):
+            scan = [f for f in reversed(self.memory.facts) if key(f.subject) == key(subject)]
+            assert self.memory.about(subject, include_invalid=True) == scan
+            assert reloaded.about(subject, include_invalid=True) == scan
+            assert self.memory.about(subject) == [f for f in scan if f.is_valid]
 
 
 TestSemanticMachine = SemanticMachine.TestCase

@@ -143,3 +143,30 @@ def test_recording_an_access_changes_only_the_access_fields(store):
     store.record_access([Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)])
     assert store.get("ana", "i1") == item("i1", access_count=1, last_access_at=9.0).closed(5.0, "i2")
     assert store.get("ana", "gone") is None and store.get("bob", "bob's").access_count == 0
+
+
+@pytest.mark.parametrize("level", [None, "working"])
+def test_iterate_yields_what_list_returns_in_batches(store, level):
+    """S27: iterate's batches, joined, are exactly list's items in list's order."""
+    store.put([item(f"i{n}", user="ana" if n % 4 else "bob", level=("episodic", "working")[n % 2])
+               for n in range(23)])
+    batches = list(store.iterate("ana", level, batch_size=3))
+    assert all(len(batch) <= 3 for batch in batches)
+    assert [i for batch in batches for i in batch] == store.list("ana", level)
+
+
+def test_deleting_yielded_items_between_batches_changes_nothing_yielded(store):
+    """S27: a caller may delete the items of each batch before asking for the next."""
+    store.put([item(f"i{n}") for n in range(10)])
+    seen = []
+    for batch in store.iterate("ana", batch_size=4):
+        seen += [i.id for i in batch]
+        store.delete("ana", [i.id for i in batch])
+    assert seen == [f"i{n}" for n in range(10)] and store.list("ana") == []
+
+
+def test_delete_removes_only_the_named_items_of_the_user_and_counts_them(store):
+    """A batched delete removes the user's named items, counts each once, and never another user's."""
+    store.put([item("i1"), item("i2"), item("i3", user="bob")])
+    assert store.delete("ana", ["i1", "i1", "i3", "missing"]) == 1
+    assert [i.id for i in store.list("ana")] == ["i2"] and store.get("bob", "i3") is not None
