@@ -196,13 +196,18 @@ def test_json_prints_one_object_per_line_on_every_reading_command(database, comm
                                  ["stats", "--timeout", "-1"], ["list"], ["explode"]],
                          ids=["top-k-0", "top-k-word", "at-word", "negative-timeout", "no-user",
                               "no-command"])
-def test_a_bad_command_line_exits_2_and_touches_no_file(database, tmp_path, bad):
-    """V2, V7: a malformed command line exits 2 with a message, changes no byte and creates no file."""
+def test_a_bad_command_line_exits_2_and_creates_no_file(tmp_path, bad):
+    """V2, V7: a malformed command line exits 2 with a message and creates no file."""
+    completed = shell("--db", str(tmp_path / "new.db"), *bad)
+    assert completed.returncode == 2 and "error:" in completed.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_command_line_changes_no_byte_of_the_database(database):
+    """V7: a usage error on an existing database (here `--top-k 0` on search) leaves it as it was."""
     before = database.read_bytes()
-    for target in (database, tmp_path / "new.db"):
-        completed = shell("--db", str(target), *bad)
-        assert completed.returncode == 2 and "error:" in completed.stderr
-    assert database.read_bytes() == before and not (tmp_path / "new.db").exists()
+    assert shell("search", "x", "--user", "ana", "--top-k", "0", "--db", str(database)).returncode == 2
+    assert database.read_bytes() == before
 
 
 def test_search_at_a_time_scores_recency_from_that_time_and_a_task_type_brings_procedures(database):

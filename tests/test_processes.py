@@ -20,7 +20,7 @@ from recuris.cli import main
 from recuris.sqlite_store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.processes
+pytestmark = [pytest.mark.processes, pytest.mark.slow]
 
 PRELUDE = f"""
 import sys, time
