@@ -83,7 +83,8 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m recuris", parents=[_shared(False)],
         description="Inspect and maintain a recuris SQLite database. Exit status: 0 done, "
         "1 the database or the input is bad, 2 the command line is bad.",
-        epilog=f"The database may also be named by the {ENVIRONMENT_DATABASE} environment variable.")
+        epilog=f"--db and --timeout may be written before or after the command; without --db, "
+        f"the {ENVIRONMENT_DATABASE} environment variable names the database.")
     commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                    help="what to do; `COMMAND --help` explains its options")
     common = [_shared(True)]
