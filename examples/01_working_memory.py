@@ -1,6 +1,7 @@
 """Rung 1: working memory alone. A fixed goal, a pinned constraint, a window, a merged summary.
 
-Run: python examples/01_working_memory.py
+Run from the repository root after the README's set-up, `python -m pip install -e ".[test]"`:
+    python examples/01_working_memory.py
 """
 
 from recuris import WorkingMemory

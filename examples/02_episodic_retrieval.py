@@ -1,6 +1,7 @@
 """Rung 2: episodic memory. A failed task is remembered as a path to avoid; a similar task finds it.
 
-Run: python examples/02_episodic_retrieval.py
+Run from the repository root after the README's set-up, `python -m pip install -e ".[test]"`:
+    python examples/02_episodic_retrieval.py
 """
 
 from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory

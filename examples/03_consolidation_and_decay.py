@@ -1,6 +1,7 @@
 """Rung 3: what moves memory. Statements seen twice become facts; unused memories fade.
 
-Run: python examples/03_consolidation_and_decay.py
+Run from the repository root after the README's set-up, `python -m pip install -e ".[test]"`:
+    python examples/03_consolidation_and_decay.py
 """
 
 from recuris import Consolidator, DecayManager, Episode, EpisodicMemory, ManualClock, SemanticMemory

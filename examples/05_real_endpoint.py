@@ -4,7 +4,8 @@ Set OPENAI_BASE_URL (e.g. http://localhost:8000/v1 for vLLM, http://localhost:11
 Ollama), RECURIS_MODEL, and OPENAI_API_KEY if the endpoint needs one. Without them, this
 explains what to set and exits 0.
 
-Run: python examples/05_real_endpoint.py
+Run from the repository root after the README's set-up, `python -m pip install -e ".[test]"`:
+    python examples/05_real_endpoint.py
 """
 
 import os

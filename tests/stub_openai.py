@@ -49,8 +49,8 @@ class StubServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        # a short poll lets `shutdown` return within 50 ms, so each test stops its server quickly
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        # a short poll lets `shutdown` return within 10 ms, so each test stops its server quickly
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
 
     def __enter__(self) -> "StubServer":
         self.thread.start()
@@ -116,7 +116,7 @@ class RawServer:
     def __init__(self, respond: Callable[["RawServer", socket.socket], None]) -> None:
         self.respond, self.requests, self.stopping = respond, 0, threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.05)
+        self.listener.settimeout(0.01)  # how often `serve` looks at `stopping`: leaving is that quick
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
         self.thread = threading.Thread(target=self.serve, daemon=True)
 

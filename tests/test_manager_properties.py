@@ -4,11 +4,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
 from recuris.text import estimate_tokens
+
+pytestmark = pytest.mark.slow  # a SQLite file reopened at every step: the full run has it
 
 users = st.sampled_from(["ana", "bob", "陈"])
 subjects = st.sampled_from(["database", "language"])

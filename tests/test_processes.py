@@ -20,7 +20,7 @@ from recuris.cli import main
 from recuris.sqlite_store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.processes
+pytestmark = [pytest.mark.processes, pytest.mark.slow]
 
 PRELUDE = f"""
 import sys, time
@@ -325,7 +325,7 @@ def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(
 
 def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, capsys):
     """S19, V2: forget-user reports an incomplete erasure as a data error, never as done."""
-    command = ["--db", str(tmp_path / "m.db"), "--timeout", "0.2", "forget-user", "ana"]
+    command = ["--db", str(tmp_path / "m.db"), "--timeout", "0.2", "forget-user", "ana", "--yes"]
     statuses = []
     forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
     assert statuses == [1] and "erasure of user 'ana' is incomplete" in capsys.readouterr().err

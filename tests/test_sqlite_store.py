@@ -152,6 +152,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
     """S9: after SIGKILL mid-write, integrity_check is ok and every committed batch is there, whole."""
     path = tmp_path / "crash.db"

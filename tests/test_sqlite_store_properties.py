@@ -3,10 +3,13 @@
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import MemoryItem, SQLiteStore
+
+pytestmark = pytest.mark.slow  # a SQLite file per example: the full run has them
 
 texts = st.text(min_size=1).filter(str.strip) | st.sampled_from(
     ["'; DROP TABLE items; --", "a\x00b", "注册\u200b✓" * 500]
