@@ -24,10 +24,11 @@ from pathlib import Path
 from .clock import DAY, ManualClock
 from .item import MemoryItem
 from .manager import MemoryManager
+from .sqlite_schema import SCHEMA, UPSERT, row_of
 from .sqlite_store import SQLiteStore
 from .memory_store import InMemoryStore
 
-__all__ = ["corpus", "against_fts5", "unrelated_items"]
+__all__ = ["corpus", "against_fts5", "unrelated_items", "single_writes"]
 
 
 def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list[str]:
@@ -42,6 +43,43 @@ def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> None:
     for offset in range(0, len(texts), batch):
         store.put([MemoryItem(id=f"i{offset + n}", user_id="u", level="episodic", content=text,
                               created_at=(offset + n) * 60.0) for n, text in enumerate(texts[offset:offset + batch])])
+
+
+def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000, first: int = 0) -> float:
+    """Insert the rows recuris would write and an FTS5 index of their text, a transaction per batch.
+
+    The items table and row mapping are recuris's own; the index is a plain FTS5 table filled
+    by rowid, as the store's version 2 did. Returns the seconds taken.
+    """
+    db.executescript(SCHEMA)
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(content)")
+    items = [MemoryItem(id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n)
+             for n, text in enumerate(texts)]
+    started = time.perf_counter()
+    for offset in range(0, len(items), batch):
+        part = items[offset:offset + batch]
+        with db:
+            db.executemany(UPSERT, [row_of(item) for item in part])
+            db.executemany("INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
+                           [(item.id,) for item in part])
+    return time.perf_counter() - started
+
+
+def single_writes(count: int = 300, seed: int = 1) -> dict:
+    """Time `MemoryManager.write`, one item a transaction, beside the same row and an FTS5 entry (ms each)."""
+    texts = corpus(count, seed)
+    with tempfile.TemporaryDirectory() as folder:
+        manager = MemoryManager(SQLiteStore(Path(folder) / "recuris.db"), clock=ManualClock(0.0))
+        started = time.perf_counter()
+        for text in texts:
+            manager.write(text, "u", level="episodic")
+        ours = time.perf_counter() - started
+        manager.store.close()
+        direct = sqlite3.connect(Path(folder) / "raw.db")
+        direct.execute("PRAGMA journal_mode = WAL")  # as recuris runs, so both pay the same commit
+        raw = sum(_raw_fill(direct, [text], batch=1, first=n) for n, text in enumerate(texts))
+        direct.close()
+    return {"write_ms": ours / count * 1000, "raw_ms": raw / count * 1000}
 
 
 def _median_ms(function, queries: list[str]) -> float:
@@ -64,9 +102,7 @@ def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
         _fill(store, texts)
         fill_s = time.perf_counter() - started
         store.close()
-        direct.execute("CREATE VIRTUAL TABLE texts USING fts5(content)")
-        direct.executemany("INSERT INTO texts (content) VALUES (?)", ((text,) for text in texts))
-        direct.commit()
+        raw_fill_s = _raw_fill(direct, texts)
         statement = "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"
         fts_ms = _median_ms(lambda q: direct.execute(statement, (" OR ".join(q.split()),)).fetchall(), asked)
         # The first recall runs in a manager that has never seen the user, on a fresh connection.
@@ -79,7 +115,7 @@ def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
         used_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10), asked[:10])
         manager.store.close()
         direct.close()
-    return {"fill_items_per_s": size / fill_s, "fts5_ms": fts_ms, "first_ms": first_ms, "warm_ms": warm_ms,
+    return {"fill_items_per_s": size / fill_s, "raw_fill_items_per_s": size / raw_fill_s, "fts5_ms": fts_ms, "first_ms": first_ms, "warm_ms": warm_ms,
             "counted_ms": used_ms, "peak_mb": peak_mb}
 
 

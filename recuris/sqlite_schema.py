@@ -20,7 +20,7 @@ from .item import MemoryItem
 from .scoring import analyze
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex",
-           "migrate_from_2", "chunks", "iterate_statement"]
+           "migrate_from_2", "chunks", "iterate_statement", "reserve"]
 
 SCHEMA_VERSION = 3
 MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their items are all still here
@@ -150,3 +150,11 @@ def iterate_statement(by_level: bool) -> str:
     level = "AND level = ? " if by_level else ""
     return (f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
             "ORDER BY rowid LIMIT ?")
+
+
+def reserve(db: sqlite3.Connection, prefix: str, count: int) -> tuple[int, int]:
+    """Reserve the next `count` id numbers of a prefix in the counters table; return the first and last."""
+    row = db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone()
+    last = row[0] if row else 0
+    db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + count))
+    return last + 1, last + count

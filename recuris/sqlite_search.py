@@ -16,10 +16,11 @@ Invariants:
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .item import MemoryItem
+from .records import AuditRecord
 from .bm25 import bm25_idf
 from .sqlite_schema import SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of, iterate_statement
 
-__all__ = ["matching", "search", "adjacent", "iterate"]
+__all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 
 Run = Callable[..., list[tuple]]
 
@@ -108,3 +109,12 @@ def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Itera
     while rows := run(statement, (user_id, *levels, last, batch_size)):
         last = rows[-1][-1]
         yield [item_of(row[:-1]) for row in rows]
+
+
+def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
+    """Return the audit records of a user and/or an item, oldest first, each filter a plain condition (S23)."""
+    given = [(column, value) for column, value in (("user_id", user_id), ("item_id", item_id)) if value is not None]
+    where = f"WHERE {' AND '.join(f'{column} = ?' for column, _ in given)} " if given else ""
+    rows = run(f"SELECT item_id, operation, reason, at, weight, user_id FROM audit {where}ORDER BY seq",
+               tuple(value for _, value in given))
+    return [AuditRecord(*row) for row in rows]

@@ -36,7 +36,9 @@ from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of, row_of
 from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
 
-__all__ = ["SQLiteStore", "SCHEMA_VERSION"]
+__all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
+
+ID_BLOCK = 64  # ids reserved per transaction: a process wastes at most this many numbers
 
 
 class SQLiteStore(SQLiteErasure):
@@ -59,6 +61,7 @@ class SQLiteStore(SQLiteErasure):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
         self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
+        self._reserved: dict[str, tuple[int, int] | None] = {}  # per id prefix: numbers left to hand out
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
 
@@ -164,15 +167,15 @@ class SQLiteStore(SQLiteErasure):
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
 
     def new_id(self, prefix: str) -> str:
-        def take(db: sqlite3.Connection) -> str:
-            row = db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone()
-            number = (row[0] if row else 0) + 1
-            while db.execute("SELECT 1 FROM items WHERE id = ?", (f"{prefix}-{number}",)).fetchone():
-                number += 1
-            db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, number))
-            return f"{prefix}-{number}"
-
-        return self._transaction(take)
+        # Numbers are reserved a block at a time (one transaction per ID_BLOCK ids), so that a
+        # manager's write commits once, with its item and audit (S14); another process reserves
+        # its own block, so ids stay unique across processes (S8). An id a caller chose is skipped.
+        with self._lock:
+            while True:
+                start, end = self._reserved.get(prefix) or self._transaction(lambda db: schema.reserve(db, prefix, ID_BLOCK))
+                self._reserved[prefix] = (start + 1, end) if start < end else None
+                if not self._run("SELECT 1 FROM items WHERE id = ?", (f"{prefix}-{start}",)):
+                    return f"{prefix}-{start}"
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
@@ -190,12 +193,7 @@ class SQLiteStore(SQLiteErasure):
         self._transaction(count)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
-        rows = self._run(
-            "SELECT item_id, operation, reason, at, weight, user_id FROM audit "
-            "WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR item_id = ?) ORDER BY seq",
-            (user_id, user_id, item_id, item_id),
-        )
-        return [AuditRecord(*row) for row in rows]
+        return sqlite_search.audit(self._run, user_id, item_id)
 
     def integrity(self) -> str:
         """Return SQLite's `PRAGMA integrity_check` verdict ("ok" when intact)."""

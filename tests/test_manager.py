@@ -320,3 +320,16 @@ def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_bac
     assert [fact.value for fact in manager.layers("ana").semantic.current()] == ["PostgreSQL"]
     valid = [item.content for item in inner.list("ana", "semantic") if item.is_valid]
     assert valid == ["database: PostgreSQL"]
+
+
+def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
+    """S14: a manager's write is one transaction on SQLite: its item and its audit record, nothing else."""
+    store = SQLiteStore(tmp_path / "m.db")
+    manager = MemoryManager(store, clock=ManualClock(0))
+    manager.write("warm up the user's layers", "ana", level="episodic")
+    statements = []
+    store._db.set_trace_callback(statements.append)
+    item = manager.write("deploy failed on step 3", "ana", level="episodic")
+    store._db.set_trace_callback(None)
+    assert [s for s in statements if s.startswith("COMMIT")] == ["COMMIT"]
+    assert [r.operation for r in manager.history("ana", item.id)] == ["write"]
