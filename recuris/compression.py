@@ -1,7 +1,7 @@
 """Compression: fold the steps that leave the window into one bounded, structured summary.
 
 Document 000 §3.1 turns old steps into a structured summary ("done: a -> b; current
-phase: c"); document 002 §2 says how to keep it bounded: every time, merge the previous
+phase: c"); document 002 §3.1 says how to keep it bounded: every time, merge the previous
 summary with the new overflow and compress the result again. The prototype of document
 000 instead replaced the summary with the latest batch, so history older than one window
 vanished. `StructuredSummarizer` is the deterministic default; any callable

@@ -1,6 +1,6 @@
 """Memory items: the one record every layer is stored as.
 
-Document 001 §2 defines a `MemoryItem` (id, type, content, task, time, metadata, access
+Document 001 §1 defines a `MemoryItem` (id, type, content, task, time, metadata, access
 count, importance) kept in one store for all tiers; document 002 §3 adds the metadata to
 filter on (user, time, source, tags) and document 003 §4.1 the confidence of a write.
 Graphiti's bitemporal facts suggest the validity fields: an item is never rewritten to

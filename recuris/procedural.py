@@ -1,6 +1,6 @@
 """Procedural memory: how to do a kind of task, recalled when its trigger matches.
 
-Document 002 §1 separates procedural memory ("how to do it") from facts; document 003
+Document 002 §2 separates procedural memory ("how to do it") from facts; document 003
 §3.4 and §4.4 store procedures as workflows or templates that change slowly and load
 only when the task matches their trigger. A procedure here is a name, ordered steps and
 its triggers: task types and keywords.

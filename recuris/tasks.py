@@ -1,6 +1,6 @@
 """Tasks: the life of one task inside the manager, from goal to settled episode.
 
-Document 001 §4 gives its manager a task lifecycle: `start_task` writes the goal into
+Document 001 §6 gives its manager a task lifecycle: `start_task` writes the goal into
 working memory, `record_step` adds each step, `finish_task` settles the task as an episode
 and asks an LLM to extract reusable knowledge, and `get_llm_context` assembles what the
 model should see. The same document warns that extraction output may be malformed; here a

@@ -87,3 +87,12 @@ def test_readme_module_map_names_every_module():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     modules = {p.name for p in (ROOT / "recuris").glob("[!_]*.py")}
     assert [name for name in sorted(modules) if f"`{name}`" not in readme] == []
+
+
+def test_every_chapter_links_its_documents_to_the_page_that_tells_them():
+    """Each chapter's opening names the sections it implements as links to anchors of docs/documents.md."""
+    anchors = set(re.findall(r'id="([^"]+)"', (ROOT / "docs" / "documents.md").read_text(encoding="utf-8")))
+    for path in [p for p in CHAPTERS if chapter_module(p)]:
+        opening = re.search(r"^Module: .*?(?=\n\n)", path.read_text(encoding="utf-8"), re.S | re.M).group(0)
+        links = re.findall(r"\(documents\.md#([^)]+)\)", opening)
+        assert links and set(links) <= anchors, path.name
