@@ -111,7 +111,9 @@ class QueuedReads:
     def _replica(self, user_id: str, level: str | None = None) -> InMemoryStore | None:
         # Ranking and neighbours depend on all of the user's items: with writes of theirs queued,
         # they are computed on a copy of what the store will hold once the queue is written.
-        if not any(self._view(user_id)):
+        # Queued access counts change neither, so they cost no copy (the results are overlaid).
+        fresh, gone, _ = self._view(user_id)
+        if not fresh and not gone:
             return None
         replica = InMemoryStore(getattr(self.inner, "k1", STORE_K1), getattr(self.inner, "b", STORE_B))
         replica.put(self.list(user_id, level))
@@ -120,7 +122,13 @@ class QueuedReads:
     def search(self, user_id: str, level: str, terms: Sequence[str],
                limit: int) -> list[tuple[MemoryItem, float]]:
         replica = self._replica(user_id, level) if self._pending else None
-        return (self.inner if replica is None else replica).search(user_id, level, terms, limit)
+        if replica is not None:
+            return replica.search(user_id, level, terms, limit)
+        found = self.inner.search(user_id, level, terms, limit)
+        if not self._pending:
+            return found
+        current = {item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)}
+        return [(current[item.id], score) for item, score in found]
 
     def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
         replica = self._replica(user_id) if self._pending else None

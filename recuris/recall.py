@@ -78,7 +78,7 @@ class RecallPolicy:
         if isinstance(self.candidate_pool, bool) or not isinstance(self.candidate_pool, int) or self.candidate_pool < 1:
             raise ValueError(f"candidate_pool must be an int >= 1, got {self.candidate_pool!r}")
         if not 0 <= self.neighbour_weight <= 1:
-            raise ValueError(f"Q4: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
+            raise ValueError(f"Q12: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
 
 
 @dataclass(frozen=True)

@@ -39,10 +39,18 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
     return [" ".join(rng.choices(vocabulary, weights, k=words)) for _ in range(size)]
 
 
-def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> None:
-    for offset in range(0, len(texts), batch):
-        store.put([MemoryItem(id=f"i{offset + n}", user_id="u", level="episodic", content=text,
-                              created_at=(offset + n) * 60.0) for n, text in enumerate(texts[offset:offset + batch])])
+def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
+    return [MemoryItem(id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n)
+            for n, text in enumerate(texts)]
+
+
+def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
+    """Put the texts' items in batches; return the seconds the puts took (the items are built first)."""
+    items = _items(texts)
+    started = time.perf_counter()
+    for offset in range(0, len(items), batch):
+        store.put(items[offset:offset + batch])
+    return time.perf_counter() - started
 
 
 def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000, first: int = 0) -> float:
@@ -53,8 +61,7 @@ def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000, fir
     """
     db.executescript(SCHEMA)
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(content)")
-    items = [MemoryItem(id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n)
-             for n, text in enumerate(texts)]
+    items = _items(texts, first)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
         part = items[offset:offset + batch]
@@ -98,9 +105,7 @@ def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         path, direct = Path(folder) / "recuris.db", sqlite3.connect(Path(folder) / "fts.db")
         store = SQLiteStore(path)
-        started = time.perf_counter()
-        _fill(store, texts)
-        fill_s = time.perf_counter() - started
+        fill_s = _fill(store, texts)
         store.close()
         raw_fill_s = _raw_fill(direct, texts)
         statement = "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"

@@ -37,15 +37,17 @@ AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND ro
 def search_statement(terms: int) -> str:
     """Return the BM25 query over `terms` query terms, scored and cut in SQL (S21).
 
-    Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b,
-    b / average length, the scope and the limit.
+    Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b, b, the
+    average length, the scope and the limit. Each term's weight is written as `BM25Index`
+    computes it, and the sum is rounded to 9 decimals before it orders and cuts, as the
+    in-memory store does, so that the two stores rank alike (S21).
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
-    k1_plus_one, k1, flat, slope, scope, limit = (f"?{2 * terms + n}" for n in range(1, 7))
+    k1_plus_one, k1, flat, b, average, scope, limit = (f"?{2 * terms + n}" for n in range(1, 8))
     return (
         f"WITH query (term, idf) AS (VALUES {values}) "
-        f"SELECT postings.item, SUM(query.idf * postings.frequency * {k1_plus_one} / "
-        f"(postings.frequency + {k1} * ({flat} + {slope} * postings.length))) AS score "
+        f"SELECT postings.item, ROUND(SUM(query.idf * postings.frequency * {k1_plus_one} / "
+        f"(postings.frequency + {k1} * ({flat} + {b} * postings.length / {average}))), 9) AS score "
         f"FROM query JOIN postings ON postings.scope = {scope} AND postings.term = query.term "
         f"GROUP BY postings.item ORDER BY score DESC, postings.item DESC LIMIT {limit}"
     )
@@ -77,8 +79,8 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     if not weighted:
         return []
     average = max(length / documents, 1e-9)
-    parameters = (*(value for pair in weighted for value in pair),
-                  k1 + 1, k1, 1 - b, b / average, scope_id, limit)
+    parameters = (*(value for pair in weighted for value in pair), k1 + 1, k1, 1 - b, b, average, scope_id,
+                  max(0, limit))
     scores = run(search_statement(len(weighted)), parameters)
     marks = ", ".join("?" * len(scores))
     rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({marks}) AND user_id = ?", (*(r for r, _ in scores), user_id))

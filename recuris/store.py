@@ -23,8 +23,9 @@ Invariants:
     S13 `matching` returns exactly the items `list` would return whose analysed terms
         (`scoring.analyze`) share one with the query's terms, in the same order.
     S21 `search` returns the `limit` items of one user and level with the highest Okapi BM25
-        score for the query's terms (statistics of that user and level alone), best first,
-        ties to the later-written item; every store returns the same items and scores.
+        score for the query's terms (statistics of that user and level alone, the score
+        rounded to 9 decimals), best first, ties to the later-written item; every store
+        returns the same items and scores.
     S22 `adjacent` gives each item's previous and next item in write order among the
         user's items of the same level and task (None at either end).
     S26 `record_access` changes only an item's access count and last access: never its

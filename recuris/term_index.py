@@ -76,9 +76,10 @@ class TermIndex:
         scope = self._scopes.get((user_id, level))
         if scope is None:
             return []
-        scored = list(scope.accumulate(terms).items())
+        # Rounded before ordering and cutting, as SQLite's search rounds its sum (S21).
+        scored = [(key, round(score, 9)) for key, score in scope.accumulate(terms).items()]
         scored.sort(key=lambda pair: (-pair[1], -self.position[pair[0]]))
-        return scored[:limit]
+        return scored[:max(0, limit)]
 
     def adjacent(self, item: MemoryItem) -> tuple[str | None, str | None]:
         """Return the ids written just before and just after the item in its thread."""

@@ -15,7 +15,7 @@ def store():
 
 
 STATEMENTS = [
-    (search_statement(2), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.1, 1, 10)),
+    (search_statement(2), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10)),
     (DOCUMENT_FREQUENCY.format("?, ?"), (1, "deploy", "region")),
     (MATCHING.format("?"), (1, "deploy")),
     (BEFORE, ("ana", "episodic", "t", 5)),
