@@ -96,3 +96,19 @@ def test_every_chapter_links_its_documents_to_the_page_that_tells_them():
         opening = re.search(r"^Module: .*?(?=\n\n)", path.read_text(encoding="utf-8"), re.S | re.M).group(0)
         links = re.findall(r"\(documents\.md#([^)]+)\)", opening)
         assert links and set(links) <= anchors, path.name
+
+
+def test_the_chapter_table_lists_every_invariant_of_each_module():
+    """docs/README.md's table names, for each module, every invariant its docstring declares."""
+    table = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for row in re.findall(r"^\| \[.*?\]\(.*?\) \| `recuris/(\w+)\.py` \| (.*?) \|$", table, re.M):
+        module, listed = row
+        named = set()
+        for part in listed.split(","):
+            ids = re.findall(r"([A-Z])(\d+)", part)
+            if "-" in part and len(ids) == 2:
+                named |= {f"{ids[0][0]}{n}" for n in range(int(ids[0][1]), int(ids[1][1]) + 1)}
+            else:
+                named |= {f"{letter}{number}" for letter, number in ids}
+        declared = set(INVARIANT.findall(importlib.import_module(f"recuris.{module}").__doc__ or ""))
+        assert declared <= named, (module, sorted(declared - named))
