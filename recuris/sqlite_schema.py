@@ -20,7 +20,7 @@ from .item import MemoryItem
 from .scoring import analyze
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex",
-           "migrate_from_2", "chunks", "iterate_statement", "reserve"]
+           "migrate_from_2", "chunks", "iterate_statement", "reserve", "stored"]
 
 SCHEMA_VERSION = 3
 MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their items are all still here
@@ -142,7 +142,11 @@ def migrate_from_2(db: sqlite3.Connection) -> None:
     db.execute("DROP INDEX IF EXISTS items_user_level")
     db.execute("DELETE FROM postings")  # built from scratch, so a repeated migration is harmless
     db.execute("DELETE FROM scopes")
-    reindex(db, [], db.execute("SELECT user_id, level, content, rowid FROM items").fetchall())
+    last = 0
+    while rows := db.execute("SELECT user_id, level, content, rowid FROM items WHERE rowid > ? "
+                             "ORDER BY rowid LIMIT 10000", (last,)).fetchall():
+        reindex(db, [], rows)  # a page at a time, so a large file is never held whole
+        last = rows[-1][3]
 
 
 def iterate_statement(by_level: bool) -> str:
@@ -159,3 +163,12 @@ def reserve(db: sqlite3.Connection, prefix: str, count: int) -> tuple[int, int]:
     last = row[0] if row else 0
     db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + count))
     return last + 1, last + count
+
+
+def stored(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple]:
+    """Return (user, level, content, task, rowid) of each stored id, read in chunks."""
+    found = {}
+    for part in chunks(list(dict.fromkeys(ids))):
+        marks = ", ".join("?" * len(part))
+        found.update((row[0], row[1:]) for row in db.execute(f"{STORED} WHERE id IN ({marks})", part))
+    return found

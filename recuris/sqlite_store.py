@@ -114,12 +114,11 @@ class SQLiteStore(SQLiteErasure):
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
             refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-            self._delete_rows(db, "id = ? AND user_id = ?", doomed)
-            stored = {}
-            for ids in schema.chunks(list({item.id for item in batch})):
-                marks = ", ".join("?" * len(ids))
-                stored.update((row[0], row[1:]) for row in db.execute(f"{schema.STORED} WHERE id IN ({marks})", ids))
+            stored = schema.stored(db, [item.id for item in batch])  # owners before the deletions, as the model checks (S7)
             check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
+            if doomed:
+                self._delete_rows(db, "id = ? AND user_id = ?", doomed)
+                stored = schema.stored(db, [item.id for item in batch])
             # The term index follows every write in the same transaction (S12). Only an item
             # whose text, level or task changed needs new postings: a recall rewrites access
             # counts, not content. An id written twice in one batch counts once, as its last.

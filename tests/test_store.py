@@ -170,3 +170,11 @@ def test_delete_removes_only_the_named_items_of_the_user_and_counts_them(store):
     store.put([item("i1"), item("i2"), item("i3", user="bob")])
     assert store.delete("ana", ["i1", "i1", "i3", "missing"]) == 1
     assert [i.id for i in store.list("ana")] == ["i2"] and store.get("bob", "i3") is not None
+
+
+def test_a_put_that_deletes_another_users_item_cannot_take_its_id(store):
+    """S7: putting an id another user owns is refused, even when the same put deletes that item first."""
+    store.put([item("x", user="bob")])
+    with pytest.raises(ValueError, match="S7"):
+        store.put([item("x")], delete=[item("x", user="bob")])
+    assert store.get("bob", "x") is not None and store.get("ana", "x") is None
