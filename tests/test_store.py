@@ -6,10 +6,12 @@ from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
 from recuris.records import AuditRecord
 from recuris.store import Access
 
+from factories import store_factories
 
-@pytest.fixture(params=["memory", "sqlite"])
+
+@pytest.fixture(params=list(store_factories()))
 def store(request, tmp_path):
-    store = InMemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "store.db")
+    store = store_factories()[request.param](tmp_path)  # a fork adds its own (tests/factories.py)
     yield store
     store.close()
 

@@ -6,16 +6,20 @@ statistics, disagrees with it.
 """
 
 import math
+import tempfile
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from recuris import InMemoryStore, MemoryItem, SQLiteStore
+from recuris import MemoryItem
 from recuris.scoring import analyze
 from recuris.store import STORE_B, STORE_K1
+
+from factories import store_factories
 
 pytestmark = pytest.mark.slow  # the longest state machine: the full run has it
 
@@ -55,7 +59,8 @@ def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
 class StoresAgainstAList(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
-        self.stores = [InMemoryStore(), SQLiteStore(":memory:")]
+        # Every store the suite knows, a fork's included (tests/factories.py), each in a fresh folder.
+        self.stores = [make(Path(tempfile.mkdtemp())) for make in store_factories().values()]
         self.model: dict[str, MemoryItem] = {}  # insertion order is write order; a delete forgets it
         self.next_id = 0
 
