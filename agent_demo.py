@@ -24,11 +24,11 @@ from recuris import (
     WorkingMemory,
     estimate_tokens,
 )
-from recuris.clock import DAY
-from recuris.llm_http import OpenAICompatibleChat
-from recuris.mock_environment import MockEnvironment
-from recuris.mock_llm import PromptFollowingLLM, ReflectingLLM
-from recuris.reflection import ReflectionCallback
+from recuris.core.clock import DAY
+from recuris.llm.llm_http import OpenAICompatibleChat
+from recuris.bench.mock_environment import MockEnvironment
+from recuris.core.mock_llm import PromptFollowingLLM, ReflectingLLM
+from recuris.evolution.reflection import ReflectionCallback
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 

@@ -22,7 +22,7 @@ import bm25s
 import numpy
 import rank_bm25
 
-from recuris.bm25 import BM25Index
+from recuris.retrieval.bm25 import BM25Index
 
 VOCABULARY, K1, B, TOP = 50_000, 1.2, 0.75, 10
 

@@ -5,8 +5,8 @@ Run from the repository root after the README's set-up, `python -m pip install -
 """
 
 from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
-from recuris.mock_environment import MockEnvironment
-from recuris.mock_llm import PromptFollowingLLM
+from recuris.bench.mock_environment import MockEnvironment
+from recuris.core.mock_llm import PromptFollowingLLM
 
 plan = ["open signup page", "fill email", "submit | solve captcha then submit"]
 site = {"submit": "error: captcha required"}

@@ -5,7 +5,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 """
 
 from recuris import Consolidator, DecayManager, Episode, EpisodicMemory, ManualClock, SemanticMemory
-from recuris.clock import DAY
+from recuris.core.clock import DAY
 
 clock = ManualClock(0)
 facts = SemanticMemory(clock=clock)

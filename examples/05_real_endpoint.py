@@ -11,8 +11,8 @@ Run from the repository root after the README's set-up, `python -m pip install -
 import os
 
 from recuris import EpisodicMemory, RecurisAgent, WorkingMemory
-from recuris.llm_http import LLMError, OpenAICompatibleChat
-from recuris.mock_environment import MockEnvironment
+from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
+from recuris.bench.mock_environment import MockEnvironment
 
 if not (os.environ.get("OPENAI_BASE_URL") and os.environ.get("RECURIS_MODEL")):
     print("No endpoint configured. Set OPENAI_BASE_URL and RECURIS_MODEL (and OPENAI_API_KEY if")

@@ -5,27 +5,27 @@ working memory and compression, episodic, semantic, consolidation, procedural, d
 storage, the manager that routes and recalls across layers, and the agent loop on top.
 """
 
-from .active_recall import ActiveRecall, search_memory_tool
-from .agent import RecurisAgent
-from .clock import ManualClock
-from .compression import StructuredSummarizer
-from .consolidation import Conflict, Consolidator
-from .decay import DecayManager, DecayReport
-from .episodic import EpisodicMemory
-from .item import MemoryItem
-from .manager import MemoryManager
-from .procedural import ProceduralMemory, Procedure
-from .recall import RecallPolicy, RecallResult, Weights
-from .records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Step
-from .reflection import ReflectionCallback
-from .scoring import BM25Scorer, CosineScorer, JaccardScorer
-from .semantic import SemanticMemory
-from .sqlite_erasure import ErasureIncompleteError
-from .sqlite_store import SQLiteStore
-from .memory_store import InMemoryStore
-from .store import ForgottenUserError, StoreError
-from .text import estimate_tokens, jaccard, tokenize
-from .working import WorkingMemory
+from .manager.active_recall import ActiveRecall, search_memory_tool
+from .core.agent import RecurisAgent
+from .core.clock import ManualClock
+from .core.compression import StructuredSummarizer
+from .core.consolidation import Conflict, Consolidator
+from .core.decay import DecayManager, DecayReport
+from .core.episodic import EpisodicMemory
+from .storage.item import MemoryItem
+from .manager.manager import MemoryManager
+from .evolution.procedural import ProceduralMemory, Procedure
+from .retrieval.recall import RecallPolicy, RecallResult, Weights
+from .core.records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Step
+from .evolution.reflection import ReflectionCallback
+from .retrieval.scoring import BM25Scorer, CosineScorer, JaccardScorer
+from .core.semantic import SemanticMemory
+from .storage.sqlite_erasure import ErasureIncompleteError
+from .storage.sqlite_store import SQLiteStore
+from .storage.memory_store import InMemoryStore
+from .storage.store import ForgottenUserError, StoreError
+from .core.text import estimate_tokens, jaccard, tokenize
+from .core.working import WorkingMemory
 
 __all__ = [
     "WorkingMemory",

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from recuris.mock_llm import PromptFollowingLLM
-from recuris.text import tokenize
+from recuris.core.mock_llm import PromptFollowingLLM
+from recuris.core.text import tokenize
 
 
 def hash_vector(text: str, size: int = 64) -> list[float]:

@@ -7,17 +7,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "docs").glob("*.md"))
-INVARIANT = re.compile(r"^\s+([A-Z]\d+)\s", re.MULTILINE)
+from layout import CHAPTERS, INVARIANT, MODULES, ROOT, chapter_modules
+
+MODULE_CHAPTERS = [p for p in CHAPTERS if chapter_modules(p)]
 
 
-def chapter_module(path: Path) -> str | None:
-    match = re.search(r"^Module: `recuris/(\w+)\.py`", path.read_text(encoding="utf-8"), re.MULTILINE)
-    return match and match.group(1)
+def declared(module: str) -> list[str]:
+    return INVARIANT.findall(importlib.import_module(f"recuris.{module}").__doc__ or "")
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: str(p.relative_to(ROOT / "docs")))
 def test_examples_in_the_docs_run_as_written(path):
     """Every >>> example in docs/ produces the output the chapter shows."""
     result = doctest.testfile(
@@ -30,25 +29,27 @@ def test_examples_in_the_docs_run_as_written(path):
 
 
 def test_every_module_has_a_chapter():
-    """One chapter per module of recuris."""
-    modules = {p.stem for p in (ROOT / "recuris").glob("*.py")} - {"__init__", "__main__"}
-    assert modules == {chapter_module(p) for p in CHAPTERS} - {None}
+    """Each module of recuris is told by a chapter in the docs folder of its part."""
+    told = [module for path in MODULE_CHAPTERS for module in chapter_modules(path)]
+    assert sorted(told) == sorted(MODULES)
+    for path in MODULE_CHAPTERS:
+        assert {module.split(".")[0] for module in chapter_modules(path)} == {path.parent.name}, path
 
 
-@pytest.mark.parametrize("path", [p for p in CHAPTERS if chapter_module(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULE_CHAPTERS, ids=lambda p: p.name)
 def test_chapter_names_every_invariant_of_its_module(path):
-    """A chapter states each invariant its module declares, by number."""
-    declared = INVARIANT.findall(importlib.import_module(f"recuris.{chapter_module(path)}").__doc__)
+    """A chapter states each invariant its modules declare, by number."""
     text = path.read_text(encoding="utf-8")
-    assert declared and [i for i in declared if f"**{i}**" not in text] == []
+    for module in chapter_modules(path):
+        assert declared(module) and [i for i in declared(module) if f"**{i}**" not in text] == []
 
 
-def test_invariant_ids_are_unique_across_modules():
-    """An invariant id such as W3 means one thing in the whole project."""
-    seen = {}
-    for path in sorted((ROOT / "recuris").glob("[!_]*.py")):
-        for invariant in INVARIANT.findall(importlib.import_module(f"recuris.{path.stem}").__doc__ or ""):
-            assert seen.setdefault(invariant, path.stem) == path.stem, invariant
+def test_each_module_has_its_own_invariant_prefix():
+    """An invariant prefix (the letters of W3) belongs to one module: an id means one thing."""
+    owner = {}
+    for module in MODULES:
+        for prefix in {re.match(r"[A-Z]+", invariant).group(0) for invariant in declared(module)}:
+            assert owner.setdefault(prefix, module) == module, (prefix, owner[prefix], module)
 
 
 def test_readme_excerpt_is_real_demo_output():
@@ -65,7 +66,7 @@ def python_blocks():
         for number, block in enumerate(
             re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
         ):
-            yield pytest.param(block, id=f"{path.name}-{number}")
+            yield pytest.param(block, id=f"{path.relative_to(ROOT / 'docs')}-{number}")
 
 
 @pytest.mark.parametrize("block", list(python_blocks()))
@@ -74,7 +75,7 @@ def test_python_blocks_in_the_docs_run(block):
     exec(compile(block, "<docs>", "exec"), {})
 
 
-@pytest.mark.parametrize("path", [p for p in CHAPTERS if chapter_module(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULE_CHAPTERS, ids=lambda p: p.name)
 def test_each_chapter_states_design_invariants_defects_and_trade_offs(path):
     """A module's chapter has the four parts the style asks for."""
     text = path.read_text(encoding="utf-8")
@@ -85,30 +86,29 @@ def test_each_chapter_states_design_invariants_defects_and_trade_offs(path):
 def test_readme_module_map_names_every_module():
     """The README's module map lists each module of recuris, so a reader sees the whole design."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    modules = {p.name for p in (ROOT / "recuris").glob("[!_]*.py")}
-    assert [name for name in sorted(modules) if f"`{name}`" not in readme] == []
+    assert [name for name in MODULES if f"`{MODULES[name].name}`" not in readme] == []
 
 
 def test_every_chapter_links_its_documents_to_the_page_that_tells_them():
     """Each chapter's opening names the sections it implements as links to anchors of docs/documents.md."""
     anchors = set(re.findall(r'id="([^"]+)"', (ROOT / "docs" / "documents.md").read_text(encoding="utf-8")))
-    for path in [p for p in CHAPTERS if chapter_module(p)]:
-        opening = re.search(r"^Module: .*?(?=\n\n)", path.read_text(encoding="utf-8"), re.S | re.M).group(0)
-        links = re.findall(r"\(documents\.md#([^)]+)\)", opening)
+    for path in MODULE_CHAPTERS:
+        opening = re.search(r"^Modules?: .*?(?=\n\n)", path.read_text(encoding="utf-8"), re.S | re.M).group(0)
+        links = re.findall(r"\(\.\./documents\.md#([^)]+)\)", opening)
         assert links and set(links) <= anchors, path.name
 
 
 def test_the_chapter_table_lists_every_invariant_of_each_module():
     """docs/README.md's table names, for each module, every invariant its docstring declares."""
     table = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
-    for row in re.findall(r"^\| \[.*?\]\(.*?\) \| `recuris/(\w+)\.py` \| (.*?) \|$", table, re.M):
-        module, listed = row
+    rows = re.findall(r"^\| \[.*?\]\(.*?\) \| `recuris/(\w+)/(\w+)\.py` \| (.*?) \|$", table, re.M)
+    assert sorted(f"{group}.{module}" for group, module, _ in rows) == sorted(MODULES)
+    for group, module, listed in rows:
         named = set()
         for part in listed.split(","):
-            ids = re.findall(r"([A-Z])(\d+)", part)
+            ids = re.findall(r"([A-Z]+)(\d+)", part)
             if "-" in part and len(ids) == 2:
                 named |= {f"{ids[0][0]}{n}" for n in range(int(ids[0][1]), int(ids[1][1]) + 1)}
             else:
                 named |= {f"{letter}{number}" for letter, number in ids}
-        declared = set(INVARIANT.findall(importlib.import_module(f"recuris.{module}").__doc__ or ""))
-        assert declared <= named, (module, sorted(declared - named))
+        assert set(declared(f"{group}.{module}")) <= named, (module, sorted(set(declared(f"{group}.{module}")) - named))

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from recuris import ErasureIncompleteError, MemoryManager, SQLiteStore
-from recuris.cli import main
-from recuris.sqlite_store import SCHEMA_VERSION
+from recuris.manager.cli import main
+from recuris.storage.sqlite_store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.processes, pytest.mark.slow]
@@ -164,7 +164,7 @@ import os, sqlite3, sys, time
 from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
 from recuris import MemoryManager, SQLiteStore
-from recuris.sqlite_store import SCHEMA_VERSION
+from recuris.storage.sqlite_store import SCHEMA_VERSION
 
 arrivals, creators = Path(sys.argv[2]), int(sys.argv[3])
 connect = sqlite3.connect

@@ -1,0 +1,8 @@
+"""Run the benchmarks: `python -m recuris.bench locomo PATH...` or `python -m recuris.bench speed`."""
+
+import sys
+
+from .command import main
+
+if __name__ == "__main__":
+    sys.exit(main())

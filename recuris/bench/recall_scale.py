@@ -1,0 +1,136 @@
+"""Recall at scale: the manager's recall beside a direct FTS5 query on the same rows, in one run.
+
+Document 004 quotes MemoryBank: past 200 items the median retrieval rose from 120 ms to
+410 ms, and document 003 §7 wants a slow recall never to stall the agent. What a user runs
+is `MemoryManager.recall`, so that is what is timed here, on `SQLiteStore` filled with
+batched `put`, beside the fastest thing SQLite itself offers for the same question: one
+FTS5 `bm25()` query with `LIMIT`, on a table holding the same texts. A second measure puts
+items that share no term with the queries into the in-memory store and checks that recall
+does not notice them. `bench.py` prints the rows.
+
+Invariants:
+    Q13 every timing is a median over the same queries for both sides, measured in one run
+        on the same rows; the queries are drawn from the corpus's own distribution.
+"""
+
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from ..core.clock import DAY, ManualClock
+from ..storage.item import MemoryItem
+from ..manager.manager import MemoryManager
+from ..storage.sqlite_schema import SCHEMA, UPSERT, row_of
+from ..storage.sqlite_store import SQLiteStore
+from ..storage.memory_store import InMemoryStore
+
+__all__ = ["corpus", "against_fts5", "unrelated_items", "single_writes"]
+
+
+def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list[str]:
+    """Return `size` texts of `words` words from a Zipf-like vocabulary of 20,000 words."""
+    rng = random.Random(seed)
+    vocabulary = [f"{prefix}{rank}" for rank in range(1, 20_001)]
+    weights = [1 / rank for rank in range(1, 20_001)]
+    return [" ".join(rng.choices(vocabulary, weights, k=words)) for _ in range(size)]
+
+
+def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
+    return [MemoryItem(id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n)
+            for n, text in enumerate(texts)]
+
+
+def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
+    """Put the texts' items in batches; return the seconds the puts took (the items are built first)."""
+    items = _items(texts)
+    started = time.perf_counter()
+    for offset in range(0, len(items), batch):
+        store.put(items[offset:offset + batch])
+    return time.perf_counter() - started
+
+
+def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000, first: int = 0) -> float:
+    """Insert the rows recuris would write and an FTS5 index of their text, a transaction per batch.
+
+    The items table and row mapping are recuris's own; the index is a plain FTS5 table filled
+    by rowid, as the store's version 2 did. Returns the seconds taken.
+    """
+    db.executescript(SCHEMA)
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(content)")
+    items = _items(texts, first)
+    started = time.perf_counter()
+    for offset in range(0, len(items), batch):
+        part = items[offset:offset + batch]
+        with db:
+            db.executemany(UPSERT, [row_of(item) for item in part])
+            db.executemany("INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
+                           [(item.id,) for item in part])
+    return time.perf_counter() - started
+
+
+def single_writes(count: int = 300, seed: int = 1) -> dict:
+    """Time `MemoryManager.write`, one item a transaction, beside the same row and an FTS5 entry (ms each)."""
+    texts = corpus(count, seed)
+    with tempfile.TemporaryDirectory() as folder:
+        manager = MemoryManager(SQLiteStore(Path(folder) / "recuris.db"), clock=ManualClock(0.0))
+        started = time.perf_counter()
+        for text in texts:
+            manager.write(text, "u", level="episodic")
+        ours = time.perf_counter() - started
+        manager.store.close()
+        direct = sqlite3.connect(Path(folder) / "raw.db")
+        direct.execute("PRAGMA journal_mode = WAL")  # as recuris runs, so both pay the same commit
+        raw = sum(_raw_fill(direct, [text], batch=1, first=n) for n, text in enumerate(texts))
+        direct.close()
+    return {"write_ms": ours / count * 1000, "raw_ms": raw / count * 1000}
+
+
+def _median_ms(function, queries: list[str]) -> float:
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        function(query)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
+    """Time recall (first and warm) and a direct FTS5 query at `size` items; trace recall's memory."""
+    texts, rng = corpus(size, seed), random.Random(seed + 1)
+    asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts, queries)]
+    with tempfile.TemporaryDirectory() as folder:
+        path, direct = Path(folder) / "recuris.db", sqlite3.connect(Path(folder) / "fts.db")
+        store = SQLiteStore(path)
+        fill_s = _fill(store, texts)
+        store.close()
+        raw_fill_s = _raw_fill(direct, texts)
+        statement = "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"
+        fts_ms = _median_ms(lambda q: direct.execute(statement, (" OR ".join(q.split()),)).fetchall(), asked)
+        # The first recall runs in a manager that has never seen the user, on a fresh connection.
+        tracemalloc.start()
+        manager = MemoryManager(SQLiteStore(path), clock=ManualClock(size * 60.0 + DAY))
+        first_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked[:1])
+        warm_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)
+        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        used_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10), asked[:10])
+        manager.store.close()
+        direct.close()
+    return {"fill_items_per_s": size / fill_s, "raw_fill_items_per_s": size / raw_fill_s, "fts5_ms": fts_ms, "first_ms": first_ms, "warm_ms": warm_ms,
+            "counted_ms": used_ms, "peak_mb": peak_mb}
+
+
+def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int = 1) -> float:
+    """Median warm recall (ms) on the in-memory store: `related` items plus `unrelated` sharing no term."""
+    rng, store = random.Random(seed + 1), InMemoryStore()
+    texts = corpus(related, seed) + corpus(unrelated, seed + 7, prefix="x")
+    manager = MemoryManager(store, clock=ManualClock(len(texts) * 60.0))
+    for offset in range(0, len(texts), 10_000):
+        store.put([MemoryItem(id=f"i{offset + n}", user_id="u", level="episodic", content=text,
+                              created_at=(offset + n) * 60.0) for n, text in enumerate(texts[offset:offset + 10_000])])
+    asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts[:related], queries)]
+    return _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)

@@ -1,0 +1,174 @@
+"""Simulation: a year of memories under daily forgetting cycles, to see the store level off.
+
+Document 004 §2 quotes the cost of never forgetting (MemoryBank: retrieval slows and recall
+falls as memory grows; an unmaintained store where half the items are never hit) and
+proposes daily decay cycles with retrieval reinforcement. This module runs that design on
+the real manager: memories arrive at a constant rate for a simulated year, a few "habits"
+are recalled regularly, and a cycle runs every night. The figures in docs/26-forgetting.md
+come from `simulate()`; the tests check the same shape on a shorter run.
+
+Invariants:
+    O4  a simulation is a pure function of its arguments (its clock and random source
+        are its own), so its figures can be quoted and reproduced.
+"""
+
+import random
+from dataclasses import dataclass
+
+from ..core.clock import DAY, ManualClock
+from ..core.decay import DecayManager
+from ..manager.manager import MemoryManager
+from ..storage.memory_store import InMemoryStore
+
+__all__ = ["simulate", "SimulationReport"]
+
+TOPICS = [
+    "billing",
+    "deploy",
+    "login",
+    "search",
+    "export",
+    "invoice",
+    "backup",
+    "alerts",
+    "onboarding",
+    "quota",
+]
+VERBS = ["checked", "fixed", "reviewed", "discussed", "reported", "tested"]
+# A vocabulary of 400 syllable pairs: enough that two fresh notes rarely look alike.
+WORDS = [
+    a + b
+    for a in (
+        "ka",
+        "lo",
+        "mi",
+        "nu",
+        "pe",
+        "ra",
+        "si",
+        "to",
+        "vu",
+        "ze",
+        "bo",
+        "du",
+        "fa",
+        "gi",
+        "hu",
+        "jo",
+        "ly",
+        "qi",
+        "we",
+        "xo",
+    )
+    for b in (
+        "n",
+        "r",
+        "s",
+        "t",
+        "l",
+        "m",
+        "k",
+        "d",
+        "p",
+        "g",
+        "b",
+        "v",
+        "z",
+        "x",
+        "c",
+        "f",
+        "h",
+        "j",
+        "q",
+        "w",
+    )
+]
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    """Store size by day, and who survived."""
+
+    days: int
+    per_day: int
+    sizes: tuple[int, ...]  # items in the store at the end of each day, after the cycle
+    written: int
+    habit_survival: float  # share of the habit memories still stored at the end
+    one_off_survival: float  # share of the other memories written in the first half still stored
+    forgotten: int
+    merged: int
+
+    @property
+    def plateau(self) -> float:
+        """Mean store size over the last quarter of the run."""
+        tail = self.sizes[-max(1, self.days // 4) :]
+        return sum(tail) / len(tail)
+
+
+def simulate(
+    days: int = 365,
+    per_day: int = 20,
+    habits: int = 8,
+    recall_probability: float = 0.3,
+    repeat_probability: float = 0.1,
+    half_life_days: float = 7.0,
+    seed: int = 7,
+) -> SimulationReport:
+    """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
+    rng, clock = random.Random(seed), ManualClock(0.0)
+    manager = MemoryManager(InMemoryStore(), clock=clock)
+    decay = DecayManager(half_life_days=half_life_days, clock=clock)
+    habit_texts = [
+        f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6)) for n in range(habits)
+    ]
+    habit_ids = [manager.write(text, "sim", level="episodic", importance=0.6).id for text in habit_texts]
+    one_off_ids, one_off_texts, sizes, forgotten, merged = [], [], [], 0, 0
+    for day in range(days):
+        for _ in range(per_day):
+            if one_off_texts and rng.random() < repeat_probability:
+                text = rng.choice(one_off_texts[-per_day * 7 :])  # people repeat themselves: merge fodder
+            else:
+                words = " ".join(rng.choice(WORDS) for _ in range(5))
+                text = f"{rng.choice(VERBS)} the {rng.choice(TOPICS)} ticket: {words}"
+            item = manager.write(text, "sim", level="episodic", importance=round(rng.uniform(0.3, 0.7), 2))
+            one_off_texts.append(text)
+            if day < days // 2:
+                one_off_ids.append(item.id)
+            clock.advance(DAY / (per_day + 1))
+        for text in habit_texts:
+            if rng.random() < recall_probability:
+                manager.recall(text, "sim", top_k=1)
+        clock.advance(DAY / (per_day + 1))
+        report = manager.run_decay(decay, "sim")
+        forgotten += len(report.forgotten)
+        merged += sum(len(others) for _, others in report.merged)
+        sizes.append(report.size_after)
+    alive = {item.id for item in manager.list("sim")}
+    return SimulationReport(
+        days=days,
+        per_day=per_day,
+        sizes=tuple(sizes),
+        written=habits + days * per_day,
+        habit_survival=sum(i in alive for i in habit_ids) / max(1, habits),
+        one_off_survival=sum(i in alive for i in one_off_ids) / max(1, len(one_off_ids)),
+        forgotten=forgotten,
+        merged=merged,
+    )
+
+
+def main() -> None:
+    """Print the simulated year: the store's size by day, its plateau, and what survived."""
+    result = simulate()
+    print(f"{result.written} memories written over {result.days} days ({result.per_day} a day)")
+    for day in (30, 90, 180, 270, 365):
+        print(f"  day {day:>3}: {result.sizes[day - 1]} items in the store")
+    print(f"  plateau (mean of the last quarter): {result.plateau:.0f}; peak: {max(result.sizes)}")
+    print(f"  forgotten: {result.forgotten}; merged away: {result.merged}")
+    print(
+        f"  habits surviving: {result.habit_survival:.0%}; one-offs from the first half surviving: "
+        f"{result.one_off_survival:.0%}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""Forgetting cycles: run decay over a user's stored memory, forgetting and merging, with audit.
+
+Document 004 §2 runs a periodic cycle (daily, not per query): memories whose weight fell
+below the retention threshold are forgotten; those only moderately decayed (between the
+threshold and a merge ceiling, 0.4) are merged with similar ones into a denser memory.
+Document 003 §4.3 and 002 §3.3 ask that every forgetting be logged with its reason. MemoryBank
+reports why this matters: past a few hundred items, recall falls as memory density drops.
+
+Invariants:
+    O1  after a cycle, no remaining episodic or semantic item of the user weighs less than
+        the retention threshold.
+    O2  every removal (forgotten or merged away) is audited with its weight and reason.
+    O3  a merge keeps every source id of every item merged, the highest importance, and
+        never joins items of two users, two levels, or invalid ones.
+    O5  the cycle decides exactly as the naive one (list every item, compare every pair of the
+        band): it streams the items in batches, joins the band with `join.similar_pairs`, and
+        compares only pairs with an item new to the band since the last cycle (J4).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..core.decay import DecayManager
+from ..storage.item import MemoryItem
+from .join import rank_tokens, similar_pairs
+from ..core.records import AuditRecord
+from ..core.text import tokenize
+
+__all__ = ["Forgetting", "ForgettingReport"]
+
+CYCLED_LEVELS = ("episodic", "semantic")
+
+
+@dataclass(frozen=True)
+class ForgettingReport:
+    """What one cycle did to one user's memory (the items themselves only if `itemized`)."""
+
+    forgotten: tuple[MemoryItem, ...]
+    merged: tuple[tuple[MemoryItem, tuple[MemoryItem, ...]], ...]  # (survivor, items merged into it)
+    audit: tuple[AuditRecord, ...]
+    size_before: int
+    size_after: int
+    forgotten_count: int = 0
+    merged_count: int = 0  # items merged away into a survivor
+
+
+def _sources(item: MemoryItem) -> list[str]:
+    return list(item.metadata.get("source_ids", [])) + list(item.metadata.get("merged_ids", []))
+
+
+def merge(group: list[MemoryItem]) -> MemoryItem:
+    """Fold near-duplicates into the first: every source id kept, the highest importance (O3)."""
+    survivor, others = group[0], group[1:]
+    merged_ids = list(survivor.metadata.get("merged_ids", []))
+    for other in others:
+        merged_ids += [other.id, *_sources(other)]
+    metadata = {**survivor.metadata, "merged_ids": list(dict.fromkeys(merged_ids))}
+    return replace(
+        survivor,
+        importance=max(item.importance for item in group),
+        access_count=sum(item.access_count for item in group),
+        last_access_at=max(item.last_access_at for item in group),
+        metadata=metadata,
+    )
+
+
+class _Band:
+    """The merge band, compactly: per item its order key, level, token ids and fingerprint."""
+
+    def __init__(self) -> None:
+        self.ids, self.keys, self.levels, self.tokens, self.prints = [], [], [], [], []
+        self.vocabulary: dict[str, int] = {}
+
+    def add(self, item: MemoryItem, weight: float) -> None:
+        vocabulary = self.vocabulary
+        self.ids.append(item.id)
+        self.keys.append((-weight, item.created_at, item.id))  # strongest first, as the naive cycle
+        self.levels.append(item.level)
+        self.tokens.append(tuple({vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)}))
+        self.prints.append(hash((item.level, item.content)))
+
+
+class Forgetting:
+    """The manager's forgetting: decay cycles, forgetting a user, and noticing a forget made elsewhere.
+
+    Mixed into MemoryManager, whose layer cache `layers` reloads after a forget (S18).
+    """
+
+    def run_decay(
+        self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7,
+        *, itemized: bool = True, batch_size: int = 5000, on_batch: Callable[[int], None] | None = None,
+    ) -> ForgettingReport:
+        """Forget what fell below the threshold; merge similar items in the band below the ceiling (O5).
+
+        Items are read `batch_size` at a time, and each batch's forgotten items are deleted
+        before the next is read; `on_batch` hears how many items were read so far. Without
+        `itemized`, the report carries counts only, so memory stays flat on a large store.
+        Raises ValueError unless 0 < merge_similarity <= 1 (before anything is changed).
+        """
+        if not 0.0 < merge_similarity <= 1.0:
+            raise ValueError(f"J3: merge_similarity must lie in (0, 1], got {merge_similarity!r}")
+        now, band, size, forgotten, audit = self.clock(), _Band(), 0, [], []
+        forgotten_count = 0
+        for batch in self.store.iterate(user_id, None, batch_size):
+            items = [item for item in batch if item.level in CYCLED_LEVELS]
+            decided = decay.run_cycle(items, now)
+            size, forgotten_count = size + len(items), forgotten_count + len(decided.forgotten)
+            self.store.delete(user_id, [item.id for item in decided.forgotten])
+            # Built directly: dataclasses.replace costs several times more, per forgotten item.
+            records = [AuditRecord(r.item_id, r.operation, r.reason, r.at, r.weight, user_id)
+                       for r in decided.audit]
+            self.store.append_audit(records)
+            for item in decided.kept:
+                if item.is_valid and decided.weights[item.id] < merge_ceiling:
+                    band.add(item, decided.weights[item.id])
+            if itemized:
+                forgotten += decided.forgotten
+                audit += records
+            if on_batch:
+                on_batch(size)
+        merged, merge_audit = self._merge_band(user_id, band, merge_ceiling, merge_similarity, now)
+        self.store.append_audit(merge_audit)
+        self.refresh(user_id)
+        merged_count = sum(len(others) for _, others in merged)
+        if itemized:
+            audit += merge_audit
+        return ForgettingReport(tuple(forgotten), tuple(merged) if itemized else (), tuple(audit), size,
+                                size - forgotten_count - merged_count, forgotten_count, merged_count)
+
+    def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
+        # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
+        # item left), so pairs of two unchanged survivors need no comparing (J4).
+        memos = self.__dict__.setdefault("_merge_memo", {})  # (user, similarity) -> id -> fingerprint
+        known = memos.get((user_id, similarity), {})
+        fresh = [known.get(item_id) != fingerprint for item_id, fingerprint in zip(band.ids, band.prints)]
+        neighbours: dict[int, list[int]] = {}
+        for a, b in similar_pairs(rank_tokens(band.tokens), similarity, fresh):
+            if band.levels[a] == band.levels[b]:  # never across levels (O3)
+                neighbours.setdefault(a, []).append(b)
+                neighbours.setdefault(b, []).append(a)
+        order = sorted(range(len(band.ids)), key=band.keys.__getitem__)
+        position = {n: rank for rank, n in enumerate(order)}
+        grouped, merged, audit, survivors, doomed = set(), [], [], [], []
+        for lead in order:  # strongest first, each item into one group at most, as the naive cycle
+            if lead in grouped or lead not in neighbours:
+                continue
+            others = sorted((n for n in neighbours[lead] if n not in grouped), key=position.__getitem__)
+            if not others:
+                continue
+            grouped.update([lead, *others])
+            group = [self.store.get(user_id, band.ids[n]) for n in [lead, *others]]
+            survivor = merge(group)
+            survivors.append(survivor)
+            doomed += [item.id for item in group[1:]]
+            merged.append((survivor, tuple(group[1:])))
+            why = f"merged into {survivor.id}: similar, weight below the merge ceiling {ceiling}"
+            audit += [AuditRecord(band.ids[n], "merge", why, now, -band.keys[n][0], user_id) for n in others]
+        for offset in range(0, len(survivors), 1000):
+            self.store.put(survivors[offset : offset + 1000])
+        for offset in range(0, len(doomed), 1000):
+            self.store.delete(user_id, doomed[offset : offset + 1000])
+        gone = set(doomed)
+        memos[(user_id, similarity)] = {i: p for i, p in zip(band.ids, band.prints) if i not in gone}
+        return merged, audit

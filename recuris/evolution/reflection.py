@@ -1,0 +1,194 @@
+"""Reflection: turn a buffer of raw interactions into a few durable insights, off the live path.
+
+Document 004 §1: the live path only appends each interaction to a buffer (constant time,
+no model call); when the buffer reaches a threshold, an LLM reflects on it and returns JSON
+insights `{type: user_fact | agent_learning, content, confidence, supersedes}`; each is
+merged into the most similar memory of its type, or added. Generative Agents reflect the
+same way; LangMem's users report that background reflection can fail silently, so here
+every failure is kept visible: in `failures`, in the audit log, and in a buffer that is
+left intact for the next try.
+
+Invariants:
+    Y1  `add_interaction` never calls the LLM.
+    Y2  a failed reflection (an exception, an unusable reply, every insight refused, a write
+        refused midway) is reported, never raised, and leaves the buffer as it was (but Y6).
+    Y3  reflecting on the same input again stores no duplicate insight.
+    Y4  a merged insight keeps every source id of the memory it replaces.
+    Y5  each buffered interaction is stored raw at most once, however often it is retried.
+    Y6  a prompt holds at most `max_batch` interactions; after a failure, a buffer past
+        `max_buffer` keeps its newest `max_buffer`; the older are stored raw, never dropped.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .extraction import Insight, ask, parse_insights, reflection_prompt
+from ..storage.item import MemoryItem
+from ..manager.routing import statement
+from ..storage.store import append_superseding
+from ..core.text import flatten, jaccard, normalize, require_text, tokenize
+
+__all__ = ["ReflectionCallback", "Interaction", "ReflectionReport"]
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """One exchange on the live path: what the user said and what the agent answered."""
+
+    id: str
+    user: str
+    agent: str
+    at: float
+
+    def render(self) -> str:
+        return f"[{self.id}] user: {flatten(self.user, 300)} | agent: {flatten(self.agent, 300)}"
+
+
+@dataclass(frozen=True)
+class ReflectionReport:
+    """What one reflect() did: insights stored, merged or skipped, and what went wrong."""
+
+    stored: tuple[MemoryItem, ...] = ()
+    skipped: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    failed: bool = False
+
+
+class ReflectionCallback:
+    """Buffer interactions on the live path; reflect on them in batches with an LLM."""
+
+    def __init__(self, llm: Callable[[str], str], manager, threshold: int = 3, *, user_id: str = "default",
+                 min_confidence: float = 0.5, merge_similarity: float = 0.5,
+                 timeout_seconds: float | None = None, max_batch: int = 20, max_buffer: int = 200) -> None:
+        for name, value in (("threshold", threshold), ("max_batch", max_batch), ("max_buffer", max_buffer)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        self.llm, self.manager, self.threshold = llm, manager, threshold
+        self.user_id = require_text("user_id", user_id)
+        self.min_confidence, self.merge_similarity = min_confidence, merge_similarity
+        self.timeout_seconds, self.max_batch, self.max_buffer = timeout_seconds, max_batch, max_buffer
+        self.buffer: list[Interaction] = []
+        self.failures: list[str] = []
+        self._count = 0
+        self._kept: dict[str, str] = {}  # buffered interaction id -> its raw item's id (Y5)
+
+    # -- the live path: append only (Y1) ----------------------------------------------
+    def add_interaction(self, user: str, agent: str) -> Interaction:
+        """Append one exchange to the buffer and return it; no model call, no store call."""
+        require_text("user", user)
+        require_text("agent", agent)
+        self._count += 1  # a local id; the store gives the lasting one when the turn is kept
+        interaction = Interaction(f"turn-{self._count}", user, agent, self.manager.clock())
+        self.buffer.append(interaction)
+        return interaction
+
+    @property
+    def ready(self) -> bool:
+        """True when the buffer has reached the threshold and a reflect() is due."""
+        return len(self.buffer) >= self.threshold
+
+    # -- the background path -------------------------------------------------------
+    def reflect(self) -> ReflectionReport:
+        """Ask the LLM for insights on the oldest `max_batch` turns; store them; clear those on success."""
+        if not self.buffer:
+            return ReflectionReport()
+        batch = self.buffer[: self.max_batch]  # Y6: the prompt stays bounded however long the buffer
+        try:
+            existing = self._insights()
+            prompt = reflection_prompt([i.render() for i in batch], [(i.id, i.content) for i in existing])
+            insights, problems = parse_insights(ask(self.llm, prompt, self.timeout_seconds))
+            if insights is None or (problems and not insights):  # nothing usable is not a success
+                raise ValueError("; ".join(problems))
+            stored, skipped = self._apply(batch, insights, existing)
+        except Exception as error:  # noqa: BLE001 - the model is untrusted: record, keep, retry (Y2)
+            reason = f"{type(error).__name__}: {flatten(str(error), 200)}"
+            self.failures.append(reason)
+            self.manager.audit(
+                self.user_id, "-", "reflect-failed", f"{len(batch)} interactions kept; {reason}"
+            )
+            self._overflow()
+            return ReflectionReport(problems=(reason,), failed=True)
+        for problem in problems:
+            self.manager.audit(self.user_id, "-", "reflect-problem", problem)
+        self._release(len(batch))  # only now; anything added meanwhile stays
+        self.manager.audit(self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights")
+        return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
+
+    def _overflow(self) -> None:
+        # Y6: while the model keeps failing, the oldest turns past the bound leave the buffer
+        # for episodic memory, raw: nothing is lost, and the buffer stops growing.
+        if (excess := len(self.buffer) - self.max_buffer) > 0:
+            self._keep_raw(self.buffer[:excess])
+            self._release(excess)
+            self.manager.audit(self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw")
+
+    def _release(self, count: int) -> None:
+        for interaction in self.buffer[:count]:
+            self._kept.pop(interaction.id, None)
+        del self.buffer[:count]
+
+    def _apply(self, batch: list[Interaction], insights: list[Insight], existing: list[MemoryItem]):
+        stored_ids = self._keep_raw(batch)  # lossless: the raw turns become episodic items
+        stored, skipped = [], []
+        for insight in insights:
+            sources = [stored_ids[i] for i in insight.sources if i in stored_ids] or list(stored_ids.values())
+            if insight.confidence < self.min_confidence:
+                skipped.append(
+                    f"{insight.content!r}: confidence {insight.confidence} < {self.min_confidence}"
+                )
+            elif (written := self._store(insight, sources, existing)) is None:
+                skipped.append(f"{insight.content!r}: already known")
+            else:
+                item, replaced = written
+                stored.append(item)
+                existing = [held for held in existing if held is not replaced] + [item]
+        return stored, skipped
+
+    def _keep_raw(self, batch: list[Interaction]) -> dict[str, str]:
+        store, fresh = self.manager.store, [i for i in batch if i.id not in self._kept]  # Y5
+        items = [MemoryItem(id=store.new_id("interaction"), user_id=self.user_id, level="episodic",
+                            content=f"user: {i.user} | agent: {i.agent}", created_at=i.at,
+                            metadata={"kind": "interaction"}) for i in fresh]
+        store.put(items)
+        self._kept.update((interaction.id, item.id) for interaction, item in zip(fresh, items, strict=True))
+        return {interaction.id: self._kept[interaction.id] for interaction in batch}
+
+    def _insights(self) -> list[MemoryItem]:
+        items = self.manager.store.list(self.user_id, "semantic")
+        return [item for item in items if item.is_valid and item.metadata.get("kind") == "insight"]
+
+    def _similar(self, insight: Insight, candidates: list[MemoryItem]) -> MemoryItem | None:
+        # Two statements about one subject ("deploy region: ...") are the same memory;
+        # otherwise the most similar text, if similar enough.
+        subject = statement(insight.content)
+        for item in candidates:
+            other = subject and statement(item.content)
+            if other and normalize(other[0]) == normalize(subject[0]):
+                return item
+        tokens = set(tokenize(insight.content))
+        scored = [(jaccard(tokens, tokenize(item.content)), item) for item in candidates]
+        best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+        return best[1] if best[0] >= self.merge_similarity else None
+
+    def _store(self, insight: Insight, sources: list[str],
+               existing: list[MemoryItem]) -> tuple[MemoryItem, MemoryItem | None] | None:
+        """Write the insight, superseding the memory it updates; return (new, replaced), or None."""
+        same_type = [item for item in existing if item.metadata["type"] == insight.type]
+        if any(normalize(item.content) == normalize(insight.content) for item in same_type):
+            return None  # Y3: the same insight twice is one memory
+        named = next((item for item in same_type if item.id == insight.supersedes), None)
+        target = named or self._similar(insight, same_type)
+        kept = list(target.metadata["source_ids"]) if target is not None else []  # Y4
+        item = MemoryItem(
+            id=self.manager.store.new_id("insight"), user_id=self.user_id, level="semantic",
+            content=insight.content, created_at=self.manager.clock(), importance=max(0.5, insight.confidence),
+            metadata={"kind": "insight", "type": insight.type, "confidence": insight.confidence,
+                      "source_ids": list(dict.fromkeys(kept + sources))},
+        )
+        reason = f"reflected {insight.type}" + (f", superseding {target.id}" if target else "")
+        append_superseding(self.manager.store, item, [target] if target else [], reason)
+        return item, target
+
+    def __repr__(self) -> str:
+        buffered = f"{len(self.buffer)}/{self.threshold}"
+        return f"ReflectionCallback(buffer={buffered}, failures={len(self.failures)})"

@@ -1,0 +1,162 @@
+"""Active recall: the agent asks memory a question when it needs to, through a tool call.
+
+Document 004 §3: loading every memory into the context pollutes it; instead give the agent a
+`search_memory` tool in the OpenAI function-calling format (query, max_results, default 3),
+and, when no tool is called, gate automatic retrieval by density: retrieve only when the
+best hit passes a similarity threshold, and inject at most a token budget of memories.
+mem0 exposes its search to agents the same way.
+
+Invariants:
+    Z1  `retrieve_context` returns memories whose estimated tokens, summed, never exceed
+        `max_tokens`.
+    Z2  the gate is monotone in the threshold: where a higher threshold retrieves, every
+        lower one does too.
+    Z3  `handle_search_memory` always returns a JSON string, never raises; a malformed call
+        gets {"error": ...}.
+    Z4  the gate's similarity is the largest share of the text's analysed terms that one
+        long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
+    Z5  a query is cut to MAX_QUERY_CHARS (the answer's "query_truncated" says so) and echoed
+        into a prompt at most 200 characters long.
+"""
+
+import json
+
+from .bounds import cap_query
+from ..retrieval.scoring import analyze
+from ..core.text import estimate_tokens, flatten, require_text
+
+__all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
+
+TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
+MAX_RESULTS = 10
+
+
+def search_memory_tool() -> dict:
+    """Return the `search_memory` tool definition in the OpenAI function-calling format."""
+    return {
+        "type": "function",
+        "function": {
+            "name": "search_memory",
+            "description": (
+                "Search long-term memory for the user's preferences, past decisions and lessons learned. "
+                "Call it only when the task needs something you do not see in the prompt."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "what to recall, stated precisely"},
+                    "max_results": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_RESULTS,
+                        "default": 3,
+                        "description": "the most memories to return",
+                    },
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def parse_tool_call(reply: str) -> dict | None:
+    """Return {"name", "arguments"} if the reply is a function call, else None.
+
+    Accepted shapes: {"function_call": {"name", "arguments"}} (document 004) and an OpenAI
+    message with "tool_calls": [{"function": {"name", "arguments"}}].
+    """
+    text = reply.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    call = data.get("function_call")
+    if call is None and isinstance(data.get("tool_calls"), list) and data["tool_calls"]:
+        first = data["tool_calls"][0]
+        call = first.get("function") if isinstance(first, dict) else None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    return {"name": call["name"], "arguments": call.get("arguments", "{}")}
+
+
+class ActiveRecall:
+    """Answer `search_memory` calls and gate automatic retrieval, for one user of a manager."""
+
+    def __init__(self, manager, user_id: str = "default", threshold: float = 0.3) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"Z2: threshold must lie in [0, 1], got {threshold!r}")
+        self.manager, self.user_id, self.threshold = manager, require_text("user_id", user_id), threshold
+
+    def _arguments(self, arguments: object) -> tuple[str, int]:
+        data = json.loads(arguments) if isinstance(arguments, str) else arguments
+        if not isinstance(data, dict):
+            raise ValueError("arguments must be a JSON object")
+        query, limit = data.get("query"), data.get("max_results", 3)
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("'query' is required and must be non-empty text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
+            raise ValueError(f"'max_results' must be an integer from 1 to {MAX_RESULTS}")
+        return query, limit
+
+    def handle_search_memory(self, arguments_json: object, user_id: str | None = None) -> str:
+        """Run a search_memory call; return JSON results with score breakdowns, or a JSON error (Z3)."""
+        try:
+            query, limit = self._arguments(arguments_json)
+            query, cut = cap_query(query)  # B10: the query is echoed back into the prompt
+            found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
+        except (ValueError, TypeError, RecursionError) as error:
+            return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})
+        results = [{"id": r.item.id, "level": r.item.level, "content": r.item.content,
+                    "score": r.breakdown(), "reason": r.reason} for r in found.results]
+        return json.dumps({"query": query, "query_truncated": cut, "results": results,
+                           "degraded": found.degraded}, ensure_ascii=False)
+
+    def answer(self, call: dict) -> str:
+        """Render a tool call's answer as a prompt section that says it came from recall."""
+        if call["name"] != "search_memory":
+            return f"{TOOL_RESULT_HEADER}\n  error: unknown tool {call['name']!r}"
+        reply = json.loads(self.handle_search_memory(call["arguments"]))
+        if "error" in reply:
+            return f"{TOOL_RESULT_HEADER}\n  error: {reply['error']}"
+        lines = [f"{TOOL_RESULT_HEADER}", f"  query: {flatten(reply['query'], 200)}"]
+        lines += [f"  - [{r['level']}] {flatten(r['content'], 200)} (relevance {r['score']['relevance']:.2f})"
+                  for r in reply["results"]] or ["  (nothing found)"]
+        return "\n".join(lines)
+
+    def best_similarity(self, text: str) -> float:
+        """Return the largest share of the text's terms that one long-term memory holds (0 if none).
+
+        Recall's relevance is relative (its best candidate scores 1), so the gate needs an
+        absolute measure: how much of what is asked a memory actually covers.
+        """
+        asked = set(analyze(text))
+        if not asked:
+            return 0.0
+        found = self.manager.recall(text, self.user_id, top_k=50, count_access=False)
+        held = [set(analyze(r.item.content)) for r in found.results if r.item.level != "working"]
+        return max((len(asked & terms) / len(asked) for terms in held), default=0.0)
+
+    def should_retrieve(self, text: str) -> bool:
+        """True only when the best hit's similarity reaches the threshold (Z2)."""
+        return self.best_similarity(text) >= self.threshold
+
+    def retrieve_context(self, text: str, max_tokens: int = 500) -> list[str]:
+        """Return rendered memories for the text, within `max_tokens` in total (Z1); [] if gated out."""
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
+            raise ValueError(f"Z1: max_tokens must be an int >= 0, got {max_tokens!r}")
+        if not self.should_retrieve(text):
+            return []
+        found = self.manager.recall(text, self.user_id, top_k=20, count_access=False)
+        chosen, used = [], 0
+        for result in found.results:
+            cost = estimate_tokens(result.render())
+            if used + cost <= max_tokens:
+                chosen.append(result)
+                used += cost
+        self.manager.count_access(self.user_id, chosen)
+        return [result.render() for result in chosen]

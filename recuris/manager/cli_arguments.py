@@ -1,0 +1,133 @@
+"""Command-line arguments: what `python -m recuris` accepts, each option explained, checked before use.
+
+Document 003 §6.3 asks that memory be explainable after the fact and §7.2 that a user's
+data can be deleted on request; the command line (cli.py) is how an operator does both.
+This module is its grammar: every option with its help text, the database named wherever
+the operator writes it, and every malformed value refused here, before a file is opened.
+
+Invariants:
+    V6  `--db` and `--timeout` are accepted before or after the command; without `--db`,
+        the environment variable RECURIS_DB names the database; `--db` wins over it.
+    V7  a bad command line (unknown command, missing or malformed option, `--top-k` below
+        1, an `--at` that is not a time, no database named) exits 2 before any file is
+        opened, so it creates nothing and changes nothing.
+    V8  every option and argument of every command has help text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Mapping
+from datetime import datetime, timezone
+
+from ..storage.item import LEVELS
+
+__all__ = ["parse", "parser", "READING", "ENVIRONMENT_DATABASE"]
+
+ENVIRONMENT_DATABASE = "RECURIS_DB"
+READING = ("stats", "list", "search", "history", "export")
+DATABASE_HELP = f"path of the SQLite database file (default: the {ENVIRONMENT_DATABASE} environment variable)"
+
+
+def positive_int(text: str) -> int:
+    """Return text as an int of at least 1, or refuse it as a usage error (V7)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """Return text as a finite number of seconds, 0 or more (V7)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, 0 or more, got {text}")
+    return value
+
+
+def moment(text: str) -> float:
+    """Return a time as epoch seconds: a number, or ISO 8601 (a time without an offset is UTC) (V7)."""
+    try:
+        return seconds(text)
+    except argparse.ArgumentTypeError:
+        pass
+    try:  # Python 3.10's fromisoformat does not read the "Z" suffix; it means +00:00
+        when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not epoch seconds or an ISO 8601 time: {text!r}") from None
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _shared(suppress: bool) -> argparse.ArgumentParser:
+    # The same options on the main parser and on every command (V6). On a command they
+    # default to "absent", so that one written before the command is not overwritten.
+    shared = argparse.ArgumentParser(add_help=False)
+    default = argparse.SUPPRESS if suppress else None
+    shared.add_argument("--db", metavar="FILE", default=default, help=DATABASE_HELP)
+    shared.add_argument("--timeout", metavar="SECONDS", type=seconds, default=argparse.SUPPRESS if suppress
+                        else 5.0, help="seconds to wait for another process's lock (default 5)")
+    return shared
+
+
+def parser() -> argparse.ArgumentParser:
+    """Return the parser of the whole command line."""
+    main = argparse.ArgumentParser(
+        prog="python -m recuris", parents=[_shared(False)],
+        description="Inspect and maintain a recuris SQLite database. Exit status: 0 done, "
+        "1 the database or the input is bad, 2 the command line is bad.",
+        epilog=f"--db and --timeout may be written before or after the command; without --db, "
+        f"the {ENVIRONMENT_DATABASE} environment variable names the database.")
+    commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                   help="what to do; `COMMAND --help` explains its options")
+    common = [_shared(True)]
+
+    def command(name: str, text: str, reading: bool = True) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text, parents=common)
+        if reading:
+            sub.add_argument("--json", action="store_true", help="print one JSON object per line")
+        return sub
+
+    command("stats", "users, items per level, audit records, integrity")
+    listing = command("list", "a user's items, oldest first")
+    listing.add_argument("--user", required=True, help="whose items")
+    listing.add_argument("--level", choices=LEVELS, help="only items of this level")
+    search = command("search", "recall with each score's breakdown and reason (counts no access)")
+    search.add_argument("query", help="what to recall, in words")
+    search.add_argument("--user", required=True, help="whose memory to search")
+    search.add_argument("--top-k", type=positive_int, default=5,
+                        help="how many results, 1 or more (default 5)")
+    search.add_argument("--task-type", help="the task type that triggers procedures (e.g. release)")
+    search.add_argument("--at", type=moment, metavar="TIME", help="the recall clock: epoch seconds or "
+                        "ISO 8601, UTC unless an offset is given (default: now)")
+    history = command("history", "the audit trail of one item")
+    history.add_argument("item_id", help="the item's id, as list or search print it")
+    history.add_argument("--user", help="only this user's records (default: whoever owns the item)")
+    forget = command("forget-user", "delete a user's items and scrub their audit text", reading=False)
+    forget.add_argument("user", help="whose memory to delete")
+    forget.add_argument("--yes", action="store_true", help="do it (without it, say what would be deleted)")
+    export = command("export", "a user's items as JSON Lines on standard output")
+    export.add_argument("--user", required=True, help="whose items")
+    export.add_argument("--with-audit", action="store_true",
+                        help='also the user\'s audit trail, one {"audit": {...}} line per record')
+    importing = command("import", "items from JSON Lines, all of them or none", reading=False)
+    importing.add_argument("file", help='a JSON Lines file as export writes it; "-" reads standard input')
+    return main
+
+
+def parse(argv: list[str] | None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
+    """Return the parsed command line with the database resolved (V6); exit 2 on a bad one (V7)."""
+    environ = os.environ if environ is None else environ
+    grammar = parser()
+    arguments = grammar.parse_args(argv)
+    arguments.db = arguments.db or environ.get(ENVIRONMENT_DATABASE) or None
+    if arguments.db is None:
+        grammar.error(f"no database: give --db FILE or set {ENVIRONMENT_DATABASE}")
+    return arguments

@@ -1,0 +1,198 @@
+"""Manager: one write and one read interface over every layer, each call scoped to one user.
+
+Document 002 §4 puts a management layer between the agent and storage: route each write to
+its level, recall "relevant memory" through one call. Document 003 §4.4 layers the read
+(working, then semantic, episodic when semantic is thin, procedural on a trigger) and §6.3
+and §7 ask for a reason logged with every operation, isolation between users, deletion that
+reaches every copy, and an agent that keeps working when memory does not.
+
+Invariants:
+    S2  no recall, get, list or export for one user returns an item of another.
+    S3  semantic facts are never modified in place; superseding keeps the old one, invalid.
+    S5  after `forget_user(U)`, no item and no audit entry holds U's text.
+    G4  every write, promotion, supersession, eviction, forgetting and recall is audited.
+    G5  a failing store makes recall return nothing (with a warning), never raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .bounds import MAX_LOADED_USERS, LayerCache, cap_query, check_token_budget
+from ..storage.buffered_store import BufferedStore
+from ..retrieval.candidates import gather
+from ..core.clock import DAY, CheckedClock
+from ..core.consolidation import Consolidator
+from ..core.episodic import EpisodicMemory
+from ..evolution.forgetting import Forgetting
+from ..storage.item import LEVELS, MemoryItem
+from ..storage.memory_store import InMemoryStore
+from ..evolution.procedural import ProceduralMemory
+from ..retrieval.recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
+from ..core.records import AuditRecord
+from .routing import is_trivial, route, statement
+from ..core.semantic import SemanticMemory
+from .shared import serialize
+from ..storage.store import ForgottenUserError, Store, StoreError
+from .tasks import TaskLifecycle
+from .user_layers import UserLayers
+from ..core.text import require_text, require_texts
+
+__all__ = ["MemoryManager", "RecallResult"]
+
+log = logging.getLogger("recuris.manager.manager")
+
+
+@dataclass
+class _Layers:
+    semantic: SemanticMemory
+    procedural: ProceduralMemory
+    consolidator: Consolidator
+    generation: int  # the user's forget generation when these were loaded (S18)
+    store: Store
+    user_id: str
+    loaded_episodic: EpisodicMemory | None = None
+
+    @property
+    def episodic(self) -> EpisodicMemory:
+        # Loaded on first use: recall searches the store, so it never indexes every episode.
+        if self.loaded_episodic is None:
+            self.loaded_episodic = EpisodicMemory(store=self.store, user_id=self.user_id)
+        return self.loaded_episodic
+
+
+class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
+    """Route writes to the right layer and recall across layers, for many isolated users."""
+
+    def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
+                 llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
+                 working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
+                 min_confidence: float = 0.6, min_content_chars: int = 3,
+                 max_loaded_users: int = MAX_LOADED_USERS) -> None:
+        # Every layer reads time through the checked clock: a broken reading is refused (K2).
+        self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
+        self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
+        self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
+        self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
+        self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
+        self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
+        self._lock = threading.RLock()  # one public operation at a time (T3)
+
+    def _load(self, user_id: str, store, generation: int | None) -> _Layers:
+        semantic = SemanticMemory(store, user_id, self.clock)
+        consolidator = Consolidator(semantic, *self._consolidation, clock=self.clock)
+        procedural = ProceduralMemory(store, user_id, self.clock)
+        return _Layers(semantic, procedural, consolidator, generation, store, user_id)
+
+    def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
+        """Append one audit record for the user."""
+        self.store.append_audit([AuditRecord(item_id, operation, reason, self.clock(), None, user_id)])
+
+    def write(self, content: str, user_id: str, *, level: str | None = None, importance: float | None = None,
+              tags: Iterable[str] = (), task_id: str | None = None, metadata: dict | None = None,
+              ) -> MemoryItem | None:
+        """Store content at its level (given, or chosen by `route`); return the item, or None if trivial.
+
+        A routed `subject: value` is kept as an event and observed by the consolidator.
+        """
+        require_text("user_id", user_id)
+        if not isinstance(content, str):
+            raise TypeError(f"content must be a str, got {type(content).__name__}")
+        tags = require_texts("tags", tags)
+        if level is not None and level not in LEVELS:
+            raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
+        now = self.clock()  # read first: a broken clock (K2) is refused before anything is stored
+        if is_trivial(content, self.min_content_chars):
+            self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
+            return None
+        chosen, layers = level or route(content, tags), self.layers(user_id)
+        if chosen == "procedural":
+            meta = metadata or {}
+            steps, types = meta.get("steps", ()), meta.get("task_types", ())
+            procedure = layers.procedural.add(content, steps, types, meta.get("keywords", tags))
+            return self.store.get(user_id, procedure.id)
+        if level == "semantic":
+            subject, value = statement(content) or (content, "true")
+            fact = layers.semantic.add(subject, value, [task_id or "direct write"])
+            return self.store.get(user_id, fact.id)
+        if task_id is None and chosen == "working" and user_id in self.tasks:
+            task_id = self.tasks[user_id]["id"]
+        item = MemoryItem(id=self.store.new_id("item"), user_id=user_id, content=content, task_id=task_id,
+                          level="episodic" if chosen == "semantic" else chosen, created_at=now,
+                          importance=0.5 if importance is None else importance,
+                          metadata={**(metadata or {}), "tags": tags, "kind": "event"})
+        why = f"routed to {chosen} " + ("as given" if level else "by rule")
+        # The item and the audit record of its write commit together (S14).
+        self.store.put([item], [AuditRecord(item.id, "write", why, now, None, user_id)])
+        if chosen == "semantic":
+            layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
+        if item.level == "working":
+            self._fit_working(user_id, item.task_id)
+        return item
+
+    def get(self, item_id: str, user_id: str) -> MemoryItem | None:
+        """Return the user's item with this id, or None: never another user's item (S2)."""
+        return self.store.get(require_text("user_id", user_id), item_id)
+
+    def list(self, user_id: str, level: str | None = None) -> list[MemoryItem]:
+        """Return the user's items, oldest first, optionally of one level."""
+        return self.store.list(require_text("user_id", user_id), level)
+
+    def export(self, user_id: str) -> list[dict]:
+        """Return every item of the user, superseded ones included, as JSON-ready dicts."""
+        return [item.to_dict() for item in self.list(user_id)]
+
+    def history(self, user_id: str, item_id: str | None = None) -> list[AuditRecord]:
+        """Return the user's audit records, optionally for one item, oldest first."""
+        return self.store.audit(require_text("user_id", user_id), item_id)
+
+    def recall(
+        self, query: str, user_id: str, top_k: int = 5, token_budget: int | None = None,
+        task_type: str | None = None, include_invalid: bool = False, count_access: bool = True,
+    ) -> RecallResult:
+        """Recall across layers, ranked by relevance, recency and importance (S4, G5).
+
+        Counts an access on each result unless `count_access` is False (an inspection). A query
+        longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (B10).
+        Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
+        """
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        check_token_budget(token_budget)
+        query, cut = cap_query(query)  # B10: a longer query costs time and says no more
+        try:
+            now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
+            triggered = layers.procedural.match(query, task_type or (task and task["type"]))
+            stored = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
+            procedures = [(item, why) for item, why in stored if item is not None]  # deleted meanwhile
+            task_id = task and task["id"]
+            found = gather(self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid)
+            chosen, text = assemble(rank(found)[:top_k], token_budget)
+            if count_access:
+                self.count_access(user_id, chosen)
+        except StoreError as error:
+            log.warning("memory unavailable, recalling nothing: %s", error)
+            return RecallResult((), "", degraded=True, query_truncated=cut)
+        return RecallResult(tuple(chosen), text, query_truncated=cut)
+
+    def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
+        """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""
+        now, episodic = self.clock(), self.layers(user_id).loaded_episodic
+        try:
+            touched = reinforce(self.store, user_id, results, now)
+        except ForgottenUserError:
+            return  # forgotten while recalling: there is no memory left to count a use of (S17)
+        for item in touched:
+            if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
+                episode.access_count, episode.last_access_at = item.access_count, now
+
+
+# Several threads may share one manager: its caches change with the store, so each
+# public operation runs whole under the manager's lock (T3).
+serialize(MemoryManager, ["layers", "audit", "write", "get", "list", "export", "history", "recall",
+                          "count_access", "forget_user", "generation_of", "start_task", "record_step",
+                          "finish_task", "settle_episode", "get_llm_context", "run_decay", "refresh"])

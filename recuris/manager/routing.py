@@ -1,0 +1,42 @@
+"""Routing: decide whether content is worth remembering, and at which level it belongs.
+
+Document 002 §4 puts a perception layer in front of memory ("is this worth remembering?")
+and a routing step that sends each write to its store; document 003 §4.1 routes task state
+to working memory, concrete events to episodic memory and regular conclusions towards
+semantic memory. These are small, explicit rules; a fork can replace them with a model.
+
+Invariants:
+    U1  `is_trivial` is true for blank text, text shorter than the minimum, and the
+        acknowledgements in TRIVIAL, compared without case or spacing.
+    U2  `route` returns a level; "semantic" only for text `statement` can split.
+    U3  `statement` returns (subject, value) with both non-empty, or None.
+"""
+
+import re
+from collections.abc import Iterable
+
+from ..core.text import normalize
+
+__all__ = ["route", "is_trivial", "statement", "TRIVIAL"]
+
+TRIVIAL = frozenset({"ok", "okay", "thanks", "thank you", "yes", "no", "好的", "嗯", "谢谢", "收到"})
+# "subject: value" or "subject = value", on one line, with a short subject.
+_STATEMENT = re.compile(r"^\s*([^:=\n]{1,80}?)\s*[:=]\s*([^\n]{1,300}?)\s*$")
+
+
+def is_trivial(content: str, min_chars: int = 3) -> bool:
+    """Return True for content not worth a memory: blank, too short, or a bare acknowledgement (U1)."""
+    return len(content.strip()) < min_chars or normalize(content) in TRIVIAL
+
+
+def statement(content: str) -> tuple[str, str] | None:
+    """Split `subject: value` (or `subject = value`) into its two parts, or return None (U3)."""
+    match = _STATEMENT.match(content)
+    return (match.group(1).strip(), match.group(2).strip()) if match else None
+
+
+def route(content: str, tags: Iterable[str] = ()) -> str:
+    """Choose a level for a write that names none: task state, a statement, or an event (U2)."""
+    if {"state", "task"} & set(tags):
+        return "working"
+    return "semantic" if statement(content) else "episodic"

@@ -1,0 +1,99 @@
+"""Candidates: what each layer offers a recall, found and scored in the store, then put on one scale.
+
+Document 003 §4.4 recalls in layers: working memory, then semantic facts, episodes only when
+semantic memory is thin, procedures when a trigger matches. Document 002 §4 ranks by
+relevance, recency and importance together, and its troubleshooting table blames most bad
+recall on the similarity function. Here each layer's candidates come from the store, ranked
+by its own BM25 and cut to a pool (`Store.search`), so a recall reads what can matter and
+not the whole memory. Each part of the score is then put on a scale that means the same in
+every recall, so that neither recency nor importance can bury a clearly relevant memory:
+
+- relevance is divided by the best candidate's raw score (the best scores 1, whatever the
+  scorer's units);
+- recency halves over a time scale taken from the candidates themselves: the policy's
+  half-life, stretched to the age of the oldest candidate, so that on a memory spanning a
+  year a month-old item is not worth nothing;
+- an episodic candidate of a task or session gains a share of its neighbours' scores (the
+  item before and after it in that task), since an answer often sits next to the words
+  of the question ("What did you adopt?" / "A puppy!").
+
+Invariants:
+    Q2  episodic items are considered only when semantic memory is thin (fewer valid,
+        relevant facts than `thin_semantic`); superseded facts only when asked for.
+    Q12 a neighbour enters only through a relevant item of its own level and task (never
+        for items outside a task), and its raw score is `neighbour_weight` times the sum
+        of its relevant neighbours' raw scores, plus its own.
+"""
+
+from collections.abc import Iterable
+
+from ..core.clock import DAY
+from ..storage.item import MemoryItem
+from .recall import Recalled, RecallPolicy, score
+from .scoring import analyze
+from ..storage.store import Store
+
+__all__ = ["gather"]
+
+
+def _hits(store: Store, user_id: str, level: str, query: str, policy: RecallPolicy) -> list[tuple[MemoryItem, float]]:
+    """Return the level's best candidates with their raw relevance, best first."""
+    if policy.scorer is None:
+        found = store.search(user_id, level, analyze(query), policy.candidate_pool)
+    else:
+        items, scorer = store.matching(user_id, level, analyze(query)), policy.scorer()
+        for item in items:
+            scorer.add(item.id, scorer.analyzer(item.content))
+        scores = dict(scorer.score_candidates(scorer.analyzer(query)))
+        found = sorted(((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1])
+        found = [pair for pair in found[: policy.candidate_pool] if pair[1] > 0]
+    # Rounded so that two stores summing the same terms in another order rank alike (S21).
+    return [(item, round(raw, 9)) for item, raw in found]
+
+
+def _with_neighbours(store: Store, user_id: str, hits: list[tuple[MemoryItem, float]],
+                     weight: float) -> list[tuple[MemoryItem, float]]:
+    """Add to each hit a share of its neighbours' scores, and the neighbours themselves (Q12)."""
+    own = {item.id: raw for item, raw in hits}
+    threaded = [item.id for item, _ in hits if item.task_id is not None]
+    if not weight or not threaded:
+        return hits
+    items = {item.id: item for item, _ in hits}
+    blended = dict.fromkeys(own, 0.0)
+    for item_id, around in store.adjacent(user_id, threaded).items():
+        for neighbour in around:
+            if neighbour is not None:
+                items.setdefault(neighbour.id, neighbour)
+                blended[neighbour.id] = blended.get(neighbour.id, 0.0) + weight * own[item_id]
+    return [(items[key], round(own.get(key, 0.0) + extra, 9)) for key, extra in blended.items()]
+
+
+def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
+           task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
+           include_invalid: bool = False) -> list[Recalled]:
+    """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
+    relevant = {item.id: raw for item, raw in _hits(store, user_id, "working", query, policy)}
+    layers = [([(item, relevant.get(item.id, 0.0)) for item in store.list(user_id, "working", task_id)],
+               "working memory of the current task")]
+    facts = [(item, raw) for item, raw in _hits(store, user_id, "semantic", query, policy)
+             if item.is_valid or include_invalid]
+    layers.append((facts, "semantic fact"))
+    valid = sum(item.is_valid for item, _ in facts)
+    if valid < policy.thin_semantic:
+        episodes = _with_neighbours(store, user_id, _hits(store, user_id, "episodic", query, policy),
+                                    policy.neighbour_weight)
+        layers.append((episodes, f"episode (semantic memory had {valid} relevant fact(s))"))
+    procedures = list(procedures)
+    candidates = [item for found, _ in layers for item, _ in found] + [item for item, _ in procedures]
+    best = max((raw for found, _ in layers for _, raw in found), default=0.0) or 1.0
+    # Recency halves over the span of these candidates, never faster than the policy says.
+    oldest = max((now - item.last_access_at for item in candidates), default=0.0)
+    half_life = max(policy.recency_half_life_days * DAY, oldest if policy.stretch_half_life else 0.0)
+    found = []
+    for layer, reason in layers:
+        for item, raw in layer:
+            why = "semantic fact, superseded" if item.level == "semantic" and not item.is_valid else reason
+            found.append(score(item, raw / best, now, policy.weights, half_life, why))
+    for item, trigger in procedures:
+        found.append(score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}"))
+    return found

@@ -1,0 +1,5 @@
+"""Storage: the memory item, the Store protocol, and the stores behind it.
+
+An in-memory store with its term index; a SQLite store (schema, search, file opening,
+erasure); a buffered store that keeps writes through an outage, and its queued reads.
+"""

@@ -1,0 +1,168 @@
+"""Degradation: a store wrapper that keeps failed writes and retries them, never dropping one.
+
+Document 003 §7.3: memory is an enhancement, not a single point of failure. When the store
+is locked or gone, the agent must go on without memory, and what it meant to remember
+must not be lost. `BufferedStore` wraps any Store: a write that fails is queued and
+retried, in order, before the next write (or on `flush`); ids are still handed out; reads
+see the queue (queued_reads.py), and raise StoreError when the store cannot answer, so that the caller (the
+manager) can degrade to "no memory". docs/storage/concurrency.md says what degrades how.
+
+Invariants:
+    G1  a write is either in the store or in the queue; nothing is dropped on an outage.
+    G2  queued writes reach the store in the order they were made.
+    G3  deleting a user's items also drops that user's queued writes, so a retry can never
+        bring deleted memory back.
+    G7  offline ids are unique across stores and processes: each holds a random token drawn
+        once per BufferedStore (or injected), beside the time and a counter.
+    G8  `close` flushes; if writes are still queued it raises StoreError naming them, keeps
+        them queued and leaves the inner store open, so that a later `close` may write them.
+    G9  the queue holds at most `max_pending` batches; a write past it raises StoreError:
+        no write is ever dropped silently.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+
+from .item import MemoryItem
+from .queued_reads import Counted, QueuedReads, QueuedView
+from ..core.records import AuditRecord
+from ..manager.shared import serialize
+from .store import Access, Store, StoreError
+
+__all__ = ["BufferedStore", "QueuedView"]
+
+log = logging.getLogger("recuris.storage.store")
+
+
+class BufferedStore(QueuedReads):
+    """Wrap a store so that a failed write is kept and retried, never dropped.
+
+    Reads go to the inner store, overlaid with the queue (G6), and raise StoreError when it
+    fails; the caller decides how to degrade. `pending` counts the batches waiting to be written.
+    """
+
+    def __init__(self, inner: Store, clock: Callable[[], float] = time.time, *,
+                 max_pending: int = 10_000, token: str | None = None) -> None:
+        self.inner, self.clock, self.max_pending = inner, clock, max_pending
+        # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
+        self._pending: list[tuple[list, list, list] | Counted] = []
+        self._offline = 0
+        self._generations: dict[str, int] = {}  # per user: the forget generation last read (S17)
+        # Two managers offline at the same millisecond (two processes, say) must not hand
+        # out the same id, or one user's queued write is refused as another's (S7, G7).
+        self.token = token or uuid.uuid4().hex[:12]
+        self._lock = threading.RLock()  # the queue is shared by every thread using the store (T3)
+
+    def new_id(self, prefix: str) -> str:
+        """Return a fresh id from the store; while it is down, a time-stamped offline id (G7)."""
+        try:
+            return self.inner.new_id(prefix)
+        except StoreError:
+            self._offline += 1
+            return f"{prefix}-offline-{int(self.clock() * 1000)}-{self.token}-{self._offline}"
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def _send(self, entry) -> None:
+        if isinstance(entry, Counted):
+            self.inner.record_access(entry)
+        else:
+            self.inner.put(*entry)
+
+    def flush(self) -> bool:
+        """Write pending batches in order; return True when none is left."""
+        while self._pending:
+            try:
+                self._send(self._pending[0])
+            except StoreError as error:
+                log.warning("store still failing, %d batch(es) kept for retry: %s", len(self._pending), error)
+                return False
+            except ValueError as error:
+                # Refused by a rule (S7, S17), not by an outage: retrying cannot help.
+                log.error("store refused a queued batch, which is dropped: %s", error)
+            self._pending.pop(0)
+        return True
+
+    def _write(self, entry) -> None:
+        if self.flush():
+            try:
+                self._send(entry)
+                return
+            except StoreError as error:
+                log.warning("store write failed, batch kept for retry: %s", error)
+        if len(self._pending) >= self.max_pending:
+            raise StoreError(f"G9: the retry queue is full ({self.max_pending} batches) and the store still "
+                             f"fails: this write of {len(_entries(entry))} entries was not kept")
+        self._pending.append(entry)
+
+    def put(self, items: Iterable[MemoryItem],
+            audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()) -> None:
+        # One put stays one batch in the queue, so it still lands whole (S14).
+        self._write(([copy.deepcopy(item) for item in items], list(audit), list(delete)))
+
+    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+        self.put((), records)
+
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        self._write(Counted(accesses))
+
+    def close(self) -> None:
+        """Flush, then close the inner store; raise StoreError naming what is still queued (G8)."""
+        if not self.flush():
+            ids = [getattr(entry, "id", None) or entry.item_id
+                   for queued in self._pending for entry in _entries(queued)]
+            shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+            raise StoreError(
+                f"G8: {len(self._pending)} queued batch(es) not written, the store still fails ({shown}); "
+                "they stay queued (see `queued`) and the store stays open: close again once it is back"
+            )
+        self.inner.close()
+
+    def _drop_pending(self, user_id: str, item_ids: set[str] | None) -> None:
+        # A queued write must not bring back what was deleted after it was queued.
+        def doomed(entry) -> bool:
+            return entry.user_id == user_id and (item_ids is None or getattr(entry, "id", None) in item_ids)
+
+        keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
+        self._pending = [Counted(keep(queued)) if isinstance(queued, Counted) else tuple(map(keep, queued))
+                         for queued in self._pending]
+
+    def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
+        item_ids = set(item_ids)
+        self._drop_pending(user_id, item_ids)
+        return self.inner.delete(user_id, item_ids)
+
+    def delete_user(self, user_id: str) -> int:
+        self._drop_pending(user_id, None)
+        self._generations.pop(user_id, None)
+        return self.inner.delete_user(user_id)
+
+    def generation(self, user_id: str) -> int:
+        """Return the user's forget generation; if it rose since read last, drop their queued writes (S17)."""
+        current = self.inner.generation(user_id)
+        if self._generations.setdefault(user_id, current) != current:
+            self._drop_pending(user_id, None)  # another process forgot the user: these were prepared before
+            self._generations[user_id] = current
+        return current
+
+    def __getattr__(self, name: str):
+        # Everything else (users, scrub_audit, integrity) goes straight to the inner store.
+        return getattr(self.inner, name)
+
+
+def _entries(queued) -> list:
+    return list(queued) if isinstance(queued, Counted) else [entry for part in queued for entry in part]
+
+
+serialize(BufferedStore, ["new_id", "flush", "put", "append_audit", "record_access", "queued", "get",
+                          "list", "matching", "search", "adjacent", "audit", "close", "delete",
+                          "delete_user", "generation"])
+

@@ -1,0 +1,143 @@
+"""Memory items: the one record every layer is stored as.
+
+Document 001 §1 defines a `MemoryItem` (id, type, content, task, time, metadata, access
+count, importance) kept in one store for all tiers; document 002 §3 adds the metadata to
+filter on (user, time, source, tags) and document 003 §4.1 the confidence of a write.
+Graphiti's bitemporal facts suggest the validity fields: an item is never rewritten to
+say something else, it is closed (`invalidated_at`) and points at its successor.
+
+Invariants:
+    I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are valid
+        Unicode text; `access_count` is an int in [0, 2**63); every time is a finite number
+        of seconds within ±MAX_TIME (1e12), so that every store can keep it.
+    I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data,
+        its metadata nested at most MAX_METADATA_DEPTH (32) levels deep.
+    I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
+"""
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from ..core.clock import MAX_TIME
+from ..core.text import flatten, require_text, unicode_problem
+
+__all__ = ["MemoryItem", "LEVELS"]
+
+LEVELS = ("working", "episodic", "semantic", "procedural")
+MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
+
+
+def _nested_too_deeply(data: object) -> bool:
+    # Walked with a stack, not recursion, so that the check itself cannot overflow.
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth > MAX_METADATA_DEPTH:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+@dataclass(kw_only=True)
+class MemoryItem:
+    """A piece of memory of one user, at one level, with what ranking and decay read."""
+
+    id: str
+    user_id: str
+    level: str
+    content: str
+    task_id: str | None = None
+    created_at: float = 0.0
+    last_access_at: float | None = None
+    access_count: int = 0
+    importance: float = 0.5
+    metadata: dict = field(default_factory=dict)
+    valid_from: float | None = None
+    invalidated_at: float | None = None
+    superseded_by: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("id", "user_id", "content"):
+            require_text(f"MemoryItem.{name}", getattr(self, name))
+        if self.level not in LEVELS:
+            raise ValueError(f"I1: level must be one of {LEVELS}, got {self.level!r}")
+        importance = self.importance
+        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+            raise TypeError(f"I1: importance must be a number, got {type(importance).__name__}")
+        if not 0.0 <= importance <= 1.0:
+            raise ValueError(f"I1: importance must lie in [0, 1], got {importance!r}")
+        count = self.access_count
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 2**63:
+            raise ValueError(f"I1: access_count must be an int in [0, 2**63), got {count!r}")
+        for name in ("created_at", "last_access_at", "valid_from", "invalidated_at"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"I1: {name} must be a number of seconds, got {type(value).__name__}")
+            if not -MAX_TIME <= value <= MAX_TIME:  # NaN and infinities fail too
+                raise ValueError(f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}")
+        if not isinstance(self.metadata, dict):
+            raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
+        if _nested_too_deeply(self.metadata):
+            raise TypeError(f"I2: metadata must be JSON data nested at most {MAX_METADATA_DEPTH} levels deep")
+        # Canonicalise through JSON once, here: tuples become lists and anything that
+        # SQLite or an export could not carry is refused now, not at write time (I2).
+        try:
+            text = json.dumps(self.metadata, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as error:
+            raise TypeError(f"I2: metadata must be JSON data: {error}") from None
+        if problem := unicode_problem(text):
+            raise ValueError(f"I2: metadata must be valid Unicode text: {problem}")
+        self.metadata = json.loads(text)
+        if self.last_access_at is None:
+            self.last_access_at = self.created_at
+        if self.valid_from is None:
+            self.valid_from = self.created_at
+
+    @property
+    def is_valid(self) -> bool:
+        """True until the item is invalidated (I3)."""
+        return self.invalidated_at is None
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return tuple(self.metadata.get("tags", ()))
+
+    def to_dict(self) -> dict:
+        """Return the item as plain JSON data: the mapping used by export and by SQLite (I2)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "MemoryItem":
+        """Rebuild an item from `to_dict` output.
+
+        Raises TypeError for a non-dict or unknown keys, ValueError for invalid fields.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"a MemoryItem is read from a dict, got {type(data).__name__}")
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise TypeError(f"unknown MemoryItem fields: {sorted(unknown)}")
+        return cls(**data)
+
+    @classmethod
+    def trusted(cls, fields: dict) -> "MemoryItem":
+        """Rebuild an item from a store's own row without re-checking it (it was checked on write).
+
+        Only a Store that wrote the row itself may use this: it skips I1 and I2's checks.
+        """
+        item = object.__new__(cls)
+        item.__dict__.update(fields)
+        return item
+
+    def closed(self, at: float, successor: str | None = None) -> "MemoryItem":
+        """Return a copy invalidated at `at`, pointing at its successor (I3)."""
+        return replace(self, invalidated_at=at, superseded_by=successor)
+
+    def render(self, limit: int = 300) -> str:
+        """Render for a prompt: `[level] content`, one line."""
+        mark = "" if self.is_valid else f" (invalid since t={self.invalidated_at:.0f})"
+        return f"[{self.level}] {flatten(self.content, limit)}{mark}"

@@ -1,0 +1,158 @@
+"""The in-memory store: items in a dict, the default store and the model every other is tested against.
+
+Document 002 §4 isolates storage behind an interface; document 001 §2 indexes every tier by
+task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in plain
+Python: a dict of items in write order, an audit list, and beside them a `TermIndex`
+(term_index.py), so that no read scans every item. Every invariant of store.py holds here
+(S7, S8, S10, S11, S13, S14, S17, S21, S22, S26); `tests/test_store.py` runs the same contract on
+this store and on SQLite, and `tests/test_store_properties.py` runs both against a naive
+model.
+
+Invariants:
+    S25 write order is the order of first `put`: `list` returns items in it, a rewrite keeps
+        an item's place (as a SQLite rowid does), and a deleted item that is put again
+        comes last.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+
+from .item import MemoryItem
+from ..core.records import AuditRecord
+from .store import STORE_B, STORE_K1, Access, check_owners, refuse_if_forgotten
+from .term_index import TermIndex
+
+__all__ = ["InMemoryStore"]
+
+
+def _copy(item: MemoryItem) -> MemoryItem:
+    # Every field but metadata is immutable, so a shallow copy plus a copied metadata is a
+    # full copy (S10), at a fraction of deepcopy's cost.
+    duplicate = copy.copy(item)
+    duplicate.metadata = copy.deepcopy(item.metadata)
+    return duplicate
+
+
+class InMemoryStore:
+    """Items in a dict, in insertion order; the default store, and the model for the others."""
+
+    def __init__(self, k1: float = STORE_K1, b: float = STORE_B) -> None:
+        self._items: dict[str, MemoryItem] = {}
+        self._audit: list[AuditRecord] = []
+        self._counters: dict[str, int] = {}
+        self._index = TermIndex(k1, b)  # S13, S21, S22 read it, so no read scans every item
+        self._generations: dict[str, int] = {}  # per user: how many times they were forgotten
+        self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S17)
+
+    def put(
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+    ) -> None:
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
+        batch, records, doomed = list(items), list(audit), list(delete)
+        users = [entry.user_id for entry in [*batch, *records]]
+        refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
+        check_owners(batch, lambda item_id: self._items[item_id].user_id if item_id in self._items else None)
+        for old in doomed:
+            self.delete(old.user_id, [old.id])
+        for item in batch:
+            old = self._items.get(item.id)
+            if old is None or (old.level, old.content, old.task_id) != (item.level, item.content, item.task_id):
+                if old is not None:
+                    self._index.remove(old)
+                self._index.add(item)
+            self._items[item.id] = _copy(item)
+        self._audit.extend(records)
+
+    def get(self, user_id: str, item_id: str) -> MemoryItem | None:
+        item = self._items.get(item_id)
+        return _copy(item) if item is not None and item.user_id == user_id else None
+
+    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+        return [_copy(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
+
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+        """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S27)."""
+        if batch_size < 1:
+            raise ValueError(f"S27: batch_size must be >= 1, got {batch_size!r}")
+        # The ids are fixed when iteration starts, so deleting between batches is safe.
+        ids = self._index.listed(user_id, level)
+        for offset in range(0, len(ids), batch_size):
+            batch = [self._items.get(key) for key in ids[offset : offset + batch_size]]
+            yield [_copy(item) for item in batch if item is not None]
+
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+        """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
+        return [_copy(self._items[key]) for key in self._index.matching(user_id, level, terms)]
+
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
+        """Return the `limit` best items by BM25 for `terms`, best first (S21)."""
+        return [(_copy(self._items[key]), score) for key, score in self._index.search(user_id, level, terms, limit)]
+
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+        """Return each of the user's items' previous and next item of its level and task (S22)."""
+        items = [self._items[i] for i in item_ids if i in self._items and self._items[i].user_id == user_id]
+        return {item.id: tuple(key and _copy(self._items[key]) for key in self._index.adjacent(item))
+                for item in items}
+
+    def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
+        mine = [item_id for item_id in dict.fromkeys(item_ids) if item_id in self._items]
+        doomed = [item_id for item_id in mine if self._items[item_id].user_id == user_id]
+        for item_id in doomed:
+            self._index.remove(self._items.pop(item_id), forget_position=True)
+        return len(doomed)
+
+    def delete_user(self, user_id: str) -> int:
+        """Forget the user: delete their items, blank their audit reasons, raise their generation (S17)."""
+        deleted = self.delete(user_id, self._index.listed(user_id))
+        self.scrub_audit(user_id)
+        self._generations[user_id] = self._seen[user_id] = self._generations.get(user_id, 0) + 1
+        return deleted
+
+    def generation(self, user_id: str) -> int:
+        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
+        self._seen[user_id] = self._generations.get(user_id, 0)
+        return self._seen[user_id]
+
+    def users(self) -> list[str]:
+        return self._index.users()
+
+    def new_id(self, prefix: str) -> str:
+        number = self._counters.get(prefix, 0)
+        while f"{prefix}-{number + 1}" in self._items:
+            number += 1
+        self._counters[prefix] = number + 1
+        return f"{prefix}-{number + 1}"
+
+    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+        self.put((), records)
+
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        """Count each access on its stored item, if still stored; nothing else changes (S26, S17)."""
+        accesses = list(accesses)
+        users = [access.user_id for access in accesses]
+        refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
+        for access in accesses:
+            item = self._items.get(access.id)
+            if item is not None and item.user_id == access.user_id:  # the stored object is ours alone (S10)
+                item.access_count, item.last_access_at = item.access_count + 1, access.at
+
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+        return [
+            record
+            for record in self._audit
+            if (user_id is None or record.user_id == user_id)
+            and (item_id is None or record.item_id == item_id)
+        ]
+
+    def scrub_audit(self, user_id: str) -> int:
+        mine = [position for position, record in enumerate(self._audit) if record.user_id == user_id]
+        for position in mine:
+            self._audit[position] = replace(self._audit[position], reason="", weight=None)
+        return len(mine)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,153 @@
+"""Reads that see the retry queue: what the store will hold once the queued writes land.
+
+Document 003 §7.3 asks that memory degrade rather than lose or invent anything. While
+`BufferedStore` (buffered_store.py) holds writes the store refused, a read that missed them
+would answer from the past: a fact just corrected would come back uncorrected, an item just
+deleted would come back. So every item read replays the user's queue over what the store
+returns, in the order it was written; and `QueuedView` builds a user's layers from the
+queue alone while the store cannot be read at all.
+
+Invariants:
+    G6  reads see queued writes: `get`, `list`, `matching`, `search` and `adjacent` answer as
+        if the queue were written (newest queued copies, queued deletions and counted
+        accesses applied in order), and `audit` adds the queued records.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from .item import MemoryItem
+from .memory_store import InMemoryStore
+from ..core.records import AuditRecord
+from ..retrieval.scoring import analyze
+from .store import STORE_B, STORE_K1
+
+__all__ = ["Counted", "QueuedReads", "QueuedView"]
+
+
+class Counted(list):
+    """A queued batch of accesses (`record_access`), kept in order among the queued puts."""
+
+
+def _counted(item: MemoryItem, times: int, at: float) -> MemoryItem:
+    return replace(item, access_count=item.access_count + times, last_access_at=at)
+
+
+class QueuedReads:
+    """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (G6)."""
+
+    def _view(self, user_id: str) -> tuple[dict[str, MemoryItem], set[str], dict[str, tuple[int, float]]]:
+        """Replay the user's queue in order: newest queued copies, ids deleted, accesses on stored items."""
+        fresh: dict[str, MemoryItem] = {}
+        gone: set[str] = set()
+        counted: dict[str, tuple[int, float]] = {}
+        for entry in self._pending:
+            if isinstance(entry, Counted):
+                for access in entry:
+                    if access.user_id != user_id or access.id in gone:
+                        continue
+                    if access.id in fresh:
+                        fresh[access.id] = _counted(fresh[access.id], 1, access.at)
+                    else:
+                        counted[access.id] = (counted.get(access.id, (0, 0.0))[0] + 1, access.at)
+                continue
+            items, _, delete = entry
+            for old in delete:
+                if old.user_id == user_id:  # deleted, then put again, an item comes last (S25)
+                    fresh.pop(old.id, None)
+                    counted.pop(old.id, None)
+                    gone.add(old.id)
+            for item in items:
+                if item.user_id == user_id:  # a put carries its own access count
+                    fresh[item.id] = item
+                    gone.discard(item.id)
+                    counted.pop(item.id, None)
+        return fresh, gone, counted
+
+    def _overlay(self, user_id: str, stored: list[MemoryItem], wanted) -> list[MemoryItem]:
+        # A queued copy is newer than the stored one: it takes its place, or comes after.
+        fresh, gone, counted = self._view(user_id)
+        merged = {item.id: item for item in stored if item.id not in gone}
+        for key, (times, at) in counted.items():
+            if key in merged:
+                merged[key] = _counted(merged[key], times, at)
+        merged.update((key, copy.deepcopy(item)) for key, item in fresh.items())
+        return [item for item in merged.values() if wanted(item)]
+
+    def queued(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+        """Return copies of the user's items still queued (their newest copies), in queue order."""
+        return [copy.deepcopy(item) for item in self._view(user_id)[0].values()
+                if (level is None or item.level == level) and (task_id is None or item.task_id == task_id)]
+
+    def get(self, user_id: str, item_id: str) -> MemoryItem | None:
+        fresh = self._view(user_id)[0] if self._pending else {}
+        if item_id in fresh:
+            return copy.deepcopy(fresh[item_id])
+        stored = self.inner.get(user_id, item_id)
+        if stored is None or not self._pending:
+            return stored
+        # A queued deletion hides it; a queued access counts on it.
+        found = self._overlay(user_id, [stored], lambda item: item.id == item_id)
+        return found[0] if found else None
+
+    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+        stored = self.inner.list(user_id, level, task_id)
+        if not self._pending:
+            return stored
+        return self._overlay(user_id, stored, lambda item: (level is None or item.level == level)
+                             and (task_id is None or item.task_id == task_id))
+
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+        terms = set(terms)
+        stored = self.inner.matching(user_id, level, terms)
+        if not self._pending:
+            return stored
+        return self._overlay(user_id, stored, lambda item: item.level == level
+                             and not terms.isdisjoint(analyze(item.content)))
+
+    def _replica(self, user_id: str, level: str | None = None) -> InMemoryStore | None:
+        # Ranking and neighbours depend on all of the user's items: with writes of theirs queued,
+        # they are computed on a copy of what the store will hold once the queue is written.
+        # Queued access counts change neither, so they cost no copy (the results are overlaid).
+        fresh, gone, _ = self._view(user_id)
+        if not fresh and not gone:
+            return None
+        replica = InMemoryStore(getattr(self.inner, "k1", STORE_K1), getattr(self.inner, "b", STORE_B))
+        replica.put(self.list(user_id, level))
+        return replica
+
+    def search(self, user_id: str, level: str, terms: Sequence[str],
+               limit: int) -> list[tuple[MemoryItem, float]]:
+        replica = self._replica(user_id, level) if self._pending else None
+        if replica is not None:
+            return replica.search(user_id, level, terms, limit)
+        found = self.inner.search(user_id, level, terms, limit)
+        if not self._pending:
+            return found
+        current = {item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)}
+        return [(current[item.id], score) for item, score in found]
+
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+        replica = self._replica(user_id) if self._pending else None
+        return (self.inner if replica is None else replica).adjacent(user_id, item_ids)
+
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+        queued = [r for entry in self._pending if not isinstance(entry, Counted) for r in entry[1]
+                  if (user_id is None or r.user_id == user_id) and (item_id is None or r.item_id == item_id)]
+        return self.inner.audit(user_id, item_id) + queued
+
+
+class QueuedView:
+    """A buffered store whose item reads see only the queue: layers built while the store is down."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+        return self.store.queued(user_id, level, task_id)
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)

@@ -1,0 +1,122 @@
+"""SQLite search: BM25 scored and cut in SQL, term matching and neighbours, over the postings.
+
+Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a slow recall
+never stall the agent; document 001 §2 indexes by task. These are the reads behind
+`SQLiteStore.search`, `matching`, `adjacent` and `iterate` (a keyset-paged read by rowid):
+each is a few indexed statements, and
+`search` sums the BM25 terms in SQL over the postings of the query's terms alone and returns
+only the best `limit` items, so the cost follows the postings read, not the store's size.
+The in-memory store answers the same calls from `TermIndex`; both meet S13, S21, S22 (store.py).
+
+Invariants:
+    S23 every statement here reads through an index: a scope's postings by (scope, term),
+        items by rowid, neighbours by (user, level, task) and rowid.
+"""
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from .item import MemoryItem
+from ..core.records import AuditRecord
+from ..retrieval.bm25 import bm25_idf
+from .sqlite_schema import SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of, iterate_statement
+
+__all__ = ["matching", "search", "adjacent", "iterate", "audit"]
+
+Run = Callable[..., list[tuple]]
+
+DOCUMENT_FREQUENCY = "SELECT term, COUNT(*) FROM postings WHERE scope = ? AND term IN ({}) GROUP BY term"
+MATCHING = (
+    f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ? AND term IN ({{}})) "
+    "ORDER BY rowid"
+)
+BEFORE = (f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
+          "ORDER BY rowid DESC LIMIT 1")
+AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
+
+
+def search_statement(terms: int) -> str:
+    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S21).
+
+    Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b, b, the
+    average length, the scope and the limit. Each term's weight is written as `BM25Index`
+    computes it, and the sum is rounded to 9 decimals before it orders and cuts, as the
+    in-memory store does, so that the two stores rank alike (S21).
+    """
+    values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
+    k1_plus_one, k1, flat, b, average, scope, limit = (f"?{2 * terms + n}" for n in range(1, 8))
+    return (
+        f"WITH query (term, idf) AS (VALUES {values}) "
+        f"SELECT postings.item, ROUND(SUM(query.idf * postings.frequency * {k1_plus_one} / "
+        f"(postings.frequency + {k1} * ({flat} + {b} * postings.length / {average}))), 9) AS score "
+        f"FROM query JOIN postings ON postings.scope = {scope} AND postings.term = query.term "
+        f"GROUP BY postings.item ORDER BY score DESC, postings.item DESC LIMIT {limit}"
+    )
+
+
+def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
+    rows = run(SCOPE, (user_id, level))
+    return rows[0] if rows else None
+
+
+def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+    """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
+    terms, scope = sorted(set(terms)), _scope(run, user_id, level)
+    if not terms or scope is None:
+        return []
+    statement = MATCHING.format(", ".join("?" * len(terms)))
+    return [item_of(row) for row in run(statement, (scope[0], *terms))]
+
+
+def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
+           k1: float, b: float) -> list[tuple[MemoryItem, float]]:
+    """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S21)."""
+    terms, scope = sorted(set(terms)), _scope(run, user_id, level)
+    if not terms or scope is None or not scope[1]:
+        return []
+    scope_id, documents, length = scope
+    frequencies = dict(run(DOCUMENT_FREQUENCY.format(", ".join("?" * len(terms))), (scope_id, *terms)))
+    weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
+    if not weighted:
+        return []
+    average = max(length / documents, 1e-9)
+    parameters = (*(value for pair in weighted for value in pair), k1 + 1, k1, 1 - b, b, average, scope_id,
+                  max(0, limit))
+    scores = run(search_statement(len(weighted)), parameters)
+    marks = ", ".join("?" * len(scores))
+    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({marks}) AND user_id = ?", (*(r for r, _ in scores), user_id))
+    by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
+    # Another process may delete an item between the two statements: it is simply not found.
+    return [(by_rowid[rowid], score) for rowid, score in scores if rowid in by_rowid]
+
+
+def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+    """Return each of the user's items' previous and next item of its level and task (S22)."""
+    found = {}
+    for item_id in dict.fromkeys(item_ids):
+        rows = run(f"{SELECT_WITH_ROWID} WHERE id = ? AND user_id = ?", (item_id, user_id))
+        if rows:
+            key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, rowid
+            before, after = run(BEFORE, key), run(AFTER, key)
+            found[item_id] = (before and item_of(before[0]) or None, after and item_of(after[0]) or None)
+    return found
+
+
+def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Iterator[list[MemoryItem]]:
+    """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S27)."""
+    if batch_size < 1:
+        raise ValueError(f"S27: batch_size must be >= 1, got {batch_size!r}")
+    # One query per batch, after the last rowid seen: no cursor stays open across a delete.
+    levels, last = [level] * (level is not None), 0
+    statement = iterate_statement(bool(levels))
+    while rows := run(statement, (user_id, *levels, last, batch_size)):
+        last = rows[-1][-1]
+        yield [item_of(row[:-1]) for row in rows]
+
+
+def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
+    """Return the audit records of a user and/or an item, oldest first, each filter a plain condition (S23)."""
+    given = [(column, value) for column, value in (("user_id", user_id), ("item_id", item_id)) if value is not None]
+    where = f"WHERE {' AND '.join(f'{column} = ?' for column, _ in given)} " if given else ""
+    rows = run(f"SELECT item_id, operation, reason, at, weight, user_id FROM audit {where}ORDER BY seq",
+               tuple(value for _, value in given))
+    return [AuditRecord(*row) for row in rows]

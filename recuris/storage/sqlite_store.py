@@ -1,0 +1,206 @@
+"""SQLite storage: the same Store interface, persisted in one file with the standard sqlite3.
+
+Document 001 §2 keeps every tier in SQLite with indexes on task and on (type, task);
+document 003 §7 asks that deleting a user reach every copy. Here: a versioned schema
+checked on open, WAL journaling, one transaction per write batch, parameterised SQL only,
+and `secure_delete`, so deleted text is overwritten rather than left in free pages.
+The layout is described in docs/storage/sqlite-schema.md.
+
+Invariants:
+    S1  closing and reopening gives back exactly the items and audit records written.
+    S6  any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
+        only ever a bound parameter, never part of a statement.
+    S9  a batch is written whole or not at all, even if the process dies mid-batch.
+    S13, S21, S22 (store.py) hold here as in the in-memory store: `matching`, `search` and
+        `adjacent` read the postings and the thread index (sqlite_search.py).
+    S20 a write lock held by another connection delays a manager call by about `timeout`
+        seconds at most: a write waits for it up to `timeout`, and once a wait has run out,
+        for the next `timeout` seconds a write takes the lock only if it is free at once,
+        else fails (StoreError, which the manager queues). A read waits up to `timeout`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from . import sqlite_schema as schema
+from . import sqlite_search
+from .item import MemoryItem
+from ..core.records import AuditRecord
+from .sqlite_erasure import SQLiteErasure
+from .sqlite_file import open_database
+from .sqlite_schema import SCHEMA_VERSION, item_of, row_of
+from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
+
+__all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
+
+ID_BLOCK = 64  # ids reserved per transaction: a process wastes at most this many numbers
+
+
+class SQLiteStore(SQLiteErasure):
+    """A Store in one SQLite file (or ":memory:")."""
+
+    def __init__(
+        self, path: str | Path, create: bool = True, timeout: float = 5.0, read_only: bool = False,
+        k1: float = STORE_K1, b: float = STORE_B,
+    ) -> None:
+        """Open (and, if `create` and not `read_only`, make) the store at path.
+
+        A `read_only` store opens the file so that it cannot write (S16). Raises
+        FileNotFoundError when the file is missing and `create` is False or `read_only`;
+        StoreError, having written nothing, when the file is not a recuris database of this
+        schema version.
+        """
+        self.path, self.k1, self.b = str(path), k1, b
+        missing = self.path != ":memory:" and not Path(self.path).is_file()
+        if missing and (read_only or not create):
+            raise FileNotFoundError(f"no recuris database at {self.path}")
+        # One connection serves every thread, one statement or transaction at a time under `_lock`.
+        self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
+        self._reserved: dict[str, tuple[int, int] | None] = {}  # per id prefix: numbers left to hand out
+        self.timeout, self._lock_wait_resumes = timeout, 0.0
+        self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
+
+    def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
+        try:
+            with self._lock:
+                return self._db.execute(statement, parameters).fetchall()
+        except sqlite3.Error as error:
+            raise StoreError(f"{type(error).__name__}: {error}") from error
+
+    def _transaction(self, work):
+        # One explicit transaction per batch (S9): all of it commits, or none of it.
+        with self._lock:
+            try:
+                self._begin()
+                try:
+                    result = work(self._db)
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                return result
+            except sqlite3.Error as error:
+                raise StoreError(f"{type(error).__name__}: {error}") from error
+
+    def _begin(self) -> None:
+        # S20: a wait that ran out is not repeated by every write of the same call: for the
+        # next `timeout` seconds, a write takes the lock only if it is free right now.
+        waits = time.monotonic() >= self._lock_wait_resumes
+        if not waits:
+            self._db.execute("PRAGMA busy_timeout = 0")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if waits and "locked" in str(error):
+                self._lock_wait_resumes = time.monotonic() + self.timeout
+            raise
+        finally:
+            if not waits:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+
+    def put(
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+    ) -> None:
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
+        batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
+        records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
+
+        def write(db: sqlite3.Connection) -> None:
+            users = [item.user_id for item in batch] + [record[1] for record in records]
+            refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
+            stored = schema.stored(db, [item.id for item in batch])  # owners before the deletions, as the model checks (S7)
+            check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
+            if doomed:
+                self._delete_rows(db, "id = ? AND user_id = ?", doomed)
+                stored = schema.stored(db, [item.id for item in batch])
+            # The term index follows every write in the same transaction (S12). Only an item
+            # whose text, level or task changed needs new postings: a recall rewrites access
+            # counts, not content. An id written twice in one batch counts once, as its last.
+            last = {item.id: item for item in batch}.values()
+            changed = [item for item in last
+                       if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)]
+            removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4]) for item in changed
+                       if item.id in stored]
+            db.executemany(schema.UPSERT, [row_of(item) for item in batch])
+            rowids = {}
+            for ids in schema.chunks([item.id for item in changed]):
+                marks = ", ".join("?" * len(ids))
+                rowids.update(db.execute(f"SELECT id, rowid FROM items WHERE id IN ({marks})", ids))
+            added = [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
+            schema.reindex(db, removed, added)
+            db.executemany(schema.AUDIT_INSERT, records)
+
+        self._transaction(write)
+
+    def get(self, user_id: str, item_id: str) -> MemoryItem | None:
+        rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
+        return item_of(rows[0]) if rows else None
+
+    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+        # One plain condition per given filter, so that every list is served by an index (S23).
+        given = {column: value for column, value in (("user_id", user_id), ("level", level), ("task_id", task_id))
+                 if value is not None}
+        where = " AND ".join(f"{column} = ?" for column in given)
+        return [item_of(row) for row in self._run(f"{schema.SELECT_ITEMS} WHERE {where} ORDER BY rowid",
+                                                  tuple(given.values()))]
+
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+        return sqlite_search.matching(self._run, user_id, level, terms)
+
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+        return sqlite_search.iterate(self._run, user_id, level, batch_size)
+
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
+        return sqlite_search.search(self._run, user_id, level, terms, limit, self.k1, self.b)
+
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+        return sqlite_search.adjacent(self._run, user_id, item_ids)
+
+    def users(self) -> list[str]:
+        return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
+
+    def new_id(self, prefix: str) -> str:
+        # Numbers are reserved a block at a time (one transaction per ID_BLOCK ids), so that a
+        # manager's write commits once, with its item and audit (S14); another process reserves
+        # its own block, so ids stay unique across processes (S8). An id a caller chose is skipped.
+        with self._lock:
+            while True:
+                start, end = self._reserved.get(prefix) or self._transaction(lambda db: schema.reserve(db, prefix, ID_BLOCK))
+                self._reserved[prefix] = (start + 1, end) if start < end else None
+                if not self._run("SELECT 1 FROM items WHERE id = ?", (f"{prefix}-{start}",)):
+                    return f"{prefix}-{start}"
+
+    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+        self.put((), records)
+
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        """Count each access on its stored item, if still stored; nothing else changes (S26, S17)."""
+        rows = [(access.at, access.id, access.user_id) for access in accesses]
+
+        def count(db: sqlite3.Connection) -> None:
+            # Only the two access columns: a stale reader can never reopen or rewrite an item (S26).
+            users = [row[2] for row in rows]
+            refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
+            db.executemany(schema.RECORD_ACCESS, rows)
+
+        self._transaction(count)
+
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+        return sqlite_search.audit(self._run, user_id, item_id)
+
+    def integrity(self) -> str:
+        """Return SQLite's `PRAGMA integrity_check` verdict ("ok" when intact)."""
+        return self._run("PRAGMA integrity_check")[0][0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"

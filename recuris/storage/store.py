@@ -1,0 +1,147 @@
+"""Storage: one small interface behind which every layer keeps its items.
+
+Document 002 §4 isolates storage behind an interface so that the memory logic never
+knows where items live; document 001 §2 puts all tiers in one store indexed by task and
+type; document 003 §7 scopes every read to one user and asks that memory failures degrade
+the agent instead of stopping it. `InMemoryStore` (memory_store.py) is the default and
+the model of the others; `SQLiteStore` (sqlite_store.py) persists; `BufferedStore`
+(buffered_store.py) retries failed writes. The invariants below hold for every store.
+
+Invariants:
+    S11 every item read is scoped to one user: no read returns another user's item (the
+        ground on which the manager's S2 stands).
+    S7  an item's user is fixed: putting an id that another user owns is refused, and a
+        refused batch writes nothing.
+    S8  ids from `new_id` are never in use, by any user.
+    S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
+    S14 one `put` is one transaction: its deletions, items and audit records are all
+        stored, or none of them is (so an item never lacks the audit record of its write).
+    S17 a write prepared before its user was forgotten never lands: `delete_user` raises the
+        user's generation, and every write checks, in its transaction, that each of its users
+        is still at the generation this store object last saw (`generation`, or its first
+        write); otherwise the whole write is refused with `ForgottenUserError`.
+    S13 `matching` returns exactly the items `list` would return whose analysed terms
+        (`scoring.analyze`) share one with the query's terms, in the same order.
+    S21 `search` returns the `limit` items of one user and level with the highest Okapi BM25
+        score for the query's terms (statistics of that user and level alone, the score
+        rounded to 9 decimals), best first, ties to the later-written item; every store
+        returns the same items and scores.
+    S22 `adjacent` gives each item's previous and next item in write order among the
+        user's items of the same level and task (None at either end).
+    S26 `record_access` changes only an item's access count and last access: never its
+        content or validity, and an item no longer stored stays gone.
+    S27 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
+        deleting items it has already yielded, between batches, changes nothing it yields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .item import MemoryItem
+from ..core.records import AuditRecord
+
+__all__ = ["Store", "StoreError", "ForgottenUserError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
+
+# The stores' own BM25 setting: short memories want earlier term saturation and weaker
+# length normalisation than the textbook 1.2 / 0.75 (docs/retrieval/recall.md says how it was chosen).
+STORE_K1, STORE_B = 0.9, 0.5
+
+
+class StoreError(Exception):
+    """The store could not be read or written (locked, gone, corrupt)."""
+
+
+class ForgottenUserError(ValueError):
+    """A write was prepared for a user who has been forgotten since: it was refused (S17)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """One use of a stored item, to count: the item's access count + 1, its last access `at` (S26)."""
+
+    user_id: str
+    id: str
+    at: float
+
+
+def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
+    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S17)."""
+    for user_id in dict.fromkeys(users):
+        current = generation_of(user_id)
+        if seen.setdefault(user_id, current) != current:
+            raise ForgottenUserError(f"S17: user {user_id!r} was forgotten after this write was prepared")
+
+
+class Store(Protocol):
+    """What a layer may ask of storage. Every item read names the user (S11).
+
+    `put` is the one write that may combine: it deletes, stores items and appends audit
+    records in one transaction (S14); `append_audit(records)` is `put((), records)`.
+    `delete_user` forgets a user: it deletes their items, blanks their audit reasons and
+    raises their generation, which `generation` reads and every write checks (S17).
+    """
+
+    def put(
+        self, items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+    ) -> None: ...
+    def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
+    def list(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]: ...
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list[MemoryItem]]: ...  # `list` in batches, so a large store is never held whole
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]: ...
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]: ...
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]: ...
+    def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
+    def delete_user(self, user_id: str) -> int: ...
+    def generation(self, user_id: str) -> int: ...
+    def users(self) -> list[str]: ...
+    def new_id(self, prefix: str) -> str: ...
+    def append_audit(self, records: Iterable[AuditRecord]) -> None: ...
+    def record_access(self, accesses: Iterable[Access]) -> None: ...
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]: ...
+    def scrub_audit(self, user_id: str) -> int: ...
+    def close(self) -> None: ...
+
+
+def check_owners(batch: list[MemoryItem], owner_of) -> None:
+    """Raise ValueError if an item of the batch would change the user of a stored id (S7)."""
+    seen: dict[str, str] = {}
+    for item in batch:
+        owner = seen.setdefault(item.id, owner_of(item.id) or item.user_id)
+        if owner != item.user_id:
+            raise ValueError(f"S7: item {item.id!r} belongs to another user; its user cannot change")
+
+
+def _current(store: Store, item: MemoryItem) -> MemoryItem | None:
+    # An item deleted since it was cached (forgotten, or decayed elsewhere) stays deleted;
+    # while the store cannot be read, the caller's copy stands in (G1).
+    try:
+        return store.get(item.user_id, item.id)
+    except StoreError:
+        return item
+
+
+def append_superseding(
+    store: Store, item: MemoryItem, replaced: Iterable[MemoryItem], reason: str
+) -> list[MemoryItem]:
+    """Write `item` and close each replaced item in one batch, auditing both; return the batch.
+
+    Replaced items are read back from the store first, so that accesses counted since the
+    caller cached them are not overwritten; only their validity changes (F1, H3). While the
+    store cannot be read, the caller's copy is closed instead: the write is kept (G1).
+    """
+    at = item.created_at
+    current = [_current(store, old) for old in replaced]
+    closed = [old.closed(at, item.id) for old in current if old is not None]
+    audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
+    why = f"superseded by {item.id}: {item.content!r}"
+    audit += [AuditRecord(old.id, "supersede", why, at, None, old.user_id) for old in closed]
+    store.put([*closed, item], audit)  # the items and their audit records commit together (S14)
+    return [*closed, item]

@@ -1,0 +1,103 @@
+"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo`, on a fixture (Q6, Q7)."""
+
+import json
+
+import pytest
+
+from recuris import bench
+from recuris.bench.locomo import ABLATIONS, RETRIEVERS, evaluate, load, through_manager
+
+CONVERSATION = {
+    "speaker_a": "Ana",
+    "speaker_b": "Ben",
+    "session_1_date_time": "1:00 pm on 8 May, 2023",
+    "session_1": [
+        {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a puppy last week!"},
+        {"speaker": "Ben", "dia_id": "D1:2", "text": "Congrats! What breed is it?"},
+        {
+            "speaker": "Ana",
+            "dia_id": "D1:3",
+            "text": "A beagle named Biscuit.",
+            "blip_caption": "a photo of a dog",
+        },
+    ],
+    "session_2_date_time": "2:00 pm on 9 May, 2023",
+    "session_2": [
+        {"speaker": "Ben", "dia_id": "D2:1", "text": "I started learning the violin."},
+        {"speaker": "Ana", "dia_id": "D2:2", "text": "Violin is hard, keep practicing!"},
+    ],
+    "session_3_date_time": "a session whose turns were not released",
+    "qa": [
+        {"question": "What breed is Ana's dog?", "answer": "beagle", "evidence": ["D1:3"], "category": 4},
+        {
+            "question": "What instrument is Ben learning?",
+            "answer": "violin",
+            "evidence": ["D2:1"],
+            "category": 1,
+        },
+        {"question": "Would Ana like cats?", "answer": "unknown", "evidence": [], "category": 3},
+        {"question": "What is Ben's cat called?", "answer": "none", "evidence": ["D1:2"], "category": 5},
+    ],
+}
+
+
+@pytest.fixture
+def path(tmp_path):
+    target = tmp_path / "fixture.json"
+    target.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    return target
+
+
+def test_loader_reads_turns_with_speaker_and_caption(path):
+    """A turn's text is `speaker: text`, plus the image caption; sessions without turns are skipped."""
+    conversation = load(path)
+    assert [t.id for t in conversation.turns] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2"]
+    assert conversation.turns[2].text == "Ana: A beagle named Biscuit. a photo of a dog"
+
+
+def test_loader_keeps_categories_one_to_four_with_evidence(path):
+    """Q7: no-evidence and category-5 questions are left out."""
+    assert [q.text for q in load(path).questions] == [
+        "What breed is Ana's dog?",
+        "What instrument is Ben learning?",
+    ]
+
+
+def test_loader_refuses_a_file_of_another_shape(tmp_path):
+    """Q7: a file that is not LoCoMo raises ValueError naming the file."""
+    (tmp_path / "other.json").write_text('{"hello": 1}', encoding="utf-8")
+    with pytest.raises(ValueError, match="not a LoCoMo conversation"):
+        load(tmp_path / "other.json")
+
+
+def test_every_retriever_ranks_every_turn_once(path):
+    """Q6: a full, duplicate-free, deterministic ranking."""
+    conversation = load(path)
+    for build in RETRIEVERS.values():
+        rank = build(conversation)
+        ranked = rank("What breed is the dog?")
+        assert sorted(ranked) == sorted(t.id for t in conversation.turns) and ranked == rank(
+            "What breed is the dog?"
+        )
+
+
+def test_bm25_finds_both_answers(path):
+    """On the fixture, BM25 puts each evidence turn first."""
+    scores = evaluate([load(path)], RETRIEVERS["bm25 (k1 1.2, b 0.75)"])
+    assert (scores.questions, scores.r1, scores.mrr) == (2, 1.0, 1.0)
+
+
+def test_bench_prints_a_table_per_retriever(path, capsys):
+    """`python -m recuris.bench locomo PATH` prints R@1-R@10 and MRR@10 for both stores and each reference."""
+    assert bench.main(["locomo", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "2 questions" in lines[0] and lines[2] == "| retriever | R@1 | R@5 | R@10 | MRR@10 |"
+    rows = [line for line in lines if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 2 * (1 + 2 + len(ABLATIONS) + len(RETRIEVERS))  # overall, then per category
+    assert sum("(what users run)" in row for row in rows) == 4
+
+
+def test_bench_reports_a_bad_file_and_exits_1(tmp_path, capsys):
+    """A file that is not LoCoMo gives exit status 1 and a message."""
+    (tmp_path / "x.json").write_text("[]", encoding="utf-8")
+    assert bench.main(["locomo", str(tmp_path / "x.json")]) == 1 and "error:" in capsys.readouterr().err

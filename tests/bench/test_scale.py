@@ -1,0 +1,56 @@
+"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (Q20, Q21)."""
+
+import io
+
+import pytest
+
+from recuris.bench import scale
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_workload_is_a_function_of_size_and_seed_and_comes_in_batches():
+    """Q20: the same size and seed give the same memories, in batches of at most 1,000."""
+    first, second = list(scale.memories(2500, seed=3)), list(scale.memories(2500, seed=3))
+    assert first == second and [len(batch) for batch in first] == [1000, 1000, 500]
+
+
+def test_a_cycle_over_the_workload_forgets_and_merges():
+    """Q20: the forgetting workload merges even at a small size, and the store holds what the report says."""
+    cycle = scale.forgetting_cycle(3000, quiet=True)
+    assert cycle["forgotten"] > 0 and cycle["merged"] > 0
+    assert cycle["left"] == 3000 - cycle["forgotten"] - cycle["merged"] and cycle["peak_mb"] > 0
+
+
+@pytest.mark.parametrize("sqlite", [False, True])
+def test_semantic_writes_supersede_facts(sqlite):
+    """The semantic-write measure supersedes a fact in about half of its writes, on either store."""
+    writes = scale.semantic_writes(60, quiet=True, sqlite=sqlite)
+    assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
+
+
+def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():
+    """Ten times the items in ten times the time is exponent 1; in a hundred times, 2."""
+    assert scale.exponent(10, 1.0, 100, 10.0) == 1.0 and round(scale.exponent(10, 1.0, 100, 100.0), 9) == 2
+
+
+def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
+    """Q21: on a terminal, progress names the phase, the items done of the total, a rate and the seconds."""
+    terminal = Terminal()
+    progress = scale.Progress("fill 1,000", 1000, stream=terminal)
+    progress.update(1000)
+    progress.close()
+    assert terminal.getvalue().startswith("\rfill 1,000: 1,000 of 1,000, ") and "/s, " in terminal.getvalue()
+
+
+def test_progress_is_silent_on_a_pipe_or_when_quiet():
+    """Q21: nothing is written when the stream is not a terminal, or when asked to be quiet."""
+    pipe, terminal = io.StringIO(), Terminal()
+    quiet = scale.Progress("fill", 10, quiet=True, stream=terminal)
+    for progress in (scale.Progress("fill", 10, stream=pipe), quiet):
+        progress.update(10)
+        progress.close()
+    assert pipe.getvalue() == terminal.getvalue() == ""

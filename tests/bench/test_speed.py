@@ -1,0 +1,24 @@
+"""Example tests for recuris.bench.speed at small sizes: the benchmarks run and check themselves (Q8)."""
+
+from recuris.bench import speed
+
+
+def test_retrieval_timing_checks_index_against_scan():
+    """Q8: the retrieval benchmark compares indexed and scanned top-5 on every query (it raises if not)."""
+    timing = speed.retrieval(300, queries=5)
+    assert set(timing) == {"indexed", "scan"} and all(p50 <= p95 for p50, p95 in timing.values())
+
+
+def test_prompt_growth_is_flat_for_recuris_and_linear_for_full_history():
+    """The recuris prompt at step 120 is within 1.1x of step 50; full history grows."""
+    growth = speed.prompt_growth(120, marks=(10, 50, 120))
+    assert growth["recuris"][120] <= 1.1 * growth["recuris"][50]
+    assert growth["full history"][120] > 2 * growth["full history"][50]
+
+
+def test_decay_cycle_and_sqlite_report_their_figures():
+    """The cycle forgets some of 2,000 stale items; SQLite writes, reopens and recalls."""
+    cycle = speed.decay_cycle(2000)
+    assert 0 < cycle["forgotten"] < 2000 and cycle["after"] <= 2000 - cycle["forgotten"]
+    store = speed.sqlite(2000, batch=500)
+    assert store["items_per_s"] > 0 and store["reopen_ms"] >= 0 and store["recall"][0] >= 0

@@ -1,0 +1,301 @@
+"""Example tests for recuris.core.agent.RecurisAgent: the six stages and how runs end (A1-A4)."""
+
+import pytest
+
+from recuris import DecayManager, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris.bench.mock_environment import MockEnvironment
+from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
+
+SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
+SITE = {"submit": "error: captcha required"}
+
+
+def make_agent(llm, **options):
+    options.setdefault("clock", ManualClock(100))
+    return RecurisAgent(WorkingMemory(window_size=3), EpisodicMemory(), llm, **options)
+
+
+def test_finish_ends_the_run_in_success():
+    """FINISH from the model ends the run as a success and writes the episode."""
+    agent = make_agent(ScriptedLLM(["a", "b"]))
+    result = agent.run("goal", "type", MockEnvironment())
+    assert (result.success, result.status, result.steps) == (True, "success", 2)
+    assert agent.episodic.episodes == (result.episode,)
+
+
+def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
+    """A2, the prototype's defect: all 10 steps are saved although the window holds 3."""
+    agent = make_agent(ScriptedLLM([f"step {i}" for i in range(10)]))
+    result = agent.run("goal", "type", MockEnvironment())
+    assert [s.action for s in result.episode.trajectory] == [f"step {i}" for i in range(10)]
+    assert result.episode.summary.startswith("done: step 0")
+
+
+def test_failed_result_ends_the_run_with_its_reason():
+    """A failed action result ends the run as failed; the reason names the step and result."""
+    result = make_agent(ScriptedLLM(["open page", "submit"])).run("goal", "type", MockEnvironment(SITE))
+    assert (result.success, result.failure_reason) == (False, "step 2 failed: error: captcha required")
+    assert result.episode.failed_step.action == "submit"
+
+
+def test_failure_test_is_pluggable():
+    """is_failure decides what counts as a failed step."""
+    agent = make_agent(ScriptedLLM(["a"]), is_failure=lambda result: result == "BAD")
+    assert agent.run("goal", "type", MockEnvironment(default="error but fine")).success
+    agent = make_agent(ScriptedLLM(["a"]), is_failure=lambda result: result == "BAD")
+    assert not agent.run("goal", "type", MockEnvironment(default="BAD")).success
+
+
+def test_reaching_max_steps_fails():
+    """A1: a model that never says FINISH is stopped at max_steps."""
+    llm = ScriptedLLM(["again"] * 100)
+    result = make_agent(llm, max_steps=4).run("goal", "type", MockEnvironment())
+    assert (result.status, result.steps, len(llm.prompts)) == ("failed", 4, 4)
+    assert "max_steps (4)" in result.failure_reason
+
+
+def test_llm_exception_fails_the_run_and_still_writes_the_episode():
+    """A2: an exception from llm_fn ends the run as failed with the reason."""
+
+    def broken(prompt):
+        raise ConnectionError("model unreachable")
+
+    agent = make_agent(broken)
+    result = agent.run("goal", "type", MockEnvironment())
+    assert result.failure_reason == "llm_fn raised ConnectionError: model unreachable"
+    assert len(agent.episodic) == 1
+
+
+@pytest.mark.parametrize("reply", [None, "", "   ", 42, {"action": "x"}])
+def test_llm_reply_that_is_not_an_action_fails_the_run(reply):
+    """Untrusted model output: a reply that is not non-empty text ends the run as failed."""
+    result = make_agent(lambda prompt: reply).run("goal", "type", MockEnvironment())
+    assert result.status == "failed" and "not an action" in result.failure_reason
+
+
+def test_action_exception_fails_the_run_and_records_the_step():
+    """A2: an exception from action_fn is a failed step, kept in the episode."""
+
+    def explode(action):
+        raise TimeoutError("browser hung")
+
+    result = make_agent(ScriptedLLM(["open"])).run("goal", "type", explode)
+    assert result.failure_reason == "step 1: action raised TimeoutError: browser hung"
+    assert result.episode.trajectory[-1].failed
+
+
+def test_action_returning_non_text_fails_the_run():
+    """An action result that is not text is a failed step."""
+    result = make_agent(ScriptedLLM(["open"])).run("goal", "type", lambda action: 7)
+    assert "action_fn returned int" in result.failure_reason
+
+
+def test_observer_exception_still_writes_the_episode_then_propagates():
+    """A2: a bug in the observer settles the run as failed, then surfaces."""
+
+    def observer(event):
+        if event.stage == 3:
+            raise RuntimeError("observer bug")
+
+    agent = make_agent(ScriptedLLM(["a"]), observer=observer)
+    with pytest.raises(RuntimeError, match="observer bug"):
+        agent.run("goal", "type", MockEnvironment())
+    assert [e.status for e in agent.episodic.episodes] == ["failed"]
+    assert "aborted by RuntimeError" in agent.episodic.episodes[0].failure_reason
+
+
+def test_goal_is_in_every_prompt():
+    """A3: the model sees the goal on every step, however long the task."""
+    llm = ScriptedLLM([f"s{i}" for i in range(20)])
+    make_agent(llm, max_steps=25).run("migrate the database", "type", MockEnvironment())
+    assert len(llm.prompts) == 21 and all("Goal: migrate the database" in p for p in llm.prompts)
+
+
+def test_second_task_avoids_the_path_that_failed_before():
+    """Episodic memory at work: a failed submit is avoided by the next similar task."""
+    agent = make_agent(PromptFollowingLLM())
+    first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    second = agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
+    assert (first.success, second.success) == (False, True)
+    assert second.episode.actions[-1] == "solve captcha then submit"
+
+
+def test_without_episodic_memory_the_mistake_repeats():
+    """The control: with retrieval disabled by a threshold of 1, the second task fails too."""
+    agent = make_agent(PromptFollowingLLM(), threshold=1.0)
+    agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    assert not agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+
+
+def test_retrieval_happens_at_start_and_on_each_completed_subtask():
+    """A4: one retrieval at the start, one per completed subtask, none on other steps."""
+    agent = make_agent(ScriptedLLM(["open page", "look around", "fill email"]))
+    result = agent.run("goal", "type", MockEnvironment(), SIGNUP)
+    assert result.retrievals == 3
+
+
+def test_failed_step_below_max_failures_triggers_a_retrieval():
+    """A4: with max_failures=2, the first failure re-retrieves and the run goes on."""
+    llm = ScriptedLLM(["submit", "solve captcha then submit"])
+    result = make_agent(llm, max_failures=2).run("goal", "type", MockEnvironment(SITE), SIGNUP)
+    assert (result.success, result.retrievals) == (True, 3)
+
+
+def test_retrieved_episodes_are_reinforced_once_per_run():
+    """Retrieval reinforcement: a hit gets one access per run, not one per re-retrieval."""
+    clock = ManualClock(0)
+    agent = make_agent(PromptFollowingLLM(), decay=DecayManager(clock=clock), clock=clock)
+    first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    clock.advance(50)
+    agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
+    assert (first.episode.access_count, first.episode.last_access_at) == (1, 50)
+
+
+def test_observer_sees_the_six_stages_in_order():
+    """The loop reports initialise, decide, act, observe, update and settle."""
+    events = []
+    make_agent(ScriptedLLM(["open page"]), observer=events.append).run(
+        "goal", "type", MockEnvironment(), SIGNUP
+    )
+    assert [e.name for e in events] == [
+        "initialise",
+        "decide",
+        "act",
+        "observe",
+        "update",
+        "update",
+        "decide",
+        "settle",
+    ]
+
+
+def test_pinned_constraints_reach_every_prompt():
+    """W5 through the agent: constraints given to run() are pinned."""
+    llm = ScriptedLLM(["a"] * 5)
+    make_agent(llm).run("goal", "type", MockEnvironment(), constraints=["do not use MySQL"])
+    assert all("- do not use MySQL" in p for p in llm.prompts)
+
+
+@pytest.mark.parametrize(
+    "settings, rule",
+    [
+        (dict(max_steps=0), "max_steps"),
+        (dict(top_k=0), "top_k"),
+        (dict(threshold=2), "threshold"),
+        (dict(max_failures=0), "max_failures"),
+    ],
+)
+def test_bad_settings_are_refused(settings, rule):
+    """max_steps < 1, top_k < 1, a threshold outside [0, 1] or max_failures < 1 raise ValueError."""
+    with pytest.raises(ValueError, match=rule):
+        make_agent(ScriptedLLM([]), **settings)
+
+
+def test_bad_task_is_refused_before_anything_is_written():
+    """An empty goal or a non-text task type raises and writes no episode."""
+    agent = make_agent(ScriptedLLM([]))
+    with pytest.raises(ValueError, match="goal"):
+        agent.run("", "type", MockEnvironment())
+    with pytest.raises(TypeError, match="task_type"):
+        agent.run("goal", None, MockEnvironment())
+    assert len(agent.episodic) == 0
+
+
+def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
+    """A5: on a manager, recall adds the user's procedures and facts to the prompt; the mock follows them."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write(
+        "deploy",
+        "ana",
+        level="procedural",
+        metadata={"steps": ["run tests", "build image", "roll out"], "task_types": ["release"]},
+    )
+    manager.write("release region: eu-west", "ana", level="semantic")
+    llm = PromptFollowingLLM()
+    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=ManualClock(0))
+    result = agent.run("ship release 7 to the release region", "release", MockEnvironment())
+    assert "## Recalled memory" in llm.prompts[0] and "release region: eu-west" in llm.prompts[0]
+    assert result.success and result.episode.actions == ("run tests", "build image", "roll out")
+    assert manager.layers("ana").episodic.get(result.episode.id) is result.episode
+
+
+def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
+    """A5, S2: the agent's episodes go to the user's store; another user's agent never sees them."""
+    from recuris import MemoryManager, SQLiteStore
+
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
+    ana = RecurisAgent.on_manager(manager, "ana", PromptFollowingLLM(), clock=ManualClock(0))
+    ana.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    manager.store.close()
+    reopened = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
+    assert [e.status for e in reopened.layers("ana").episodic.episodes] == ["failed"]
+    bob = RecurisAgent.on_manager(reopened, "bob", PromptFollowingLLM(), clock=ManualClock(0))
+    assert not bob.run("register an account", "web form", MockEnvironment(SITE), SIGNUP).success
+    anas_second = RecurisAgent.on_manager(reopened, "ana", PromptFollowingLLM(), clock=ManualClock(0))
+    assert anas_second.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+
+
+def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
+    """G5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
+    from recuris import InMemoryStore, MemoryManager, StoreError
+
+    class Switchable(InMemoryStore):
+        down = False
+
+        def list(self, *args, **kwargs):
+            if self.down:
+                raise StoreError("disk I/O error")
+            return super().list(*args, **kwargs)
+
+        def put(self, *arguments, **keywords):
+            if self.down:
+                raise StoreError("disk I/O error")
+            return super().put(*arguments, **keywords)
+
+    store = Switchable()
+    manager = MemoryManager(store, clock=ManualClock(0))
+    agent = RecurisAgent.on_manager(manager, "ana", ScriptedLLM(["a", "b"]), clock=ManualClock(0))
+    store.down = True
+    result = agent.run("goal", "type", MockEnvironment())
+    assert result.success and manager.store.pending >= 1
+    store.down = False
+    manager.store.flush()
+    assert [i.id for i in store.list("ana", "episodic")] == [result.episode.id]
+
+
+def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
+    """A6: the mock asks search_memory for a slot, gets the answer in a recalled section, and acts."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    llm = PromptFollowingLLM()
+    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=ManualClock(0), threshold=1.0)
+    env = MockEnvironment()
+    result = agent.run("ship release 9", "release", env, ["run tests", "deploy to {deploy region}"])
+    assert result.success and env.executed == ["run tests", "deploy to eu-west"]
+    asked = [p for p in llm.prompts if "## Recalled by search_memory" in p]
+    assert asked and "query: deploy region" in asked[0] and result.steps == 2
+
+
+def test_a_tool_call_without_a_manager_is_answered_with_no_memory():
+    """A6: without a manager the call is answered '(no memory)' and never executed."""
+    call = '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"x\\"}"}}'
+    llm, env = ScriptedLLM([call, "act"]), MockEnvironment()
+    result = make_agent(llm).run("goal", "type", env)
+    assert env.executed == ["act"] and "(no memory)" in llm.prompts[1] and result.success
+
+
+def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
+    """A5: a fact recalled at the start and again on every completed subtask gets one access per run."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    fact = manager.write("release region: eu-west", "ana", level="semantic")
+    agent = RecurisAgent.on_manager(manager, "ana", ScriptedLLM(["a", "b", "c"]), clock=ManualClock(0))
+    result = agent.run("ship the release to the region", "release", MockEnvironment(), ["a", "b", "c"])
+    assert result.retrievals == 4 and manager.get(fact.id, "ana").access_count == 1
+    agent.run("ship the release to the region", "release", MockEnvironment(), ["a"])
+    assert manager.get(fact.id, "ana").access_count == 2

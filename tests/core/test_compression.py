@@ -1,0 +1,75 @@
+"""Example tests for recuris.core.compression, the default summarizer (M1-M4)."""
+
+import pytest
+
+from recuris.core.compression import StructuredSummarizer, parse
+from recuris.core.records import Step
+
+
+def steps(*actions, failed=()):
+    return [
+        Step(i, action, "error: no" if action in failed else "ok", action in failed)
+        for i, action in enumerate(actions, 1)
+    ]
+
+
+def test_summary_is_structured_done_and_phase():
+    """The summary lists done actions with arrows and names the current phase."""
+    assert StructuredSummarizer()("", steps("open page", "fill email")) == (
+        "done: open page -> fill email\nphase: fill email"
+    )
+
+
+def test_merge_keeps_the_old_summary():
+    """M1: a second merge extends the old summary; the prototype overwrote it."""
+    summarize = StructuredSummarizer()
+    first = summarize("", steps("open page"))
+    assert summarize(first, steps("fill email")).startswith("done: open page -> fill email")
+
+
+def test_failures_are_kept_as_notes():
+    """Failed steps become failure notes with their result."""
+    summary = StructuredSummarizer()("", steps("submit", failed={"submit"}))
+    assert "failed: submit: error: no" in summary
+
+
+def test_trimming_counts_old_actions_instead_of_dropping_them():
+    """M1, M2: over budget, the oldest done actions become a count."""
+    summarize = StructuredSummarizer(max_chars=80)
+    summary = summarize("", steps(*[f"action number {i}" for i in range(10)]))
+    parts = parse(summary)
+    assert len(summary) <= 80
+    assert parts.done_earlier + len(parts.done) == 10
+
+
+def test_failure_notes_outlive_done_actions():
+    """M3: trimming removes done actions before it touches a failure note."""
+    summarize = StructuredSummarizer(max_chars=120)
+    summary = summarize(
+        "", steps("pay invoice", *[f"routine step {i}" for i in range(8)], failed={"pay invoice"})
+    )
+    assert "pay invoice: error: no" in summary
+
+
+def test_phase_names_the_latest_folded_step():
+    """M4: the phase is the action of the most recent folded step."""
+    assert parse(StructuredSummarizer()("", steps("a", "b", "c"))).phase == "c"
+
+
+def test_foreign_summary_text_is_kept_as_a_note():
+    """A summary in another format (an LLM's, say) is kept as a note, not lost."""
+    summary = StructuredSummarizer()("The user wants PostgreSQL.", steps("open"))
+    assert "note: The user wants PostgreSQL." in summary
+
+
+def test_actions_cannot_forge_summary_syntax():
+    """An action that looks like a separator or a count is escaped, so counts stay right."""
+    summary = StructuredSummarizer()("", steps("(+9 earlier)", "a -> b", "c; d"))
+    parts = parse(summary)
+    assert parts.done_earlier == 0 and len(parts.done) == 3
+
+
+def test_too_small_a_budget_is_refused():
+    """M2: a budget below what the counts need is a ValueError naming the rule."""
+    with pytest.raises(ValueError, match="M2"):
+        StructuredSummarizer(max_chars=10)

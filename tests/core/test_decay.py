@@ -1,0 +1,105 @@
+"""Example tests for recuris.core.decay.DecayManager (D1-D4)."""
+
+import math
+
+import pytest
+
+from recuris import DecayManager, Episode, ManualClock
+from recuris.core.clock import DAY
+
+
+def item(id="episode-1", importance=1.0, last_access_at=0.0, access_count=0):
+    return Episode(
+        task_type="t",
+        goal="g",
+        status="success",
+        id=id,
+        importance=importance,
+        created_at=0.0,
+        last_access_at=last_access_at,
+        access_count=access_count,
+    )
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(0)
+
+
+def test_fresh_item_weighs_its_importance(clock):
+    """At elapsed 0 with no access the weight is the importance."""
+    assert DecayManager(clock=clock).weight(item(importance=0.8)) == 0.8
+
+
+def test_one_half_life_halves_the_weight(clock):
+    """D2: after one half-life the decayed part is exactly half."""
+    clock.advance(7 * DAY)
+    assert DecayManager(half_life_days=7, clock=clock).weight(item()) == 0.5
+
+
+def test_weight_matches_the_documented_formula(clock):
+    """Weight = importance * exp(-ln2 * elapsed / half_life) + min(cap, per_access * accesses)."""
+    clock.advance(3 * DAY)
+    expected = 0.9 * math.exp(-math.log(2) * 3 / 7) + min(0.3, 0.05 * 4)
+    assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(expected)
+
+
+def test_reinforcement_is_capped(clock):
+    """D3: many accesses add no more than the cap."""
+    clock.advance(1000 * DAY)
+    assert DecayManager(clock=clock).weight(item(access_count=1000)) == pytest.approx(0.3)
+
+
+def test_on_access_resets_the_clock_and_counts(clock):
+    """Retrieval reinforcement: the last access moves to now and the count grows."""
+    manager, memory = DecayManager(clock=clock), item()
+    clock.advance(30 * DAY)
+    manager.on_access(memory)
+    assert (memory.last_access_at, memory.access_count) == (30 * DAY, 1)
+    assert manager.weight(memory) == pytest.approx(1.05)
+
+
+def test_a_future_last_access_counts_as_now(clock):
+    """Clock skew cannot push the weight above importance plus reinforcement."""
+    assert DecayManager(clock=clock).weight(item(last_access_at=5 * DAY)) == 1.0
+
+
+def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
+    """D4: the stale item is forgotten, the used one is kept, and one audit record is written."""
+    manager = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
+    stale, used = item("stale"), item("used", access_count=1)
+    clock.advance(21 * DAY)  # 0.125 alone, 0.175 with one access
+    report = manager.run_cycle([stale, used])
+    assert [i.id for i in report.forgotten] == ["stale"] and [i.id for i in report.kept] == ["used"]
+    assert [(r.item_id, r.operation, r.at) for r in manager.audit_log] == [("stale", "forget", 21 * DAY)]
+    assert report.audit[0].weight == pytest.approx(0.125)
+    assert "below retention threshold 0.15" in report.audit[0].reason
+
+
+@pytest.mark.parametrize(
+    "settings, rule",
+    [
+        (dict(half_life_days=0), "half_life_days"),
+        (dict(half_life_days=-1), "half_life_days"),
+        (dict(retention_threshold=-0.1), "retention_threshold"),
+        (dict(reinforcement_cap=float("nan")), "reinforcement_cap"),
+    ],
+)
+def test_bad_settings_are_refused(settings, rule):
+    """half_life_days <= 0 and negative or NaN settings raise ValueError naming the setting."""
+    with pytest.raises(ValueError, match=rule):
+        DecayManager(**settings)
+
+
+def test_non_numeric_setting_is_a_type_error():
+    """A setting that is not a number is a TypeError."""
+    with pytest.raises(TypeError, match="half_life_days"):
+        DecayManager(half_life_days="7")
+
+
+def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
+    """D6: the in-memory audit log holds at most `max_audit_log` records, the newest."""
+    manager = DecayManager(clock=clock, max_audit_log=3)
+    clock.advance(100 * DAY)
+    manager.run_cycle([item(id=f"episode-{n}") for n in range(5)])
+    assert [record.item_id for record in manager.audit_log] == ["episode-2", "episode-3", "episode-4"]

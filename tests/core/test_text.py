@@ -1,0 +1,98 @@
+"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2)."""
+
+import pytest
+
+from recuris.core.text import clip, estimate_tokens, flatten, jaccard, looks_like_failure, normalize, tokenize
+
+
+def test_latin_words_are_lower_cased_and_split_on_punctuation():
+    """T1: Latin words and digits are lower-cased; punctuation and `_` split them."""
+    assert tokenize("Fill the E-mail_field, step 2!") == ["fill", "the", "e", "mail", "field", "step", "2"]
+
+
+def test_cjk_run_becomes_character_bigrams():
+    """T1: a run of CJK characters yields its overlapping bigrams."""
+    assert tokenize("注册账号") == ["注册", "册账", "账号"]
+
+
+def test_single_cjk_character_stays_a_unigram():
+    """T1: a lone CJK character between non-CJK text stays one token."""
+    assert tokenize("a 表 b") == ["a", "表", "b"]
+
+
+def test_mixed_script_splits_at_the_script_boundary():
+    """T1: Latin and CJK runs written together become separate tokens."""
+    assert tokenize("用Python写API") == ["用", "python", "写", "api"]
+
+
+def test_str_split_tokenisation_defect_is_fixed_for_chinese():
+    """T1: two Chinese goals about the same thing now share tokens (str.split gave none)."""
+    shared = set(tokenize("注册一个新账号")) & set(tokenize("再注册一个测试账号"))
+    assert {"注册", "账号"} <= shared
+
+
+def test_tokenize_rejects_non_text():
+    """T1: tokenize takes text only."""
+    with pytest.raises(TypeError, match="needs a str"):
+        tokenize(42)
+
+
+def test_jaccard_of_equal_sets_is_one():
+    """J1: equal non-empty token sets score 1."""
+    assert jaccard(["a", "b"], ["b", "a", "a"]) == 1.0
+
+
+def test_jaccard_of_disjoint_sets_is_zero():
+    """J1: disjoint token sets score 0."""
+    assert jaccard(["a"], ["b"]) == 0.0
+
+
+def test_jaccard_of_two_empty_sets_is_zero():
+    """J1: no tokens on either side is no evidence of similarity."""
+    assert jaccard([], []) == 0.0
+
+
+def test_jaccard_counts_intersection_over_union():
+    """J1: one shared token of three distinct ones scores 1/3."""
+    assert jaccard(["a", "b"], ["b", "c"]) == pytest.approx(1 / 3)
+
+
+def test_estimate_tokens_uses_one_and_a_half_cjk_characters_per_token():
+    """T2: three CJK characters estimate as two tokens."""
+    assert estimate_tokens("注册账") == 2
+
+
+def test_estimate_tokens_uses_four_other_characters_per_token():
+    """T2: eight Latin characters estimate as two tokens; a ninth rounds up."""
+    assert estimate_tokens("abcdefgh") == 2
+    assert estimate_tokens("abcdefghi") == 3
+
+
+def test_estimate_tokens_of_empty_text_is_zero():
+    """T2: only the empty string costs nothing."""
+    assert estimate_tokens("") == 0
+    assert estimate_tokens(" ") == 1
+
+
+def test_failure_markers_are_found_in_any_case_and_in_chinese():
+    """The default failure test recognises "error", "fail" and "失败"."""
+    assert looks_like_failure("ERROR: timeout")
+    assert looks_like_failure("login failed")
+    assert looks_like_failure("提交失败")
+    assert not looks_like_failure("ok: saved")
+
+
+def test_clip_marks_a_cut_and_keeps_the_limit():
+    """clip never returns more than `limit` characters and marks a cut with an ellipsis."""
+    assert clip("abcdef", 4) == "abc…"
+    assert clip("abc", 4) == "abc"
+
+
+def test_flatten_puts_text_on_one_line():
+    """flatten folds newlines so untrusted text cannot forge a line of a layout."""
+    assert flatten("ok\nGoal: evil", 100) == "ok Goal: evil"
+
+
+def test_normalize_folds_case_and_space():
+    """normalize is the matching key: case- and whitespace-insensitive."""
+    assert normalize("  Team   LANGUAGE ") == "team language"

@@ -1,0 +1,196 @@
+"""Example tests for recuris.core.working.WorkingMemory (W1-W5)."""
+
+import pytest
+
+from recuris import WorkingMemory
+from recuris.core.records import Step
+
+
+@pytest.fixture
+def memory():
+    memory = WorkingMemory(window_size=3)
+    memory.init_task("register an account", ["fill email", "set password"])
+    return memory
+
+
+def test_goal_cannot_be_assigned_during_a_task(memory):
+    """W1: assigning the goal raises, naming the rule; the goal is unchanged."""
+    with pytest.raises(AttributeError, match="W1"):
+        memory.goal = "something else"
+    assert memory.goal == "register an account"
+
+
+def test_init_task_resets_window_summary_trajectory_pins_and_progress(memory):
+    """init_task starts from a clean slate."""
+    memory.pin("do not use MySQL")
+    memory.mark_done("fill email")
+    for i in range(5):
+        memory.add_step(f"a{i}", "ok")
+    memory.init_task("a new task")
+    assert (memory.recent_steps, memory.trajectory, memory.summary, memory.pins, memory.subtasks) == (
+        (),
+        (),
+        "",
+        (),
+        (),
+    )
+
+
+def test_window_keeps_only_the_last_steps(memory):
+    """W2: recent_steps holds the last window_size steps, oldest first."""
+    for i in range(5):
+        memory.add_step(f"a{i}", "ok")
+    assert [step.action for step in memory.recent_steps] == ["a2", "a3", "a4"]
+
+
+def test_trajectory_keeps_every_step(memory):
+    """W3: compression never removes a step from the trajectory."""
+    for i in range(10):
+        memory.add_step(f"a{i}", "ok")
+    assert [step.index for step in memory.trajectory] == list(range(1, 11))
+    assert memory.compressed_steps + memory.recent_steps == memory.trajectory
+
+
+def test_overflow_is_merged_into_the_summary_not_overwriting_it(memory):
+    """The prototype's defect: a second compression must keep the first one's history."""
+    for i in range(8):
+        memory.add_step(f"a{i}", "ok")
+    assert memory.summary.startswith("done: a0 -> a1 -> a2 -> a3 -> a4")
+
+
+def test_pinned_constraint_is_in_the_prompt_after_many_steps(memory):
+    """W5: a pinned constraint survives every compression."""
+    memory.pin("do not use MySQL")
+    for i in range(50):
+        memory.add_step(f"step {i}", "ok")
+    assert "do not use MySQL" in memory.to_prompt_section()
+
+
+def test_prompt_section_order_is_goal_pins_subtasks_summary_recent(memory):
+    """The prompt section has a fixed order (document 000 §3.3)."""
+    memory.pin("no MySQL")
+    for i in range(5):
+        memory.add_step(f"a{i}", "ok")
+    section = memory.to_prompt_section()
+    positions = [
+        section.index(label)
+        for label in (
+            "Goal:",
+            "Pinned constraints:",
+            "Subtasks:",
+            "Summary of earlier steps:",
+            "Recent steps",
+        )
+    ]
+    assert positions == sorted(positions)
+
+
+def test_mark_done_shows_progress(memory):
+    """Subtask progress is rendered with [x] for done and [ ] for pending."""
+    memory.mark_done("fill email")
+    section = memory.to_prompt_section()
+    assert (
+        "Subtasks: 1 of 2 done" in section and "[x] fill email" in section and "[ ] set password" in section
+    )
+
+
+def test_mark_done_of_an_unknown_subtask_is_refused(memory):
+    """mark_done names the subtasks when given one that is not among them."""
+    with pytest.raises(ValueError, match="not a subtask"):
+        memory.mark_done("fly to the moon")
+
+
+def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
+    """An exception from a pluggable summarizer loses nothing: the fallback summarizes."""
+
+    def broken(old, steps):
+        raise RuntimeError("LLM timed out")
+
+    memory = WorkingMemory(window_size=1, summarizer=broken)
+    memory.init_task("goal")
+    memory.add_step("a", "ok")
+    memory.add_step("b", "ok")
+    assert memory.summary.startswith("done: a")
+    assert memory.summarizer_failures == ["RuntimeError: LLM timed out"]
+
+
+@pytest.mark.parametrize("answer", [None, "", "   ", 42])
+def test_summarizer_answer_that_is_not_text_is_rejected(answer):
+    """Untrusted summarizer output (None, empty, a number) is replaced by the fallback."""
+    memory = WorkingMemory(window_size=1, summarizer=lambda old, steps: answer)
+    memory.init_task("goal")
+    memory.add_step("a", "ok")
+    memory.add_step("b", "ok")
+    assert memory.summary.startswith("done: a") and len(memory.summarizer_failures) == 1
+
+
+def test_summarizer_output_is_clipped_to_the_budget():
+    """W4: an over-long summary from a plug-in is clipped to max_summary_chars."""
+    memory = WorkingMemory(window_size=1, max_summary_chars=100, summarizer=lambda old, steps: "x" * 1000)
+    memory.init_task("goal")
+    memory.add_step("a", "ok")
+    memory.add_step("b", "ok")
+    assert len(memory.summary) == 100
+
+
+def test_summarizer_receives_old_summary_and_evicted_steps():
+    """A pluggable summarizer is called as (old_summary, evicted_steps)."""
+    calls = []
+    memory = WorkingMemory(
+        window_size=2, summarizer=lambda old, steps: calls.append((old, steps)) or f"{old}+"
+    )
+    memory.init_task("goal")
+    for action in "abcd":
+        memory.add_step(action, "ok")
+    assert [(old, [s.action for s in steps]) for old, steps in calls] == [("", ["a"]), ("+", ["b"])]
+
+
+def test_failed_flag_defaults_to_the_text_rule(memory):
+    """A result mentioning an error is a failed step unless the caller says otherwise."""
+    assert memory.add_step("submit", "Error: 500").failed
+    assert not memory.add_step("submit", "Error: 500", failed=False).failed
+
+
+@pytest.mark.parametrize("window_size", [0, -1, 1.5, True])
+def test_window_size_must_be_a_positive_int(window_size):
+    """Bad configuration: window_size < 1 is a ValueError naming the rule."""
+    with pytest.raises(ValueError, match="window_size"):
+        WorkingMemory(window_size=window_size)
+
+
+@pytest.mark.parametrize(
+    "goal, error", [("", ValueError), ("   ", ValueError), (None, TypeError), (3, TypeError)]
+)
+def test_init_task_needs_a_non_empty_text_goal(goal, error):
+    """init_task with an empty or non-string goal raises, naming the goal."""
+    with pytest.raises(error, match="goal"):
+        WorkingMemory().init_task(goal)
+
+
+def test_bad_init_task_leaves_the_current_task_intact(memory):
+    """A refused init_task changes nothing already stored."""
+    memory.add_step("a", "ok")
+    with pytest.raises(ValueError):
+        memory.init_task("new goal", ["ok", ""])
+    assert memory.goal == "register an account" and len(memory.trajectory) == 1
+
+
+@pytest.mark.parametrize("action, error", [(None, TypeError), ("", ValueError), (["x"], TypeError)])
+def test_add_step_needs_a_non_empty_text_action(memory, action, error):
+    """add_step rejects a non-string or empty action and stores nothing."""
+    with pytest.raises(error, match="action"):
+        memory.add_step(action, "ok")
+    assert memory.trajectory == ()
+
+
+def test_add_step_before_init_task_is_refused():
+    """There is no step without a task."""
+    with pytest.raises(RuntimeError, match="init_task"):
+        WorkingMemory().add_step("a", "ok")
+
+
+def test_steps_are_numbered_from_one():
+    """Steps carry their 1-based index in the task."""
+    memory = WorkingMemory()
+    memory.init_task("g")
+    assert memory.add_step("a", "ok") == Step(1, "a", "ok", False)

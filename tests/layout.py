@@ -1,0 +1,23 @@
+"""Where recuris's modules and chapters live, for the tests that check the layout."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The parts of the design, in reading order; `core` is document 000's loop and stands alone.
+GROUPS = ("core", "storage", "retrieval", "manager", "evolution", "bench", "llm")
+# "group.module" -> path, for every module of the design (the package's entry shims aside).
+MODULES = {
+    f"{group}.{path.stem}": path
+    for group in GROUPS
+    for path in sorted((ROOT / "recuris" / group).glob("[!_]*.py"))
+}
+CHAPTERS = sorted((ROOT / "docs").rglob("*.md"))
+INVARIANT = re.compile(r"^\s+([A-Z]{1,2}\d+)\s", re.MULTILINE)
+
+
+def chapter_modules(path: Path) -> list[str]:
+    """The modules a chapter's opening `Module:` (or `Modules:`) line names, as "group.module"."""
+    line = re.search(r"^Modules?: (.*)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+    names = re.findall(r"`recuris/(\w+)/(\w+)\.py`", line.group(1)) if line else []
+    return [f"{group}.{module}" for group, module in names]

@@ -1,0 +1,111 @@
+"""Example tests for recuris.manager.active_recall: the search_memory tool and the density gate (Z1-Z3)."""
+
+import json
+
+import pytest
+
+from recuris import ManualClock, MemoryManager
+from recuris.manager.active_recall import ActiveRecall, parse_tool_call, search_memory_tool
+from recuris.core.text import estimate_tokens
+
+
+@pytest.fixture
+def recall():
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    manager.write("team language: Python", "ana", level="semantic")
+    manager.write("database: SQLite", "bob", level="semantic")
+    return ActiveRecall(manager, "ana", threshold=0.3)
+
+
+def test_tool_definition_is_the_openai_function_format():
+    """The tool has type function, a name, a description and a JSON Schema object for parameters."""
+    tool = search_memory_tool()
+    assert tool["type"] == "function" and tool["function"]["name"] == "search_memory"
+    parameters = tool["function"]["parameters"]
+    assert parameters["type"] == "object" and parameters["required"] == ["query"]
+    assert parameters["properties"]["query"]["type"] == "string"
+    max_results = parameters["properties"]["max_results"]
+    assert (max_results["type"], max_results["default"]) == ("integer", 3)
+    assert (
+        set(parameters["required"]) <= set(parameters["properties"]) and json.loads(json.dumps(tool)) == tool
+    )
+
+
+def test_a_call_returns_json_results_with_score_breakdowns(recall):
+    """handle_search_memory answers with content and each score's parts."""
+    reply = json.loads(recall.handle_search_memory('{"query": "deploy region", "max_results": 2}', "ana"))
+    [first, *_] = reply["results"]
+    assert first["content"] == "deploy region: eu-west"
+    assert set(first["score"]) == {"relevance", "recency", "importance", "total"}
+
+
+def test_a_call_is_scoped_to_its_user(recall):
+    """S2 through the tool: bob's memory never answers ana's call, and vice versa."""
+    reply = json.loads(recall.handle_search_memory({"query": "database"}, "ana"))
+    assert reply["results"] == []
+
+
+@pytest.mark.parametrize("arguments", ['{"query": ', "[]", '{"max_results": 2}', '{"query": "  "}',
+                                       '{"query": "x", "max_results": 0}',
+                                       '{"query": "x", "max_results": "3"}',
+                                       None, 42, "[" * 10_000])
+def test_malformed_arguments_give_a_json_error_never_an_exception(recall, arguments):
+    """Z3: bad JSON, a missing or empty query, a bad max_results: {"error": ...}."""
+    reply = json.loads(recall.handle_search_memory(arguments, "ana"))
+    assert list(reply) == ["error"] and reply["error"].startswith("search_memory:")
+
+
+def test_the_gate_opens_only_above_the_threshold(recall):
+    """Z2: a close query passes the gate; an unrelated one does not."""
+    assert recall.should_retrieve("which deploy region")
+    assert not recall.should_retrieve("what is for lunch")
+
+
+def test_retrieve_context_stays_within_its_budget(recall):
+    """Z1: the memories returned fit max_tokens; nothing when the gate is closed."""
+    context = recall.retrieve_context("deploy region", max_tokens=10)
+    assert context == ["[semantic] deploy region: eu-west"] and estimate_tokens(context[0]) <= 10
+    assert recall.retrieve_context("what is for lunch") == []
+
+
+def test_parse_tool_call_accepts_both_shapes_and_nothing_else():
+    """A function_call object or an OpenAI tool_calls message is a call; other text is not."""
+    legacy = '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"x\\"}"}}'
+    modern = '{"tool_calls": [{"function": {"name": "search_memory", "arguments": "{}"}}]}'
+    assert parse_tool_call(legacy)["name"] == parse_tool_call(modern)["name"] == "search_memory"
+    assert parse_tool_call("open the page") is None and parse_tool_call("{not json") is None
+    assert parse_tool_call('{"function_call": {"arguments": "{}"}}') is None
+
+
+def test_the_answer_section_says_it_came_from_recall(recall):
+    """The prompt section of an answer is labelled as recalled by search_memory."""
+    section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
+    assert section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
+    assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})
+
+
+def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
+    """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall itself finds the memory."""
+    text = "deploy pipeline logs yesterday"
+    assert recall.best_similarity(text) == 0.25 and not recall.should_retrieve(text)
+    assert recall.manager.recall(text, "ana", count_access=False).results  # relevance alone would open it
+
+
+def test_a_similarity_equal_to_the_threshold_opens_the_gate():
+    """Z4: the gate is inclusive: half the asked terms held opens a 0.5 gate."""
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    gate = ActiveRecall(manager, "ana", threshold=0.5)
+    assert gate.best_similarity("deploy budget") == 0.5 and gate.should_retrieve("deploy budget")
+
+
+def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
+    """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so and echoes it short."""
+    from recuris.manager.bounds import MAX_QUERY_CHARS
+
+    reply = json.loads(recall.handle_search_memory(json.dumps({"query": "deploy region " * 50_000})))
+    assert reply["query_truncated"] is True and len(reply["query"]) == MAX_QUERY_CHARS
+    assert reply["results"][0]["content"] == "deploy region: eu-west"
+    call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}
+    assert len(recall.answer(call)) < 1_000

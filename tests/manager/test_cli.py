@@ -1,0 +1,307 @@
+"""The command line, `python -m recuris`, as an operator runs it (V1-V12): through `subprocess` where the
+rule is about the shell (exit status, environment, standard streams), in process where it is about data."""
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from databases import another_application, corrupt, empty, future_version
+
+from recuris import ManualClock, MemoryManager, SQLiteStore
+from recuris.manager.cli import main
+from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE, parser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def database(tmp_path):
+    path = tmp_path / "memory.db"
+    manager = MemoryManager(SQLiteStore(path), clock=ManualClock(1_000))
+    manager.write("database: MySQL", "ana", level="semantic")
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    manager.write("deploy failed on step 3", "ana")
+    manager.write("likes green tea", "bob")
+    manager.store.close()
+    return path
+
+
+def cli(*arguments):
+    out = io.StringIO()
+    status = main(list(arguments), out)
+    return status, out.getvalue()
+
+
+def test_stats_counts_users_levels_and_integrity(database):
+    """stats reports users, items per level, audit records and integrity."""
+    status, text = cli("--db", str(database), "stats")
+    assert status == 0 and "users: 2" in text and "semantic: 2" in text and "integrity: ok" in text
+
+
+def test_list_and_search_are_scoped_to_the_user(database):
+    """list and search show only the named user's items; search prints breakdowns."""
+    status, text = cli("--db", str(database), "list", "--user", "bob")
+    assert status == 0 and "green tea" in text and "database" not in text
+    status, text = cli("--db", str(database), "search", "database", "--user", "ana")
+    assert "relevance" in text and "PostgreSQL" in text and "MySQL" not in text
+
+
+def test_history_shows_the_supersession(database):
+    """history lists an item's audit trail."""
+    status, text = cli("--db", str(database), "history", "fact-1", "--user", "ana")
+    assert status == 0 and "supersede fact-1" in text
+
+
+def test_export_then_import_round_trips(database, tmp_path):
+    """export writes JSON Lines that import reads back into another database."""
+    _, exported = cli("--db", str(database), "export", "--user", "ana")
+    (tmp_path / "ana.jsonl").write_text(exported, encoding="utf-8")
+    status, text = cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "ana.jsonl"))
+    assert status == 0 and text == "imported 3 items\n"
+    _, again = cli("--db", str(tmp_path / "copy.db"), "export", "--user", "ana")
+    assert again == exported
+
+
+def test_import_of_a_bad_line_writes_nothing(database, tmp_path):
+    """V3: one invalid line, and no line is imported; the error names the line."""
+    _, exported = cli("--db", str(database), "export", "--user", "bob")
+    (tmp_path / "bad.jsonl").write_text(exported + json.dumps({"id": "x"}) + "\n", encoding="utf-8")
+    status, _ = cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "bad.jsonl"))
+    assert status == 1
+    assert SQLiteStore(tmp_path / "copy.db").list("bob") == []
+
+
+def test_forget_user_deletes_their_memory(database):
+    """forget-user deletes the user's items and reports how many."""
+    assert cli("--db", str(database), "forget-user", "ana", "--yes") == (0, "deleted 3 items of ana\n")
+    assert cli("--db", str(database), "list", "--user", "ana") == (0, "")
+
+
+def test_missing_file_corrupt_file_and_bad_arguments_fail_clearly(tmp_path, capsys):
+    """V1, V2: a missing file exits 2 without creating it; a corrupt one exits 1; a bad command exits 2."""
+    assert cli("--db", str(tmp_path / "none.db"), "stats")[0] == 2 and not (tmp_path / "none.db").exists()
+    (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
+    assert cli("--db", str(tmp_path / "junk.db"), "stats")[0] == 1
+    assert cli("--db", str(tmp_path / "junk.db"), "explode")[0] == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_the_command_line(database):
+    """`python -m recuris` is the entry point."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "recuris", "--db", str(database), "stats"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0 and "users: 2" in completed.stdout
+
+
+READING = [["stats"], ["list", "--user", "ana"], ["search", "x", "--user", "ana"], ["history", "i1"],
+           ["export", "--user", "ana"]]
+
+
+@pytest.mark.parametrize("make", [another_application, future_version, empty])
+@pytest.mark.parametrize("command", READING, ids=lambda command: command[0])
+def test_a_reading_command_changes_no_byte_of_a_file_it_refuses(tmp_path, make, command):
+    """V4, S16: a reading command refuses a file not its own with exit 1, and leaves it as it was."""
+    path = make(tmp_path / "x.db")
+    before = path.read_bytes()
+    assert cli("--db", str(path), *command)[0] == 1
+    assert path.read_bytes() == before
+
+
+def test_search_on_a_corrupt_database_exits_1_with_a_message(database, capsys):
+    """V5: a search whose recall could not read the database fails loudly, like the other reading commands."""
+    corrupt(database, "items", "items_thread", "postings")
+    assert cli("--db", str(database), "search", "database", "--user", "ana") == (1, "")
+    assert "error: search could not read" in capsys.readouterr().err
+
+
+ITEM = '{"id": "i9", "user_id": "ana", "level": "episodic", "content": "deploy failed"'
+
+
+@pytest.mark.parametrize(
+    "line, rule",
+    [
+        (ITEM.encode() + b', "access_count": "abc"}', "I1: access_count"),
+        (ITEM.encode() + b', "access_count": 18446744073709551616}', "I1: access_count"),
+        (ITEM.encode() + b', "created_at": 100000000000000000000}', "I1: created_at"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (ITEM.encode() + b', "metadata": ' + b'{"a": ' * 900 + b"1" + b"}" * 900 + b"}", "I2: metadata"),
+        (ITEM.encode() + b', "metadata": {"note": "caf\\udce9"}}', "valid Unicode"),
+        (ITEM.encode()[:-1] + b' \xff"}', "utf-8"),
+    ],
+    ids=["text count", "count past 2**63", "time past the cap", "nested line", "nested metadata",
+         "lone surrogate", "invalid UTF-8"],
+)
+def test_a_bad_import_line_is_refused_by_number_and_rule_and_nothing_changes(database, tmp_path, capsys,
+                                                                             line, rule):
+    """V2, V3: a line that breaks a rule exits 1 naming its number and the rule; nothing stored changes."""
+    _, before = cli("--db", str(database), "export", "--user", "ana")
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(before.splitlines()[0].encode() + b"\n" + line + b"\n")
+    status, _ = cli("--db", str(database), "import", str(path))
+    error = capsys.readouterr().err
+    assert status == 1 and "line 2" in error and rule in error
+    assert cli("--db", str(database), "export", "--user", "ana")[1] == before
+
+
+def shell(*arguments, environment=None, stdin=None):
+    """Run `python -m recuris ARGUMENTS` as a user does; return the completed process."""
+    env = {key: value for key, value in os.environ.items() if key != ENVIRONMENT_DATABASE}
+    return subprocess.run([sys.executable, "-m", "recuris", *arguments], cwd=ROOT, capture_output=True,
+                          text=True, encoding="utf-8", env={**env, **(environment or {})}, input=stdin,
+                          timeout=60)
+
+
+def every_action():
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    yield from (("python -m recuris", action) for action in parser()._actions)
+    for name, sub in commands.choices.items():
+        yield from ((name, action) for action in sub._actions)
+
+
+def test_every_option_and_argument_has_help_text():
+    """V8: no option or argument of any command is left without help text."""
+    missing = [(command, action.dest) for command, action in every_action()
+               if not action.help or action.help == argparse.SUPPRESS]
+    assert missing == []
+
+
+def test_help_of_a_command_explains_its_options():
+    """V8: `search --help` shows each option of search with its explanation."""
+    completed = shell("search", "--help")
+    text = " ".join(completed.stdout.split())  # argparse wraps lines to the terminal's width
+    assert completed.returncode == 0 and "--task-type" in text and "the recall clock" in text
+    assert "RECURIS_DB environment variable" in text
+
+
+def test_db_is_accepted_before_or_after_the_command(database):
+    """V6: `--db FILE stats` and `stats --db FILE` do the same thing."""
+    before, after = shell("--db", str(database), "stats"), shell("stats", "--db", str(database))
+    assert before.returncode == after.returncode == 0 and before.stdout == after.stdout
+    assert "users: 2" in after.stdout
+
+
+def test_the_database_can_come_from_the_environment_and_the_option_wins(database, tmp_path):
+    """V6: RECURIS_DB names the database when --db is absent; a --db on the command line wins."""
+    from_environment = shell("list", "--user", "bob", environment={ENVIRONMENT_DATABASE: str(database)})
+    assert from_environment.returncode == 0 and "green tea" in from_environment.stdout
+    absent = str(tmp_path / "absent.db")
+    assert shell("list", "--user", "bob", "--db", str(database),
+                 environment={ENVIRONMENT_DATABASE: absent}).stdout == from_environment.stdout
+
+
+def test_no_database_named_is_a_usage_error():
+    """V7: neither --db nor RECURIS_DB exits 2 and says how to name one."""
+    completed = shell("stats")
+    assert completed.returncode == 2 and ENVIRONMENT_DATABASE in completed.stderr
+
+
+JSON_COMMANDS = [["stats"], ["list", "--user", "ana"],
+                 ["search", "database", "--user", "ana", "--at", "1000"],
+                 ["history", "fact-1"], ["export", "--user", "ana"]]
+
+
+@pytest.mark.parametrize("command", JSON_COMMANDS, ids=lambda command: command[0])
+def test_json_prints_one_object_per_line_on_every_reading_command(database, command):
+    """V9: with --json, every line of standard output is one JSON object, and there is at least one."""
+    completed = shell(*command, "--json", "--db", str(database))
+    lines = completed.stdout.splitlines()
+    assert completed.returncode == 0 and lines
+    assert all(isinstance(json.loads(line), dict) for line in lines)
+
+
+@pytest.mark.parametrize("bad", [["search", "x", "--user", "ana", "--top-k", "0"],
+                                 ["search", "x", "--user", "ana", "--top-k", "many"],
+                                 ["search", "x", "--user", "ana", "--at", "yesterday"],
+                                 ["stats", "--timeout", "-1"], ["list"], ["explode"]],
+                         ids=["top-k-0", "top-k-word", "at-word", "negative-timeout", "no-user",
+                              "no-command"])
+def test_a_bad_command_line_exits_2_and_creates_no_file(tmp_path, bad):
+    """V2, V7: a malformed command line exits 2 with a message and creates no file."""
+    completed = shell("--db", str(tmp_path / "new.db"), *bad)
+    assert completed.returncode == 2 and "error:" in completed.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_command_line_changes_no_byte_of_the_database(database):
+    """V7: a usage error on an existing database (here `--top-k 0` on search) leaves it as it was."""
+    before = database.read_bytes()
+    assert shell("search", "x", "--user", "ana", "--top-k", "0", "--db", str(database)).returncode == 2
+    assert database.read_bytes() == before
+
+
+def test_search_at_a_time_scores_recency_from_that_time_and_a_task_type_brings_procedures(database):
+    """`--at` is the recall clock; `--task-type` triggers the procedures of that type."""
+    manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
+    manager.write("release", "ana", level="procedural", metadata={"steps": ["test", "ship"],
+                                                                   "task_types": ["deploy"]})
+    manager.store.close()
+    found = shell("search", "database", "--user", "ana", "--at", "1000", "--db", str(database))
+    assert found.returncode == 0 and "recency 1.00" in found.stdout
+    procedure = shell("search", "what next", "--user", "ana", "--task-type", "deploy", "--db", str(database))
+    assert procedure.returncode == 0 and "[procedural]" in procedure.stdout
+
+
+def test_at_reads_iso_8601_as_the_same_moment_as_epoch_seconds(database):
+    """`--at 1970-01-01T00:16:40Z` and `--at 1000` are the same recall clock."""
+    runs = [shell("search", "database", "--user", "ana", "--json", "--at", at, "--db", str(database)).stdout
+            for at in ("1000", "1970-01-01T00:16:40Z", "1970-01-01T01:16:40+01:00")]
+    assert runs[0] and runs[0] == runs[1] == runs[2]
+
+
+def test_import_reads_standard_input_for_a_dash_and_says_so_in_its_help(database, tmp_path):
+    """`import -` reads standard input, and `import --help` says that "-" means standard input."""
+    exported = shell("export", "--user", "bob", "--db", str(database)).stdout
+    completed = shell("import", "-", "--db", str(tmp_path / "copy.db"), stdin=exported)
+    assert completed.returncode == 0 and completed.stdout == "imported 1 items\n"
+    assert '"-" reads standard input' in " ".join(shell("import", "--help").stdout.split())
+
+
+def test_an_import_that_fails_creates_no_database(database, tmp_path):
+    """V11: a bad line, or a batch the store refuses, leaves no database file (nor its journals) behind."""
+    item = json.loads(shell("export", "--user", "bob", "--db", str(database)).stdout)
+    folder = tmp_path / "imports"
+    folder.mkdir()
+    (folder / "bad.jsonl").write_text(json.dumps(item) + "\nnot json\n", encoding="utf-8")
+    stolen = {**item, "user_id": "eve"}  # the same id for another user: the store refuses the batch (S7)
+    (folder / "refused.jsonl").write_text(f"{json.dumps(item)}\n{json.dumps(stolen)}\n", encoding="utf-8")
+    for name in ("bad.jsonl", "refused.jsonl"):
+        completed = shell("import", str(folder / name), "--db", str(folder / "copy.db"))
+        assert completed.returncode == 1 and "error:" in completed.stderr
+        assert sorted(path.name for path in folder.iterdir()) == ["bad.jsonl", "refused.jsonl"]
+
+
+def test_forget_user_without_yes_says_what_it_would_delete_and_deletes_nothing(database):
+    """V10: forget-user without --yes exits 2 naming what would be deleted, and changes no byte."""
+    before = database.read_bytes()
+    completed = shell("forget-user", "ana", "--db", str(database))
+    assert completed.returncode == 2 and "would delete 3 items of 'ana'" in completed.stderr
+    assert "--yes" in completed.stderr and database.read_bytes() == before
+
+
+def test_forget_user_of_a_user_with_nothing_says_so_and_writes_nothing(database):
+    """V10: forgetting a user the database has never heard of exits 1 and adds no audit record."""
+    records = len(SQLiteStore(database, read_only=True).audit())
+    completed = shell("forget-user", "anna", "--yes", "--db", str(database))
+    assert completed.returncode == 1 and "'anna' has no memory" in completed.stderr
+    assert len(SQLiteStore(database, read_only=True).audit()) == records
+
+
+def test_export_with_audit_carries_the_trail_and_import_restores_it(database, tmp_path):
+    """V12: `export --with-audit` adds the user's audit records; importing the file brings them back."""
+    exported = shell("export", "--user", "ana", "--with-audit", "--db", str(database)).stdout
+    trail = [json.loads(line)["audit"] for line in exported.splitlines() if '"audit"' in line[:9]]
+    assert {"supersede", "write"} <= {record["operation"] for record in trail}
+    completed = shell("import", "-", "--db", str(tmp_path / "copy.db"), stdin=exported)
+    assert completed.returncode == 0 and f"and {len(trail)} audit records" in completed.stdout
+    copied = SQLiteStore(tmp_path / "copy.db", read_only=True).audit("ana")
+    assert [asdict(record) for record in copied][: len(trail)] == trail

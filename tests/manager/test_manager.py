@@ -1,0 +1,335 @@
+"""Example tests for recuris.manager.manager.MemoryManager: routing, recall, isolation, privacy (S2-S5, G4, G5)."""
+
+import logging
+import threading
+
+import pytest
+
+from recuris import InMemoryStore, ManualClock, MemoryManager, SQLiteStore, StoreError
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(1_000_000)
+
+
+@pytest.fixture
+def manager(clock):
+    return MemoryManager(clock=clock)
+
+
+def test_trivial_writes_are_skipped_and_audited(manager):
+    """Empty or trivial content is not stored; the skip is audited."""
+    assert manager.write("ok", "ana") is None
+    assert manager.list("ana") == [] and manager.history("ana")[0].operation == "skip"
+
+
+def test_statement_seen_twice_is_promoted_to_a_fact(manager, clock):
+    """A routed statement is an event; the second sighting promotes a fact citing both events."""
+    first = manager.write("team language: Python", "ana")
+    clock.advance(60)
+    second = manager.write("Team language: python", "ana")
+    [fact] = manager.layers("ana").semantic.current()
+    assert fact.source_ids == (first.id, second.id)
+    assert any(r.reason.startswith("consolidated") for r in manager.history("ana", fact.id))
+
+
+def test_explicit_semantic_write_supersedes_and_keeps_the_old_fact(manager):
+    """S3: a contradicting fact supersedes the old one, which is kept and marked invalid."""
+    old = manager.write("database: MySQL", "ana", level="semantic")
+    new = manager.write("database: PostgreSQL", "ana", level="semantic")
+    old_now = manager.get(old.id, "ana")
+    assert (old_now.content, old_now.is_valid, old_now.superseded_by) == ("database: MySQL", False, new.id)
+
+
+def test_recall_excludes_superseded_facts_unless_asked(manager):
+    """Superseded facts stay out of recall unless include_invalid is set."""
+    manager.write("database: MySQL", "ana", level="semantic")
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    contents = lambda result: [r.item.content for r in result.results]  # noqa: E731
+    assert contents(manager.recall("database", "ana")) == ["database: PostgreSQL"]
+    assert "database: MySQL" in contents(manager.recall("database", "ana", include_invalid=True))
+
+
+def test_every_result_carries_its_breakdown_and_reason(manager):
+    """Each recalled item has relevance, recency, importance, total and a reason."""
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    [result] = manager.recall("which database", "ana").results
+    assert set(result.breakdown()) == {"relevance", "recency", "importance", "total"}
+    assert result.reason == "semantic fact"
+
+
+def test_procedure_is_recalled_when_its_trigger_matches(manager):
+    """A procedure comes back when the task type triggers it, and says why."""
+    manager.write(
+        "deploy", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]}
+    )
+    [result] = manager.recall("anything at all", "ana", task_type="release").results
+    assert result.item.level == "procedural" and result.reason == "procedure triggered by task type 'release'"
+
+
+def test_recall_counts_an_access_and_audits_it(manager, clock):
+    """Recall is use: the item's access count grows and its clock resets; the recall is audited."""
+    fact = manager.write("database: PostgreSQL", "ana", level="semantic")
+    clock.advance(DAY)
+    manager.recall("database", "ana")
+    after = manager.get(fact.id, "ana")
+    assert (after.access_count, after.last_access_at) == (1, clock())
+    last = manager.history("ana")[-1]
+    assert last.operation == "recall" and last.reason.startswith(f"{fact.id}: semantic fact")
+
+
+def test_a_recall_adds_one_audit_record_however_many_results(manager):
+    """G4: one audit record per recall names every result, so the log grows by one per recall."""
+    for n in range(5):
+        manager.write(f"deploy region {n}: eu-west-{n}", "ana", level="semantic")
+    before = len(manager.history("ana"))
+    assert len(manager.recall("deploy region", "ana", top_k=5).results) == 5
+    assert len(manager.history("ana")) == before + 1
+
+
+def test_recall_stays_within_the_token_budget(manager):
+    """The assembled text never exceeds the budget."""
+    for n in range(20):
+        manager.write(f"fact number {n}: the deployment target is region {n}", "ana", level="semantic")
+    result = manager.recall("deployment target region", "ana", top_k=20, token_budget=40)
+    from recuris.core.text import estimate_tokens
+
+    assert 0 < estimate_tokens(result.text) <= 40
+
+
+def test_no_read_returns_another_users_item(manager):
+    """S2: get, list, export, recall and procedures are scoped to one user."""
+    secret = manager.write("password hint: blue", "ana", level="semantic")
+    manager.write("deploy", "ana", level="procedural", metadata={"steps": ["x"], "task_types": ["release"]})
+    assert manager.get(secret.id, "bob") is None
+    assert manager.list("bob") == [] and manager.export("bob") == []
+    assert manager.recall("password hint blue", "bob", task_type="release").results == ()
+
+
+def test_forget_user_leaves_no_text_anywhere_in_the_database(tmp_path, clock):
+    """S5: after forget_user, neither the items nor the audit log hold the user's text, even on disk."""
+    path = tmp_path / "m.db"
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    manager.write("secret-token-XYZZY: 42", "ana", level="semantic")
+    manager.write("secret-token-XYZZY: 43", "ana", level="semantic")  # supersedes: an archived copy
+    manager.write("something else entirely", "bob")
+    manager.recall("secret-token-XYZZY", "ana")
+    manager.forget_user("ana")
+    assert manager.list("ana") == [] and manager.export("ana") == []
+    *scrubbed, last = manager.history("ana")
+    assert {record.reason for record in scrubbed} == {""} and last.reason == "2 items deleted"
+    manager.store.close()
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"XYZZY" not in on_disk and b"something else entirely" in on_disk
+    assert b"xyzzy".hex().encode() not in on_disk  # nor in the term index's hex tokens
+
+
+def test_a_failing_store_makes_recall_return_nothing_with_a_warning(caplog):
+    """G5: recall on a broken store degrades to no memory, with a logged warning."""
+
+    class Broken(InMemoryStore):
+        def list(self, *args, **kwargs):
+            raise StoreError("database is locked")
+
+    manager = MemoryManager(Broken())
+    with caplog.at_level(logging.WARNING, logger="recuris.manager.manager"):
+        result = manager.recall("anything", "ana")
+    assert result.results == () and result.degraded and "memory unavailable" in caplog.text
+
+
+def test_bad_arguments_are_refused_before_anything_is_stored(manager):
+    """A non-text content, an unknown level or a blank user raise and store nothing."""
+    with pytest.raises(TypeError, match="content"):
+        manager.write(None, "ana")
+    with pytest.raises(ValueError, match="level"):
+        manager.write("something", "ana", level="cache")
+    with pytest.raises(ValueError, match="user_id"):
+        manager.write("something", " ")
+    with pytest.raises(ValueError, match="top_k"):
+        manager.recall("x", "ana", top_k=0)
+    assert manager.list("ana") == []
+
+
+@pytest.mark.parametrize("budget", [float("nan"), -1, 2.5, True, "40"])
+def test_a_token_budget_that_is_not_a_count_is_refused(manager, budget):
+    """S4: token_budget is an int >= 0 or None; NaN would silently disable the budget."""
+    with pytest.raises(ValueError, match="S4: token_budget"):
+        manager.recall("anything", "ana", token_budget=budget)
+
+
+def test_tags_given_as_one_string_are_refused_and_nothing_is_stored(manager):
+    """Tags are a collection of text: "abc" is refused, not stored as three tags."""
+    with pytest.raises(TypeError, match="tags must be a collection of str"):
+        manager.write("deploy failed on step 3", "ana", tags="abc")
+    assert manager.list("ana") == [] and manager.history("ana") == []
+
+
+@pytest.mark.parametrize("store", [InMemoryStore, lambda: SQLiteStore(":memory:")])
+def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
+    """K2: a clock returning 10**20 gives a ValueError naming the rule, and nothing is stored."""
+    manager = MemoryManager(store(), clock=lambda: 10**20)
+    for write in (lambda: manager.write("deploy failed on step 3", "ana"), lambda: manager.write("ok", "ana"),
+                  lambda: manager.start_task("ana", "ship it")):
+        with pytest.raises(ValueError, match="K2"):
+            write()
+    assert manager.store.inner.list("ana") == [] and manager.store.inner.audit() == [] and not manager.tasks
+
+
+class Outage(InMemoryStore):
+    """An in-memory store that fails like a locked or gone database: writes only, or everything."""
+
+    down: str | None = None  # None, "writes" or "all"
+    WRITES = {"put", "append_audit", "record_access", "new_id", "delete"}
+
+    def __getattribute__(self, name):
+        down = object.__getattribute__(self, "down")
+        if (down == "all" and not name.startswith("_") and name != "down") or (
+            down == "writes" and name in Outage.WRITES
+        ):
+            raise StoreError("database is locked")
+        return object.__getattribute__(self, name)
+
+
+def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(clock):
+    """G1: a write for a user not loaded yet, a superseding fact and start_task are kept, not raised."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=clock)
+    old = manager.write("database: MySQL", "ana", level="semantic")
+    inner.down = "all"
+    event = manager.write("deploy failed on step 3", "bob")
+    new = manager.write("database: PostgreSQL", "ana", level="semantic")
+    task = manager.start_task("ana", "ship release 2")
+    assert event is not None and new is not None and manager.store.pending > 0
+    inner.down = None
+    assert manager.store.flush()
+    assert [item.content for item in inner.list("bob")] == ["deploy failed on step 3"]
+    facts = {item.content: item.is_valid for item in inner.list("ana", "semantic")}
+    assert facts == {"database: MySQL": False, "database: PostgreSQL": True} and old.id != new.id
+    assert [item.content for item in inner.list("ana", "working", task)] == ["goal: ship release 2"]
+
+
+def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
+    """G6: with writes queued and reads working, get, list and recall see the queued write."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=clock)
+    inner.down = "writes"
+    fact = manager.write("database: PostgreSQL", "ana", level="semantic")
+    assert fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
+    assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
+
+
+def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):
+    """S3, S26: counting the access of a stale copy never rewrites its validity: one valid fact remains."""
+
+    class Paused(InMemoryStore):
+        pause = None  # run once, between recall's read of the facts and its bookkeeping
+
+        def search(self, user_id, level, terms, limit):
+            found = super().search(user_id, level, terms, limit)
+            if level == "semantic" and self.pause:
+                self.pause, pause = None, self.pause
+                pause()
+            return found
+
+    shared = Paused()
+    reader, writer = MemoryManager(shared, clock=clock), MemoryManager(shared, clock=clock)
+    reader.write("database: MySQL", "ana", level="semantic")
+    shared.pause = lambda: writer.write("database: PostgreSQL", "ana", level="semantic")
+    assert [r.item.content for r in reader.recall("database", "ana").results] == ["database: MySQL"]
+    valid = [item.content for item in shared.list("ana", "semantic") if item.is_valid]
+    assert valid == ["database: PostgreSQL"]
+
+
+def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
+    """G1, G7: offline ids of two managers differ, so neither queued write is refused as the other's."""
+    inner = Outage()
+    first, second = MemoryManager(inner, clock=clock), MemoryManager(inner, clock=clock)
+    inner.down = "all"
+    first.write("deploy failed on step 3", "ana")
+    second.write("deploy failed on step 4", "bob")
+    inner.down = None
+    assert first.store.flush() and second.store.flush()
+    assert [len(inner.list(user)) for user in ("ana", "bob")] == [1, 1]
+
+
+def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(tmp_path, clock):
+    """T3: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "memory.db"), clock=clock)
+    for n in range(10):
+        manager.write(f"secret deploy note {n}", "gone")
+    degraded, failures = [], []
+
+    def work(body):
+        try:
+            body()
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            failures.append(error)
+
+    def writer(user):
+        for n in range(15):
+            manager.write(f"{user} deploy step {n} failed", user)
+            degraded.append(manager.recall("deploy step", user).degraded)
+            degraded.append(manager.recall("secret deploy note", "gone").degraded)  # counts accesses
+
+    def forgetter():
+        for _ in range(5):
+            manager.forget_user("gone")
+
+    threads = [threading.Thread(target=work, args=(lambda u=f"u{n}": writer(u),)) for n in range(3)]
+    threads.append(threading.Thread(target=work, args=(forgetter,)))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert failures == [] and not any(degraded) and manager.store.pending == 0
+    assert [len(manager.store.inner.list(f"u{n}")) for n in range(3)] == [15, 15, 15]
+    assert manager.store.inner.list("gone") == []
+
+
+def test_a_query_past_the_cap_is_cut_and_the_result_says_so(manager):
+    """B10: recall reads at most MAX_QUERY_CHARS of a query, and flags the cut on its result."""
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    long = manager.recall("deploy region " + "padding " * 50_000, "ana")
+    short = manager.recall("deploy region", "ana")
+    assert long.query_truncated and not short.query_truncated
+    assert [r.item.id for r in long.results] == [r.item.id for r in short.results]
+
+
+def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock):
+    """B11: past `max_loaded_users`, the least recently used user's layers are let go, and reload on use."""
+    manager = MemoryManager(clock=clock, max_loaded_users=2)
+    for number, user in enumerate(("ana", "bob", "ana", "cy")):
+        manager.write(f"fact {number}: {user}", user, level="semantic")
+    assert list(manager._layers) == ["ana", "cy"]
+    assert [fact.value for fact in manager.layers("bob").semantic.current()] == ["bob"]
+
+
+def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_back(clock):
+    """G1, F5: the stored fact it contradicts, unseen during the outage, is closed when the user loads."""
+    inner = Outage()
+    MemoryManager(inner, clock=clock).write("database: MySQL", "ana", level="semantic")
+    manager = MemoryManager(inner, clock=clock)
+    inner.down = "all"
+    clock.advance(60)
+    assert manager.write("database: PostgreSQL", "ana", level="semantic") is not None
+    inner.down = None
+    assert manager.store.flush()
+    assert [fact.value for fact in manager.layers("ana").semantic.current()] == ["PostgreSQL"]
+    valid = [item.content for item in inner.list("ana", "semantic") if item.is_valid]
+    assert valid == ["database: PostgreSQL"]
+
+
+def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
+    """S14: a manager's write is one transaction on SQLite: its item and its audit record, nothing else."""
+    store = SQLiteStore(tmp_path / "m.db")
+    manager = MemoryManager(store, clock=ManualClock(0))
+    manager.write("warm up the user's layers", "ana", level="episodic")
+    statements = []
+    store._db.set_trace_callback(statements.append)
+    item = manager.write("deploy failed on step 3", "ana", level="episodic")
+    store._db.set_trace_callback(None)
+    assert [s for s in statements if s.startswith("COMMIT")] == ["COMMIT"]
+    assert [r.operation for r in manager.history("ana", item.id)] == ["write"]

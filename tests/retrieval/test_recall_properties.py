@@ -1,0 +1,53 @@
+"""Property tests for recuris.retrieval.recall (S4, Q1)."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recuris import MemoryItem, Weights
+from recuris.retrieval.recall import assemble, rank, score
+from recuris.core.text import estimate_tokens
+
+weights = st.tuples(st.floats(0, 2), st.floats(0, 2), st.floats(0, 2)).filter(any).map(lambda w: Weights(*w))
+candidates = st.lists(
+    st.tuples(
+        st.text(min_size=1, max_size=80).filter(str.strip),
+        st.floats(0, 1),
+        st.floats(0, 1),
+        st.floats(0, 1e7),
+    ),
+    max_size=15,
+)
+
+
+@given(candidates, weights, st.none() | st.integers(0, 200))
+def test_S4_Q1_ranked_by_total_totals_are_weighted_sums_and_text_fits(rows, weights, budget):
+    """S4: sorted by total; each total is the weighted sum; the text fits the budget. Q1: parts in [0, 1]."""
+    results = [
+        score(
+            MemoryItem(
+                id=f"i{n}",
+                user_id="u",
+                level="semantic",
+                content=content,
+                importance=importance,
+                created_at=created,
+            ),
+            relevance,
+            1e7,
+            weights,
+            86_400.0,
+            "r",
+        )
+        for n, (content, relevance, importance, created) in enumerate(rows)
+    ]
+    ranked = rank(results)
+    assert [r.total for r in ranked] == sorted((r.total for r in ranked), reverse=True)
+    for r in ranked:
+        assert 0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1
+        expected = (
+            weights.relevance * r.relevance + weights.recency * r.recency + weights.importance * r.importance
+        )
+        assert r.total == expected
+    chosen, text = assemble(ranked, budget)
+    assert budget is None or estimate_tokens(text) <= budget
+    assert [r.item.id for r in chosen] == [r.item.id for r in ranked if r in chosen]

@@ -1,0 +1,99 @@
+"""Example tests for recuris.retrieval.scoring: the inverted index, Jaccard and BM25 (B5-B7)."""
+
+import math
+
+import pytest
+
+from recuris.retrieval.scoring import BM25Scorer, JaccardScorer, analyze, stem
+
+STEMS = [
+    ("deployments", "deploy"), ("comment", "comment"), ("deployed", "deploy"), ("deploying", "deploy"),
+    ("running", "run"), ("making", "mak"), ("make", "mak"), ("class", "class"), ("analysis", "analysis"),
+    ("quickly", "quick"), ("go", "go"), ("注册", "注册"),
+]
+
+
+@pytest.mark.parametrize("word, expected", STEMS)
+def test_the_light_stemmer_joins_common_forms(word, expected):
+    """B7: plural, past, gerund and adverb forms meet their base; short and non-Latin words stay."""
+    assert stem(word) == expected
+
+
+def test_analyze_drops_stop_words_and_keeps_cjk_bigrams():
+    """B7: question words go, content words are stemmed, Chinese is bigrammed."""
+    assert analyze("What did Caroline research about adoption agencies? 注册账号") == [
+        "carolin", "research", "adoption", "agency", "注册", "册账", "账号"]
+
+
+def test_bm25_matches_the_okapi_formula():
+    """B5: a hand-computed Okapi score, divided by the query's best possible score."""
+    scorer = BM25Scorer(k1=1.2, b=0.75, analyzer=str.split)
+    scorer.add("a", ["red", "apple", "red"])
+    scorer.add("b", ["green", "pear"])
+    idf = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))
+    norm = 1 - 0.75 + 0.75 * 3 / 2.5
+    raw = idf * 2 * 2.2 / (2 + 1.2 * norm)
+    assert scorer.raw(["red"], "a") == pytest.approx(raw)
+    assert scorer.score(["red"], "a") == pytest.approx(raw / (idf * 2.2))
+
+
+def test_scores_lie_in_the_unit_interval_and_are_zero_without_a_shared_term():
+    """B5: for both scorers."""
+    for scorer in (JaccardScorer(str.split), BM25Scorer(analyzer=str.split)):
+        scorer.add("a", ["x", "y"])
+        scorer.add("b", ["z"])
+        assert scorer.score(["x"], "b") == 0.0 and 0.0 < scorer.score(["x", "y"], "a") <= 1.0
+        assert scorer.candidates(["x"]) == {"a"}
+
+
+def test_candidates_scoring_equals_scoring_every_document():
+    """E4 at the scorer: the accumulator path gives the same floats as scoring each document."""
+    scorer = JaccardScorer(str.split)
+    for key, text in {"a": "x y z", "b": "y z w v", "c": "q"}.items():
+        scorer.add(key, text.split())
+    assert sorted(scorer.score_candidates(["y", "z", "u"])) == sorted(
+        (key, score) for key, score in scorer.score_many(["y", "z", "u"], "abc") if score > 0
+    )
+
+
+def test_removing_a_document_restores_the_index():
+    """B6: add then remove leaves postings and lengths as they were."""
+    scorer = BM25Scorer(analyzer=str.split)
+    scorer.add("a", ["x", "y"])
+    before = (dict(scorer.postings), scorer.total_length)
+    scorer.add("b", ["y", "z"])
+    scorer.remove("b")
+    assert ({t: set(k) for t, k in scorer.postings.items()}, scorer.total_length) == (
+        {t: set(k) for t, k in before[0].items()},
+        before[1],
+    )
+
+
+def test_bm25_settings_are_checked():
+    """k1 must be positive and b within [0, 1]."""
+    with pytest.raises(ValueError, match="k1"):
+        BM25Scorer(k1=0)
+    with pytest.raises(ValueError, match="b"):
+        BM25Scorer(b=1.5)
+
+
+def test_episodic_memory_retrieves_with_bm25():
+    """BM25 plugs into episodic retrieval on the same index; stemming finds 'deploying' for 'deployments'."""
+    from recuris import Episode, EpisodicMemory
+
+    memory = EpisodicMemory(scorer=BM25Scorer())
+    memory.add_episode(Episode(task_type="ops", goal="deploying the api to staging", status="success"))
+    memory.add_episode(Episode(task_type="ops", goal="rotating the database passwords", status="success"))
+    [hit] = memory.retrieve("api deployments", top_k=2, threshold=0.1)
+    assert hit.episode.goal == "deploying the api to staging"
+    assert memory.retrieve("api deployments", 2, 0.1) == memory.retrieve_by_scan("api deployments", 2, 0.1)
+
+
+def test_a_rarer_term_weighs_more():
+    """B5: on documents of equal length, the document holding the rarer query term ranks first."""
+    scorer = BM25Scorer(analyzer=str.split)
+    for key, terms in {"common": ["red", "x"], "rare": ["blue", "x"], "c2": ["red", "y"], "c3": ["red", "z"]}.items():
+        scorer.add(key, terms)
+    assert scorer.idf("blue") > scorer.idf("red")
+    ranked = sorted(scorer.score_candidates(["red", "blue"]), key=lambda pair: -pair[1])
+    assert ranked[0][0] == "rare" and ranked[0][1] > ranked[1][1]

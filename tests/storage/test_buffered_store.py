@@ -1,0 +1,192 @@
+"""Example tests for recuris.storage.buffered_store.BufferedStore: outages lose no write (G1-G3)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recuris import InMemoryStore, MemoryItem, StoreError
+from recuris.storage.buffered_store import BufferedStore
+from recuris.core.records import AuditRecord
+from recuris.storage.store import Access
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class FlakyStore(InMemoryStore):
+    """An in-memory store that can be switched off, failing every call like a gone database."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = False
+
+    def __getattribute__(self, name):
+        if name in {
+            "put",
+            "get",
+            "list",
+            "new_id",
+            "append_audit",
+            "audit",
+            "delete",
+            "record_access",
+        } and object.__getattribute__(self, "down"):
+            raise StoreError("database is locked")
+        return object.__getattribute__(self, name)
+
+
+def item(id, user="ana"):
+    return MemoryItem(id=id, user_id=user, level="episodic", content=f"event {id}")
+
+
+@pytest.fixture
+def flaky():
+    return FlakyStore()
+
+
+def test_writes_during_an_outage_are_kept_and_written_later_in_order(flaky):
+    """G1, G2: failed writes are queued, then reach the store in order once it is back."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.put([item("i1")])
+    store.put([item("i2")])
+    assert store.pending == 2
+    flaky.down = False
+    store.put([item("i3")])
+    assert store.pending == 0 and [i.id for i in flaky.list("ana")] == ["i1", "i2", "i3"]
+
+
+def test_reads_during_an_outage_raise_store_error(flaky):
+    """Reads are not buffered: the caller decides how to degrade."""
+    flaky.down = True
+    with pytest.raises(StoreError):
+        BufferedStore(flaky).list("ana")
+
+
+def test_ids_are_still_handed_out_during_an_outage(flaky):
+    """An offline id is time-stamped and carries the store's token, so it cannot collide with store ids."""
+    store = BufferedStore(flaky, clock=lambda: 12.5, token="t0")
+    flaky.down = True
+    ids = [store.new_id("item"), store.new_id("item")]
+    assert ids == ["item-offline-12500-t0-1", "item-offline-12500-t0-2"]
+
+
+def test_offline_ids_of_two_stores_with_one_clock_differ(flaky):
+    """G7: two buffered stores on the same clock hand out different offline ids."""
+    first, second = BufferedStore(flaky, clock=lambda: 12.5), BufferedStore(flaky, clock=lambda: 12.5)
+    flaky.down = True
+    assert first.new_id("item") != second.new_id("item")
+
+
+def test_offline_ids_of_two_processes_with_one_clock_differ():
+    """G7: two processes, each offline with the same clock reading, hand out different ids."""
+    script = (
+        "from recuris import InMemoryStore, StoreError\n"
+        "from recuris.storage.buffered_store import BufferedStore\n"
+        "class Down(InMemoryStore):\n"
+        "    def new_id(self, prefix):\n"
+        "        raise StoreError('gone')\n"
+        "print(BufferedStore(Down(), clock=lambda: 12.5).new_id('item'))\n"
+    )
+    command = [sys.executable, "-c", script]
+    runs = [subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT) for _ in range(2)]
+    ids = [run.stdout.strip() for run in runs]
+    assert ids[0].startswith("item-offline-12500-") and ids[0] != ids[1]
+
+
+def test_deleting_a_user_drops_their_queued_writes(flaky):
+    """G3: a retry never brings back what was deleted after the write was queued."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.put([item("i1", "ana"), item("i2", "bob")])
+    store.append_audit([AuditRecord("i1", "write", "ana's secret", 1.0, None, "ana")])
+    flaky.down = False
+    store.delete_user("ana")
+    store.flush()
+    assert flaky.list("ana") == [] and [i.id for i in flaky.list("bob")] == ["i2"]
+    assert flaky.audit("ana") == []
+
+
+def test_a_batch_refused_by_a_rule_is_raised_when_nothing_is_queued(flaky):
+    """A rule violation (S7) is not an outage: it raises at once and is not queued."""
+    store = BufferedStore(flaky)
+    store.put([item("i1", "ana")])
+    with pytest.raises(ValueError, match="S7"):
+        store.put([item("i1", "bob")])
+    assert store.pending == 0
+
+
+def test_reads_see_queued_writes(flaky):
+    """G6: get, list and matching return a queued item as if it were written, newest copy first."""
+    store = BufferedStore(flaky)
+    store.put([item("i1")])
+    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))  # reads still work
+    newer = MemoryItem(id="i1", user_id="ana", level="episodic", content="event i1", importance=0.9)
+    store.put([item("i2"), newer])
+    assert store.pending == 1 and store.get("ana", "i2").content == "event i2"
+    assert [(i.id, i.importance) for i in store.list("ana")] == [("i1", 0.9), ("i2", 0.5)]
+    assert [i.id for i in store.matching("ana", "episodic", ["i2"])] == ["i2"]
+    assert store.get("bob", "i2") is None and store.list("bob") == []
+
+
+def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):
+    """G6: the queue is newer than the store, so a queued item is returned without asking it."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.put([item("i1")])
+    assert store.get("ana", "i1").content == "event i1"
+
+
+def test_close_with_writes_still_queued_fails_loudly_and_keeps_them(flaky):
+    """G8: close flushes; what cannot be written is named in a StoreError and stays queued."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.put([item("i1")])
+    with pytest.raises(StoreError, match=r"G8: 1 queued batch\(es\) not written.*i1"):
+        store.close()
+    assert store.pending == 1
+    flaky.down = False
+    store.close()
+    assert [i.id for i in flaky.list("ana")] == ["i1"]
+
+
+def test_the_retry_queue_is_bounded_and_a_write_past_it_fails_loudly(flaky):
+    """G9: past `max_pending` queued batches a write raises StoreError; nothing queued is dropped."""
+    store = BufferedStore(flaky, max_pending=2)
+    flaky.down = True
+    store.put([item("i1")])
+    store.put([item("i2")])
+    with pytest.raises(StoreError, match="G9: the retry queue is full"):
+        store.put([item("i3")])
+    flaky.down = False
+    assert store.flush() and [i.id for i in flaky.list("ana")] == ["i1", "i2"]
+
+
+def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
+    """G6: a queued put's deletions hide what it deletes; a queued access counts once, and lands in order."""
+    store = BufferedStore(flaky)
+    store.put([item("i1"), item("i2")])
+    flaky.down = True
+    store.record_access([Access("ana", "i1", 7.0)])
+    store.put([item("i3")], delete=[item("i2")])
+    store.record_access([Access("ana", "i3", 8.0), Access("ana", "i2", 8.0)])
+    assert [(i.id, i.access_count) for i in store.queued("ana")] == [("i3", 1)]
+    flaky.down = False  # reads work again; the queue is not written yet
+    assert [(i.id, i.access_count, i.last_access_at) for i in store.list("ana")] == [
+        ("i1", 1, 7.0), ("i3", 1, 8.0)]
+    assert store.get("ana", "i2") is None and store.get("ana", "i1").access_count == 1
+    assert [i.id for i, _ in store.search("ana", "episodic", ["i2", "i3"], 5)] == ["i3"]
+    assert store.flush() and [(i.id, i.access_count) for i in flaky.list("ana")] == [("i1", 1), ("i3", 1)]
+
+
+def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky):
+    """G3, G6: after delete_user, neither a queued write nor a queued access of the user is read or written."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.put([item("i1"), item("b1", "bob")])
+    store.record_access([Access("ana", "i1", 5.0)])
+    flaky.down = False
+    store.delete_user("ana")
+    assert store.queued("ana") == [] and store.list("ana") == []
+    assert store.flush() and flaky.list("ana") == [] and [i.id for i in flaky.list("bob")] == ["b1"]

@@ -1,0 +1,96 @@
+"""Example tests for recuris.storage.item.MemoryItem (I1-I3)."""
+
+import json
+
+import pytest
+
+from recuris import MemoryItem
+
+
+def item(**changes):
+    fields = dict(id="item-1", user_id="ana", level="semantic", content="team language: Python")
+    fields.update(changes)
+    return MemoryItem(**fields)
+
+
+def test_defaults_fill_access_and_validity_from_creation():
+    """An item never accessed was last accessed, and became valid, when it was created."""
+    fresh = item(created_at=42.0)
+    assert (fresh.last_access_at, fresh.valid_from, fresh.is_valid) == (42.0, 42.0, True)
+
+
+@pytest.mark.parametrize(
+    "changes, error, rule",
+    [
+        (dict(level="cache"), ValueError, "level"),
+        (dict(importance=1.5), ValueError, "importance"),
+        (dict(importance="high"), TypeError, "importance"),
+        (dict(content="  "), ValueError, "content"),
+        (dict(user_id=None), TypeError, "user_id"),
+        (dict(created_at=float("nan")), ValueError, "created_at"),
+        (dict(metadata={"when": object()}), TypeError, "JSON"),
+        (dict(metadata={"x": float("inf")}), TypeError, "JSON"),
+    ],
+)
+def test_invalid_fields_are_refused_naming_the_rule(changes, error, rule):
+    """I1, I2: a bad level, importance, text, time or metadata raises, naming what is wrong."""
+    with pytest.raises(error, match=rule):
+        item(**changes)
+
+
+def test_to_dict_is_json_and_round_trips():
+    """I2: to_dict is plain JSON data and from_dict rebuilds an equal item."""
+    original = item(metadata={"tags": ("a", "b"), "source_ids": ["e1"]}, task_id="task-1")
+    data = json.loads(json.dumps(original.to_dict()))
+    assert MemoryItem.from_dict(data) == original
+
+
+def test_from_dict_refuses_unknown_fields():
+    """from_dict names the fields it does not know."""
+    with pytest.raises(TypeError, match="unknown MemoryItem fields"):
+        MemoryItem.from_dict({**item().to_dict(), "owner": "mallory"})
+
+
+def test_closing_records_time_and_successor():
+    """I3: a closed copy is invalid from `at` and names its successor; the original is unchanged."""
+    original = item()
+    closed = original.closed(99.0, "fact-2")
+    assert (closed.is_valid, closed.invalidated_at, closed.superseded_by) == (False, 99.0, "fact-2")
+    assert original.is_valid
+
+
+def test_render_is_one_line_with_level():
+    """An item renders as `[level] content` on one line."""
+    assert item(content="a\nb").render() == "[semantic] a b"
+
+
+@pytest.mark.parametrize(
+    "changes, rule",
+    [
+        (dict(access_count="abc"), "I1: access_count"),
+        (dict(access_count=-1), "I1: access_count"),
+        (dict(access_count=2**63), "I1: access_count"),
+        (dict(access_count=True), "I1: access_count"),
+        (dict(created_at=10**20), "I1: created_at"),
+        (dict(created_at="1"), "I1: created_at"),
+        (dict(content="caf\udce9"), "content must be valid Unicode"),
+        (dict(user_id="\ud800"), "user_id must be valid Unicode"),
+        (dict(metadata={"note": "\udfff"}), "I2: metadata must be valid Unicode"),
+    ],
+)
+def test_values_no_store_could_keep_are_refused_naming_the_rule(changes, rule):
+    """I1, I2: a non-count access count, an out-of-range time or a lone surrogate is refused by rule."""
+    with pytest.raises((TypeError, ValueError), match=rule):
+        item(**changes)
+
+
+def test_metadata_nested_past_the_limit_is_refused_naming_the_rule():
+    """I2: metadata nested more than MAX_METADATA_DEPTH levels is refused before any copy could overflow."""
+    from recuris.storage.item import MAX_METADATA_DEPTH
+
+    nested = 1
+    for _ in range(MAX_METADATA_DEPTH):
+        nested = {"a": nested}
+    assert item(metadata=nested).metadata == nested
+    with pytest.raises(TypeError, match="I2: metadata must be JSON data nested at most"):
+        item(metadata={"a": nested})

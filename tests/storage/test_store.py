@@ -1,0 +1,182 @@
+"""The Store contract, run against every implementation: the in-memory model and SQLite (S7, S8, S10, S11)."""
+
+import pytest
+
+from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
+from recuris.core.records import AuditRecord
+from recuris.storage.store import Access
+
+from factories import store_factories
+
+
+@pytest.fixture(params=list(store_factories()))
+def store(request, tmp_path):
+    store = store_factories()[request.param](tmp_path)  # a fork adds its own (tests/factories.py)
+    yield store
+    store.close()
+
+
+def item(id, user="ana", level="episodic", content="something happened", **fields):
+    return MemoryItem(id=id, user_id=user, level=level, content=content, **fields)
+
+
+def test_put_then_get_returns_an_equal_copy(store):
+    """S10: what is got back equals what was put, and changing it changes nothing stored."""
+    store.put([item("i1", metadata={"tags": ["x"]})])
+    got = store.get("ana", "i1")
+    got.metadata["tags"].append("changed")
+    assert store.get("ana", "i1") == item("i1", metadata={"tags": ["x"]})
+
+
+def test_reads_are_scoped_to_one_user(store):
+    """S11: get and list never return another user's item."""
+    store.put([item("i1", user="ana"), item("i2", user="bob")])
+    assert store.get("bob", "i1") is None
+    assert [i.id for i in store.list("bob")] == ["i2"]
+
+
+def test_list_filters_by_level_and_task_in_insertion_order(store):
+    """list returns the user's items oldest first, filtered by level and task."""
+    store.put(
+        [item("i1", level="working", task_id="t1"), item("i2"), item("i3", level="working", task_id="t2")]
+    )
+    assert [i.id for i in store.list("ana", "working")] == ["i1", "i3"]
+    assert [i.id for i in store.list("ana", task_id="t2")] == ["i3"]
+
+
+def test_put_replaces_an_item_in_place(store):
+    """A second put of an id updates it and keeps its place in the order."""
+    store.put([item("i1"), item("i2")])
+    store.put([item("i1", access_count=3)])
+    assert [(i.id, i.access_count) for i in store.list("ana")] == [("i1", 3), ("i2", 0)]
+
+
+def test_an_item_cannot_move_to_another_user(store):
+    """S7: putting an id owned by another user is refused, and the whole batch with it."""
+    store.put([item("i1", user="ana")])
+    with pytest.raises(ValueError, match="S7"):
+        store.put([item("i9", user="bob"), item("i1", user="bob")])
+    assert store.list("bob") == [] and store.get("ana", "i1").user_id == "ana"
+
+
+def test_delete_only_touches_the_users_items(store):
+    """delete with another user's id deletes nothing."""
+    store.put([item("i1", user="ana")])
+    assert store.delete("bob", ["i1"]) == 0 and store.get("ana", "i1") is not None
+    assert store.delete("ana", ["i1", "i1", "nope"]) == 1
+
+
+def test_delete_user_removes_every_item_of_the_user(store):
+    """delete_user removes all of one user's items, valid or not, and nothing else."""
+    store.put([item("i1"), item("i2", invalidated_at=5.0), item("i3", user="bob")])
+    assert store.delete_user("ana") == 2
+    assert store.users() == ["bob"]
+
+
+def test_new_ids_are_fresh(store):
+    """S8: new_id never returns an id in use, by any user."""
+    store.put([item("episode-1", user="bob")])
+    first, second = store.new_id("episode"), store.new_id("episode")
+    assert "episode-1" not in (first, second) and first != second
+
+
+def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
+    """The audit log filters by user and item; scrubbing keeps id, time and operation only."""
+    store.append_audit(
+        [
+            AuditRecord("i1", "write", "secret text", 1.0, 0.5, "ana"),
+            AuditRecord("i2", "write", "bob's", 2.0, None, "bob"),
+        ]
+    )
+    assert [r.item_id for r in store.audit(user_id="ana")] == ["i1"]
+    assert [r.user_id for r in store.audit(item_id="i2")] == ["bob"]
+    assert store.scrub_audit("ana") == 1
+    assert store.audit("ana") == [AuditRecord("i1", "write", "", 1.0, None, "ana")]
+
+
+def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
+    """S13: matching equals filtering list by shared tokens, for one user and level."""
+    store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys"),
+               item("i3", content="注册账号 today"), item("i4", content="deploy again", level="semantic"),
+               item("i5", user="bob", content="deploy for bob")])
+    assert [i.id for i in store.matching("ana", "episodic", ["deploy", "账号"])] == ["i1", "i3"]
+    assert store.matching("ana", "episodic", []) == []
+
+
+def test_matching_follows_updates_and_deletes(store):
+    """S12: the term index follows a rewritten content and a deletion."""
+    store.put([item("i1", content="alpha beta")])
+    store.put([item("i1", content="gamma delta")])
+    assert store.matching("ana", "episodic", ["alpha"]) == []
+    assert [i.id for i in store.matching("ana", "episodic", ["gamma"])] == ["i1"]
+    store.delete("ana", ["i1"])
+    assert store.matching("ana", "episodic", ["gamma"]) == []
+
+
+def test_an_id_written_twice_in_one_batch_keeps_its_last_version(store):
+    """S10, S12: within a batch the last write of an id wins, in the items and in the term index."""
+    store.put([item("i1", content="alpha words"), item("i1", content="beta words", access_count=2)])
+    assert [(i.content, i.access_count) for i in store.list("ana")] == [("beta words", 2)]
+    assert store.matching("ana", "episodic", ["alpha"]) == []
+    assert [i.id for i in store.matching("ana", "episodic", ["beta"])] == ["i1"]
+
+
+def test_rewriting_only_access_fields_keeps_the_item_findable(store):
+    """S12: an update that leaves the content alone (a recall's reinforcement) keeps its terms."""
+    store.put([item("i1", content="gamma words")])
+    store.put([item("i1", content="gamma words", access_count=5)])
+    assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [("i1", 5)]
+
+
+@pytest.mark.parametrize("text", ["caf\udce9", "\ud800 alone"])
+def test_both_stores_refuse_a_lone_surrogate_the_same_way(text):
+    """S6: text that is not valid Unicode is refused before either store sees it, so both agree."""
+    for store in (InMemoryStore(), SQLiteStore(":memory:")):
+        manager = MemoryManager(store)
+        with pytest.raises(ValueError, match="valid Unicode"):
+            manager.write(text + " deploy failed", "ana")
+        assert store.list("ana") == []
+
+
+def test_recording_an_access_changes_only_the_access_fields(store):
+    """S26: an access counts a use; it never reopens a closed item, and a deleted one stays gone."""
+    store.put([item("i1").closed(5.0, "i2"), item("gone"), item("bob's", user="bob")])
+    store.delete("ana", ["gone"])
+    store.record_access([Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)])
+    assert store.get("ana", "i1") == item("i1", access_count=1, last_access_at=9.0).closed(5.0, "i2")
+    assert store.get("ana", "gone") is None and store.get("bob", "bob's").access_count == 0
+
+
+@pytest.mark.parametrize("level", [None, "working"])
+def test_iterate_yields_what_list_returns_in_batches(store, level):
+    """S27: iterate's batches, joined, are exactly list's items in list's order."""
+    store.put([item(f"i{n}", user="ana" if n % 4 else "bob", level=("episodic", "working")[n % 2])
+               for n in range(23)])
+    batches = list(store.iterate("ana", level, batch_size=3))
+    assert all(len(batch) <= 3 for batch in batches)
+    assert [i for batch in batches for i in batch] == store.list("ana", level)
+
+
+def test_deleting_yielded_items_between_batches_changes_nothing_yielded(store):
+    """S27: a caller may delete the items of each batch before asking for the next."""
+    store.put([item(f"i{n}") for n in range(10)])
+    seen = []
+    for batch in store.iterate("ana", batch_size=4):
+        seen += [i.id for i in batch]
+        store.delete("ana", [i.id for i in batch])
+    assert seen == [f"i{n}" for n in range(10)] and store.list("ana") == []
+
+
+def test_delete_removes_only_the_named_items_of_the_user_and_counts_them(store):
+    """A batched delete removes the user's named items, counts each once, and never another user's."""
+    store.put([item("i1"), item("i2"), item("i3", user="bob")])
+    assert store.delete("ana", ["i1", "i1", "i3", "missing"]) == 1
+    assert [i.id for i in store.list("ana")] == ["i2"] and store.get("bob", "i3") is not None
+
+
+def test_a_put_that_deletes_another_users_item_cannot_take_its_id(store):
+    """S7: putting an id another user owns is refused, even when the same put deletes that item first."""
+    store.put([item("x", user="bob")])
+    with pytest.raises(ValueError, match="S7"):
+        store.put([item("x")], delete=[item("x", user="bob")])
+    assert store.get("bob", "x") is not None and store.get("ana", "x") is None

@@ -1,0 +1,133 @@
+"""Both stores against a naive model: search, matching and neighbours after any writes (S13, S21, S22, S24).
+
+The model is a plain list of items in write order; its BM25 is computed from scratch, term by
+term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
+statistics, disagrees with it.
+"""
+
+import math
+import tempfile
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from recuris import MemoryItem
+from recuris.retrieval.scoring import analyze
+from recuris.storage.store import STORE_B, STORE_K1
+
+from factories import store_factories
+
+pytestmark = pytest.mark.slow  # the longest state machine: the full run has it
+
+WORDS = ["deploy", "deploys", "key", "keys", "red", "fish", "the", "blue", "数据库", "迁移"]
+contents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join).filter(str.strip)
+users, levels, tasks = st.sampled_from(["ana", "bob"]), st.sampled_from(["episodic", "semantic"]), st.sampled_from(
+    [None, "t1", "t2"])
+queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
+QUERY_TERMS = [analyze(" ".join(query)) for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])]
+
+
+@lru_cache(maxsize=None)
+def term_counts(content: str) -> Counter:
+    """Count the analysed terms of one text (pure, so each text is analysed once per run)."""
+    return Counter(analyze(content))
+
+
+def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
+    """Score every item of one scope from scratch: Okapi BM25 with the stores' k1 and b."""
+    documents = {item.id: term_counts(item.content) for item in items}
+    average = sum(sum(c.values()) for c in documents.values()) / len(documents) if documents else 0.0
+    scores = {}
+    for key, counts in documents.items():
+        total = 0.0
+        for term in set(query):
+            frequency = counts.get(term, 0)
+            if frequency:
+                holders = sum(term in c for c in documents.values())
+                idf = math.log(1 + (len(documents) - holders + 0.5) / (holders + 0.5))
+                norm = 1 - STORE_B + STORE_B * sum(counts.values()) / average
+                total += idf * frequency * (STORE_K1 + 1) / (frequency + STORE_K1 * norm)
+        if total > 0:
+            scores[key] = total
+    return scores
+
+
+class StoresAgainstAList(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        # Every store the suite knows, a fork's included (tests/factories.py), each in a fresh folder.
+        self.stores = [make(Path(tempfile.mkdtemp())) for make in store_factories().values()]
+        self.model: dict[str, MemoryItem] = {}  # insertion order is write order; a delete forgets it
+        self.next_id = 0
+
+    def put_all(self, item: MemoryItem) -> None:
+        for store in self.stores:
+            store.put([item])
+        self.model[item.id] = item  # an update keeps its place in the dict, as a rowid does
+
+    @rule(user=users, level=levels, task=tasks, content=contents)
+    def write(self, user, level, task, content):
+        self.next_id += 1
+        self.put_all(MemoryItem(id=f"i{self.next_id}", user_id=user, level=level, content=content, task_id=task))
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data(), level=levels, task=tasks, content=contents)
+    def rewrite(self, data, level, task, content):
+        old = self.model[data.draw(st.sampled_from(sorted(self.model)))]
+        self.put_all(MemoryItem(id=old.id, user_id=old.user_id, level=level, content=content, task_id=task))
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data())
+    def delete(self, data):
+        doomed = self.model.pop(data.draw(st.sampled_from(sorted(self.model))))
+        for store in self.stores:
+            assert store.delete(doomed.user_id, [doomed.id]) == 1
+
+    def scope(self, user, level):
+        return [item for item in self.model.values() if item.user_id == user and item.level == level]
+
+    @invariant()
+    def S21_search_ranks_as_naive_bm25_in_every_store(self):
+        for user in ("ana", "bob"):
+            for level in ("episodic", "semantic"):
+                for terms in QUERY_TERMS:
+                    expected, ids = naive_bm25(self.scope(user, level), terms), []
+                    for store in self.stores:
+                        found = store.search(user, level, terms, 3)
+                        ids.append([item.id for item, _ in found])
+                        assert len(found) == min(3, len(expected))
+                        for item, score in found:
+                            assert score == pytest.approx(expected[item.id], abs=1e-9)  # rounded to 9 decimals
+                        # best first, and nothing left out scores higher than the last one kept
+                        scores = [score for _, score in found]
+                        assert scores == sorted(scores, reverse=True)
+                        left_out = set(expected) - {item.id for item, _ in found}
+                        assert all(expected[key] <= scores[-1] + 1e-9 for key in left_out)
+                    assert ids[0] == ids[1]
+
+    @invariant()
+    def S13_matching_is_the_items_sharing_a_term_in_write_order(self):
+        for user in ("ana", "bob"):
+            terms = set(analyze("deploy fish 数据库"))
+            expected = [i.id for i in self.scope(user, "episodic") if terms & set(analyze(i.content))]
+            for store in self.stores:
+                assert [i.id for i in store.matching(user, "episodic", terms)] == expected
+
+    @invariant()
+    def S22_S24_neighbours_are_the_previous_and_next_of_the_same_level_and_task(self):
+        for item in self.model.values():
+            thread = [i.id for i in self.model.values()
+                      if (i.user_id, i.level, i.task_id) == (item.user_id, item.level, item.task_id)]
+            at = thread.index(item.id)
+            expected = (thread[at - 1] if at else None, thread[at + 1] if at + 1 < len(thread) else None)
+            for store in self.stores:
+                before, after = store.adjacent(item.user_id, [item.id])[item.id]
+                assert (before and before.id, after and after.id) == expected
+            assert self.stores[0].adjacent("nobody", [item.id]) == {}
+
+
+TestStoresAgainstAList = StoresAgainstAList.TestCase

@@ -1,0 +1,30 @@
+"""Example tests for recuris.storage.term_index: terms per scope, order per task (S24)."""
+
+from recuris import MemoryItem
+from recuris.storage.term_index import TermIndex
+
+
+def item(id, content, level="episodic", task_id="t", user_id="ana"):
+    return MemoryItem(id=id, user_id=user_id, level=level, content=content, task_id=task_id)
+
+
+def test_a_rewrite_keeps_its_place_and_moves_between_threads():
+    """S24: an item rewritten into another task keeps its write position; its old thread forgets it."""
+    index = TermIndex(0.9, 0.5)
+    first, second, third = item("a", "one"), item("b", "two"), item("c", "three")
+    for each in (first, second, third):
+        index.add(each)
+    index.remove(second)
+    index.add(item("b", "two", task_id="u"))
+    assert index.listed("ana", "episodic", "t") == ["a", "c"] and index.listed("ana") == ["a", "b", "c"]
+    assert index.adjacent(first) == (None, "c")
+
+
+def test_a_deleted_item_leaves_no_term_and_no_user_behind():
+    """S24: after the last item of a user goes, the user, their terms and their threads are gone."""
+    index = TermIndex(0.9, 0.5)
+    only = item("a", "deploy keys", user_id="bob")
+    index.add(only)
+    index.remove(only, forget_position=True)
+    assert index.users() == [] and index.matching("bob", "episodic", ["deploy"]) == []
+    assert index.search("bob", "episodic", ["deploy"], 5) == []
