@@ -27,7 +27,8 @@ from recuris import (
 from recuris.core.clock import DAY
 from recuris.llm.llm_http import OpenAICompatibleChat
 from recuris.bench.mock_environment import MockEnvironment
-from recuris.core.mock_llm import PromptFollowingLLM, ReflectingLLM
+from recuris.core.mock_llm import PromptFollowingLLM
+from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
@@ -201,7 +202,7 @@ def manager_tour(clock: ManualClock, llm, reflector) -> None:
     print(f"    the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}")
 
     banner("G", "The agent on the manager follows a recalled procedure")
-    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock)
+    agent = manager.agent("ana", llm, clock=clock)
     run = agent.run("ship release 7 to the deploy region", "release", MockEnvironment())
     recalled = llm.prompts[-1].split("## Recalled memory")[1].split("\n\n")[0].splitlines()[1:]
     print("    the agent's first prompt recalled:")
@@ -240,7 +241,7 @@ def evolving_tour(manager: MemoryManager, clock: ManualClock, llm, reflector) ->
         print(f"    insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
               f" from {insight.metadata['source_ids']}")
     clock.advance(DAY)
-    agent = RecurisAgent.on_manager(manager, "ana", llm, clock=clock, threshold=1.0)
+    agent = manager.agent("ana", llm, clock=clock, threshold=1.0)
     environment = MockEnvironment()
     run = agent.run("get release 8 ready for QA", "qa", environment, ["build", "deploy to {staging host}"])
     answered = next((p for p in reversed(llm.prompts) if "## Recalled by search_memory" in p), "")

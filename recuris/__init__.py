@@ -9,22 +9,24 @@ from .manager.active_recall import ActiveRecall, search_memory_tool
 from .core.agent import RecurisAgent
 from .core.clock import ManualClock
 from .core.compression import StructuredSummarizer
-from .core.consolidation import Conflict, Consolidator
+from .evolution.consolidation import Conflict, Consolidator
 from .core.decay import DecayManager, DecayReport
 from .core.episodic import EpisodicMemory
 from .storage.item import MemoryItem
 from .manager.manager import MemoryManager
 from .evolution.procedural import ProceduralMemory, Procedure
 from .retrieval.recall import RecallPolicy, RecallResult, Weights
-from .core.records import AuditRecord, Episode, Fact, Hit, RunResult, StageEvent, Step
+from .core.records import AuditRecord, Episode, Hit, RunResult, StageEvent, Step
 from .evolution.reflection import ReflectionCallback
-from .retrieval.scoring import BM25Scorer, CosineScorer, JaccardScorer
-from .core.semantic import SemanticMemory
+from .retrieval.scoring import BM25Scorer, CosineScorer
+from .core.similarity import JaccardScorer
+from .evolution.semantic import Fact, SemanticMemory
 from .storage.sqlite_erasure import ErasureIncompleteError
 from .storage.sqlite_store import SQLiteStore
 from .storage.memory_store import InMemoryStore
 from .storage.store import ForgottenUserError, StoreError
-from .core.text import estimate_tokens, jaccard, tokenize
+from .core.text import estimate_tokens, tokenize
+from .core.similarity import jaccard
 from .core.working import WorkingMemory
 
 __all__ = [

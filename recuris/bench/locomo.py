@@ -29,7 +29,8 @@ from ..core.clock import DAY, ManualClock
 from .evaluation import recall_at_k, reciprocal_rank
 from ..manager.manager import MemoryManager
 from ..retrieval.recall import RecallPolicy, Weights
-from ..retrieval.scoring import BM25Scorer, JaccardScorer
+from ..retrieval.scoring import BM25Scorer
+from ..core.similarity import JaccardScorer
 from ..storage.store import Store
 
 __all__ = ["Turn", "Question", "Conversation", "load", "RETRIEVERS", "evaluate", "through_manager", "ABLATIONS", "Scores"]

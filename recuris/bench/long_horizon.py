@@ -27,6 +27,7 @@ from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
 from .evaluation import pollution_rate, prompt_tokens
 from ..core.mock_llm import PromptFollowingLLM
+from ..core.text import normalize
 from ..core.working import WorkingMemory
 
 __all__ = ["Task", "suite", "run_suite", "SlidingWindowMemory", "CONDITIONS"]
@@ -60,7 +61,9 @@ class Task:
 
     def succeeded(self) -> bool:
         actions = self.log.get("actions", [])
-        done = all(any(layout.matches_option(a, o) for a in actions for o in layout.subtask_options(step))
+        # A {slot} step is done with the slot's current value: a later note revises an earlier one.
+        values = {normalize(key): value for key, value in (note.split(" = ", 1) for _, note in sorted(self.notes.items()))}
+        done = all(any(layout.matches_option(a, o, values) for a in actions for o in layout.subtask_options(step))
                    for step in self.plan)
         errors = sum(action in self.failing for action in actions)
         return done and not self.log.get("violations") and not self.log.get("stale") and errors <= 1

@@ -12,26 +12,64 @@ Invariants:
     A2  every run writes exactly one episode, whatever ends it (FINISH, a failed step,
         `max_steps`, or an exception from the LLM or the action).
     A3  the goal is in every prompt the LLM receives.
-    A4  experience is retrieved at the start, when a subtask completes and after a failed
+    A4  experience is recalled at the start, when a subtask completes and after a failed
         step that does not end the run, never on other steps.
-    A5  on a manager, each retrieval also recalls the user's other layers into the prompt,
-        and the episode is settled through the manager (stored, audited, extracted from).
-    A6  a search_memory tool call is answered from memory, never executed as an action; it
-        uses one of the `max_steps` calls; the prompt keeps the last three answers.
+    A5  a recalled episode is reinforced (decay) at most once per run, however often it returns.
+    A6  a reply the tool handler answers is never executed as an action; it uses one of the
+        `max_steps` calls; the prompt keeps the last three answers.
 """
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from ..manager.active_recall import TOOL_RESULT_HEADER, ActiveRecall, parse_tool_call
 from .decay import DecayManager
-from .episodic import EpisodicMemory
-from .prompt import FINISH, build_prompt, matches_option, subtask_options
+from .episodic import EpisodicMemory, check_query
+from .prompt import FINISH, build_prompt, matches_option, slot_values, subtask_options
 from .records import Episode, Hit, RunResult, StageEvent
-from .text import estimate_tokens, flatten, looks_like_failure, require_text
+from .text import estimate_tokens, flatten, looks_like_failure
+from .validation import require_count, require_text
 from .working import WorkingMemory
 
-__all__ = ["RecurisAgent"]
+__all__ = ["RecurisAgent", "Experience", "EpisodicExperience"]
+
+
+class Experience(Protocol):
+    """What the loop remembers across tasks: recalled at stages 1 and 5, written at stage 6.
+
+    `begin()` starts a run; `recall(query, task_type)` returns the similar episodes and any
+    other recalled lines for the prompt; `settle(episode)` stores the finished episode.
+    """
+
+    def begin(self) -> None: ...
+    def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]: ...
+    def settle(self, episode: Episode) -> Episode: ...
+
+
+class EpisodicExperience:
+    """Experience from one episodic memory: similar episodes, each reinforced once per run (A5)."""
+
+    def __init__(self, episodic: EpisodicMemory, top_k: int = 2, threshold: float = 0.25,
+                 decay: DecayManager | None = None) -> None:
+        check_query(top_k, threshold)
+        self.episodic, self.top_k, self.threshold, self.decay = episodic, top_k, threshold, decay
+        self.reinforced: set[str] = set()
+
+    def begin(self) -> None:
+        self.reinforced = set()
+
+    def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]:
+        hits = self.episodic.retrieve(query, self.top_k, self.threshold)
+        for hit in hits:
+            # Re-reading the same memory within one task is not new use (A5).
+            if self.decay is not None and hit.episode.id not in self.reinforced:
+                self.decay.on_access(hit.episode)
+                self.episodic.save(hit.episode)
+            self.reinforced.add(hit.episode.id)
+        return hits, []
+
+    def settle(self, episode: Episode) -> Episode:
+        return self.episodic.add_episode(episode)
 
 
 class RecurisAgent:
@@ -51,34 +89,23 @@ class RecurisAgent:
         decay: DecayManager | None = None,
         observer: Callable[[StageEvent], None] | None = None,
         clock: Callable[[], float] = time.time,
+        experience: Experience | None = None,
+        tools: Callable[[str], str | None] | None = None,
     ) -> None:
-        for name, value in (("max_steps", max_steps), ("max_failures", max_failures)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"A1: {name} must be an int >= 1, got {value!r}")
-        episodic_memory.retrieve("", top_k, threshold)  # validates top_k and threshold now
+        """Raises ValueError for max_steps or max_failures below 1 (A1), or a bad top_k or threshold.
+
+        `experience` replaces the default recall from `episodic_memory` (a manager passes one
+        that also recalls the user's other layers); `tools(reply)` answers a tool call in the
+        model's reply, or returns None for an action (A6).
+        """
+        self.max_steps = require_count("A1: max_steps", max_steps, minimum=1)
+        self.max_failures = require_count("A1: max_failures", max_failures, minimum=1)
         self.working, self.episodic, self.llm_fn = working_memory, episodic_memory, llm_fn
-        self.max_steps, self.max_failures = max_steps, max_failures
-        self.top_k, self.threshold = top_k, threshold
-        self.is_failure, self.decay, self.observer, self.clock = is_failure, decay, observer, clock
-        self.manager, self.user_id, self.recall_tool = None, None, None
-        self._recalled, self._tool_answers = [], []  # the prompt's recalled and tool sections
+        self.experience = experience or EpisodicExperience(episodic_memory, top_k, threshold, decay)
+        self.is_failure, self.tools, self.observer, self.clock = is_failure, tools, observer, clock
 
-    @classmethod
-    def on_manager(cls, manager, user_id: str, llm_fn: Callable[[str], str], **options) -> "RecurisAgent":
-        """Build an agent on one user's memory in a manager (A5); `working_memory` is optional."""
-        working = options.pop("working_memory", None) or WorkingMemory()
-        agent = cls(working, manager.layers(user_id).episodic, llm_fn, **options)
-        agent.manager, agent.user_id, agent.recall_tool = manager, user_id, ActiveRecall(manager, user_id)
-        return agent
-
-    def run(
-        self,
-        task_goal: str,
-        task_type: str,
-        action_fn: Callable[[str], str],
-        subtasks: Sequence[str] | None = None,
-        constraints: Sequence[str] = (),
-    ) -> RunResult:
+    def run(self, task_goal: str, task_type: str, action_fn: Callable[[str], str],
+            subtasks: Sequence[str] | None = None, constraints: Sequence[str] = ()) -> RunResult:
         """Run one task to FINISH, failure or `max_steps`; write and return its episode (A2).
 
         Raises TypeError/ValueError for a bad goal, type, subtask or constraint, first. An
@@ -88,11 +115,10 @@ class RecurisAgent:
         self.working.init_task(task_goal, subtasks)
         for constraint in constraints:
             self.working.pin(constraint)
-        self._retrievals, self._reinforced, self._task_type = 0, set(), task_type
-        self._recalled, self._tool_answers = [], []
-        query = f"{task_type} {task_goal}"
+        self._retrievals, self._task_type, self._recalled, self._tool_answers = 0, task_type, [], []
+        self.experience.begin()
         try:
-            status, reason = self._loop(query, action_fn)
+            status, reason = self._loop(f"{task_type} {task_goal}", action_fn)
         except Exception as error:
             self._settle(task_goal, task_type, "failed", f"run aborted by {type(error).__name__}: {error}")
             raise
@@ -105,6 +131,7 @@ class RecurisAgent:
         failures = 0
         for number in range(1, self.max_steps + 1):
             prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled, self._tool_answers)
+            self._slot_values = slot_values(prompt)
             # The model and the environment are untrusted: an exception or a reply that
             # is not text ends the task as failed, with the reason, never the process.
             try:
@@ -117,8 +144,10 @@ class RecurisAgent:
             self._emit(2, f"step {number}: prompt of {tokens} tokens -> {flatten(action, 80)!r}")
             if action.upper() == FINISH:
                 return "success", ""
-            if (call := parse_tool_call(action)) is not None:
-                self._answer_tool(call)
+            if self.tools is not None and (answer := self.tools(action)) is not None:
+                # Answered, never executed; the last three answers stay in the prompt (A6).
+                self._tool_answers = [*self._tool_answers, answer][-3:]
+                self._emit(2, "tool call: answered from memory")
                 continue
             try:
                 result = action_fn(action)
@@ -146,56 +175,25 @@ class RecurisAgent:
                 hits = self._retrieve(query, 5, "new phase")
         return "failed", f"reached max_steps ({self.max_steps}) without {FINISH}"
 
-    def _answer_tool(self, call: dict) -> None:
-        # A search_memory call is answered from memory, never executed; the last three answers
-        # stay in the prompt, marked as recalled, so that the prompt stays bounded (A6).
-        answer = self.recall_tool.answer(call) if self.recall_tool else f"{TOOL_RESULT_HEADER}\n  (no memory)"
-        self._tool_answers = [*self._tool_answers, answer][-3:]
-        self._emit(2, f"tool call {call['name']}: answered from memory")
-
     def _complete_subtask(self, action: str) -> bool:
         for subtask in self.working.pending_subtasks:
-            if any(matches_option(action, option) for option in subtask_options(subtask)):
+            if any(matches_option(action, option, self._slot_values) for option in subtask_options(subtask)):
                 self.working.mark_done(subtask)
                 self._emit(5, f"subtask done: {flatten(subtask, 80)!r}")
                 return True
         return False
 
     def _retrieve(self, query: str, stage: int, why: str) -> list[Hit]:
-        hits = self.episodic.retrieve(query, self.top_k, self.threshold)
+        hits, self._recalled = self.experience.recall(query, self._task_type)
         self._retrievals += 1
-        for hit in hits:
-            # Reinforce once per run: re-reading the same memory in one task is not new use.
-            if self.decay is not None and hit.episode.id not in self._reinforced:
-                self.decay.on_access(hit.episode)
-                self.episodic.save(hit.episode)
-                self._reinforced.add(hit.episode.id)
         found = "; ".join(f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits)
         self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
-        if self.manager is not None:
-            recalled = self.manager.recall(query, self.user_id, self.top_k + 2, task_type=self._task_type,
-                                           count_access=False)
-            shown = {hit.episode.id for hit in hits}
-            fresh = [r for r in recalled.results if r.item.id not in self._reinforced | shown]
-            self.manager.count_access(self.user_id, fresh)
-            self._reinforced.update(r.item.id for r in fresh)
-            self._recalled = [r.render() for r in recalled.results if r.item.id not in shown]
         return hits
 
     def _settle(self, goal: str, task_type: str, status: str, reason: str) -> Episode:
-        episode = Episode(
-            task_type=task_type,
-            goal=goal,
-            status=status,
-            trajectory=self.working.trajectory,
-            summary=self.working.summary,
-            failure_reason=reason,
-            created_at=self.clock(),
-        )
-        if self.manager is not None:
-            self.manager.settle_episode(self.user_id, episode)
-        else:
-            self.episodic.add_episode(episode)
+        episode = Episode(task_type=task_type, goal=goal, status=status, trajectory=self.working.trajectory,
+                          summary=self.working.summary, failure_reason=reason, created_at=self.clock())
+        episode = self.experience.settle(episode)
         ending = f" ({reason})" if reason else ""
         self._emit(6, f"{episode.id} written: {status}, {len(episode.trajectory)} steps{ending}")
         return episode

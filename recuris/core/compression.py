@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from .records import Step
 from .text import clip, flatten
+from .validation import require_count
 
 __all__ = ["StructuredSummarizer"]
 
@@ -98,9 +99,7 @@ class StructuredSummarizer:
     """Merge evicted steps into the previous summary and keep it within `max_chars` (M1-M4)."""
 
     def __init__(self, max_chars: int = 400) -> None:
-        if not isinstance(max_chars, int) or max_chars < MIN_CHARS:
-            raise ValueError(f"M2: max_chars must be an int >= {MIN_CHARS}, got {max_chars!r}")
-        self.max_chars = max_chars
+        self.max_chars = require_count("M2: max_chars", max_chars, minimum=MIN_CHARS)
 
     def __call__(self, old_summary: str, evicted_steps: Sequence[Step]) -> str:
         parts = parse(old_summary)

@@ -3,115 +3,81 @@
 Document 000 §2.1 and §3.2: each episode keeps task type, goal, trajectory, status and
 failure reason; retrieval returns at most `top_k` (2-5) episodes whose similarity passes
 a `threshold`, and pads with nothing below it. The prototype compared the query with the
-task type alone and scanned every episode; here the key is task type *and* goal, and an
-inverted index (token -> episodes) means a query touches only episodes sharing a token.
+task type alone and scanned every episode; here the key is task type *and* goal, and the
+scorer's inverted index means a query touches only episodes sharing a term. Episodes live
+in this object; an `EpisodeArchive`, when given, keeps them beyond it (the manager passes
+one backed by its store).
 
 Invariants:
     E1  `retrieve` returns at most `top_k` hits.
-    E2  every hit's score is >= `threshold` and > 0 (a hit shares at least one token).
+    E2  every hit's score is >= `threshold` and > 0 (a hit shares at least one term).
     E3  hits are sorted by score, best first; ties go to the newer episode (later
         `created_at`, then later insertion), so the order is deterministic.
-    E4  the indexed `retrieve` returns exactly what the linear `retrieve_by_scan` does.
+    E4  the indexed `retrieve` returns exactly what `retrieve_by_scan`, which scores every
+        episode, returns.
     E5  every stored episode has a unique id; an empty id is assigned on insertion.
-    E6  episodes persist through the store: a new memory on the same store and user
-        holds the same episodes, and retrieves the same hits.
+    E6  with an archive, a new memory on the same archive holds the same episodes and
+        retrieves the same hits.
 """
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Protocol
 
-from ..storage.item import MemoryItem
-from .records import AuditRecord, Episode, Hit, Step
-from ..retrieval.scoring import InvertedIndex, JaccardScorer
-from ..storage.memory_store import InMemoryStore
-from ..storage.store import Store
-from .text import require_text
+from .records import Episode, Hit
+from .similarity import JaccardScorer, Scorer
+from .validation import require_count
 
-__all__ = ["EpisodicMemory"]
+__all__ = ["EpisodicMemory", "EpisodeArchive", "check_query"]
 
 
-def _check_query(top_k: int, threshold: float) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"E1: top_k must be an int >= 1, got {top_k!r}")
+class EpisodeArchive(Protocol):
+    """Where episodes outlive the memory that holds them (E6).
+
+    `load()` yields each kept episode with the terms stored beside it (None when none were);
+    `new_id()` returns an id no episode has; `write(episode, terms, audit, delete)` keeps an
+    episode (new or updated), storing `terms` when given, with the audit records and
+    deletions in the same transaction; `delete(ids)` forgets episodes.
+    """
+
+    def load(self) -> Iterable[tuple[Episode, Sequence | None]]: ...
+    def new_id(self) -> str: ...
+    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable = (), delete: Iterable = ()) -> None: ...
+    def delete(self, episode_ids: list[str]) -> None: ...
+
+
+def check_query(top_k: int, threshold: float) -> None:
+    """Raise ValueError or TypeError unless top_k is an int >= 1 and threshold a number in [0, 1]."""
+    require_count("E1: top_k", top_k, minimum=1)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise TypeError(f"E2: threshold must be a number, got {type(threshold).__name__}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"E2: threshold must lie in [0, 1], got {threshold!r}")
 
 
-def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
-    """Map an episode onto the stored record: its text as content, its structure as metadata."""
-    steps = [[step.index, step.action, step.result, step.failed] for step in episode.trajectory]
-    metadata = {
-        "kind": "episode",
-        "task_type": episode.task_type,
-        "goal": episode.goal,
-        "status": episode.status,
-        "failure_reason": episode.failure_reason,
-        "summary": episode.summary,
-        "trajectory": steps,
-    }
-    return MemoryItem(
-        id=episode.id,
-        user_id=user_id,
-        level="episodic",
-        content=episode.render(),
-        created_at=episode.created_at,
-        last_access_at=episode.last_access_at,
-        access_count=episode.access_count,
-        importance=episode.importance,
-        metadata=metadata,
-    )
-
-
-def item_to_episode(item: MemoryItem) -> Episode:
-    """Rebuild the episode that `episode_to_item` stored."""
-    meta = item.metadata
-    return Episode(
-        task_type=meta["task_type"],
-        goal=meta["goal"],
-        status=meta["status"],
-        id=item.id,
-        trajectory=tuple(Step(*step) for step in meta["trajectory"]),
-        summary=meta["summary"],
-        failure_reason=meta["failure_reason"],
-        created_at=item.created_at,
-        importance=item.importance,
-        last_access_at=item.last_access_at,
-        access_count=item.access_count,
-    )
-
-
 class EpisodicMemory:
-    """One user's finished episodes, persisted in a Store, ranked through a scorer's inverted index.
+    """Finished episodes, ranked through a scorer's inverted index, kept in an optional archive.
 
-    The scorer (Jaccard by default, or BM25) indexes each episode's type and goal; a
-    query scores only the episodes that share a term with it (E4, B5).
+    The scorer (Jaccard by default; any `Scorer`) indexes each episode's type and goal; a
+    query scores only the episodes that share a term with it (E4).
     """
 
-    def __init__(
-        self, scorer: InvertedIndex | None = None, store: Store | None = None, user_id: str = "default"
-    ) -> None:
+    def __init__(self, scorer: Scorer | None = None, archive: EpisodeArchive | None = None) -> None:
         self.scorer = scorer if scorer is not None else JaccardScorer()
-        self.store = store if store is not None else InMemoryStore()
-        self.user_id = require_text("user_id", user_id)
+        self.archive = archive
         self._episodes: dict[str, Episode] = {}  # insertion-ordered
         self._newest_first: dict[str, tuple] = {}  # E3's tie-break, precomputed per episode
-        self._inserted = 0
-        for item in self.store.list(self.user_id, "episodic"):
-            if item.metadata.get("kind") == "episode":
-                # A scorer that persists its terms (embedding vectors) reuses the stored ones:
-                # a reload must not call the embedder again for every episode (B8).
-                episode, stored = item_to_episode(item), item.metadata.get("embedding")
-                self._index_episode(episode, stored if self._persists and stored else self._terms(episode))
+        self._terms: dict[str, Sequence] = {}
+        self._inserted, self._next_number = 0, 1
+        for episode, stored in archive.load() if archive is not None else ():
+            # Stored terms (embedding vectors) are reused: a reload must not pay the embedder again.
+            self._index(episode, stored if self.scorer.persist and stored else self._analyze(episode))
 
-    def add_episode(
-        self, episode: Episode, audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()
-    ) -> Episode:
+    def add_episode(self, episode: Episode, audit: Iterable = (), delete: Iterable = ()) -> Episode:
         """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
 
-        The audit records and deletions given commit in the same transaction (S14).
+        The archive writes the audit records and deletions given in the same transaction.
         Raises TypeError for a non-Episode and ValueError for an id already stored (E5);
         nothing is stored then.
         """
@@ -119,44 +85,48 @@ class EpisodicMemory:
             raise TypeError(f"add_episode needs an Episode, got {type(episode).__name__}")
         if episode.id in self._episodes:
             raise ValueError(f"E5: an episode with id {episode.id!r} is already stored")
-        terms = self._terms(episode)
-        item = self._item(replace(episode, id=episode.id or self.store.new_id("episode")), terms)
-        self.store.put([item], audit, delete)  # raises ValueError if another user owns the id
-        episode.id = item.id
-        self._index_episode(episode, terms)
+        terms = self._analyze(episode)
+        episode_id = episode.id or self._new_id()
+        if self.archive is not None:  # the archive may refuse (another user owns the id): nothing changes
+            self.archive.write(replace(episode, id=episode_id), self._kept(terms), audit, delete)
+        episode.id = episode_id
+        self._index(episode, terms)
         return episode
 
-    @property
-    def _persists(self) -> bool:
-        return getattr(self.scorer, "persist", False)
+    def _new_id(self) -> str:
+        if self.archive is not None:
+            return self.archive.new_id()
+        while f"episode-{self._next_number}" in self._episodes:  # skip ids a caller chose (E5)
+            self._next_number += 1
+        self._next_number += 1
+        return f"episode-{self._next_number - 1}"
 
-    def _item(self, episode: Episode, terms) -> MemoryItem:
-        item = episode_to_item(episode, self.user_id)
-        if self._persists:
-            item.metadata["embedding"] = list(terms)
-        return item
+    def _kept(self, terms: Sequence) -> Sequence | None:
+        return terms if self.scorer.persist else None
 
-    def _index_episode(self, episode: Episode, terms) -> None:
+    def _index(self, episode: Episode, terms: Sequence) -> None:
         self._inserted += 1
-        self._episodes[episode.id] = episode
+        self._episodes[episode.id], self._terms[episode.id] = episode, terms
         self._newest_first[episode.id] = (-episode.created_at, -self._inserted, episode.id)
         self.scorer.add(episode.id, terms)
 
-    def _terms(self, episode: Episode):
+    def _analyze(self, episode: Episode) -> Sequence:
         return self.scorer.analyzer(f"{episode.task_type} {episode.goal}")
 
     def save(self, episode: Episode) -> None:
         """Write back a stored episode's decay fields after it was accessed."""
         if self._episodes.get(episode.id) is not episode:
             raise ValueError(f"episode {episode.id!r} is not stored in this memory")
-        self.store.put([self._item(episode, getattr(self.scorer, "vectors", {}).get(episode.id, ()))])
+        if self.archive is not None:
+            self.archive.write(episode, self._kept(self._terms[episode.id]))
 
     def remove(self, episode_ids: Iterable[str]) -> list[Episode]:
         """Remove the episodes with these ids (unknown ids are ignored); return those removed."""
         removed = [self._episodes[i] for i in dict.fromkeys(episode_ids) if i in self._episodes]
-        self.store.delete(self.user_id, [episode.id for episode in removed])
+        if self.archive is not None:
+            self.archive.delete([episode.id for episode in removed])
         for episode in removed:
-            del self._episodes[episode.id], self._newest_first[episode.id]
+            del self._episodes[episode.id], self._newest_first[episode.id], self._terms[episode.id]
             self.scorer.remove(episode.id)
         return removed
 
@@ -178,18 +148,17 @@ class EpisodicMemory:
         Raises ValueError for top_k < 1 or a threshold outside [0, 1]. An empty query,
         or one with no tokens, returns no hits.
         """
-        _check_query(top_k, threshold)
+        check_query(top_k, threshold)
         terms = self.scorer.analyzer(query)
-        # Only episodes sharing a term can score above zero (E2, B5), so the postings of
+        # Only episodes sharing a term can score above zero (E2), so the postings of
         # the query's terms are the whole candidate set.
         return self._rank(self.scorer.score_candidates(terms), top_k, threshold)
 
     def retrieve_by_scan(self, query: str, top_k: int = 2, threshold: float = 0.25) -> list[Hit]:
         """Return what `retrieve` returns, by scoring every episode (the reference for E4)."""
-        _check_query(top_k, threshold)
-        return self._rank(
-            self.scorer.score_many(self.scorer.analyzer(query), self._episodes), top_k, threshold
-        )
+        check_query(top_k, threshold)
+        terms = self.scorer.analyzer(query)
+        return self._rank([(key, self.scorer.score(terms, key)) for key in self._episodes], top_k, threshold)
 
     def _rank(self, scored: list[tuple[str, float]], top_k: int, threshold: float) -> list[Hit]:
         # Rank plain tuples (best score, then newest: E3) and build Hits for the top k only.
@@ -203,4 +172,5 @@ class EpisodicMemory:
         return [Hit(-negated, self._episodes[episode_id]) for negated, _, _, episode_id in best]
 
     def __repr__(self) -> str:
-        return f"EpisodicMemory(episodes={len(self._episodes)}, terms_indexed={len(self.scorer.postings)})"
+        archive = "" if self.archive is None else f", archive={self.archive!r}"
+        return f"EpisodicMemory(episodes={len(self._episodes)}, scorer={type(self.scorer).__name__}{archive})"

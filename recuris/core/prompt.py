@@ -11,16 +11,17 @@ Invariants:
         recalled section and tool results when there are any, and the instruction last.
     P2  experience is rendered best first, at most the hits given; none renders as "(none)".
     P3  a subtask's alternatives are separated by `OPTION_SEPARATOR`; an action completes
-        a subtask when it matches one of its options, where a `{slot}` matches any text.
+        a subtask when it is one of its options, each `{slot}` filled with the value the
+        prompt gave for the slot's text; a slot no value filled matches only itself.
 """
 
 import re
 from collections.abc import Sequence
 
 from .records import Hit
-from .text import normalize
+from .text import normalize, statement
 
-__all__ = ["build_prompt", "render_experience", "subtask_options", "matches_option", "FINISH"]
+__all__ = ["build_prompt", "render_experience", "subtask_options", "matches_option", "slot_values", "FINISH"]
 
 WORKING_HEADER = "## Working memory"
 GOAL = "Goal:"
@@ -29,6 +30,7 @@ SUBTASKS = "Subtasks:"
 SUMMARY = "Summary of earlier steps:"
 RECENT = "Recent steps (oldest first):"
 EXPERIENCE_HEADER = "## Related experience (retrieved, most similar first)"
+TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
 RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedures, events)"
 NONE = "(none)"
 INDENT = "  "
@@ -38,7 +40,12 @@ INSTRUCTION = (
     '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}'
 )
 OPTION_SEPARATOR = " | "
+SLOT = re.compile(r"\{([^{}]+)\}")
+NOTE = re.compile(r"note: ([^=;]+?) = ([^;]+)")
+RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
+RECALLED_LINE = re.compile(r"^- \[(?!follow\]|avoid\])\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
 DONE_MARK, PENDING_MARK = "[x]", "[ ]"
+MARKS = (DONE_MARK, PENDING_MARK)
 
 
 def subtask_options(subtask: str) -> list[str]:
@@ -46,10 +53,30 @@ def subtask_options(subtask: str) -> list[str]:
     return [option.strip() for option in subtask.split(OPTION_SEPARATOR) if option.strip()]
 
 
-def matches_option(action: str, option: str) -> bool:
-    """Return True if the action is the option, a `{slot}` in it standing for any text (P3)."""
-    parts = re.split(r"\{[^{}]+\}", normalize(option))
-    return re.fullmatch(".+".join(map(re.escape, parts)), normalize(action)) is not None
+def fill_slots(option: str, values: dict[str, str]) -> str:
+    """Replace each `{slot}` whose text has a value; leave the others as written."""
+    return SLOT.sub(lambda match: values.get(normalize(match.group(1)), match.group(0)), option)
+
+
+def matches_option(action: str, option: str, values: dict[str, str] | None = None) -> bool:
+    """Return True if the action is the option, its slots filled from `values` (P3)."""
+    return normalize(action) == normalize(fill_slots(option, values or {}))
+
+
+def slot_values(prompt: str, latest_wins: bool = False) -> dict[str, str]:
+    """Read the values a prompt gives: `note: key = value` in results, `key: value` recalled.
+
+    A note given twice is read as the first one met, or with `latest_wins` the last: the
+    two ways a model may resolve it. Keys are normalised slot texts.
+    """
+    values: dict[str, str] = {}
+    for line in prompt.splitlines():
+        for key, value in NOTE.findall(line) if RECENT_STEP.match(line.strip()) else ():
+            if latest_wins or normalize(key) not in values:
+                values[normalize(key)] = value
+        if (match := RECALLED_LINE.match(line.strip())) and (pair := statement(match.group(1))):
+            values.setdefault(normalize(pair[0]), pair[1])
+    return values
 
 
 def render_experience(hits: Sequence[Hit]) -> str:

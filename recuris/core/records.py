@@ -1,22 +1,22 @@
 """Records: the dataclasses that memories hold, each able to render itself for a prompt.
 
 Document 000 §2.1 names what an episode keeps (task type, goal, trajectory, final status,
-failure reason); document 003 §4.2 asks every promoted fact to cite its source episodes;
-document 004 §2 adds the fields that decay reads (base weight, last access, access count).
+failure reason); document 004 §2 adds the fields that decay reads (base weight, last
+access, access count).
 
 Invariants:
     R1  a `Step` is immutable; its `failed` flag was decided when it was observed.
     R2  an `Episode`'s status is "success" or "failed"; a failed episode has a reason.
     R3  an `Episode` that was never accessed counts its creation as its last access.
-    R4  a `Fact` names at least one source.
-    R5  an `Episode`'s importance (its base weight for decay) lies in [0, 1].
+    R4  an `Episode`'s importance (its base weight for decay) lies in [0, 1].
 """
 
 from dataclasses import dataclass
 
-from .text import flatten, require_text
+from .text import flatten
+from .validation import require_text
 
-__all__ = ["Step", "Episode", "Hit", "Fact", "AuditRecord", "StageEvent", "RunResult", "STATUSES", "STAGES"]
+__all__ = ["Step", "Episode", "Hit", "AuditRecord", "StageEvent", "RunResult", "STATUSES", "STAGES"]
 
 STATUSES = ("success", "failed")
 STAGES = ("initialise", "decide", "act", "observe", "update", "settle")
@@ -61,7 +61,7 @@ class Episode:
         if self.status == "failed" and not self.failure_reason.strip():
             raise ValueError("R2: a failed Episode needs a failure_reason")
         if not 0.0 <= self.importance <= 1.0:
-            raise ValueError(f"R5: Episode.importance must lie in [0, 1], got {self.importance}")
+            raise ValueError(f"R4: Episode.importance must lie in [0, 1], got {self.importance}")
         self.trajectory = tuple(self.trajectory)
         if self.last_access_at is None:
             self.last_access_at = self.created_at
@@ -102,36 +102,6 @@ class Hit:
     def render(self) -> str:
         """Render the episode with its score, for a prompt."""
         return f"{self.episode.render()} (similarity {self.score:.2f})"
-
-
-@dataclass(frozen=True)
-class Fact:
-    """A statement promoted to semantic memory, with the episodes that support it (R4).
-
-    A fact is valid until a newer fact about the same subject supersedes it; then it is
-    kept, closed at `invalidated_at`, naming its successor.
-    """
-
-    id: str
-    subject: str
-    value: str
-    source_ids: tuple[str, ...]
-    created_at: float = 0.0
-    invalidated_at: float | None = None
-    superseded_by: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.source_ids:
-            raise ValueError("R4: a Fact must name at least one source")
-
-    @property
-    def is_valid(self) -> bool:
-        return self.invalidated_at is None
-
-    def render(self) -> str:
-        """Render as `subject: value (from a, b)`, marked if superseded."""
-        closed = "" if self.is_valid else f" [superseded by {self.superseded_by}]"
-        return f"{self.subject}: {self.value} (from {', '.join(self.source_ids)}){closed}"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from . import prompt
 from .compression import MIN_CHARS, StructuredSummarizer
 from .records import Step
-from .text import clip, flatten, looks_like_failure, require_text
+from .text import clip, flatten, looks_like_failure
+from .validation import require_count, require_text
 
 __all__ = ["WorkingMemory", "Summarizer"]
 
@@ -38,16 +39,9 @@ class WorkingMemory:
         summarizer: Summarizer | None = None,
         max_step_chars: int = 200,
     ) -> None:
-        for name, value, least in [
-            ("window_size", window_size, 1),
-            ("max_summary_chars", max_summary_chars, MIN_CHARS),
-            ("max_step_chars", max_step_chars, 1),
-        ]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"W4: {name} must be an int >= {least}, got {value!r}")
-        self.window_size = window_size
-        self.max_summary_chars = max_summary_chars
-        self.max_step_chars = max_step_chars
+        self.window_size = require_count("W4: window_size", window_size, minimum=1)
+        self.max_summary_chars = require_count("W4: max_summary_chars", max_summary_chars, minimum=MIN_CHARS)
+        self.max_step_chars = require_count("W4: max_step_chars", max_step_chars, minimum=1)
         # The rule-based summarizer doubles as the fallback when a pluggable one fails.
         self._fallback = StructuredSummarizer(max_summary_chars)
         self._summarizer = summarizer or self._fallback

@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..core.records import Step
-from ..core.text import flatten, unicode_problem
+from ..core.text import flatten
+from ..core.validation import unicode_problem
 
 __all__ = ["Knowledge", "Insight", "CATEGORIES", "INSIGHT_TYPES", "extraction_prompt", "parse_knowledge",
            "reflection_prompt", "parse_insights", "ask"]

@@ -6,10 +6,10 @@ all-pairs, with PPJoin's positional filter, Xiao et al. 2008), over integer toke
 are processed shortest first; each indexes only a short prefix of its rarest tokens; a pair
 is counted only if the lengths allow the threshold (length filter) and the tokens still to
 come could reach it (positional filter); survivors are verified with the exact formula that
-`text.jaccard` uses, so the filters only ever skip pairs that cannot qualify.
+`core/similarity.py` writes once, so the filters only ever skip pairs that cannot qualify.
 
 Invariants:
-    J3  `similar_pairs` returns exactly the pairs whose `text.jaccard` reaches the
+    J3  `similar_pairs` returns exactly the pairs whose `jaccard` (core/similarity.py) reaches the
         threshold (the same float comparison), each once, as (smaller index, larger index).
     J4  with `fresh` given, it returns exactly those pairs with at least one fresh set: pairs
         of two sets known before are the caller's to vouch for.
@@ -17,6 +17,8 @@ Invariants:
 
 import math
 from collections.abc import Sequence
+
+from ..core.similarity import jaccard_from_sizes
 
 __all__ = ["rank_tokens", "similar_pairs"]
 
@@ -73,6 +75,6 @@ def similar_pairs(
             for y, seen in counts.items():
                 if seen > 0:
                     shared = len(mine.intersection(records[y]))
-                    if shared / (size + len(records[y]) - shared) >= threshold:
+                    if jaccard_from_sizes(shared, size, len(records[y])) >= threshold:
                         pairs.append((min(x, y), max(x, y)))
     return pairs

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, append_superseding
-from ..core.text import normalize, require_text, require_texts, tokenize
+from ..core.text import normalize, tokenize
+from ..core.validation import require_text, require_texts
 
 __all__ = ["Procedure", "ProceduralMemory"]
 

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 
 from .extraction import Insight, ask, parse_insights, reflection_prompt
 from ..storage.item import MemoryItem
-from ..manager.routing import statement
+from ..core.text import statement
 from ..storage.store import append_superseding
-from ..core.text import flatten, jaccard, normalize, require_text, tokenize
+from ..core.text import flatten, normalize, tokenize
+from ..core.similarity import jaccard
+from ..core.validation import require_text
 
 __all__ = ["ReflectionCallback", "Interaction", "ReflectionReport"]
 

@@ -21,13 +21,14 @@ Invariants:
 
 import json
 
+from ..core.prompt import TOOL_RESULT_HEADER
 from .bounds import cap_query
 from ..retrieval.scoring import analyze
-from ..core.text import estimate_tokens, flatten, require_text
+from ..core.text import estimate_tokens, flatten
+from ..core.validation import require_text
 
 __all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
 
-TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
 MAX_RESULTS = 10
 
 
@@ -115,6 +116,11 @@ class ActiveRecall:
                     "score": r.breakdown(), "reason": r.reason} for r in found.results]
         return json.dumps({"query": query, "query_truncated": cut, "results": results,
                            "degraded": found.degraded}, ensure_ascii=False)
+
+    def respond(self, reply: str) -> str | None:
+        """Answer the tool call in a model's reply, or return None if the reply is an action."""
+        call = parse_tool_call(reply)
+        return None if call is None else self.answer(call)
 
     def answer(self, call: dict) -> str:
         """Render a tool call's answer as a prompt section that says it came from recall."""

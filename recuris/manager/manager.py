@@ -25,22 +25,27 @@ from dataclasses import dataclass
 from .bounds import MAX_LOADED_USERS, LayerCache, cap_query, check_token_budget
 from ..storage.buffered_store import BufferedStore
 from ..retrieval.candidates import gather
-from ..core.clock import DAY, CheckedClock
-from ..core.consolidation import Consolidator
+from ..core.clock import DAY
+from ..evolution.consolidation import Consolidator
 from ..core.episodic import EpisodicMemory
 from ..evolution.forgetting import Forgetting
-from ..storage.item import LEVELS, MemoryItem
+from ..storage.item import LEVELS, CheckedClock, MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..evolution.procedural import ProceduralMemory
 from ..retrieval.recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
 from ..core.records import AuditRecord
-from .routing import is_trivial, route, statement
-from ..core.semantic import SemanticMemory
+from ..core.text import statement
+from .routing import is_trivial, route
+from ..evolution.semantic import SemanticMemory
+from ..core.agent import RecurisAgent
+from .experience import agent_on_manager
 from .shared import serialize
+from ..core.similarity import Scorer
+from ..storage.archives import StoredEpisodes, StoredFacts
 from ..storage.store import ForgottenUserError, Store, StoreError
 from .tasks import TaskLifecycle
 from .user_layers import UserLayers
-from ..core.text import require_text, require_texts
+from ..core.validation import require_text, require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
 
@@ -55,13 +60,15 @@ class _Layers:
     generation: int  # the user's forget generation when these were loaded (S18)
     store: Store
     user_id: str
+    episodic_scorer: Callable[[], Scorer] | None = None
     loaded_episodic: EpisodicMemory | None = None
 
     @property
     def episodic(self) -> EpisodicMemory:
         # Loaded on first use: recall searches the store, so it never indexes every episode.
         if self.loaded_episodic is None:
-            self.loaded_episodic = EpisodicMemory(store=self.store, user_id=self.user_id)
+            scorer = self.episodic_scorer() if self.episodic_scorer else None
+            self.loaded_episodic = EpisodicMemory(scorer, StoredEpisodes(self.store, self.user_id))
         return self.loaded_episodic
 
 
@@ -72,9 +79,11 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
                  llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
                  working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
                  min_confidence: float = 0.6, min_content_chars: int = 3,
-                 max_loaded_users: int = MAX_LOADED_USERS) -> None:
-        # Every layer reads time through the checked clock: a broken reading is refused (K2).
+                 max_loaded_users: int = MAX_LOADED_USERS, episodic_scorer: Callable[[], Scorer] | None = None,
+                 ) -> None:
+        # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
+        self.episodic_scorer = episodic_scorer  # a factory: each user's episodes get their own scorer
         self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
         self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
@@ -83,10 +92,14 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         self._lock = threading.RLock()  # one public operation at a time (T3)
 
     def _load(self, user_id: str, store, generation: int | None) -> _Layers:
-        semantic = SemanticMemory(store, user_id, self.clock)
+        semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)
         consolidator = Consolidator(semantic, *self._consolidation, clock=self.clock)
         procedural = ProceduralMemory(store, user_id, self.clock)
-        return _Layers(semantic, procedural, consolidator, generation, store, user_id)
+        return _Layers(semantic, procedural, consolidator, generation, store, user_id, self.episodic_scorer)
+
+    def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
+        """Build an agent that runs document 000's loop on this user's memory (experience.py)."""
+        return agent_on_manager(self, user_id, llm_fn, **options)
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
         """Append one audit record for the user."""
@@ -105,7 +118,7 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         tags = require_texts("tags", tags)
         if level is not None and level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
-        now = self.clock()  # read first: a broken clock (K2) is refused before anything is stored
+        now = self.clock()  # read first: a broken clock (I4) is refused before anything is stored
         if is_trivial(content, self.min_content_chars):
             self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None

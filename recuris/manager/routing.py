@@ -8,31 +8,21 @@ semantic memory. These are small, explicit rules; a fork can replace them with a
 Invariants:
     U1  `is_trivial` is true for blank text, text shorter than the minimum, and the
         acknowledgements in TRIVIAL, compared without case or spacing.
-    U2  `route` returns a level; "semantic" only for text `statement` can split.
-    U3  `statement` returns (subject, value) with both non-empty, or None.
+    U2  `route` returns a level; "semantic" only for text `statement` (core/text.py) can split.
 """
 
-import re
 from collections.abc import Iterable
 
-from ..core.text import normalize
+from ..core.text import normalize, statement
 
-__all__ = ["route", "is_trivial", "statement", "TRIVIAL"]
+__all__ = ["route", "is_trivial", "TRIVIAL"]
 
 TRIVIAL = frozenset({"ok", "okay", "thanks", "thank you", "yes", "no", "好的", "嗯", "谢谢", "收到"})
-# "subject: value" or "subject = value", on one line, with a short subject.
-_STATEMENT = re.compile(r"^\s*([^:=\n]{1,80}?)\s*[:=]\s*([^\n]{1,300}?)\s*$")
 
 
 def is_trivial(content: str, min_chars: int = 3) -> bool:
     """Return True for content not worth a memory: blank, too short, or a bare acknowledgement (U1)."""
     return len(content.strip()) < min_chars or normalize(content) in TRIVIAL
-
-
-def statement(content: str) -> tuple[str, str] | None:
-    """Split `subject: value` (or `subject = value`) into its two parts, or return None (U3)."""
-    match = _STATEMENT.match(content)
-    return (match.group(1).strip(), match.group(2).strip()) if match else None
 
 
 def route(content: str, tags: Iterable[str] = ()) -> str:

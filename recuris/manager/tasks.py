@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from . import budget
 from ..evolution.extraction import Knowledge, extraction_prompt, parse_knowledge
 from ..storage.item import MemoryItem
-from ..core.records import AuditRecord, Episode, Fact, Step
+from ..core.records import AuditRecord, Episode, Step
+from ..evolution.semantic import Fact
 from ..storage.store import StoreError
-from ..core.text import flatten, looks_like_failure, require_text
+from ..core.text import flatten, looks_like_failure
+from ..core.validation import require_text
 
 __all__ = ["TaskLifecycle", "FinishReport"]
 

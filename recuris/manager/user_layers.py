@@ -16,7 +16,7 @@ Invariants:
 from ..storage.buffered_store import QueuedView
 from ..storage.sqlite_erasure import ErasureIncompleteError
 from ..storage.store import StoreError
-from ..core.text import require_text
+from ..core.validation import require_text
 
 __all__ = ["UserLayers"]
 

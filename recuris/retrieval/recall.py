@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from ..storage.item import MemoryItem
 from ..core.records import AuditRecord
-from .scoring import InvertedIndex
+from ..core.similarity import Scorer
 from ..storage.store import Access, Store
 from ..core.text import estimate_tokens, normalize
 
@@ -70,7 +70,7 @@ class RecallPolicy:
     candidate_pool: int = 50
     neighbour_weight: float = 0.25
     stretch_half_life: bool = True  # to the age of the oldest candidate (candidates.py)
-    scorer: Callable[[], InvertedIndex] | None = None
+    scorer: Callable[[], Scorer] | None = None
 
     def __post_init__(self) -> None:
         if not self.recency_half_life_days > 0:

@@ -1,11 +1,10 @@
-"""Scoring: one inverted index, and the relevance functions that rank through it.
+"""Scoring: BM25 and embedding scorers, in the core's `Scorer` shape, and the BM25 analyzer.
 
 Document 000 §3.2 retrieves by similarity with a threshold; document 002's troubleshooting
-table names the wrong similarity function as a main cause of bad recall. The documents'
-prototype used Jaccard; here Jaccard and Okapi BM25 share one inverted index (token ->
-documents), so a query touches only the documents that share a token with it, and either
-scorer can serve episodic and semantic retrieval. BM25 scores are divided by the most the
-query could score, so both scorers answer in [0, 1] and one threshold means the same.
+table names the wrong similarity function as a main cause of bad recall. The core's
+`JaccardScorer` (recuris/core/similarity.py) is the documents' choice; here are two more that
+any memory taking a `Scorer` accepts. BM25 scores are divided by the most the query could
+score, so every scorer answers in [0, 1] and one threshold means the same.
 
 Invariants:
     B5  a score lies in [0, 1] and is 0 for a document that shares no term with the query,
@@ -18,13 +17,12 @@ Invariants:
 """
 
 import math
-from collections import Counter
 from collections.abc import Callable, Iterable
 
 from .bm25 import BM25Index
 from ..core.text import tokenize
 
-__all__ = ["InvertedIndex", "JaccardScorer", "BM25Scorer", "CosineScorer", "analyze", "stem"]
+__all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem"]
 
 STOP_WORDS = frozenset((
         "a about after again all also am an and any are as at be because been before being both but by "
@@ -59,81 +57,10 @@ def analyze(text: str) -> list[str]:
     return [stem(token) for token in tokenize(text) if token not in STOP_WORDS]
 
 
-class InvertedIndex:
-    """Documents as term lists, with postings from each term to the documents that hold it."""
-
-    def __init__(self) -> None:
-        self.terms: dict[str, Counter] = {}
-        self.postings: dict[str, set[str]] = {}
-        self.total_length = 0
-
-    def add(self, key: str, terms: Iterable[str]) -> None:
-        counts = Counter(terms)
-        self.remove(key)
-        self.terms[key] = counts
-        self.total_length += sum(counts.values())
-        for term in counts:
-            self.postings.setdefault(term, set()).add(key)
-
-    def remove(self, key: str) -> None:
-        counts = self.terms.pop(key, None)
-        if counts is None:
-            return
-        self.total_length -= sum(counts.values())
-        for term in counts:
-            self.postings[term].discard(key)
-            if not self.postings[term]:
-                del self.postings[term]
-
-    def candidates(self, query: Iterable[str]) -> set[str]:
-        """Return the documents that share at least one term with the query."""
-        return set().union(*(self.postings.get(term, ()) for term in set(query)))
-
-    def __len__(self) -> int:
-        return len(self.terms)
-
-    def score(self, query: Iterable[str], key: str) -> float:
-        return self.score_many(query, [key])[0][1]
-
-    def score_many(self, query: Iterable[str], keys: Iterable[str]) -> list[tuple[str, float]]:
-        """Score many documents against one query, preparing the query once."""
-        raise NotImplementedError
-
-    def score_candidates(self, query: Iterable[str]) -> list[tuple[str, float]]:
-        """Score exactly the documents that share a term with the query (B5)."""
-        query = list(query)
-        return self.score_many(query, self.candidates(query))
-
-
-class JaccardScorer(InvertedIndex):
-    """|query ∩ document| / |query ∪ document| over term sets: the documents' similarity."""
-
-    def __init__(self, analyzer=tokenize) -> None:
-        super().__init__()
-        self.analyzer = analyzer
-
-    def score_many(self, query: Iterable[str], keys: Iterable[str]) -> list[tuple[str, float]]:
-        query_terms, scored = set(query), []
-        for key in keys:
-            document_terms = self.terms[key]
-            shared = len(query_terms & document_terms.keys())
-            union = len(query_terms) + len(document_terms) - shared
-            scored.append((key, shared / union if shared else 0.0))
-        return scored
-
-    def score_candidates(self, query: Iterable[str]) -> list[tuple[str, float]]:
-        # Walk the postings once, counting shared terms per document (an accumulator), and
-        # apply the same formula as score_many, so both paths give identical floats (E4).
-        query_terms, shared = set(query), Counter()
-        for term in query_terms:
-            for key in self.postings.get(term, ()):
-                shared[key] += 1
-        size = len(query_terms)
-        return [(key, count / (size + len(self.terms[key]) - count)) for key, count in shared.items()]
-
-
 class BM25Scorer(BM25Index):
     """Okapi BM25 (k1, b), normalised by the query's best possible score (B5); the index is bm25.py's."""
+
+    persist = False
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer=analyze) -> None:
         if not k1 > 0 or not 0 <= b <= 1:
@@ -145,12 +72,9 @@ class BM25Scorer(BM25Index):
         return sum(self.idf(term) for term in query) * (self.k1 + 1)
 
     def score(self, query: Iterable[str], key: str) -> float:
-        return self.score_many(query, [key])[0][1]
-
-    def score_many(self, query: Iterable[str], keys: Iterable[str]) -> list[tuple[str, float]]:
         query = set(query)
         best = self._best(query)
-        return [(key, min(1.0, self.raw(query, key) / best) if best > 0 else 0.0) for key in keys]
+        return min(1.0, self.raw(query, key) / best) if best > 0 else 0.0
 
     def score_candidates(self, query: Iterable[str]) -> list[tuple[str, float]]:
         """Score exactly the documents that share a term with the query (B5), walking each posting once."""
@@ -171,8 +95,7 @@ class CosineScorer:
 
     def __init__(self, embed: Callable[[list[str]], list[list[float]]]) -> None:
         self.embed = embed
-        self.vectors: dict[str, list[float]] = {}
-        self.postings: dict[str, set[str]] = {}  # no index: every document is a candidate
+        self.vectors: dict[str, list[float]] = {}  # no index: every document is a candidate
 
     def analyzer(self, text: str) -> list[float]:
         return self.embed([text])[0]
@@ -183,21 +106,14 @@ class CosineScorer:
     def remove(self, key: str) -> None:
         self.vectors.pop(key, None)
 
-    def candidates(self, query) -> set[str]:
-        return set(self.vectors)
-
-    def score_many(self, query: list[float], keys: Iterable[str]) -> list[tuple[str, float]]:
-        query_norm = math.sqrt(math.fsum(x * x for x in query))
-        scored = []
-        for key in keys:
-            vector = self.vectors[key]
-            norm = query_norm * math.sqrt(math.fsum(x * x for x in vector))
-            cosine = math.fsum(a * b for a, b in zip(query, vector, strict=True)) / norm if norm else 0.0
-            scored.append((key, min(1.0, max(0.0, cosine))))
-        return scored
+    def score(self, query: list[float], key: str) -> float:
+        vector = self.vectors[key]
+        norm = math.sqrt(math.fsum(x * x for x in query)) * math.sqrt(math.fsum(x * x for x in vector))
+        cosine = math.fsum(a * b for a, b in zip(query, vector, strict=True)) / norm if norm else 0.0
+        return min(1.0, max(0.0, cosine))
 
     def score_candidates(self, query: list[float]) -> list[tuple[str, float]]:
-        return self.score_many(query, list(self.vectors))
+        return [(key, self.score(query, key)) for key in self.vectors]
 
     def __len__(self) -> int:
         return len(self.vectors)

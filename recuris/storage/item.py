@@ -13,17 +13,23 @@ Invariants:
     I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data,
         its metadata nested at most MAX_METADATA_DEPTH (32) levels deep.
     I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
+    I4  a `CheckedClock` returns only finite numbers of seconds within ±MAX_TIME; any other
+        reading (NaN, a string, 10**20) raises ValueError naming this rule.
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from ..core.clock import MAX_TIME
-from ..core.text import flatten, require_text, unicode_problem
+from ..core.text import flatten
+from ..core.validation import require_text, unicode_problem
 
-__all__ = ["MemoryItem", "LEVELS"]
+__all__ = ["MemoryItem", "LEVELS", "CheckedClock", "MAX_TIME"]
 
 LEVELS = ("working", "episodic", "semantic", "procedural")
+# About the year 33,658. Today in milliseconds (1.7e12) is beyond it, so a clock read in the
+# wrong unit, or an overflow, is caught; an int this large still fits SQLite's INTEGER.
+MAX_TIME = 1e12
 MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
 
 
@@ -141,3 +147,21 @@ class MemoryItem:
         """Render for a prompt: `[level] content`, one line."""
         mark = "" if self.is_valid else f" (invalid since t={self.invalidated_at:.0f})"
         return f"[{self.level}] {flatten(self.content, limit)}{mark}"
+
+
+class CheckedClock:
+    """Read a clock, refusing a reading that is not a time a store can keep (I4)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+
+    def __call__(self) -> float:
+        now = self.clock()
+        number = isinstance(now, (int, float)) and not isinstance(now, bool)
+        # A range test, not math.isfinite: that raises OverflowError on a huge int; NaN fails it too.
+        if not (number and -MAX_TIME <= now <= MAX_TIME):
+            raise ValueError(f"I4: a clock must return a finite time within ±{MAX_TIME:.0f} s, got {now!r}")
+        return float(now)
+
+    def __repr__(self) -> str:
+        return f"CheckedClock({self.clock!r})"

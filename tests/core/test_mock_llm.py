@@ -89,6 +89,14 @@ def test_respects_a_pinned_constraint_only_when_it_is_in_the_prompt():
     assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "create schema in PostgreSQL"
 
 
+def test_reads_a_pinned_constraint_as_words_not_as_a_literal_string():
+    """A pin "avoid red-eye flights" rules out "book the red-eye flight": every word, plural or not."""
+    memory = WorkingMemory()
+    memory.init_task("travel", ["book the red-eye flight | book the morning flight"])
+    memory.pin("avoid red-eye flights")
+    assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "book the morning flight"
+
+
 def test_follows_a_successful_path_when_there_is_no_plan():
     """No subtasks: the mock replays the next undone action of a [follow] experience."""
     path = tuple(Step(i, a, "ok") for i, a in enumerate(["open", "fill", "send"], 1))
@@ -109,7 +117,7 @@ def test_reflecting_llm_draws_insights_by_rule_with_sources():
     """ReflectingLLM: 'our X is Y' -> 'X: Y'; 'I prefer X' -> 'user prefers X'; an apology -> a learning."""
     import json
 
-    from recuris.core.mock_llm import ReflectingLLM
+    from recuris.evolution.reflecting_llm import ReflectingLLM
 
     prompt = ("Interactions:\n  [turn-1] user: Our region is eu-west. | agent: ok\n"
               "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n")

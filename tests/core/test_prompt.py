@@ -30,11 +30,33 @@ def test_subtask_options_split_on_the_separator():
     assert subtask_options("just one") == ["just one"]
 
 
-def test_a_slot_in_an_option_matches_any_text():
-    """P3: `{slot}` stands for any non-empty text; the rest must match, ignoring case and spacing."""
+def test_a_slot_matches_the_value_given_for_its_text():
+    """P3: `{slot}` is filled with the value known for its text; the rest must match, ignoring case and spacing."""
     from recuris.core.prompt import matches_option
 
-    assert matches_option("Deploy to  EU-west", "deploy to {region}")
-    assert not matches_option("deploy to", "deploy to {region}")
-    assert not matches_option("deploy from eu-west", "deploy to {region}")
+    assert matches_option("Deploy to  EU-west", "deploy to {region}", {"region": "eu-west"})
+    assert not matches_option("deploy to us-east", "deploy to {region}", {"region": "eu-west"})
+    assert not matches_option("deploy from eu-west", "deploy to {region}", {"region": "eu-west"})
     assert matches_option("a.b", "a.b") and not matches_option("axb", "a.b")
+
+
+def test_a_slot_without_a_value_matches_no_action_but_itself():
+    """P3: "book {preferred hotel}" is not done when "book the red-eye flight" runs."""
+    from recuris.core.prompt import matches_option
+
+    assert not matches_option("book the red-eye flight", "book {preferred hotel}")
+    assert matches_option("book {preferred hotel}", "book {preferred hotel}")
+
+
+def test_slot_values_come_from_notes_and_recalled_statements_not_from_experience():
+    """P3: a note in a step's result or a recalled `key: value` gives a value; an episode line does not."""
+    from recuris.core.prompt import slot_values
+
+    prompt = "\n".join([
+        "  3. check -> ok; note: api port = 8080",
+        "  4. check -> ok; note: api port = 9090",
+        "  - [semantic] preferred hotel: Hotel Lux (relevance 0.90)",
+        "  - [follow] plan (trip) succeeded: book: a -> b (similarity 0.50)",
+    ])
+    assert slot_values(prompt) == {"api port": "8080", "preferred hotel": "Hotel Lux"}
+    assert slot_values(prompt, latest_wins=True)["api port"] == "9090"

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from recuris.core.records import AuditRecord, Episode, Fact, Hit, Step
+from recuris.core.records import AuditRecord, Episode, Hit, Step
 
 
 def make_episode(**changes):
@@ -87,12 +87,6 @@ def test_long_success_path_counts_the_actions_it_does_not_show():
 def test_hit_renders_its_similarity():
     """A Hit shows the episode and its score with two decimals."""
     assert Hit(0.5, make_episode()).render().endswith("(similarity 0.50)")
-
-
-def test_fact_needs_a_source():
-    """R4: a fact without sources is refused."""
-    with pytest.raises(ValueError, match="R4"):
-        Fact("fact-1", "team language", "Python", ())
 
 
 def test_audit_record_renders_one_line():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris.core.text import clip, estimate_tokens, flatten, jaccard, looks_like_failure, normalize, tokenize
+from recuris.core.text import clip, estimate_tokens, flatten, looks_like_failure, normalize, tokenize
 
 
 def test_latin_words_are_lower_cased_and_split_on_punctuation():
@@ -35,26 +35,6 @@ def test_tokenize_rejects_non_text():
     """T1: tokenize takes text only."""
     with pytest.raises(TypeError, match="needs a str"):
         tokenize(42)
-
-
-def test_jaccard_of_equal_sets_is_one():
-    """J1: equal non-empty token sets score 1."""
-    assert jaccard(["a", "b"], ["b", "a", "a"]) == 1.0
-
-
-def test_jaccard_of_disjoint_sets_is_zero():
-    """J1: disjoint token sets score 0."""
-    assert jaccard(["a"], ["b"]) == 0.0
-
-
-def test_jaccard_of_two_empty_sets_is_zero():
-    """J1: no tokens on either side is no evidence of similarity."""
-    assert jaccard([], []) == 0.0
-
-
-def test_jaccard_counts_intersection_over_union():
-    """J1: one shared token of three distinct ones scores 1/3."""
-    assert jaccard(["a", "b"], ["b", "c"]) == pytest.approx(1 / 3)
 
 
 def test_estimate_tokens_uses_one_and_a_half_cjk_characters_per_token():

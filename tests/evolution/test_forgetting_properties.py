@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from recuris import DecayManager, InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore
 from recuris.evolution.forgetting import merge
-from recuris.core.text import jaccard, tokenize
+from recuris.core.text import tokenize
+from recuris.core.similarity import jaccard
 
 DAY = 86_400.0
 texts = st.sampled_from(

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris.evolution.join import rank_tokens, similar_pairs
-from recuris.core.text import jaccard
+from recuris.core.similarity import jaccard
 
 token_sets = st.lists(st.frozensets(st.integers(0, 9), max_size=8), max_size=25)
 thresholds = st.sampled_from([0.1, 0.3, 1 / 3, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.8, 0.9, 1.0])

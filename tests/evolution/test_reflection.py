@@ -5,7 +5,7 @@ import time
 import pytest
 
 from recuris import ManualClock, MemoryManager
-from recuris.core.mock_llm import ReflectingLLM
+from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
 
 

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import ManualClock, MemoryManager
-from recuris.core.mock_llm import ReflectingLLM
+from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
 
 messages = st.sampled_from(["Our deploy region is eu-west.", "Our deploy region is us-east.",

@@ -137,7 +137,7 @@ def test_the_tool_call_round_trip_through_the_agent(stub):
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
     stub.script = [("tool", "search_memory", {"query": "deploy region"})]
-    agent = RecurisAgent.on_manager(manager, "ana", chat(stub), clock=ManualClock(0), threshold=1.0)
+    agent = manager.agent("ana", chat(stub), clock=ManualClock(0), threshold=1.0)
     env = MockEnvironment()
     result = agent.run("ship release 9", "release", env, ["deploy to {deploy region}"])
     second_prompt = stub.requests[1]["body"]["messages"][0]["content"]
@@ -177,15 +177,16 @@ def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
     """B8: episodes retrieved by cosine keep their vectors in the store; a reload embeds nothing."""
     from recuris import Episode, InMemoryStore
     from recuris.retrieval.scoring import CosineScorer
+    from recuris.storage.archives import StoredEpisodes
 
     embedder, store = OpenAICompatibleEmbeddings(stub.url, "embed-model"), InMemoryStore()
-    memory = EpisodicMemory(scorer=CosineScorer(embedder.embed), store=store, user_id="ana")
+    memory = EpisodicMemory(CosineScorer(embedder.embed), StoredEpisodes(store, "ana"))
     for goal in ["deploy the api to staging", "rotate the database passwords"]:
         memory.add_episode(Episode(task_type="ops", goal=goal, status="success"))
     [hit] = memory.retrieve("deploy api staging", top_k=1, threshold=0.3)
     assert hit.episode.goal == "deploy the api to staging"
     calls = len(stub.requests)
-    reloaded = EpisodicMemory(scorer=CosineScorer(embedder.embed), store=store, user_id="ana")
+    reloaded = EpisodicMemory(CosineScorer(embedder.embed), StoredEpisodes(store, "ana"))
     assert len(stub.requests) == calls and len(reloaded) == 2
 
 

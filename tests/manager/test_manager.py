@@ -169,11 +169,11 @@ def test_tags_given_as_one_string_are_refused_and_nothing_is_stored(manager):
 
 @pytest.mark.parametrize("store", [InMemoryStore, lambda: SQLiteStore(":memory:")])
 def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
-    """K2: a clock returning 10**20 gives a ValueError naming the rule, and nothing is stored."""
+    """I4: a clock returning 10**20 gives a ValueError naming the rule, and nothing is stored."""
     manager = MemoryManager(store(), clock=lambda: 10**20)
     for write in (lambda: manager.write("deploy failed on step 3", "ana"), lambda: manager.write("ok", "ana"),
                   lambda: manager.start_task("ana", "ship it")):
-        with pytest.raises(ValueError, match="K2"):
+        with pytest.raises(ValueError, match="I4"):
             write()
     assert manager.store.inner.list("ana") == [] and manager.store.inner.audit() == [] and not manager.tasks
 

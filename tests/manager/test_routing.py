@@ -2,7 +2,8 @@
 
 import pytest
 
-from recuris.manager.routing import is_trivial, route, statement
+from recuris.core.text import statement
+from recuris.manager.routing import is_trivial, route
 
 
 @pytest.mark.parametrize("text", ["", "  ", "ok", "OK ", "Thanks", "好的", "hi"])

@@ -1,9 +1,9 @@
-"""Property tests for recuris.retrieval.scoring: index equals scan for both scorers (B5, B6)."""
+"""Property tests for recuris.retrieval.scoring: the BM25 index equals its scan (B5, B6)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.retrieval.scoring import BM25Scorer, JaccardScorer
+from recuris.retrieval.scoring import BM25Scorer
 
 documents = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
                             st.lists(st.sampled_from("x y z w v u t s".split()), min_size=1, max_size=6),
@@ -11,13 +11,13 @@ documents = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
 queries = st.lists(st.sampled_from("x y z w q".split()), max_size=4)
 
 
-@given(documents, queries, st.sampled_from(["jaccard", "bm25"]))
-def test_B5_candidates_score_exactly_like_every_document(docs, query, kind):
+@given(documents, queries)
+def test_B5_candidates_score_exactly_like_every_document(docs, query):
     """B5: scores in [0, 1]; the candidate path equals scoring every document, zeros left out."""
-    scorer = JaccardScorer(str.split) if kind == "jaccard" else BM25Scorer(analyzer=str.split)
+    scorer = BM25Scorer(analyzer=str.split)
     for key, terms in docs.items():
         scorer.add(key, terms)
-    everything = dict(scorer.score_many(query, docs))
+    everything = {key: scorer.score(query, key) for key in docs}
     assert all(0.0 <= value <= 1.0 for value in everything.values())
     assert dict(scorer.score_candidates(query)) == {k: v for k, v in everything.items() if v > 0}
 

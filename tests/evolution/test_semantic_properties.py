@@ -3,7 +3,8 @@
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from recuris import ManualClock, SemanticMemory
+from recuris import InMemoryStore, ManualClock, SemanticMemory
+from recuris.storage.archives import StoredFacts
 
 subjects = st.sampled_from(["team language", "Team Language", "database", "数据库"])
 values = st.sampled_from(["Python", "python ", "PostgreSQL", "MySQL", "Go"])
@@ -20,7 +21,7 @@ class SemanticMachine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         self.clock = ManualClock(0)
-        self.memory = SemanticMemory(clock=self.clock)
+        self.memory = SemanticMemory(StoredFacts(InMemoryStore(), "default"), clock=self.clock)
         self.model = []  # [subject, value, sources, valid]
         self.before = ()
 
@@ -71,7 +72,7 @@ class SemanticMachine(RuleBasedStateMachine):
 
     @invariant()
     def F5_the_subject_index_answers_as_a_scan_of_every_fact(self):
-        reloaded = SemanticMemory(self.memory.store, self.memory.user_id, self.clock)
+        reloaded = SemanticMemory(self.memory.archive, self.clock)
         for subject in ("team language", "database", "数据库", "unknown"):
             scan = [f for f in reversed(self.memory.facts) if key(f.subject) == key(subject)]
             assert self.memory.about(subject, include_invalid=True) == scan

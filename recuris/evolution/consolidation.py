@@ -19,10 +19,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .clock import DAY
-from .records import Fact
+from ..core.clock import DAY
+from .semantic import Fact
 from .semantic import SemanticMemory
-from .text import normalize, require_text
+from ..core.text import normalize
+from ..core.validation import require_text
 
 __all__ = ["Consolidator", "Conflict", "Sighting"]
 

@@ -1,0 +1,61 @@
+"""Validation: the checks every input passes before memory takes it, each written once.
+
+Document 003 §7 asks that memory never be corrupted by what it is given: a bad value is
+refused at the door, with an error that names the rule it breaks, and nothing is stored.
+Text must be non-blank, valid Unicode (a lone surrogate cannot be written as UTF-8); a
+count is an int, never a bool (True is an int in Python, and `top_k=True` is a mistake).
+
+Invariants:
+    VL1 `require_text` returns its value unchanged, or raises naming the argument: TypeError
+        for a non-str, ValueError for blank text or a lone surrogate.
+    VL2 `require_count` accepts exactly the ints (not bools) in [minimum, maximum); anything
+        else raises ValueError naming the argument.
+"""
+
+__all__ = ["require_text", "require_texts", "require_count", "unicode_problem"]
+
+
+def require_text(name: str, value: object) -> str:
+    """Return value if it is a non-blank str (VL1).
+
+    Raises TypeError for a non-str and ValueError for blank text, naming `name`.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{name} must not be empty")
+    if problem := unicode_problem(value):
+        raise ValueError(f"{name} must be valid Unicode text: {problem}")
+    return value
+
+
+def require_texts(name: str, values: object, rule: str = "") -> list[str]:
+    """Return values as a list if it is a collection of non-blank str (not one str).
+
+    Raises TypeError naming `name` (and `rule`, if given) for a str or a non-iterable.
+    """
+    prefix = f"{rule}: " if rule else ""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{prefix}{name} must be a collection of str, got {type(values).__name__}")
+    return [require_text(name, value) for value in values]
+
+
+def require_count(name: str, value: object, minimum: int = 0, maximum: int | None = None) -> int:
+    """Return value if it is an int (not a bool) with minimum <= value < maximum (VL2).
+
+    Raises ValueError naming `name`, which carries the rule, e.g. "A1: max_steps".
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    if maximum is not None and value >= maximum:
+        raise ValueError(f"{name} must be an int below {maximum}, got {value!r}")
+    return value
+
+
+def unicode_problem(text: str) -> str:
+    """Return why text cannot be written as UTF-8 (a lone surrogate), or "" if it can."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"lone surrogate at position {error.start}"
+    return ""
