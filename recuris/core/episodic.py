@@ -87,7 +87,7 @@ class EpisodicMemory:
     """One user's finished episodes, persisted in a Store, ranked through a scorer's inverted index.
 
     The scorer (Jaccard by default, or BM25) indexes each episode's type and goal; a
-    query scores only the episodes that share a term with it (E4, B5).
+    query scores only the episodes that share a term with it (E4, SR1).
     """
 
     def __init__(
@@ -102,7 +102,7 @@ class EpisodicMemory:
         for item in self.store.list(self.user_id, "episodic"):
             if item.metadata.get("kind") == "episode":
                 # A scorer that persists its terms (embedding vectors) reuses the stored ones:
-                # a reload must not call the embedder again for every episode (B8).
+                # a reload must not call the embedder again for every episode (SR4).
                 episode, stored = item_to_episode(item), item.metadata.get("embedding")
                 self._index_episode(episode, stored if self._persists and stored else self._terms(episode))
 
@@ -111,7 +111,7 @@ class EpisodicMemory:
     ) -> Episode:
         """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
 
-        The audit records and deletions given commit in the same transaction (S14).
+        The audit records and deletions given commit in the same transaction (S5).
         Raises TypeError for a non-Episode and ValueError for an id already stored (E5);
         nothing is stored then.
         """
@@ -180,7 +180,7 @@ class EpisodicMemory:
         """
         _check_query(top_k, threshold)
         terms = self.scorer.analyzer(query)
-        # Only episodes sharing a term can score above zero (E2, B5), so the postings of
+        # Only episodes sharing a term can score above zero (E2, SR1), so the postings of
         # the query's terms are the whole candidate set.
         return self._rank(self.scorer.score_candidates(terms), top_k, threshold)
 

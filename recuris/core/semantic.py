@@ -80,7 +80,7 @@ class SemanticMemory:
         audit = [AuditRecord(old.id, "supersede", f"superseded by {old.superseded_by}: {why}",
                              old.invalidated_at, None, old.user_id) for old in stale]
         try:
-            self.store.put(stale, audit)  # closed together with their audit records (S14)
+            self.store.put(stale, audit)  # closed together with their audit records (S5)
         except StoreError:
             return  # a store that cannot be written keeps both; the newest is still the current one
         self._items.update((item.id, item) for item in stale)

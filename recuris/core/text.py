@@ -7,10 +7,10 @@ finds nothing in Chinese (a sentence is one "word"); document 001 §3 estimates 
 Invariants:
     T1  `tokenize` is deterministic and lower-cases; a run of CJK characters yields its
         character bigrams (a lone CJK character stays a unigram).
-    J1  `jaccard` is symmetric, lies in [0, 1], is 1 for equal non-empty token sets and
+    T2  `jaccard` is symmetric, lies in [0, 1], is 1 for equal non-empty token sets and
         0 for disjoint ones (and for two empty sets: no evidence is not similarity).
-    J2  `jaccard_candidates` misses no pair whose similarity reaches the threshold.
-    T2  `estimate_tokens` is 0 only for the empty string and never decreases when text
+    T3  `jaccard_candidates` misses no pair whose similarity reaches the threshold.
+    T4  `estimate_tokens` is 0 only for the empty string and never decreases when text
         is appended.
 """
 
@@ -66,7 +66,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
-    """Return |A ∩ B| / |A ∪ B| of two token collections, treated as sets (J1)."""
+    """Return |A ∩ B| / |A ∪ B| of two token collections, treated as sets (T2)."""
     set_a, set_b = set(a), set(b)
     if not set_a or not set_b:
         return 0.0
@@ -77,13 +77,13 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
 def jaccard_candidates(token_sets: dict[str, frozenset[str]], threshold: float) -> dict[str, set[str]]:
     """For each key, return the other keys whose Jaccard similarity with it may reach threshold.
 
-    Prefix filtering (J2): order tokens rarest first; two sets with Jaccard >= t share a
+    Prefix filtering (T3): order tokens rarest first; two sets with Jaccard >= t share a
     token among the first |X| - ceil(t·|X|) + 1 of each. So only sets sharing a prefix
     token are candidates, and no pair that reaches the threshold is missed.
     Raises ValueError unless 0 < threshold <= 1.
     """
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"J2: threshold must lie in (0, 1], got {threshold!r}")
+        raise ValueError(f"T3: threshold must lie in (0, 1], got {threshold!r}")
     frequency: dict[str, int] = {}
     for tokens in token_sets.values():
         for token in tokens:

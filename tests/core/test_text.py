@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2)."""
+"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, T2, T4)."""
 
 import pytest
 
@@ -38,38 +38,38 @@ def test_tokenize_rejects_non_text():
 
 
 def test_jaccard_of_equal_sets_is_one():
-    """J1: equal non-empty token sets score 1."""
+    """T2: equal non-empty token sets score 1."""
     assert jaccard(["a", "b"], ["b", "a", "a"]) == 1.0
 
 
 def test_jaccard_of_disjoint_sets_is_zero():
-    """J1: disjoint token sets score 0."""
+    """T2: disjoint token sets score 0."""
     assert jaccard(["a"], ["b"]) == 0.0
 
 
 def test_jaccard_of_two_empty_sets_is_zero():
-    """J1: no tokens on either side is no evidence of similarity."""
+    """T2: no tokens on either side is no evidence of similarity."""
     assert jaccard([], []) == 0.0
 
 
 def test_jaccard_counts_intersection_over_union():
-    """J1: one shared token of three distinct ones scores 1/3."""
+    """T2: one shared token of three distinct ones scores 1/3."""
     assert jaccard(["a", "b"], ["b", "c"]) == pytest.approx(1 / 3)
 
 
 def test_estimate_tokens_uses_one_and_a_half_cjk_characters_per_token():
-    """T2: three CJK characters estimate as two tokens."""
+    """T4: three CJK characters estimate as two tokens."""
     assert estimate_tokens("注册账") == 2
 
 
 def test_estimate_tokens_uses_four_other_characters_per_token():
-    """T2: eight Latin characters estimate as two tokens; a ninth rounds up."""
+    """T4: eight Latin characters estimate as two tokens; a ninth rounds up."""
     assert estimate_tokens("abcdefgh") == 2
     assert estimate_tokens("abcdefghi") == 3
 
 
 def test_estimate_tokens_of_empty_text_is_zero():
-    """T2: only the empty string costs nothing."""
+    """T4: only the empty string costs nothing."""
     assert estimate_tokens("") == 0
     assert estimate_tokens(" ") == 1
 

@@ -1,4 +1,4 @@
-"""Property tests for recuris.core.text (T1, J1, T2)."""
+"""Property tests for recuris.core.text (T1, T2, T4)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,27 +24,27 @@ def test_T1_a_cjk_run_of_n_characters_gives_n_minus_one_bigrams(run):
 
 
 @given(token_sets, token_sets)
-def test_J1_jaccard_is_symmetric_and_in_unit_interval(a, b):
-    """J1: symmetric, and within [0, 1]."""
+def test_T2_jaccard_is_symmetric_and_in_unit_interval(a, b):
+    """T2: symmetric, and within [0, 1]."""
     assert jaccard(a, b) == jaccard(b, a)
     assert 0.0 <= jaccard(a, b) <= 1.0
 
 
 @given(token_sets.filter(bool))
-def test_J1_jaccard_of_a_set_with_itself_is_one(a):
-    """J1: a non-empty set is fully similar to itself."""
+def test_T2_jaccard_of_a_set_with_itself_is_one(a):
+    """T2: a non-empty set is fully similar to itself."""
     assert jaccard(a, set(a)) == 1.0
 
 
 @given(token_sets, token_sets)
-def test_J1_jaccard_is_zero_exactly_when_nothing_is_shared(a, b):
-    """J1: the score is 0 iff the sets share no token."""
+def test_T2_jaccard_is_zero_exactly_when_nothing_is_shared(a, b):
+    """T2: the score is 0 iff the sets share no token."""
     assert (jaccard(a, b) == 0.0) == (not (a & b))
 
 
 @given(st.text(), st.text())
-def test_T2_estimate_never_decreases_when_text_is_appended(head, tail):
-    """T2: appending text never lowers the estimate, and only "" costs 0."""
+def test_T4_estimate_never_decreases_when_text_is_appended(head, tail):
+    """T4: appending text never lowers the estimate, and only "" costs 0."""
     assert estimate_tokens(head + tail) >= estimate_tokens(head)
     assert (estimate_tokens(head) == 0) == (head == "")
 
@@ -53,8 +53,8 @@ def test_T2_estimate_never_decreases_when_text_is_appended(head, tail):
     st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=3), token_sets.filter(bool), max_size=12),
     st.floats(0.05, 1.0),
 )
-def test_J2_prefix_filtering_misses_no_similar_pair(sets, threshold):
-    """J2: every pair reaching the threshold is among the candidates."""
+def test_T3_prefix_filtering_misses_no_similar_pair(sets, threshold):
+    """T3: every pair reaching the threshold is among the candidates."""
     frozen = {key: frozenset(value) for key, value in sets.items()}
     candidates = jaccard_candidates(frozen, threshold)
     for a in frozen:
