@@ -1,4 +1,4 @@
-"""Stores as a fork would write them, for tests/test_fork_kit.py: one faithful, one that breaks S13."""
+"""Stores as a fork would write them, for tests/test_fork_kit.py: one faithful, one that breaks S7."""
 
 from recuris import InMemoryStore
 
@@ -14,7 +14,7 @@ class ForkStore:
 
 
 class ForgetfulMatching(ForkStore):
-    """A fork's store with a bug: `matching` finds nothing, breaking S13."""
+    """A fork's store with a bug: `matching` finds nothing, breaking S7."""
 
     def matching(self, user_id, level, terms):
         return []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ["tests/test_store.py", "tests/test_store_properties.py"]
+SHARED = ["tests/storage/test_store.py", "tests/storage/test_store_properties.py"]
 
 
 def run_shared_tests_on(factory: str) -> subprocess.CompletedProcess:
@@ -28,6 +28,6 @@ def test_a_forks_store_named_by_a_factory_runs_the_shared_tests_and_passes():
 
 @pytest.mark.slow
 def test_a_broken_forks_store_fails_the_shared_tests_naming_the_invariant():
-    """A fork store whose matching finds nothing fails, and the failure names S13."""
+    """A fork store whose matching finds nothing fails, and the failure names S7."""
     completed = run_shared_tests_on("fork_store:make_broken_store")
-    assert completed.returncode == 1 and "S13" in completed.stdout
+    assert completed.returncode == 1 and "S7" in completed.stdout

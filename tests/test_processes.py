@@ -2,7 +2,7 @@
 
 A child runs a short script after `PRELUDE`, which gives it `PausingStore`: once armed, it
 stops for good after its next committed write and says so on standard output, so that the
-test can kill it at exactly that point, or act while it waits (S14, S15, N4).
+test can kill it at exactly that point, or act while it waits (S5, SF1, N4).
 """
 
 import json
@@ -144,7 +144,7 @@ manager.finish_task("ana")
 
 
 def test_a_manager_killed_while_writing_leaves_no_item_without_its_audit_record(tmp_path):
-    """S14: killed right after a write's first commit, every stored item has its "write" audit record."""
+    """S5: killed right after a write's first commit, every stored item has its "write" audit record."""
     path = tmp_path / "m.db"
     kill_when_paused(
         """
@@ -191,7 +191,7 @@ print("opened")
 
 
 def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_path):
-    """S15: six processes opening a new file together create its schema once; every one of them opens it."""
+    """SF1: six processes opening a new file together create its schema once; every one of them opens it."""
     path, arrivals, creators = tmp_path / "new.db", tmp_path / "arrivals", 6
     arrivals.mkdir()
     children = [
@@ -208,7 +208,7 @@ def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_pa
 
 
 def test_a_write_prepared_before_another_process_forgets_the_user_never_lands(tmp_path):
-    """S17: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
+    """S6: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
     child = Child(tmp_path, """
 manager = MemoryManager(WaitingStore(sys.argv[1]), clock=ManualClock(1_000))
 manager.write("vault code: 1111 MARKER", "ana", level="semantic")
@@ -221,12 +221,12 @@ except ValueError as error:
 """)
     child.paused()
     forget_ana(tmp_path)
-    assert child.release().startswith("S17: user 'ana' was forgotten")
+    assert child.release().startswith("S6: user 'ana' was forgotten")
     assert leftovers(tmp_path, "MARKER") == []
 
 
 def test_writes_queued_during_an_outage_are_not_flushed_after_another_process_forgets_the_user(tmp_path):
-    """S17, G3: writes a manager queued while the database was locked are dropped after a forget."""
+    """S6, G3: writes a manager queued while the database was locked are dropped after a forget."""
     lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
     child = Child(tmp_path, """
 manager = MemoryManager(SQLiteStore(sys.argv[1], timeout=0.05), clock=ManualClock(1_000))
@@ -253,7 +253,7 @@ print("left", manager.store.pending)
 
 
 def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
-    """S18: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
+    """UL1: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
     child = Child(tmp_path, """
 manager = MemoryManager(SQLiteStore(sys.argv[1]), clock=ManualClock(1_000))
 steps = {"steps": ["open the vault MARKER"], "task_types": ["release"]}
@@ -309,11 +309,11 @@ def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
 
 
 def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
-    """S19: with a reader holding the log, forget_user raises after `timeout`; a later forget completes it."""
+    """SE1: with a reader holding the log, forget_user raises after `timeout`; a later forget completes it."""
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
 
     def forget():
-        with pytest.raises(ErasureIncompleteError, match="S19: erasure of user 'ana' is incomplete") as error:
+        with pytest.raises(ErasureIncompleteError, match="SE1: erasure of user 'ana' is incomplete") as error:
             manager.forget_user("ana")
         assert error.value.deleted == 1
 
@@ -324,7 +324,7 @@ def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(
 
 
 def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, capsys):
-    """S19, V2: forget-user reports an incomplete erasure as a data error, never as done."""
+    """SE1, V2: forget-user reports an incomplete erasure as a data error, never as done."""
     command = ["--db", str(tmp_path / "m.db"), "--timeout", "0.2", "forget-user", "ana", "--yes"]
     statuses = []
     forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
@@ -332,7 +332,7 @@ def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, c
 
 
 def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
-    """S20: while another process holds the write lock, a write and a recall each take about `timeout`."""
+    """SQ4: while another process holds the write lock, a write and a recall each take about `timeout`."""
     timeout, path = 0.4, tmp_path / "m.db"
     MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")
     calls = [

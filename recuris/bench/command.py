@@ -6,7 +6,7 @@ Both commands print markdown tables whose every comparison was measured in the s
 docs/benchmarks.md records them with the machine they ran on.
 
 Invariants:
-    Q9  a benchmark reads only the paths it is given and writes only to a temporary folder.
+    BC1 a benchmark reads only the paths it is given and writes only to a temporary folder.
 """
 
 import argparse

@@ -6,8 +6,8 @@ defined here once, checked against hand-computed cases, and used by the A/B harn
 (long_horizon.py) and the benchmarks (bench.py).
 
 Invariants:
-    Q4  recall_at_k and reciprocal_rank lie in [0, 1]; recall_at_k never decreases with k.
-    Q5  pollution_rate is the share of recalled items that are stale, superseded or
+    EV1 recall_at_k and reciprocal_rank lie in [0, 1]; recall_at_k never decreases with k.
+    EV2 pollution_rate is the share of recalled items that are stale, superseded or
         contradicted, in [0, 1], and 0 for nothing recalled.
 """
 
@@ -21,23 +21,23 @@ __all__ = ["recall_at_k", "reciprocal_rank", "mean_reciprocal_rank", "pollution_
 
 def _check(relevant: Collection[str]) -> set[str]:
     if not relevant:
-        raise ValueError("Q4: a question needs at least one relevant item")
+        raise ValueError("EV1: a question needs at least one relevant item")
     return set(relevant)
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Return the share of the relevant items found among the first k ranked (Q4).
+    """Return the share of the relevant items found among the first k ranked (EV1).
 
     Raises ValueError for k < 1 or no relevant item.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"Q4: k must be an int >= 1, got {k!r}")
+        raise ValueError(f"EV1: k must be an int >= 1, got {k!r}")
     wanted = _check(relevant)
     return len(wanted & set(ranked[:k])) / len(wanted)
 
 
 def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str]) -> float:
-    """Return 1 / the rank of the first relevant item, or 0 if none is ranked (Q4)."""
+    """Return 1 / the rank of the first relevant item, or 0 if none is ranked (EV1)."""
     wanted = _check(relevant)
     return next((1.0 / rank for rank, item in enumerate(ranked, 1) if item in wanted), 0.0)
 
@@ -49,7 +49,7 @@ def mean_reciprocal_rank(rankings: Iterable[tuple[Sequence[str], Collection[str]
 
 
 def pollution_rate(recalled: Collection[str], polluted: Collection[str]) -> float:
-    """Return the share of recalled items that are stale, superseded or contradicted (Q5)."""
+    """Return the share of recalled items that are stale, superseded or contradicted (EV2)."""
     if not recalled:
         return 0.0
     bad = set(polluted)

@@ -12,10 +12,10 @@ and answers each question with `recall(question, user, top_k=10)`, as a user wou
 bare scorers stay beside it as references.
 
 Invariants:
-    Q6  every reference retriever ranks every turn of the conversation exactly once,
+    LC1 every reference retriever ranks every turn of the conversation exactly once,
         deterministically (ties keep the conversation's order); the product ranks at most
         ten, each once.
-    Q7  the loader keeps only questions of categories 1-4 that name evidence, and refuses a
+    LC2 the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
 """
 
@@ -67,12 +67,12 @@ class Conversation:
 
 
 def load(path: str | Path) -> Conversation:
-    """Read one LoCoMo conversation file (Q7). Raises ValueError for a file of another shape."""
+    """Read one LoCoMo conversation file (LC2). Raises ValueError for a file of another shape."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         data.get("conversation", data)["speaker_a"]  # the released files nest, the dev set does not
     except (ValueError, KeyError, AttributeError, TypeError) as error:
-        raise ValueError(f"Q7: {path} is not a LoCoMo conversation: {error}") from None
+        raise ValueError(f"LC2: {path} is not a LoCoMo conversation: {error}") from None
     body = data.get("conversation", data)
     turns = []
     for number in range(1, 1000):

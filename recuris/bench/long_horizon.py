@@ -9,11 +9,11 @@ they put in the prompt. This simulates the data flow, not a real model. The mock
 where its prompt lacks what it needs (the goal, the constraint, the failed path), and in
 one place where the prompt holds too much: a value noted twice. Which copy a model reads is
 its own choice, not the memory's, so the suite runs under both rules (the first value met
-wins; the last one wins) and every failure is reported with the rule of Q11 it broke.
+wins; the last one wins) and every failure is reported with the rule of LH2 it broke.
 
 Invariants:
-    Q10 the suite is deterministic; every condition runs the same tasks with the same model.
-    Q11 a run succeeds iff every planned step was done, no constraint was broken, no stale
+    LH1 the suite is deterministic; every condition runs the same tasks with the same model.
+    LH2 a run succeeds iff every planned step was done, no constraint was broken, no stale
         value was used, and at most one step failed.
 """
 
@@ -69,7 +69,7 @@ class Task:
         return done and not self.log.get("violations") and not self.log.get("stale") and errors <= 1
 
     def failure(self) -> str | None:
-        """Return which rule of Q11 the run broke first, or None if it succeeded."""
+        """Return which rule of LH2 the run broke first, or None if it succeeded."""
         actions = self.log.get("actions", [])
         if self.log.get("violations"):
             return "constraint broken"
@@ -81,7 +81,7 @@ class Task:
 
 
 def suite(count: int = 24) -> list[Task]:
-    """Build `count` tasks of 10 to 60 steps, each with the traps its length allows (Q10)."""
+    """Build `count` tasks of 10 to 60 steps, each with the traps its length allows (LH1)."""
     tasks = []
     for number in range(count):
         length = 10 + (number * 23) % 51

@@ -5,7 +5,7 @@ Document 000 §4.3 pairs its scripted model with a mock executor that answers ea
 the list of actions it executed, so a test can check what the agent actually did.
 
 Invariants:
-    L3  an action's result is the table's entry for it, or the default; nothing else
+    ME1 an action's result is the table's entry for it, or the default; nothing else
         changes the answer.
 """
 

@@ -9,7 +9,7 @@ items that share no term with the queries into the in-memory store and checks th
 does not notice them. `bench.py` prints the rows.
 
 Invariants:
-    Q13 every timing is a median over the same queries for both sides, measured in one run
+    RS1 every timing is a median over the same queries for both sides, measured in one run
         on the same rows; the queries are drawn from the corpus's own distribution.
 """
 

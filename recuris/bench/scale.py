@@ -9,9 +9,9 @@ pool that grows with the store, and one in ten is a near-copy of a recent one. E
 measurement runs in a fresh child interpreter, so that its peak memory is its own.
 
 Invariants:
-    Q20 the workload is a pure function of (size, seed), is written by batched `put` from a
+    SZ1 the workload is a pure function of (size, seed), is written by batched `put` from a
         generator (never held whole), and merges at every size.
-    Q21 progress goes to standard error, only when it is a terminal and not `quiet`; the
+    SZ2 progress goes to standard error, only when it is a terminal and not `quiet`; the
         tables on standard output are the same either way.
 """
 
@@ -38,7 +38,7 @@ HORIZON = 60 * DAY  # the workload's memories were last used over the 60 days be
 
 
 class Progress:
-    """Report phase, items done, rate and elapsed time on one standard error line (Q21)."""
+    """Report phase, items done, rate and elapsed time on one standard error line (SZ2)."""
 
     def __init__(self, phase: str, total: int, quiet: bool = False, stream=None) -> None:
         self.stream = sys.stderr if stream is None else stream
@@ -66,7 +66,7 @@ def exponent(size_a: int, seconds_a: float, size_b: int, seconds_b: float) -> fl
 
 
 def memories(size: int, seed: int = 7, user: str = "u", batch: int = 1000) -> Iterator[list[MemoryItem]]:
-    """Yield the forgetting workload in batches (Q20)."""
+    """Yield the forgetting workload in batches (SZ1)."""
     rng = random.Random(seed)
     common = [f"{rng.choice('bdfgklmnprstvz')}{rng.choice('aeiou')}{rng.choice('lmnrst')}{n}"
               for n in range(2000)]

@@ -8,7 +8,7 @@ are recalled regularly, and a cycle runs every night. The figures in docs/26-for
 come from `simulate()`; the tests check the same shape on a shorter run.
 
 Invariants:
-    O4  a simulation is a pure function of its arguments (its clock and random source
+    YR1 a simulation is a pure function of its arguments (its clock and random source
         are its own), so its figures can be quoted and reproduced.
 """
 

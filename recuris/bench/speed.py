@@ -7,7 +7,7 @@ full history, a decay cycle over a large store, and SQLite writes, reopen and re
 Each comparison is measured in the same run on the same data; `bench.py` prints the table.
 
 Invariants:
-    Q8  every indexed top-k reported is checked equal to the linear scan's on the same query.
+    SP1 every indexed top-k reported is checked equal to the linear scan's on the same query.
 """
 
 import random
@@ -45,7 +45,7 @@ def _words(rng: random.Random, count: int) -> list[str]:
 
 
 def retrieval(size: int, queries: int = 50, seed: int = 1) -> dict:
-    """Time `retrieve` (indexed) and `retrieve_by_scan` on `size` synthetic episodes (Q8)."""
+    """Time `retrieve` (indexed) and `retrieve_by_scan` on `size` synthetic episodes (SP1)."""
     rng = random.Random(seed)
     vocabulary, types = _words(rng, 5000), [f"type{n}" for n in range(200)]
     memory = EpisodicMemory()
@@ -62,7 +62,7 @@ def retrieval(size: int, queries: int = 50, seed: int = 1) -> dict:
         scanned = memory.retrieve_by_scan(query, top_k=5, threshold=0.1)
         timings["scan"].append(time.perf_counter() - started)
         if indexed != scanned:
-            raise AssertionError(f"Q8: index and scan disagree on {query!r}")
+            raise AssertionError(f"SP1: index and scan disagree on {query!r}")
     return {name: percentiles(values) for name, values in timings.items()}
 
 

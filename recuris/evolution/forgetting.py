@@ -12,9 +12,9 @@ Invariants:
     O2  every removal (forgotten or merged away) is audited with its weight and reason.
     O3  a merge keeps every source id of every item merged, the highest importance, and
         never joins items of two users, two levels, or invalid ones.
-    O5  the cycle decides exactly as the naive one (list every item, compare every pair of the
+    O4  the cycle decides exactly as the naive one (list every item, compare every pair of the
         band): it streams the items in batches, joins the band with `join.similar_pairs`, and
-        compares only pairs with an item new to the band since the last cycle (J4).
+        compares only pairs with an item new to the band since the last cycle (J2).
 """
 
 from collections.abc import Callable
@@ -83,14 +83,14 @@ class _Band:
 class Forgetting:
     """The manager's forgetting: decay cycles, forgetting a user, and noticing a forget made elsewhere.
 
-    Mixed into MemoryManager, whose layer cache `layers` reloads after a forget (S18).
+    Mixed into MemoryManager, whose layer cache `layers` reloads after a forget (UL1).
     """
 
     def run_decay(
         self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7,
         *, itemized: bool = True, batch_size: int = 5000, on_batch: Callable[[int], None] | None = None,
     ) -> ForgettingReport:
-        """Forget what fell below the threshold; merge similar items in the band below the ceiling (O5).
+        """Forget what fell below the threshold; merge similar items in the band below the ceiling (O4).
 
         Items are read `batch_size` at a time, and each batch's forgotten items are deleted
         before the next is read; `on_batch` hears how many items were read so far. Without
@@ -98,7 +98,7 @@ class Forgetting:
         Raises ValueError unless 0 < merge_similarity <= 1 (before anything is changed).
         """
         if not 0.0 < merge_similarity <= 1.0:
-            raise ValueError(f"J3: merge_similarity must lie in (0, 1], got {merge_similarity!r}")
+            raise ValueError(f"J1: merge_similarity must lie in (0, 1], got {merge_similarity!r}")
         now, band, size, forgotten, audit = self.clock(), _Band(), 0, [], []
         forgotten_count = 0
         for batch in self.store.iterate(user_id, None, batch_size):
@@ -129,7 +129,7 @@ class Forgetting:
 
     def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
         # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
-        # item left), so pairs of two unchanged survivors need no comparing (J4).
+        # item left), so pairs of two unchanged survivors need no comparing (J2).
         memos = self.__dict__.setdefault("_merge_memo", {})  # (user, similarity) -> id -> fingerprint
         known = memos.get((user_id, similarity), {})
         fresh = [known.get(item_id) != fingerprint for item_id, fingerprint in zip(band.ids, band.prints)]

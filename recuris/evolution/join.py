@@ -9,9 +9,9 @@ come could reach it (positional filter); survivors are verified with the exact f
 `core/similarity.py` writes once, so the filters only ever skip pairs that cannot qualify.
 
 Invariants:
-    J3  `similar_pairs` returns exactly the pairs whose `jaccard` (core/similarity.py) reaches the
+    J1  `similar_pairs` returns exactly the pairs whose `jaccard` (core/similarity.py) reaches the
         threshold (the same float comparison), each once, as (smaller index, larger index).
-    J4  with `fresh` given, it returns exactly those pairs with at least one fresh set: pairs
+    J2  with `fresh` given, it returns exactly those pairs with at least one fresh set: pairs
         of two sets known before are the caller's to vouch for.
 """
 
@@ -40,13 +40,13 @@ def rank_tokens(records: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
 def similar_pairs(
     records: Sequence[tuple[int, ...]], threshold: float, fresh: Sequence[bool] | None = None
 ) -> list[tuple[int, int]]:
-    """Return every pair of records with Jaccard similarity >= threshold (J3), optionally new ones only (J4).
+    """Return every pair of records with Jaccard similarity >= threshold (J1), optionally new ones only (J2).
 
     Each record is a sorted tuple of distinct token ids, in one global order (`rank_tokens`).
     Raises ValueError unless 0 < threshold <= 1.
     """
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"J3: threshold must lie in (0, 1], got {threshold!r}")
+        raise ValueError(f"J1: threshold must lie in (0, 1], got {threshold!r}")
     ratio = threshold / (1 + threshold)  # |x ∩ y| >= ratio·(|x| + |y|) iff Jaccard >= threshold
     every: dict[int, list[tuple[int, int]]] = {}
     new_only = every if fresh is None else {}
@@ -54,7 +54,7 @@ def similar_pairs(
     for x in sorted((n for n, record in enumerate(records) if record), key=lambda n: len(records[n])):
         tokens, size = records[x], len(records[x])
         is_fresh = fresh is None or fresh[x]
-        # A set known before is compared only with fresh ones (J4).
+        # A set known before is compared only with fresh ones (J2).
         index, shortest, counts = every if is_fresh else new_only, threshold * size - SLACK, {}
         for i in range(size - math.ceil(threshold * size - SLACK) + 1):
             for y, j in index.get(tokens[i], ()):

@@ -6,14 +6,14 @@ server dripping a byte at a time holds it for ever), reads any body whole, and f
 redirect to another host with the Authorization header: `post` does none of these.
 
 Invariants:
-    L8  `post` ends by its `Deadline`: connecting, sending, and every read of the status line,
+    HT1 `post` ends by its `Deadline`: connecting, sending, and every read of the status line,
         headers and body waits at most the time left, so a slow drip is cut off (`LLMTimeout`).
-    L9  at most `max_reply_bytes` of a body are read; a larger body is `LLMReplyTooLarge`, and a
+    HT2 at most `max_reply_bytes` of a body are read; a larger body is `LLMReplyTooLarge`, and a
         Content-Length over the limit is refused before any of the body is read.
-    L10 the headers (and the key in them) go only to the origin of the URL `post` was given:
+    HT3 the headers (and the key in them) go only to the origin of the URL `post` was given:
         a redirect to another scheme, host or port is `LLMRedirectError` and sends nothing; a
         redirect within the origin is followed, at most `MAX_REDIRECTS` times.
-    L11 every failure of `post` is an `LLMError` subclass: refused or dropped connection, a reply
+    HT4 every failure of `post` is an `LLMError` subclass: refused or dropped connection, a reply
         that is not HTTP or ends early, a timeout; no `http.client` or socket error escapes.
 """
 
@@ -31,7 +31,7 @@ SHORTEST_SECRET_FRAGMENT = 8  # a shorter piece of a key is too common to hide a
 
 
 class LLMError(Exception):
-    """A model endpoint could not give an answer (L6, L11)."""
+    """A model endpoint could not give an answer (LM3, HT4)."""
 
 
 class LLMConnectionError(LLMError):
@@ -39,7 +39,7 @@ class LLMConnectionError(LLMError):
 
 
 class LLMTimeout(LLMError):
-    """The endpoint did not answer in full within the timeout (L8)."""
+    """The endpoint did not answer in full within the timeout (HT1)."""
 
 
 class LLMHTTPError(LLMError):
@@ -63,15 +63,15 @@ class LLMResponseError(LLMError):
 
 
 class LLMReplyTooLarge(LLMResponseError):
-    """The reply is longer than `max_reply_bytes` (L9)."""
+    """The reply is longer than `max_reply_bytes` (HT2)."""
 
 
 class LLMRedirectError(LLMError):
-    """The endpoint redirected where the key must not follow, or redirected too often (L10)."""
+    """The endpoint redirected where the key must not follow, or redirected too often (HT3)."""
 
 
 def redact(text: str, secret: str | None, limit: int) -> str:
-    """Replace the secret and each piece of it of 8 characters or more, then cut to `limit` (L4)."""
+    """Replace the secret and each piece of it of 8 characters or more, then cut to `limit` (LM1)."""
     # Redacting before the cut leaves no part of the key showing; a key starting before `limit` ends here:
     text = text[: limit + len(secret or "")]
     if secret:
@@ -82,7 +82,7 @@ def redact(text: str, secret: str | None, limit: int) -> str:
 
 
 class Deadline:
-    """The monotonic instant by which one call must end, and what the call is doing now (L8)."""
+    """The monotonic instant by which one call must end, and what the call is doing now (HT1)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds, self.end, self.stage = seconds, time.monotonic() + seconds, "starting"
@@ -117,7 +117,7 @@ def origin(url: str) -> str | None:
 
 def post(url: str, body: bytes, headers: dict[str, str], deadline: Deadline, max_reply_bytes: int,
          secret: str | None = None) -> Reply:
-    """POST `body`, following same-origin redirects; return any reply, else raise an LLMError (L8-L11)."""
+    """POST `body`, following same-origin redirects; return any reply, else raise an LLMError (HT1-HT4)."""
     home = origin(url) or ""  # the clients check their base URL when they are made
     for _ in range(MAX_REDIRECTS + 1):
         reply = _post_once(url, body, headers, deadline, max_reply_bytes, secret)
@@ -183,7 +183,7 @@ def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
 
 
 class _DeadlineResponse(http.client.HTTPResponse):
-    """An HTTP response whose every socket read waits at most until the deadline (L8)."""
+    """An HTTP response whose every socket read waits at most until the deadline (HT1)."""
 
     def __init__(self, sock, *args, deadline: Deadline, **kwargs) -> None:
         super().__init__(sock, *args, **kwargs)

@@ -8,16 +8,16 @@ in wherever the mock LLM goes; `OpenAICompatibleEmbeddings` feeds `CosineScorer`
 bounded in time and size, is `http_transport.post`; the reply is read by `model_replies`.
 
 Invariants:
-    L4  the API key appears in no exception message, log line or repr; a server's text has the
+    LM1 the API key appears in no exception message, log line or repr; a server's text has the
         key, and each piece of it of 8 characters or more, redacted before it is cut to length.
-    L5  429 and 5xx are retried at most `max_retries` times, waiting `backoff · 2^n`, or the
+    LM2 429 and 5xx are retried at most `max_retries` times, waiting `backoff · 2^n`, or the
         server's `Retry-After` up to `max_retry_after`, through the injected `sleep`; 501, a
         5xx that says the input is too large (`LLMInputTooLarge`) and any other 4xx are not.
-    L6  every failure of a call is an `LLMError` subclass naming what went wrong; a bad
+    LM3 every failure of a call is an `LLMError` subclass naming what went wrong; a bad
         setting is a `ValueError` at construction naming the rule it breaks.
-    L12 `timeout` bounds the whole call: every attempt and every wait between them share one
+    LM4 `timeout` bounds the whole call: every attempt and every wait between them share one
         deadline, and a wait that would pass it is not taken.
-    L14 `embed` returns one vector per text, all of one length (L13 for each batch); a text
+    LM5 `embed` returns one vector per text, all of one length (MR2 for each batch); a text
         longer than `max_input_chars` is refused before anything is sent.
 """
 
@@ -48,7 +48,7 @@ def _check(name: str, value, minimum: float, whole: bool = False, above: bool = 
         math.isfinite(value) and value >= minimum and not (above and value == minimum)):
         rule = f"{'more than' if above else 'at least'} {minimum}"
         kind = "whole number" if whole else "number"
-        raise ValueError(f"L6: {name} must be a finite {kind} {rule}, not {value!r}")
+        raise ValueError(f"LM3: {name} must be a finite {kind} {rule}, not {value!r}")
 
 
 class _Endpoint:
@@ -61,29 +61,29 @@ class _Endpoint:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         self.model = model or os.environ.get("RECURIS_MODEL") or ""
         if not self.base_url or not self.model:
-            raise ValueError("L6: set base_url and model (or OPENAI_BASE_URL and RECURIS_MODEL)")
+            raise ValueError("LM3: set base_url and model (or OPENAI_BASE_URL and RECURIS_MODEL)")
         if origin(self.base_url) is None or not self.base_url.isascii() or not self.base_url.isprintable() \
                 or " " in self.base_url:
-            raise ValueError(f"L6: base_url must be an http:// or https:// URL with a host and no spaces or "
+            raise ValueError(f"LM3: base_url must be an http:// or https:// URL with a host and no spaces or "
                              f"non-ASCII characters, not {self.base_url!r}")
         self._key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if self._key and not (self._key.isascii() and self._key.isprintable()):
-            raise ValueError("L6: api_key must be printable ASCII (no line breaks): it goes in a header")
+            raise ValueError("LM3: api_key must be printable ASCII (no line breaks): it goes in a header")
         _check("timeout", timeout, 0, above=True)
         _check("max_retries", max_retries, 0, whole=True)
         _check("backoff", backoff, 0)
         _check("max_retry_after", max_retry_after, 0)
         _check("max_reply_bytes", max_reply_bytes, 1, whole=True)
         if not callable(sleep):
-            raise ValueError(f"L6: sleep must be a callable taking seconds, not {sleep!r}")
+            raise ValueError(f"LM3: sleep must be a callable taking seconds, not {sleep!r}")
         self.extra_fields = dict(extra_fields or {})
         if self.extra_fields.keys() & CLIENT_FIELDS or not _json_ready(self.extra_fields):
-            raise ValueError(f"L6: extra_fields must be JSON values, with none of {sorted(CLIENT_FIELDS)}")
+            raise ValueError(f"LM3: extra_fields must be JSON values, with none of {sorted(CLIENT_FIELDS)}")
         self.timeout, self.max_retries, self.sleep, self.backoff = timeout, max_retries, sleep, backoff
         self.max_retry_after, self.max_reply_bytes = max_retry_after, max_reply_bytes
 
     def post(self, path: str, payload: dict) -> dict:
-        """POST within `timeout` (L12); return the JSON object, or raise an LLMError (L4-L6)."""
+        """POST within `timeout` (LM4); return the JSON object, or raise an LLMError (LM1-LM3)."""
         deadline, body = Deadline(self.timeout), json.dumps(payload).encode()
         headers = {"Content-Type": "application/json"}
         if self._key:
@@ -153,7 +153,7 @@ class OpenAICompatibleChat(_Endpoint):
 
     `max_tokens`, `temperature` and `stop` go into every request unless None. The other
     keywords (`timeout`, `max_retries`, `sleep`, `backoff`, `max_retry_after`,
-    `max_reply_bytes`, `extra_fields`) are every endpoint's, checked as it is made (L6).
+    `max_reply_bytes`, `extra_fields`) are every endpoint's, checked as it is made (LM3).
     """
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
@@ -166,7 +166,7 @@ class OpenAICompatibleChat(_Endpoint):
             _check("temperature", temperature, 0)
         if stop is not None and not isinstance(stop, str) and not (
                 isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop)):
-            raise ValueError(f"L6: stop must be a string or a list of strings, not {stop!r}")
+            raise ValueError(f"LM3: stop must be a string or a list of strings, not {stop!r}")
         self.tools, self.max_tokens, self.temperature = list(tools), max_tokens, temperature
         self.stop = stop if stop is None or isinstance(stop, str) else list(stop)
 
@@ -180,7 +180,7 @@ class OpenAICompatibleChat(_Endpoint):
 
 
 class OpenAICompatibleEmbeddings(_Endpoint):
-    """`embed(texts) -> vectors` over /embeddings, in batches, order kept (L13)."""
+    """`embed(texts) -> vectors` over /embeddings, in batches, order kept (MR2)."""
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  *, batch_size: int = 64, max_input_chars: int = 8000, **options) -> None:
@@ -190,7 +190,7 @@ class OpenAICompatibleEmbeddings(_Endpoint):
         self.batch_size, self.max_input_chars = batch_size, max_input_chars
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Return one vector per text; each batch is one call under `timeout` (L12, L14)."""
+        """Return one vector per text; each batch is one call under `timeout` (LM4, LM5)."""
         for number, text in enumerate(texts):
             if len(text) > self.max_input_chars:
                 raise LLMInputTooLarge(None, f"text {number} has {len(text)} characters; max_input_chars "

@@ -7,9 +7,9 @@ lengths, an index twice. Each is caught here and named, so a malformed reply is 
 `LLMResponseError` and never a `KeyError` or a poisoned vector in the index.
 
 Invariants:
-    L7  a tool call in the reply comes back as `{"function_call": {...}}` text, the format
+    MR1 a tool call in the reply comes back as `{"function_call": {...}}` text, the format
         the agent loop answers (active_recall.parse_tool_call).
-    L13 `embedding_vectors` returns one finite vector per input, from indexes 0..n-1 each once;
+    MR2 `embedding_vectors` returns one finite vector per input, from indexes 0..n-1 each once;
         anything else is an `LLMResponseError` naming the fault.
 """
 
@@ -20,7 +20,7 @@ from recuris.llm.http_transport import LLMResponseError
 
 
 def chat_reply_text(data: dict) -> str:
-    """Return the reply's text, or its first tool call as loop text (L7); LLMResponseError if malformed."""
+    """Return the reply's text, or its first tool call as loop text (MR1); LLMResponseError if malformed."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise LLMResponseError("the body has no choices[0] object")
@@ -42,11 +42,11 @@ def chat_reply_text(data: dict) -> str:
         arguments = json.dumps(arguments)
     if not isinstance(name, str) or not isinstance(arguments, str):
         raise LLMResponseError("tool_calls[0] has no function with a name and arguments")
-    return json.dumps({"function_call": {"name": name, "arguments": arguments}})  # L7
+    return json.dumps({"function_call": {"name": name, "arguments": arguments}})  # MR1
 
 
 def embedding_vectors(data: dict, count: int) -> list[list[float]]:
-    """Return `count` finite vectors in index order (L13); LLMResponseError if the reply is malformed."""
+    """Return `count` finite vectors in index order (MR2); LLMResponseError if the reply is malformed."""
     rows = data.get("data")
     if not isinstance(rows, list):
         raise LLMResponseError("the body has no data list of embeddings")

@@ -108,7 +108,7 @@ class ActiveRecall:
         """Run a search_memory call; return JSON results with score breakdowns, or a JSON error (Z3)."""
         try:
             query, limit = self._arguments(arguments_json)
-            query, cut = cap_query(query)  # B10: the query is echoed back into the prompt
+            query, cut = cap_query(query)  # BD2: the query is echoed back into the prompt
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})

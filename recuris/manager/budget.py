@@ -8,11 +8,11 @@ This is the budget mode of the manager's working layer; `WorkingMemory` (working
 bounds its prompt by window and summary instead.
 
 Invariants:
-    B1  after `fit`, the kept items fit the budget, unless only two items, or only
+    BU1 after `fit`, the kept items fit the budget, unless only two items, or only
         protected items, are left to keep.
-    B2  a protected item is never evicted.
-    B3  each eviction takes the unprotected item with the lowest score (the older on a tie).
-    B4  when two or more items are given, at least two are kept.
+    BU2 a protected item is never evicted.
+    BU3 each eviction takes the unprotected item with the lowest score (the older on a tie).
+    BU4 when two or more items are given, at least two are kept.
 """
 
 from collections.abc import Iterable
@@ -36,12 +36,12 @@ def retention_score(item: MemoryItem, now: float) -> float:
 def fit(
     items: Iterable[MemoryItem], max_tokens: int, now: float, protected: Iterable[str] = ()
 ) -> tuple[list[MemoryItem], list[MemoryItem]]:
-    """Split items into (kept, evicted) so that the kept ones fit `max_tokens` (B1-B4).
+    """Split items into (kept, evicted) so that the kept ones fit `max_tokens` (BU1-BU4).
 
     Raises ValueError if max_tokens is negative.
     """
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-        raise ValueError(f"B1: max_tokens must be an int >= 0, got {max_tokens!r}")
+        raise ValueError(f"BU1: max_tokens must be an int >= 0, got {max_tokens!r}")
     kept, evicted, protected = list(items), [], set(protected)
     total = sum(estimate_tokens(item.content) for item in kept)
     while total > max_tokens and len(kept) > 2:

@@ -20,16 +20,16 @@ Invariants:
         (a file it names that does not exist counts as the command line's).
     V3  `import` writes every line or none of them.
     V4  a reading command (stats, list, search, history, export) opens the file read-only:
-        it writes no byte, and a file it refuses is left exactly as it was (S16).
+        it writes no byte, and a file it refuses is left exactly as it was (SF2).
     V5  a search that could not read the database exits 1 with a message, never 0 with
         an empty answer.
-    V9  with `--json`, a reading command prints one JSON object per line and nothing else.
-    V10 `forget-user` without `--yes` opens the file read-only and exits 2, saying what
+    V6  with `--json`, a reading command prints one JSON object per line and nothing else.
+    V7 `forget-user` without `--yes` opens the file read-only and exits 2, saying what
         would be deleted; a user with no item and no audit record is reported, exit 1, and
         nothing is written.
-    V11 an `import` that fails leaves no file it created: a database that did not exist
+    V8 an `import` that fails leaves no file it created: a database that did not exist
         before still does not.
-    V12 `export --with-audit` writes the user's audit records after their items, and
+    V9 `export --with-audit` writes the user's audit records after their items, and
         `import` reads them back with the items, in the same transaction.
 """
 
@@ -75,7 +75,7 @@ def _read_lines(name: str) -> tuple[list[MemoryItem], list[AuditRecord]]:
             if line.strip():
                 try:
                     data = json.loads(line.decode("utf-8"))
-                    if isinstance(data, dict) and set(data) == {"audit"}:  # V12
+                    if isinstance(data, dict) and set(data) == {"audit"}:  # V9
                         records.append(_audit_of(data["audit"]))
                     else:
                         items.append(MemoryItem.from_dict(data))
@@ -135,7 +135,7 @@ def _reading(store: SQLiteStore, arguments):
 
 def _forget(store: SQLiteStore, arguments) -> str:
     user, items, records = arguments.user, len(store.list(arguments.user)), len(store.audit(arguments.user))
-    if not items and not records:  # a mistyped name must not look like a deletion done (V10)
+    if not items and not records:  # a mistyped name must not look like a deletion done (V7)
         raise ValueError(f"user {user!r} has no memory in {arguments.db}: nothing to delete")
     if not arguments.yes:
         raise UsageError(f"forget-user would delete {items} items of {user!r} and scrub the text of "
@@ -144,7 +144,7 @@ def _forget(store: SQLiteStore, arguments) -> str:
 
 
 def _import(arguments) -> str:
-    items, records = _read_lines(arguments.file)  # read and checked before any file is opened (V11)
+    items, records = _read_lines(arguments.file)  # read and checked before any file is opened (V8)
     path = Path(arguments.db)
     companions = [path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
     existed = path.exists()
@@ -154,11 +154,11 @@ def _import(arguments) -> str:
         now = max((item.created_at for item in items), default=0.0)
         why = "imported from JSON Lines"
         audit = [*records, *(AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items)]
-        store.put(items, audit)  # one transaction: all lines or none, with their audit (V3, V12)
+        store.put(items, audit)  # one transaction: all lines or none, with their audit (V3, V9)
     except BaseException:
         if store is not None:
             store.close()
-        if not existed:  # what this import created goes with it (V11)
+        if not existed:  # what this import created goes with it (V8)
             for companion in companions:
                 companion.unlink(missing_ok=True)
         raise
@@ -183,7 +183,7 @@ def _run(arguments, out) -> None:
 
 
 def main(argv: list[str] | None = None, out=None, environ=None) -> int:
-    """Run one command; return the exit status (V2). `environ` defaults to os.environ (V6)."""
+    """Run one command; return the exit status (V2). `environ` defaults to os.environ (VA1)."""
     out = out or sys.stdout
     try:
         arguments = parse(argv, environ)

@@ -6,12 +6,12 @@ This module is its grammar: every option with its help text, the database named 
 the operator writes it, and every malformed value refused here, before a file is opened.
 
 Invariants:
-    V6  `--db` and `--timeout` are accepted before or after the command; without `--db`,
+    VA1 `--db` and `--timeout` are accepted before or after the command; without `--db`,
         the environment variable RECURIS_DB names the database; `--db` wins over it.
-    V7  a bad command line (unknown command, missing or malformed option, `--top-k` below
+    VA2 a bad command line (unknown command, missing or malformed option, `--top-k` below
         1, an `--at` that is not a time, no database named) exits 2 before any file is
         opened, so it creates nothing and changes nothing.
-    V8  every option and argument of every command has help text.
+    VA3 every option and argument of every command has help text.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ DATABASE_HELP = f"path of the SQLite database file (default: the {ENVIRONMENT_DA
 
 
 def positive_int(text: str) -> int:
-    """Return text as an int of at least 1, or refuse it as a usage error (V7)."""
+    """Return text as an int of at least 1, or refuse it as a usage error (VA2)."""
     try:
         value = int(text)
     except ValueError:
@@ -43,7 +43,7 @@ def positive_int(text: str) -> int:
 
 
 def seconds(text: str) -> float:
-    """Return text as a finite number of seconds, 0 or more (V7)."""
+    """Return text as a finite number of seconds, 0 or more (VA2)."""
     try:
         value = float(text)
     except ValueError:
@@ -54,7 +54,7 @@ def seconds(text: str) -> float:
 
 
 def moment(text: str) -> float:
-    """Return a time as epoch seconds: a number, or ISO 8601 (a time without an offset is UTC) (V7)."""
+    """Return a time as epoch seconds: a number, or ISO 8601 (a time without an offset is UTC) (VA2)."""
     try:
         return seconds(text)
     except argparse.ArgumentTypeError:
@@ -67,7 +67,7 @@ def moment(text: str) -> float:
 
 
 def _shared(suppress: bool) -> argparse.ArgumentParser:
-    # The same options on the main parser and on every command (V6). On a command they
+    # The same options on the main parser and on every command (VA1). On a command they
     # default to "absent", so that one written before the command is not overwritten.
     shared = argparse.ArgumentParser(add_help=False)
     default = argparse.SUPPRESS if suppress else None
@@ -123,7 +123,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: list[str] | None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
-    """Return the parsed command line with the database resolved (V6); exit 2 on a bad one (V7)."""
+    """Return the parsed command line with the database resolved (VA1); exit 2 on a bad one (VA2)."""
     environ = os.environ if environ is None else environ
     grammar = parser()
     arguments = grammar.parse_args(argv)

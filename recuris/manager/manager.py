@@ -7,11 +7,11 @@ and §7 ask for a reason logged with every operation, isolation between users, d
 reaches every copy, and an agent that keeps working when memory does not.
 
 Invariants:
-    S2  no recall, get, list or export for one user returns an item of another.
-    S3  semantic facts are never modified in place; superseding keeps the old one, invalid.
-    S5  after `forget_user(U)`, no item and no audit entry holds U's text.
-    G4  every write, promotion, supersession, eviction, forgetting and recall is audited.
-    G5  a failing store makes recall return nothing (with a warning), never raise.
+    MG1 no recall, get, list or export for one user returns an item of another.
+    MG2 semantic facts are never modified in place; superseding keeps the old one, invalid.
+    MG3 after `forget_user(U)`, no item and no audit entry holds U's text.
+    MG4 every write, promotion, supersession, eviction, forgetting and recall is audited.
+    MG5 a failing store makes recall return nothing (with a warning), never raise.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class _Layers:
     semantic: SemanticMemory
     procedural: ProceduralMemory
     consolidator: Consolidator
-    generation: int  # the user's forget generation when these were loaded (S18)
+    generation: int  # the user's forget generation when these were loaded (UL1)
     store: Store
     user_id: str
     episodic_scorer: Callable[[], Scorer] | None = None
@@ -89,7 +89,7 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
         self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
         self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
-        self._lock = threading.RLock()  # one public operation at a time (T3)
+        self._lock = threading.RLock()  # one public operation at a time (TS1)
 
     def _load(self, user_id: str, store, generation: int | None) -> _Layers:
         semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)
@@ -139,7 +139,7 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
                           importance=0.5 if importance is None else importance,
                           metadata={**(metadata or {}), "tags": tags, "kind": "event"})
         why = f"routed to {chosen} " + ("as given" if level else "by rule")
-        # The item and the audit record of its write commit together (S14).
+        # The item and the audit record of its write commit together (S5).
         self.store.put([item], [AuditRecord(item.id, "write", why, now, None, user_id)])
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
@@ -148,7 +148,7 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         return item
 
     def get(self, item_id: str, user_id: str) -> MemoryItem | None:
-        """Return the user's item with this id, or None: never another user's item (S2)."""
+        """Return the user's item with this id, or None: never another user's item (MG1)."""
         return self.store.get(require_text("user_id", user_id), item_id)
 
     def list(self, user_id: str, level: str | None = None) -> list[MemoryItem]:
@@ -167,16 +167,16 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         self, query: str, user_id: str, top_k: int = 5, token_budget: int | None = None,
         task_type: str | None = None, include_invalid: bool = False, count_access: bool = True,
     ) -> RecallResult:
-        """Recall across layers, ranked by relevance, recency and importance (S4, G5).
+        """Recall across layers, ranked by relevance, recency and importance (Q1, MG5).
 
         Counts an access on each result unless `count_access` is False (an inspection). A query
-        longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (B10).
+        longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (BD2).
         Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
         check_token_budget(token_budget)
-        query, cut = cap_query(query)  # B10: a longer query costs time and says no more
+        query, cut = cap_query(query)  # BD2: a longer query costs time and says no more
         try:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
             triggered = layers.procedural.match(query, task_type or (task and task["type"]))
@@ -198,14 +198,14 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         try:
             touched = reinforce(self.store, user_id, results, now)
         except ForgottenUserError:
-            return  # forgotten while recalling: there is no memory left to count a use of (S17)
+            return  # forgotten while recalling: there is no memory left to count a use of (S6)
         for item in touched:
             if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
                 episode.access_count, episode.last_access_at = item.access_count, now
 
 
 # Several threads may share one manager: its caches change with the store, so each
-# public operation runs whole under the manager's lock (T3).
+# public operation runs whole under the manager's lock (TS1).
 serialize(MemoryManager, ["layers", "audit", "write", "get", "list", "export", "history", "recall",
                           "count_access", "forget_user", "generation_of", "start_task", "record_step",
                           "finish_task", "settle_episode", "get_llm_context", "run_decay", "refresh"])

@@ -7,7 +7,7 @@ with the store, so each public operation runs alone, under one re-entrant lock p
 instance; SQLite connections are shared across threads under the store's own lock.
 
 Invariants:
-    T3  the methods `serialize` names run one at a time on one instance, each under the
+    TS1 the methods `serialize` names run one at a time on one instance, each under the
         instance's re-entrant `_lock`, so a method may call another.
 """
 
@@ -27,7 +27,7 @@ def _locked(method: Callable) -> Callable:
 
 
 def serialize(cls: type, names: Iterable[str]) -> type:
-    """Make each named method of cls run under the instance's `_lock` (T3); return cls."""
+    """Make each named method of cls run under the instance's `_lock` (TS1); return cls."""
     for name in names:
         setattr(cls, name, _locked(getattr(cls, name)))
     return cls

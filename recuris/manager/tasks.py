@@ -7,7 +7,7 @@ model should see. The same document warns that extraction output may be malforme
 bad reply, a wrong field or an exception costs only that extraction, which is reported.
 
 Invariants:
-    N1  a user has at most one task in progress; its goal item is never evicted (B2).
+    N1  a user has at most one task in progress; its goal item is never evicted (BU2).
     N2  `finish_task` writes exactly one episode holding every recorded step, and clears
         the task's working items, whatever the extraction does.
     N3  extraction problems are returned and audited, never raised; statements below

@@ -8,7 +8,7 @@ store for the user's forget generation, and a cache loaded before a forget is dr
 the task in progress, before anything of it is used.
 
 Invariants:
-    S18 a manager notices a forget made elsewhere (another manager or process) on its next
+    UL1 a manager notices a forget made elsewhere (another manager or process) on its next
         call for the user that can read the store: it drops every cache it keeps of the
         user (layers, facts, episodes, task in progress) before using any of them.
 """
@@ -22,15 +22,15 @@ __all__ = ["UserLayers"]
 
 
 class UserLayers:
-    """The per-user methods of MemoryManager: load, refresh and forget a user's layers (S18)."""
+    """The per-user methods of MemoryManager: load, refresh and forget a user's layers (UL1)."""
 
     def forget_user(self, user_id: str) -> int:
-        """Delete every item of the user, superseded ones included, and scrub their audit text (S5).
+        """Delete every item of the user, superseded ones included, and scrub their audit text (MG3).
 
-        Every other manager on the store drops its caches of the user on its next call (S18),
-        and no write it prepared before this one lands (S17). Raises ErasureIncompleteError,
+        Every other manager on the store drops its caches of the user on its next call (UL1),
+        and no write it prepared before this one lands (S6). Raises ErasureIncompleteError,
         a StoreError, when a reader in another connection kept old copies of the text in
-        SQLite's write-ahead log past the store's timeout (S19).
+        SQLite's write-ahead log past the store's timeout (SE1).
         """
         require_text("user_id", user_id)
         self._layers.pop(user_id, None)
@@ -44,9 +44,9 @@ class UserLayers:
         return deleted
 
     def layers(self, user_id: str):
-        """Return the user's layers, loading them on first use or after a forget (S18).
+        """Return the user's layers, loading them on first use or after a forget (UL1).
 
-        The most recent users' layers stay loaded (B11). While the store cannot be read, the
+        The most recent users' layers stay loaded (BD3). While the store cannot be read, the
         layers of a user not loaded hold only their queued writes and are not kept, so that a
         write is still kept (G1) and the next call loads them whole.
         """
@@ -74,7 +74,7 @@ class UserLayers:
         except StoreError:
             if user_id not in self._layers:
                 raise
-            return None  # cannot look during an outage; the store refuses a stale write anyway (S17)
+            return None  # cannot look during an outage; the store refuses a stale write anyway (S6)
 
     def refresh(self, user_id: str) -> None:
         """Reload the user's layers from the store, keeping the consolidator's sightings."""
@@ -82,6 +82,6 @@ class UserLayers:
         if old is not None:
             fresh = self.layers(user_id)
             if fresh.generation != old.generation:
-                return  # forgotten meanwhile: its sightings go with it (S18)
+                return  # forgotten meanwhile: its sightings go with it (UL1)
             old.consolidator.semantic = fresh.semantic
             fresh.consolidator = old.consolidator

@@ -10,10 +10,10 @@ and Flood, 1995), they only add to the documents already in play. The final cand
 rescored exactly, so pruning never changes the answer.
 
 Invariants:
-    B12 every score is exact and path-independent: `math.fsum` over the distinct query terms
+    B1 every score is exact and path-independent: `math.fsum` over the distinct query terms
         of idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · length / average length)), whether
         read by `raw`, `accumulate` or `top`.
-    B13 `top(query, k)` equals sorting every document that shares a term with the query by
+    B2 `top(query, k)` equals sorting every document that shares a term with the query by
         raw score, highest first, the later insertion first among equals, and keeping k,
         whatever adds and removes came before.
 """
@@ -118,12 +118,12 @@ class BM25Index:
         return max(self.total_length / max(1, len(self._number)), 1e-9)
 
     def _weights(self, term: str) -> tuple[array, float]:
-        """Return the term's BM25 weight per posting (B12) and the largest, computed once per state."""
+        """Return the term's BM25 weight per posting (B1) and the largest, computed once per state."""
         postings = self.postings[term]
         if postings.cache is not None and postings.cache[0] == self._generation:
             return postings.cache[1], postings.cache[2]
         idf, k1, b, lengths, average = self.idf(term), self.k1, self.b, self._lengths, self._average()
-        # The same expression as `_weight_of`, so that both give the same floats (B12).
+        # The same expression as `_weight_of`, so that both give the same floats (B1).
         weights = array("d", [idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[n] / average))
                               for n, tf in zip(postings.numbers, postings.frequencies)])
         peak = max(weights)
@@ -142,12 +142,12 @@ class BM25Index:
         return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lengths[number] / self._average()))
 
     def raw(self, query: Iterable[str], key: str) -> float:
-        """The unnormalised BM25 score of one document (B12). Raises KeyError for an unknown key."""
+        """The unnormalised BM25 score of one document (B1). Raises KeyError for an unknown key."""
         number = self._number[key]
         return math.fsum(self._weight_of(term, number) for term in set(query))
 
     def accumulate(self, query: Iterable[str]) -> dict[str, float]:
-        """Return the raw score of every document that shares a term with the query (B12)."""
+        """Return the raw score of every document that shares a term with the query (B1)."""
         parts: dict[int, list[float]] = {}
         for term in set(query):
             if term in self.postings:
@@ -156,7 +156,7 @@ class BM25Index:
         return {self._keys[number]: math.fsum(weights) for number, weights in parts.items()}
 
     def top(self, query_terms: Iterable[str], k: int) -> list[tuple[str, float]]:
-        """Return the k best documents by raw score, best first, later insertion first among equals (B13)."""
+        """Return the k best documents by raw score, best first, later insertion first among equals (B2)."""
         terms = [term for term in dict.fromkeys(query_terms) if term in self.postings]
         if k < 1 or not terms:
             return []

@@ -18,9 +18,9 @@ every recall, so that neither recency nor importance can bury a clearly relevant
   of the question ("What did you adopt?" / "A puppy!").
 
 Invariants:
-    Q2  episodic items are considered only when semantic memory is thin (fewer valid,
+    CA1 episodic items are considered only when semantic memory is thin (fewer valid,
         relevant facts than `thin_semantic`); superseded facts only when asked for.
-    Q12 a neighbour enters only through a relevant item of its own level and task (never
+    CA2 a neighbour enters only through a relevant item of its own level and task (never
         for items outside a task), and its raw score is `neighbour_weight` times the sum
         of its relevant neighbours' raw scores, plus its own.
 """
@@ -47,13 +47,13 @@ def _hits(store: Store, user_id: str, level: str, query: str, policy: RecallPoli
         scores = dict(scorer.score_candidates(scorer.analyzer(query)))
         found = sorted(((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1])
         found = [pair for pair in found[: policy.candidate_pool] if pair[1] > 0]
-    # Rounded so that two stores summing the same terms in another order rank alike (S21).
+    # Rounded so that two stores summing the same terms in another order rank alike (S8).
     return [(item, round(raw, 9)) for item, raw in found]
 
 
 def _with_neighbours(store: Store, user_id: str, hits: list[tuple[MemoryItem, float]],
                      weight: float) -> list[tuple[MemoryItem, float]]:
-    """Add to each hit a share of its neighbours' scores, and the neighbours themselves (Q12)."""
+    """Add to each hit a share of its neighbours' scores, and the neighbours themselves (CA2)."""
     own = {item.id: raw for item, raw in hits}
     threaded = [item.id for item, _ in hits if item.task_id is not None]
     if not weight or not threaded:
@@ -71,7 +71,7 @@ def _with_neighbours(store: Store, user_id: str, hits: list[tuple[MemoryItem, fl
 def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
            task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
            include_invalid: bool = False) -> list[Recalled]:
-    """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (Q2)."""
+    """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (CA1)."""
     relevant = {item.id: raw for item, raw in _hits(store, user_id, "working", query, policy)}
     layers = [([(item, relevant.get(item.id, 0.0)) for item in store.list(user_id, "working", task_id)],
                "working memory of the current task")]

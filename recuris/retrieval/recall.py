@@ -10,9 +10,9 @@ The mix must not let recency or importance bury a clearly relevant memory, so ea
 put on a scale that means the same in every recall (candidates.py does the scaling).
 
 Invariants:
-    S4  results are sorted by total score, best first (ties: newer, then id); each total
+    Q1  results are sorted by total score, best first (ties: newer, then id); each total
         equals the weighted sum of its parts; assembled text never exceeds the budget.
-    Q1  every part of a score lies in [0, 1], so the total lies in [0, sum of weights]; the
+    Q2  every part of a score lies in [0, 1], so the total lies in [0, sum of weights]; the
         most relevant candidate of a recall has relevance 1.
     Q3  assembled results never repeat a content (compared without case or spacing): the
         best-ranked copy is kept (document 002's "no dedup" failure).
@@ -53,7 +53,7 @@ class Weights:
         if not all(isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in parts) or not any(
             parts
         ):
-            raise ValueError(f"Q1: weights must be finite, >= 0 and not all 0, got {parts}")
+            raise ValueError(f"Q2: weights must be finite, >= 0 and not all 0, got {parts}")
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class RecallPolicy:
         if isinstance(self.candidate_pool, bool) or not isinstance(self.candidate_pool, int) or self.candidate_pool < 1:
             raise ValueError(f"candidate_pool must be an int >= 1, got {self.candidate_pool!r}")
         if not 0 <= self.neighbour_weight <= 1:
-            raise ValueError(f"Q12: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
+            raise ValueError(f"CA2: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
 
 
 @dataclass(frozen=True)
@@ -124,21 +124,21 @@ class RecallResult:
     results: tuple[Recalled, ...]
     text: str
     degraded: bool = False
-    query_truncated: bool = False  # the query was cut to MAX_QUERY_CHARS (B10)
+    query_truncated: bool = False  # the query was cut to MAX_QUERY_CHARS (BD2)
 
 
 def rank(candidates: Iterable[Recalled]) -> list[Recalled]:
-    """Sort best total first; ties go to the newer item, then to the smaller id (S4)."""
+    """Sort best total first; ties go to the newer item, then to the smaller id (Q1)."""
     return sorted(candidates, key=lambda r: (-r.total, -r.item.created_at, r.item.id))
 
 
 def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list[Recalled], str]:
-    """Take results in rank order, skipping repeats (Q3) and what does not fit the budget (S4).
+    """Take results in rank order, skipping repeats (Q3) and what does not fit the budget (Q1).
 
     Raises ValueError for a negative budget.
     """
     if token_budget is not None and (isinstance(token_budget, bool) or token_budget < 0):
-        raise ValueError(f"S4: token_budget must be >= 0 or None, got {token_budget!r}")
+        raise ValueError(f"Q1: token_budget must be >= 0 or None, got {token_budget!r}")
     chosen, lines, seen = [], [], set()
     for result in ranked:
         line, key = f"- {result.render()}", normalize(result.item.content)
@@ -155,7 +155,7 @@ def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list
 def reinforce(store: Store, user_id: str, chosen: Iterable[Recalled], now: float) -> list[MemoryItem]:
     """Count a recall as use: reset each item's decay clock, add an access, audit why (document 004 §2).
 
-    Only the access fields are written (S26): a copy read before another writer superseded
+    Only the access fields are written (S10): a copy read before another writer superseded
     the item cannot reopen it. One audit record per recall names every result and its reason.
     """
     chosen = list(chosen)

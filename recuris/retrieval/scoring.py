@@ -7,12 +7,12 @@ any memory taking a `Scorer` accepts. BM25 scores are divided by the most the qu
 score, so every scorer answers in [0, 1] and one threshold means the same.
 
 Invariants:
-    B5  a score lies in [0, 1] and is 0 for a document that shares no term with the query,
+    SR1  a score lies in [0, 1] and is 0 for a document that shares no term with the query,
         so the index's candidates are exactly the documents that can score above 0.
-    B6  adding then removing a document leaves the index as it was.
-    B7  `analyze` is deterministic: lower-cased words minus English stop words, lightly
+    SR2  adding then removing a document leaves the index as it was.
+    SR3  `analyze` is deterministic: lower-cased words minus English stop words, lightly
         stemmed, and CJK bigrams, so "deployments" and "deploy" meet.
-    B8  `CosineScorer` scores max(0, cosine) of embedding vectors, in [0, 1], by a linear
+    SR4  `CosineScorer` scores max(0, cosine) of embedding vectors, in [0, 1], by a linear
         scan; its vectors are stored with the items (`persist`), so a reload embeds nothing.
 """
 
@@ -38,7 +38,7 @@ SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ments", ""), ("ment", ""), ("ness", 
 
 
 def stem(word: str) -> str:
-    """Strip common English suffixes (a light stemmer): deployments, deployed, deploying -> deploy (B7)."""
+    """Strip common English suffixes (a light stemmer): deployments, deployed, deploying -> deploy (SR3)."""
     if not word.isascii() or not word.isalpha() or len(word) <= 3:
         return word
     for suffix, replacement in SUFFIXES:
@@ -53,18 +53,18 @@ def stem(word: str) -> str:
 
 
 def analyze(text: str) -> list[str]:
-    """Return the terms BM25 indexes: tokens minus stop words, stemmed (B7)."""
+    """Return the terms BM25 indexes: tokens minus stop words, stemmed (SR3)."""
     return [stem(token) for token in tokenize(text) if token not in STOP_WORDS]
 
 
 class BM25Scorer(BM25Index):
-    """Okapi BM25 (k1, b), normalised by the query's best possible score (B5); the index is bm25.py's."""
+    """Okapi BM25 (k1, b), normalised by the query's best possible score (SR1); the index is bm25.py's."""
 
     persist = False
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer=analyze) -> None:
         if not k1 > 0 or not 0 <= b <= 1:
-            raise ValueError(f"B5: BM25 needs k1 > 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
+            raise ValueError(f"SR1: BM25 needs k1 > 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
         super().__init__(k1, b)
         self.analyzer = analyzer
 
@@ -77,7 +77,7 @@ class BM25Scorer(BM25Index):
         return min(1.0, self.raw(query, key) / best) if best > 0 else 0.0
 
     def score_candidates(self, query: Iterable[str]) -> list[tuple[str, float]]:
-        """Score exactly the documents that share a term with the query (B5), walking each posting once."""
+        """Score exactly the documents that share a term with the query (SR1), walking each posting once."""
         query = set(query)
         best = self._best(query)
         scores = self.accumulate(query).items()

@@ -12,11 +12,11 @@ Invariants:
     G2  queued writes reach the store in the order they were made.
     G3  deleting a user's items also drops that user's queued writes, so a retry can never
         bring deleted memory back.
-    G7  offline ids are unique across stores and processes: each holds a random token drawn
+    G4  offline ids are unique across stores and processes: each holds a random token drawn
         once per BufferedStore (or injected), beside the time and a counter.
-    G8  `close` flushes; if writes are still queued it raises StoreError naming them, keeps
+    G5  `close` flushes; if writes are still queued it raises StoreError naming them, keeps
         them queued and leaves the inner store open, so that a later `close` may write them.
-    G9  the queue holds at most `max_pending` batches; a write past it raises StoreError:
+    G6  the queue holds at most `max_pending` batches; a write past it raises StoreError:
         no write is ever dropped silently.
 """
 
@@ -43,7 +43,7 @@ log = logging.getLogger("recuris.storage.store")
 class BufferedStore(QueuedReads):
     """Wrap a store so that a failed write is kept and retried, never dropped.
 
-    Reads go to the inner store, overlaid with the queue (G6), and raise StoreError when it
+    Reads go to the inner store, overlaid with the queue (QR1), and raise StoreError when it
     fails; the caller decides how to degrade. `pending` counts the batches waiting to be written.
     """
 
@@ -53,14 +53,14 @@ class BufferedStore(QueuedReads):
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
         self._offline = 0
-        self._generations: dict[str, int] = {}  # per user: the forget generation last read (S17)
+        self._generations: dict[str, int] = {}  # per user: the forget generation last read (S6)
         # Two managers offline at the same millisecond (two processes, say) must not hand
-        # out the same id, or one user's queued write is refused as another's (S7, G7).
+        # out the same id, or one user's queued write is refused as another's (S2, G4).
         self.token = token or uuid.uuid4().hex[:12]
-        self._lock = threading.RLock()  # the queue is shared by every thread using the store (T3)
+        self._lock = threading.RLock()  # the queue is shared by every thread using the store (TS1)
 
     def new_id(self, prefix: str) -> str:
-        """Return a fresh id from the store; while it is down, a time-stamped offline id (G7)."""
+        """Return a fresh id from the store; while it is down, a time-stamped offline id (G4)."""
         try:
             return self.inner.new_id(prefix)
         except StoreError:
@@ -86,7 +86,7 @@ class BufferedStore(QueuedReads):
                 log.warning("store still failing, %d batch(es) kept for retry: %s", len(self._pending), error)
                 return False
             except ValueError as error:
-                # Refused by a rule (S7, S17), not by an outage: retrying cannot help.
+                # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
                 log.error("store refused a queued batch, which is dropped: %s", error)
             self._pending.pop(0)
         return True
@@ -99,13 +99,13 @@ class BufferedStore(QueuedReads):
             except StoreError as error:
                 log.warning("store write failed, batch kept for retry: %s", error)
         if len(self._pending) >= self.max_pending:
-            raise StoreError(f"G9: the retry queue is full ({self.max_pending} batches) and the store still "
+            raise StoreError(f"G6: the retry queue is full ({self.max_pending} batches) and the store still "
                              f"fails: this write of {len(_entries(entry))} entries was not kept")
         self._pending.append(entry)
 
     def put(self, items: Iterable[MemoryItem],
             audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()) -> None:
-        # One put stays one batch in the queue, so it still lands whole (S14).
+        # One put stays one batch in the queue, so it still lands whole (S5).
         self._write(([copy.deepcopy(item) for item in items], list(audit), list(delete)))
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
@@ -115,13 +115,13 @@ class BufferedStore(QueuedReads):
         self._write(Counted(accesses))
 
     def close(self) -> None:
-        """Flush, then close the inner store; raise StoreError naming what is still queued (G8)."""
+        """Flush, then close the inner store; raise StoreError naming what is still queued (G5)."""
         if not self.flush():
             ids = [getattr(entry, "id", None) or entry.item_id
                    for queued in self._pending for entry in _entries(queued)]
             shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
             raise StoreError(
-                f"G8: {len(self._pending)} queued batch(es) not written, the store still fails ({shown}); "
+                f"G5: {len(self._pending)} queued batch(es) not written, the store still fails ({shown}); "
                 "they stay queued (see `queued`) and the store stays open: close again once it is back"
             )
         self.inner.close()
@@ -146,7 +146,7 @@ class BufferedStore(QueuedReads):
         return self.inner.delete_user(user_id)
 
     def generation(self, user_id: str) -> int:
-        """Return the user's forget generation; if it rose since read last, drop their queued writes (S17)."""
+        """Return the user's forget generation; if it rose since read last, drop their queued writes (S6)."""
         current = self.inner.generation(user_id)
         if self._generations.setdefault(user_id, current) != current:
             self._drop_pending(user_id, None)  # another process forgot the user: these were prepared before

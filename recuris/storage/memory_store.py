@@ -4,12 +4,12 @@ Document 002 §4 isolates storage behind an interface; document 001 §2 indexes 
 task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in plain
 Python: a dict of items in write order, an audit list, and beside them a `TermIndex`
 (term_index.py), so that no read scans every item. Every invariant of store.py holds here
-(S7, S8, S10, S11, S13, S14, S17, S21, S22, S26); `tests/test_store.py` runs the same contract on
+(S1-S10); `tests/test_store.py` runs the same contract on
 this store and on SQLite, and `tests/test_store_properties.py` runs both against a naive
 model.
 
 Invariants:
-    S25 write order is the order of first `put`: `list` returns items in it, a rewrite keeps
+    MS1 write order is the order of first `put`: `list` returns items in it, a rewrite keeps
         an item's place (as a SQLite rowid does), and a deleted item that is put again
         comes last.
 """
@@ -30,7 +30,7 @@ __all__ = ["InMemoryStore"]
 
 def _copy(item: MemoryItem) -> MemoryItem:
     # Every field but metadata is immutable, so a shallow copy plus a copied metadata is a
-    # full copy (S10), at a fraction of deepcopy's cost.
+    # full copy (S4), at a fraction of deepcopy's cost.
     duplicate = copy.copy(item)
     duplicate.metadata = copy.deepcopy(item.metadata)
     return duplicate
@@ -43,15 +43,15 @@ class InMemoryStore:
         self._items: dict[str, MemoryItem] = {}
         self._audit: list[AuditRecord] = []
         self._counters: dict[str, int] = {}
-        self._index = TermIndex(k1, b)  # S13, S21, S22 read it, so no read scans every item
+        self._index = TermIndex(k1, b)  # S7, S8, S9 read it, so no read scans every item
         self._generations: dict[str, int] = {}  # per user: how many times they were forgotten
-        self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S17)
+        self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S6)
 
     def put(
         self, items: Iterable[MemoryItem],
         audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> None:
-        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
         batch, records, doomed = list(items), list(audit), list(delete)
         users = [entry.user_id for entry in [*batch, *records]]
         refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
@@ -75,9 +75,9 @@ class InMemoryStore:
         return [_copy(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
 
     def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
-        """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S27)."""
+        """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S11)."""
         if batch_size < 1:
-            raise ValueError(f"S27: batch_size must be >= 1, got {batch_size!r}")
+            raise ValueError(f"S11: batch_size must be >= 1, got {batch_size!r}")
         # The ids are fixed when iteration starts, so deleting between batches is safe.
         ids = self._index.listed(user_id, level)
         for offset in range(0, len(ids), batch_size):
@@ -85,15 +85,15 @@ class InMemoryStore:
             yield [_copy(item) for item in batch if item is not None]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
-        """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
+        """Return the user's items at a level whose analysed terms share one with `terms` (S7)."""
         return [_copy(self._items[key]) for key in self._index.matching(user_id, level, terms)]
 
     def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
-        """Return the `limit` best items by BM25 for `terms`, best first (S21)."""
+        """Return the `limit` best items by BM25 for `terms`, best first (S8)."""
         return [(_copy(self._items[key]), score) for key, score in self._index.search(user_id, level, terms, limit)]
 
     def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
-        """Return each of the user's items' previous and next item of its level and task (S22)."""
+        """Return each of the user's items' previous and next item of its level and task (S9)."""
         items = [self._items[i] for i in item_ids if i in self._items and self._items[i].user_id == user_id]
         return {item.id: tuple(key and _copy(self._items[key]) for key in self._index.adjacent(item))
                 for item in items}
@@ -106,14 +106,14 @@ class InMemoryStore:
         return len(doomed)
 
     def delete_user(self, user_id: str) -> int:
-        """Forget the user: delete their items, blank their audit reasons, raise their generation (S17)."""
+        """Forget the user: delete their items, blank their audit reasons, raise their generation (S6)."""
         deleted = self.delete(user_id, self._index.listed(user_id))
         self.scrub_audit(user_id)
         self._generations[user_id] = self._seen[user_id] = self._generations.get(user_id, 0) + 1
         return deleted
 
     def generation(self, user_id: str) -> int:
-        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
+        """Return how many times the user was forgotten, and take it as seen by this object (S6)."""
         self._seen[user_id] = self._generations.get(user_id, 0)
         return self._seen[user_id]
 
@@ -131,13 +131,13 @@ class InMemoryStore:
         self.put((), records)
 
     def record_access(self, accesses: Iterable[Access]) -> None:
-        """Count each access on its stored item, if still stored; nothing else changes (S26, S17)."""
+        """Count each access on its stored item, if still stored; nothing else changes (S10, S6)."""
         accesses = list(accesses)
         users = [access.user_id for access in accesses]
         refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
         for access in accesses:
             item = self._items.get(access.id)
-            if item is not None and item.user_id == access.user_id:  # the stored object is ours alone (S10)
+            if item is not None and item.user_id == access.user_id:  # the stored object is ours alone (S4)
                 item.access_count, item.last_access_at = item.access_count + 1, access.at
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:

@@ -8,7 +8,7 @@ returns, in the order it was written; and `QueuedView` builds a user's layers fr
 queue alone while the store cannot be read at all.
 
 Invariants:
-    G6  reads see queued writes: `get`, `list`, `matching`, `search` and `adjacent` answer as
+    QR1 reads see queued writes: `get`, `list`, `matching`, `search` and `adjacent` answer as
         if the queue were written (newest queued copies, queued deletions and counted
         accesses applied in order), and `audit` adds the queued records.
 """
@@ -37,7 +37,7 @@ def _counted(item: MemoryItem, times: int, at: float) -> MemoryItem:
 
 
 class QueuedReads:
-    """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (G6)."""
+    """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (QR1)."""
 
     def _view(self, user_id: str) -> tuple[dict[str, MemoryItem], set[str], dict[str, tuple[int, float]]]:
         """Replay the user's queue in order: newest queued copies, ids deleted, accesses on stored items."""
@@ -56,7 +56,7 @@ class QueuedReads:
                 continue
             items, _, delete = entry
             for old in delete:
-                if old.user_id == user_id:  # deleted, then put again, an item comes last (S25)
+                if old.user_id == user_id:  # deleted, then put again, an item comes last (MS1)
                     fresh.pop(old.id, None)
                     counted.pop(old.id, None)
                     gone.add(old.id)

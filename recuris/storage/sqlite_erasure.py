@@ -4,11 +4,11 @@ Document 003 §7.2 asks that deleting a user's data reach every copy. In one SQL
 copies are the rows (items, postings, audit), freed pages, and the page images in
 the write-ahead log, which a reader in another process may still be using: the log can be
 folded into the file and emptied only once no reader needs its frames. Forgetting is one
-transaction (items, postings, audit reasons and the user's generation, S17), then a
+transaction (items, postings, audit reasons and the user's generation, S6), then a
 checkpoint that must complete, or say that it did not.
 
 Invariants:
-    S19 `delete_user` returns only once the write-ahead log is folded into the file and
+    SE1 `delete_user` returns only once the write-ahead log is folded into the file and
         emptied; while another connection keeps it busy, the checkpoint waits (SQLite's
         busy handler) up to the store's `timeout`, then raises ErasureIncompleteError,
         never reports success while old copies of the text may remain.
@@ -27,7 +27,7 @@ __all__ = ["SQLiteErasure", "ErasureIncompleteError"]
 
 
 class ErasureIncompleteError(StoreError):
-    """A user's data is deleted, but old copies of it may remain in the write-ahead log (S19).
+    """A user's data is deleted, but old copies of it may remain in the write-ahead log (SE1).
 
     `deleted` counts the items the forget deleted; forgetting the user again once the
     readers are done completes the erasure.
@@ -39,7 +39,7 @@ class ErasureIncompleteError(StoreError):
 
 
 class SQLiteErasure:
-    """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation (S17, S19)."""
+    """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation (S6, SE1)."""
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
@@ -53,13 +53,13 @@ class SQLiteErasure:
     def _delete_rows(db: sqlite3.Connection, where: str, parameters: list[tuple]) -> int:
         doomed = [found for row in parameters
                   for found in db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
-        schema.reindex(db, doomed, [])  # S12: their postings and their share of the totals go too
+        schema.reindex(db, doomed, [])  # SH1: their postings and their share of the totals go too
         return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
 
     def delete_user(self, user_id: str) -> int:
         """Forget the user in one transaction: delete their items, blank their audit, raise their generation.
 
-        Raises ErasureIncompleteError when old copies may remain in the log (S19).
+        Raises ErasureIncompleteError when old copies may remain in the log (SE1).
         """
 
         def forget(db: sqlite3.Connection) -> tuple[int, int]:
@@ -76,7 +76,7 @@ class SQLiteErasure:
         return deleted
 
     def scrub_audit(self, user_id: str) -> int:
-        """Blank the reasons and weights of the user's audit records; return how many (S19 applies)."""
+        """Blank the reasons and weights of the user's audit records; return how many (SE1 applies)."""
         scrubbed = self._transaction(lambda db: db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount)
         self._checkpoint(f"the audit text of {user_id!r}", 0)
         return scrubbed
@@ -87,7 +87,7 @@ class SQLiteErasure:
         return row[0] if row else 0
 
     def generation(self, user_id: str) -> int:
-        """Return how many times the user was forgotten, and take it as seen by this object (S17)."""
+        """Return how many times the user was forgotten, and take it as seen by this object (S6)."""
         try:
             with self._lock:  # the connection serves one thread at a time
                 self._seen[user_id] = self._generation(self._db, user_id)
@@ -101,7 +101,7 @@ class SQLiteErasure:
         busy, frames, folded = self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0]
         if busy or frames != folded:
             raise ErasureIncompleteError(
-                f"S19: erasure of {what} is incomplete: it is deleted, but another connection kept "
+                f"SE1: erasure of {what} is incomplete: it is deleted, but another connection kept "
                 f"the write-ahead log of {self.path} busy for {self.timeout} s, so old copies may "
                 "remain in it; forget again once readers are done",
                 deleted,

@@ -7,9 +7,9 @@ other creators wait for, every check that can refuse a file runs before anything
 written, and a reading open cannot write at all.
 
 Invariants:
-    S15 creating the schema is one transaction that other creators wait for: however many
+    SF1 creating the schema is one transaction that other creators wait for: however many
         processes open a new file at once, it ends with exactly one schema_version row.
-    S16 a file is refused (another application's database, another schema version, an
+    SF2 a file is refused (another application's database, another schema version, an
         empty file opened for reading) before any byte of it is written; a read-only open
         writes nothing, and only a writing open creates a database or migrates an older
         version whose tables are all kept (`MIGRATES_FROM`), in one transaction.
@@ -41,7 +41,7 @@ def _versions(db: sqlite3.Connection, tables: set[str]) -> list[int] | None:
 def _refusal(
     path: str, tables: set[str], versions: list[int] | None, read_only: bool, create: bool
 ) -> str | None:
-    """Say why the file cannot be opened, or None if it can (S16)."""
+    """Say why the file cannot be opened, or None if it can (SF2)."""
     if versions is None and tables:
         return f"{path} is another application's SQLite database (tables {sorted(tables)[:5]}), not recuris's"
     if versions is None or versions == []:
@@ -82,7 +82,7 @@ def open_database(path: str, read_only: bool, timeout: float, create: bool = Tru
 
     Creates the schema in an empty file only if `create` and not `read_only`.
 
-    Raises StoreError, having written nothing, when the file is refused (S16).
+    Raises StoreError, having written nothing, when the file is refused (SF2).
     """
     db = _connect(path, read_only, timeout)
     try:
@@ -96,7 +96,7 @@ def open_database(path: str, read_only: bool, timeout: float, create: bool = Tru
         if read_only or versions == [SCHEMA_VERSION]:
             return db
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute("BEGIN IMMEDIATE")  # the one creator; any other waits here, then finds the schema (S15)
+        db.execute("BEGIN IMMEDIATE")  # the one creator; any other waits here, then finds the schema (SF1)
         try:
             tables = _tables(db)
             refusal = _refusal(path, tables, _versions(db, tables), read_only, create)

@@ -8,7 +8,7 @@ is all Okapi BM25 needs, so recall is scored in SQL with the statistics of one u
 level (an FTS5 index would rank with the whole file's, and fixes k1 and b).
 
 Invariants:
-    S12 an item's postings hold exactly the analysed terms of its content with their
+    SH1 an item's postings hold exactly the analysed terms of its content with their
         counts, and each scope's totals equal the sums over its items, after any write.
 """
 
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS postings (
     frequency INTEGER NOT NULL, length INTEGER NOT NULL,
     PRIMARY KEY (scope, term, item)) WITHOUT ROWID;
 """
-# Forgetting a user raises their generation; every write checks it in its transaction (S17).
+# Forgetting a user raises their generation; every write checks it in its transaction (S6).
 FORGOTTEN_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
 )
@@ -101,12 +101,12 @@ def chunks(values: list, size: int = 500):
 
 
 def term_counts(text: str) -> Counter:
-    """Return the analysed terms of a text with their counts: what the postings hold (S12)."""
+    """Return the analysed terms of a text with their counts: what the postings hold (SH1)."""
     return Counter(analyze(text))
 
 
 def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) -> None:
-    """Move items out of and into the term index, in batches (S12).
+    """Move items out of and into the term index, in batches (SH1).
 
     Each row is (user_id, level, content, rowid); removals are applied before additions, so
     an item re-written in place may appear in both.

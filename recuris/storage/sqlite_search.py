@@ -6,10 +6,10 @@ never stall the agent; document 001 §2 indexes by task. These are the reads beh
 each is a few indexed statements, and
 `search` sums the BM25 terms in SQL over the postings of the query's terms alone and returns
 only the best `limit` items, so the cost follows the postings read, not the store's size.
-The in-memory store answers the same calls from `TermIndex`; both meet S13, S21, S22 (store.py).
+The in-memory store answers the same calls from `TermIndex`; both meet S7, S8, S9 (store.py).
 
 Invariants:
-    S23 every statement here reads through an index: a scope's postings by (scope, term),
+    SX1 every statement here reads through an index: a scope's postings by (scope, term),
         items by rowid, neighbours by (user, level, task) and rowid.
 """
 
@@ -35,12 +35,12 @@ AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND ro
 
 
 def search_statement(terms: int) -> str:
-    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S21).
+    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S8).
 
     Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b, b, the
     average length, the scope and the limit. Each term's weight is written as `BM25Index`
     computes it, and the sum is rounded to 9 decimals before it orders and cuts, as the
-    in-memory store does, so that the two stores rank alike (S21).
+    in-memory store does, so that the two stores rank alike (S8).
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
     k1_plus_one, k1, flat, b, average, scope, limit = (f"?{2 * terms + n}" for n in range(1, 8))
@@ -59,7 +59,7 @@ def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
 
 
 def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
-    """Return the user's items at a level whose analysed terms share one with `terms` (S13)."""
+    """Return the user's items at a level whose analysed terms share one with `terms` (S7)."""
     terms, scope = sorted(set(terms)), _scope(run, user_id, level)
     if not terms or scope is None:
         return []
@@ -69,7 +69,7 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
 
 def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
            k1: float, b: float) -> list[tuple[MemoryItem, float]]:
-    """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S21)."""
+    """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S8)."""
     terms, scope = sorted(set(terms)), _scope(run, user_id, level)
     if not terms or scope is None or not scope[1]:
         return []
@@ -90,7 +90,7 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
 
 
 def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
-    """Return each of the user's items' previous and next item of its level and task (S22)."""
+    """Return each of the user's items' previous and next item of its level and task (S9)."""
     found = {}
     for item_id in dict.fromkeys(item_ids):
         rows = run(f"{SELECT_WITH_ROWID} WHERE id = ? AND user_id = ?", (item_id, user_id))
@@ -102,9 +102,9 @@ def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple
 
 
 def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Iterator[list[MemoryItem]]:
-    """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S27)."""
+    """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S11)."""
     if batch_size < 1:
-        raise ValueError(f"S27: batch_size must be >= 1, got {batch_size!r}")
+        raise ValueError(f"S11: batch_size must be >= 1, got {batch_size!r}")
     # One query per batch, after the last rowid seen: no cursor stays open across a delete.
     levels, last = [level] * (level is not None), 0
     statement = iterate_statement(bool(levels))
@@ -114,7 +114,7 @@ def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Itera
 
 
 def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
-    """Return the audit records of a user and/or an item, oldest first, each filter a plain condition (S23)."""
+    """Return the audit records of a user and/or an item, oldest first, each filter a plain condition (SX1)."""
     given = [(column, value) for column, value in (("user_id", user_id), ("item_id", item_id)) if value is not None]
     where = f"WHERE {' AND '.join(f'{column} = ?' for column, _ in given)} " if given else ""
     rows = run(f"SELECT item_id, operation, reason, at, weight, user_id FROM audit {where}ORDER BY seq",

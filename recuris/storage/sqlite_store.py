@@ -7,13 +7,13 @@ and `secure_delete`, so deleted text is overwritten rather than left in free pag
 The layout is described in docs/storage/sqlite-schema.md.
 
 Invariants:
-    S1  closing and reopening gives back exactly the items and audit records written.
-    S6  any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
+    SQ1 closing and reopening gives back exactly the items and audit records written.
+    SQ2 any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
         only ever a bound parameter, never part of a statement.
-    S9  a batch is written whole or not at all, even if the process dies mid-batch.
-    S13, S21, S22 (store.py) hold here as in the in-memory store: `matching`, `search` and
+    SQ3 a batch is written whole or not at all, even if the process dies mid-batch.
+    S7, S8, S9 (store.py) hold here as in the in-memory store: `matching`, `search` and
         `adjacent` read the postings and the thread index (sqlite_search.py).
-    S20 a write lock held by another connection delays a manager call by about `timeout`
+    SQ4 a write lock held by another connection delays a manager call by about `timeout`
         seconds at most: a write waits for it up to `timeout`, and once a wait has run out,
         for the next `timeout` seconds a write takes the lock only if it is free at once,
         else fails (StoreError, which the manager queues). A read waits up to `timeout`.
@@ -50,7 +50,7 @@ class SQLiteStore(SQLiteErasure):
     ) -> None:
         """Open (and, if `create` and not `read_only`, make) the store at path.
 
-        A `read_only` store opens the file so that it cannot write (S16). Raises
+        A `read_only` store opens the file so that it cannot write (SF2). Raises
         FileNotFoundError when the file is missing and `create` is False or `read_only`;
         StoreError, having written nothing, when the file is not a recuris database of this
         schema version.
@@ -63,7 +63,7 @@ class SQLiteStore(SQLiteErasure):
         self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
         self._reserved: dict[str, tuple[int, int] | None] = {}  # per id prefix: numbers left to hand out
         self.timeout, self._lock_wait_resumes = timeout, 0.0
-        self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S17)
+        self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
@@ -73,7 +73,7 @@ class SQLiteStore(SQLiteErasure):
             raise StoreError(f"{type(error).__name__}: {error}") from error
 
     def _transaction(self, work):
-        # One explicit transaction per batch (S9): all of it commits, or none of it.
+        # One explicit transaction per batch (SQ3): all of it commits, or none of it.
         with self._lock:
             try:
                 self._begin()
@@ -88,7 +88,7 @@ class SQLiteStore(SQLiteErasure):
                 raise StoreError(f"{type(error).__name__}: {error}") from error
 
     def _begin(self) -> None:
-        # S20: a wait that ran out is not repeated by every write of the same call: for the
+        # SQ4: a wait that ran out is not repeated by every write of the same call: for the
         # next `timeout` seconds, a write takes the lock only if it is free right now.
         waits = time.monotonic() >= self._lock_wait_resumes
         if not waits:
@@ -107,19 +107,19 @@ class SQLiteStore(SQLiteErasure):
         self, items: Iterable[MemoryItem],
         audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
     ) -> None:
-        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S14)."""
+        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
         batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
         records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
 
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
             refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-            stored = schema.stored(db, [item.id for item in batch])  # owners before the deletions, as the model checks (S7)
+            stored = schema.stored(db, [item.id for item in batch])  # owners before the deletions, as the model checks (S2)
             check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
             if doomed:
                 self._delete_rows(db, "id = ? AND user_id = ?", doomed)
                 stored = schema.stored(db, [item.id for item in batch])
-            # The term index follows every write in the same transaction (S12). Only an item
+            # The term index follows every write in the same transaction (SH1). Only an item
             # whose text, level or task changed needs new postings: a recall rewrites access
             # counts, not content. An id written twice in one batch counts once, as its last.
             last = {item.id: item for item in batch}.values()
@@ -143,7 +143,7 @@ class SQLiteStore(SQLiteErasure):
         return item_of(rows[0]) if rows else None
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
-        # One plain condition per given filter, so that every list is served by an index (S23).
+        # One plain condition per given filter, so that every list is served by an index (SX1).
         given = {column: value for column, value in (("user_id", user_id), ("level", level), ("task_id", task_id))
                  if value is not None}
         where = " AND ".join(f"{column} = ?" for column in given)
@@ -167,8 +167,8 @@ class SQLiteStore(SQLiteErasure):
 
     def new_id(self, prefix: str) -> str:
         # Numbers are reserved a block at a time (one transaction per ID_BLOCK ids), so that a
-        # manager's write commits once, with its item and audit (S14); another process reserves
-        # its own block, so ids stay unique across processes (S8). An id a caller chose is skipped.
+        # manager's write commits once, with its item and audit (S5); another process reserves
+        # its own block, so ids stay unique across processes (S3). An id a caller chose is skipped.
         with self._lock:
             while True:
                 start, end = self._reserved.get(prefix) or self._transaction(lambda db: schema.reserve(db, prefix, ID_BLOCK))
@@ -180,11 +180,11 @@ class SQLiteStore(SQLiteErasure):
         self.put((), records)
 
     def record_access(self, accesses: Iterable[Access]) -> None:
-        """Count each access on its stored item, if still stored; nothing else changes (S26, S17)."""
+        """Count each access on its stored item, if still stored; nothing else changes (S10, S6)."""
         rows = [(access.at, access.id, access.user_id) for access in accesses]
 
         def count(db: sqlite3.Connection) -> None:
-            # Only the two access columns: a stale reader can never reopen or rewrite an item (S26).
+            # Only the two access columns: a stale reader can never reopen or rewrite an item (S10).
             users = [row[2] for row in rows]
             refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
             db.executemany(schema.RECORD_ACCESS, rows)

@@ -8,29 +8,29 @@ the model of the others; `SQLiteStore` (sqlite_store.py) persists; `BufferedStor
 (buffered_store.py) retries failed writes. The invariants below hold for every store.
 
 Invariants:
-    S11 every item read is scoped to one user: no read returns another user's item (the
-        ground on which the manager's S2 stands).
-    S7  an item's user is fixed: putting an id that another user owns is refused, and a
+    S1 every item read is scoped to one user: no read returns another user's item (the
+        ground on which the manager's MG1 stands).
+    S2  an item's user is fixed: putting an id that another user owns is refused, and a
         refused batch writes nothing.
-    S8  ids from `new_id` are never in use, by any user.
-    S10 what is got back equals what was put, and is a copy: changing it changes nothing stored.
-    S14 one `put` is one transaction: its deletions, items and audit records are all
+    S3  ids from `new_id` are never in use, by any user.
+    S4 what is got back equals what was put, and is a copy: changing it changes nothing stored.
+    S5 one `put` is one transaction: its deletions, items and audit records are all
         stored, or none of them is (so an item never lacks the audit record of its write).
-    S17 a write prepared before its user was forgotten never lands: `delete_user` raises the
+    S6 a write prepared before its user was forgotten never lands: `delete_user` raises the
         user's generation, and every write checks, in its transaction, that each of its users
         is still at the generation this store object last saw (`generation`, or its first
         write); otherwise the whole write is refused with `ForgottenUserError`.
-    S13 `matching` returns exactly the items `list` would return whose analysed terms
+    S7 `matching` returns exactly the items `list` would return whose analysed terms
         (`scoring.analyze`) share one with the query's terms, in the same order.
-    S21 `search` returns the `limit` items of one user and level with the highest Okapi BM25
+    S8 `search` returns the `limit` items of one user and level with the highest Okapi BM25
         score for the query's terms (statistics of that user and level alone, the score
         rounded to 9 decimals), best first, ties to the later-written item; every store
         returns the same items and scores.
-    S22 `adjacent` gives each item's previous and next item in write order among the
+    S9 `adjacent` gives each item's previous and next item in write order among the
         user's items of the same level and task (None at either end).
-    S26 `record_access` changes only an item's access count and last access: never its
+    S10 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone.
-    S27 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
+    S11 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
         deleting items it has already yielded, between batches, changes nothing it yields.
 """
 
@@ -55,12 +55,12 @@ class StoreError(Exception):
 
 
 class ForgottenUserError(ValueError):
-    """A write was prepared for a user who has been forgotten since: it was refused (S17)."""
+    """A write was prepared for a user who has been forgotten since: it was refused (S6)."""
 
 
 @dataclass(frozen=True)
 class Access:
-    """One use of a stored item, to count: the item's access count + 1, its last access `at` (S26)."""
+    """One use of a stored item, to count: the item's access count + 1, its last access `at` (S10)."""
 
     user_id: str
     id: str
@@ -68,20 +68,20 @@ class Access:
 
 
 def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
-    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S17)."""
+    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S6)."""
     for user_id in dict.fromkeys(users):
         current = generation_of(user_id)
         if seen.setdefault(user_id, current) != current:
-            raise ForgottenUserError(f"S17: user {user_id!r} was forgotten after this write was prepared")
+            raise ForgottenUserError(f"S6: user {user_id!r} was forgotten after this write was prepared")
 
 
 class Store(Protocol):
-    """What a layer may ask of storage. Every item read names the user (S11).
+    """What a layer may ask of storage. Every item read names the user (S1).
 
     `put` is the one write that may combine: it deletes, stores items and appends audit
-    records in one transaction (S14); `append_audit(records)` is `put((), records)`.
+    records in one transaction (S5); `append_audit(records)` is `put((), records)`.
     `delete_user` forgets a user: it deletes their items, blanks their audit reasons and
-    raises their generation, which `generation` reads and every write checks (S17).
+    raises their generation, which `generation` reads and every write checks (S6).
     """
 
     def put(
@@ -111,12 +111,12 @@ class Store(Protocol):
 
 
 def check_owners(batch: list[MemoryItem], owner_of) -> None:
-    """Raise ValueError if an item of the batch would change the user of a stored id (S7)."""
+    """Raise ValueError if an item of the batch would change the user of a stored id (S2)."""
     seen: dict[str, str] = {}
     for item in batch:
         owner = seen.setdefault(item.id, owner_of(item.id) or item.user_id)
         if owner != item.user_id:
-            raise ValueError(f"S7: item {item.id!r} belongs to another user; its user cannot change")
+            raise ValueError(f"S2: item {item.id!r} belongs to another user; its user cannot change")
 
 
 def _current(store: Store, item: MemoryItem) -> MemoryItem | None:
@@ -143,5 +143,5 @@ def append_superseding(
     audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
     why = f"superseded by {item.id}: {item.content!r}"
     audit += [AuditRecord(old.id, "supersede", why, at, None, old.user_id) for old in closed]
-    store.put([*closed, item], audit)  # the items and their audit records commit together (S14)
+    store.put([*closed, item], audit)  # the items and their audit records commit together (S5)
     return [*closed, item]

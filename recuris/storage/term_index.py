@@ -8,7 +8,7 @@ write positions of its items, so an item's neighbours are found by bisection. SQ
 keeps the same two structures as tables (sqlite_schema.py).
 
 Invariants:
-    S24 after any sequence of `add` and `remove`, the index equals one built from scratch on
+    TI1 after any sequence of `add` and `remove`, the index equals one built from scratch on
         the items present: the same terms per scope and the same order per task.
 """
 
@@ -76,7 +76,7 @@ class TermIndex:
         scope = self._scopes.get((user_id, level))
         if scope is None:
             return []
-        # Rounded before ordering and cutting, as SQLite's search rounds its sum (S21).
+        # Rounded before ordering and cutting, as SQLite's search rounds its sum (S8).
         scored = [(key, round(score, 9)) for key, score in scope.accumulate(terms).items()]
         scored.sort(key=lambda pair: (-pair[1], -self.position[pair[0]]))
         return scored[:max(0, limit)]

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.evaluation, against hand-computed cases (Q4, Q5)."""
+"""Example tests for recuris.bench.evaluation, against hand-computed cases (EV1, EV2)."""
 
 import pytest
 
@@ -14,32 +14,32 @@ RANKED = ["d3", "d1", "d7", "d2", "d9"]
 
 
 def test_recall_at_k_is_the_share_of_relevant_items_in_the_top_k():
-    """Q4: 2 relevant, one at rank 2, one at rank 4."""
+    """EV1: 2 relevant, one at rank 2, one at rank 4."""
     assert recall_at_k(RANKED, {"d1", "d2"}, 1) == 0.0
     assert recall_at_k(RANKED, {"d1", "d2"}, 2) == 0.5
     assert recall_at_k(RANKED, {"d1", "d2"}, 5) == 1.0
 
 
 def test_recall_never_decreases_with_k():
-    """Q4: a larger k can only find more."""
+    """EV1: a larger k can only find more."""
     values = [recall_at_k(RANKED, {"d7", "d9", "d0"}, k) for k in range(1, 8)]
     assert values == sorted(values) and values[-1] == pytest.approx(2 / 3)
 
 
 def test_reciprocal_rank_of_the_first_relevant_item():
-    """Q4: first relevant at rank 3 gives 1/3; none ranked gives 0."""
+    """EV1: first relevant at rank 3 gives 1/3; none ranked gives 0."""
     assert reciprocal_rank(RANKED, {"d7", "d2"}) == pytest.approx(1 / 3)
     assert reciprocal_rank(RANKED, {"zz"}) == 0.0
 
 
 def test_mean_reciprocal_rank_averages_questions():
-    """Q4: (1 + 1/2 + 0) / 3."""
+    """EV1: (1 + 1/2 + 0) / 3."""
     assert mean_reciprocal_rank([(RANKED, {"d3"}), (RANKED, {"d1"}), (RANKED, {"x"})]) == pytest.approx(0.5)
     assert mean_reciprocal_rank([]) == 0.0
 
 
 def test_pollution_rate_is_the_share_of_bad_recalls():
-    """Q5: one stale of four recalled is 0.25; nothing recalled is 0."""
+    """EV2: one stale of four recalled is 0.25; nothing recalled is 0."""
     assert pollution_rate(["f1", "f2", "old", "f3"], {"old", "never-recalled"}) == 0.25
     assert pollution_rate([], {"old"}) == 0.0
 

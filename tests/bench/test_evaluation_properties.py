@@ -1,4 +1,4 @@
-"""Property tests for recuris.bench.evaluation (Q4, Q5)."""
+"""Property tests for recuris.bench.evaluation (EV1, EV2)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,22 +11,22 @@ relevant = st.sets(ids, min_size=1, max_size=5)
 
 
 @given(rankings, relevant)
-def test_Q4_recall_is_monotone_in_k_and_bounded(ranked, wanted):
-    """Q4: recall@k in [0, 1], never decreasing in k, and 1 once every relevant item is ranked."""
+def test_EV1_recall_is_monotone_in_k_and_bounded(ranked, wanted):
+    """EV1: recall@k in [0, 1], never decreasing in k, and 1 once every relevant item is ranked."""
     values = [recall_at_k(ranked, wanted, k) for k in range(1, 14)]
     assert values == sorted(values) and all(0 <= v <= 1 for v in values)
     assert (values[-1] == 1.0) == wanted.issubset(ranked)
 
 
 @given(rankings, relevant)
-def test_Q4_reciprocal_rank_is_one_over_the_first_hit(ranked, wanted):
-    """Q4: the reciprocal rank agrees with a naive search for the first relevant item."""
+def test_EV1_reciprocal_rank_is_one_over_the_first_hit(ranked, wanted):
+    """EV1: the reciprocal rank agrees with a naive search for the first relevant item."""
     first = next((n for n, item in enumerate(ranked, 1) if item in wanted), None)
     assert reciprocal_rank(ranked, wanted) == (1 / first if first else 0.0)
 
 
 @given(st.lists(ids, max_size=10), st.sets(ids, max_size=6))
-def test_Q5_pollution_is_the_share_of_bad_recalls(recalled, bad):
-    """Q5: in [0, 1]; 0 for nothing recalled; equal to a naive count."""
+def test_EV2_pollution_is_the_share_of_bad_recalls(recalled, bad):
+    """EV2: in [0, 1]; 0 for nothing recalled; equal to a naive count."""
     rate = pollution_rate(recalled, bad)
     assert 0 <= rate <= 1 and rate == (sum(i in bad for i in recalled) / len(recalled) if recalled else 0.0)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo`, on a fixture (Q6, Q7)."""
+"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo`, on a fixture (LC1, LC2)."""
 
 import json
 
@@ -56,7 +56,7 @@ def test_loader_reads_turns_with_speaker_and_caption(path):
 
 
 def test_loader_keeps_categories_one_to_four_with_evidence(path):
-    """Q7: no-evidence and category-5 questions are left out."""
+    """LC2: no-evidence and category-5 questions are left out."""
     assert [q.text for q in load(path).questions] == [
         "What breed is Ana's dog?",
         "What instrument is Ben learning?",
@@ -64,14 +64,14 @@ def test_loader_keeps_categories_one_to_four_with_evidence(path):
 
 
 def test_loader_refuses_a_file_of_another_shape(tmp_path):
-    """Q7: a file that is not LoCoMo raises ValueError naming the file."""
+    """LC2: a file that is not LoCoMo raises ValueError naming the file."""
     (tmp_path / "other.json").write_text('{"hello": 1}', encoding="utf-8")
     with pytest.raises(ValueError, match="not a LoCoMo conversation"):
         load(tmp_path / "other.json")
 
 
 def test_every_retriever_ranks_every_turn_once(path):
-    """Q6: a full, duplicate-free, deterministic ranking."""
+    """LC1: a full, duplicate-free, deterministic ranking."""
     conversation = load(path)
     for build in RETRIEVERS.values():
         rank = build(conversation)

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.long_horizon: the A/B suite and its traps (Q10, Q11)."""
+"""Example tests for recuris.bench.long_horizon: the A/B suite and its traps (LH1, LH2)."""
 
 from recuris.bench.long_horizon import CONDITIONS, SlidingWindowMemory, Task, run_suite, suite
 
 
 def test_the_suite_has_at_least_twenty_tasks_of_ten_to_sixty_steps_with_every_trap():
-    """Q10: 24 deterministic tasks; each trap appears in several of them."""
+    """LH1: 24 deterministic tasks; each trap appears in several of them."""
     tasks = suite()
     assert len(tasks) >= 20 and all(10 <= len(t.plan) <= 60 for t in tasks)
     assert sum(bool(t.failing) for t in tasks) >= 5 and sum(bool(t.constraints) for t in tasks) >= 5
@@ -13,7 +13,7 @@ def test_the_suite_has_at_least_twenty_tasks_of_ten_to_sixty_steps_with_every_tr
 
 
 def test_success_requires_the_plan_done_without_violation_or_stale_value():
-    """Q11: the judge counts done steps, constraint breaks, stale values and errors."""
+    """LH2: the judge counts done steps, constraint breaks, stale values and errors."""
     task = Task(goal="g", plan=["a", "b | c"], failing={"b"}, forbidden="MySQL", stale={"c"})
     for action in ["a", "b", "b"]:
         task.act(action)
@@ -58,7 +58,7 @@ def test_under_the_last_value_rule_full_history_ties_and_only_the_window_fails()
 
 
 def test_each_failure_names_the_rule_it_broke():
-    """Q11: a run reports the first rule it broke, or nothing when it succeeded."""
+    """LH2: a run reports the first rule it broke, or nothing when it succeeded."""
     task = Task(goal="g", plan=["a", "b"], failing={"b"}, forbidden="MySQL", stale={"c"})
     assert task.failure() == "plan unfinished"
     task.act("b"), task.act("b")

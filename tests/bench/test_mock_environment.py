@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.mock_environment.MockEnvironment (L3)."""
+"""Example tests for recuris.bench.mock_environment.MockEnvironment (ME1)."""
 
 from recuris.bench.mock_environment import MockEnvironment
 
 
 def test_answers_from_its_table_or_the_default_and_logs_actions():
-    """L3: the table's entry, else the default; every action executed is recorded."""
+    """ME1: the table's entry, else the default; every action executed is recorded."""
     env = MockEnvironment({"submit": "error: captcha"}, default="ok")
     assert [env("submit"), env("open"), env("submit")] == ["error: captcha", "ok", "error: captcha"]
     assert env.executed == ["submit", "open", "submit"]

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.recall_scale at small sizes: both sides run on the same rows (Q13)."""
+"""Example tests for recuris.bench.recall_scale at small sizes: both sides run on the same rows (RS1)."""
 
 from recuris.bench import recall_scale
 
 
 def test_the_corpus_is_deterministic_and_zipf_like():
-    """Q13: the same seed gives the same texts; the commonest word is far more frequent than a rare one."""
+    """RS1: the same seed gives the same texts; the commonest word is far more frequent than a rare one."""
     texts = recall_scale.corpus(500, seed=3)
     assert texts == recall_scale.corpus(500, seed=3) and len(texts) == 500
     words = " ".join(texts).split()
@@ -12,7 +12,7 @@ def test_the_corpus_is_deterministic_and_zipf_like():
 
 
 def test_recall_and_the_direct_query_report_side_by_side():
-    """Q13: every figure of a small run is present and positive."""
+    """RS1: every figure of a small run is present and positive."""
     figures = recall_scale.against_fts5(400, queries=5)
     assert set(figures) == {"fill_items_per_s", "raw_fill_items_per_s", "fts5_ms", "first_ms", "warm_ms",
                             "counted_ms", "peak_mb"}
@@ -21,6 +21,6 @@ def test_recall_and_the_direct_query_report_side_by_side():
 
 
 def test_single_writes_time_both_sides_per_item():
-    """Q13: a manager write and the raw row with its FTS5 entry are both timed, per item."""
+    """RS1: a manager write and the raw row with its FTS5 entry are both timed, per item."""
     figures = recall_scale.single_writes(20)
     assert set(figures) == {"write_ms", "raw_ms"} and all(value > 0 for value in figures.values())

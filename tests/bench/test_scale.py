@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (Q20, Q21)."""
+"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (SZ1, SZ2)."""
 
 import io
 
@@ -13,13 +13,13 @@ class Terminal(io.StringIO):
 
 
 def test_the_workload_is_a_function_of_size_and_seed_and_comes_in_batches():
-    """Q20: the same size and seed give the same memories, in batches of at most 1,000."""
+    """SZ1: the same size and seed give the same memories, in batches of at most 1,000."""
     first, second = list(scale.memories(2500, seed=3)), list(scale.memories(2500, seed=3))
     assert first == second and [len(batch) for batch in first] == [1000, 1000, 500]
 
 
 def test_a_cycle_over_the_workload_forgets_and_merges():
-    """Q20: the forgetting workload merges even at a small size, and the store holds what the report says."""
+    """SZ1: the forgetting workload merges even at a small size, and the store holds what the report says."""
     cycle = scale.forgetting_cycle(3000, quiet=True)
     assert cycle["forgotten"] > 0 and cycle["merged"] > 0
     assert cycle["left"] == 3000 - cycle["forgotten"] - cycle["merged"] and cycle["peak_mb"] > 0
@@ -38,7 +38,7 @@ def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():
 
 
 def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
-    """Q21: on a terminal, progress names the phase, the items done of the total, a rate and the seconds."""
+    """SZ2: on a terminal, progress names the phase, the items done of the total, a rate and the seconds."""
     terminal = Terminal()
     progress = scale.Progress("fill 1,000", 1000, stream=terminal)
     progress.update(1000)
@@ -47,7 +47,7 @@ def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
 
 
 def test_progress_is_silent_on_a_pipe_or_when_quiet():
-    """Q21: nothing is written when the stream is not a terminal, or when asked to be quiet."""
+    """SZ2: nothing is written when the stream is not a terminal, or when asked to be quiet."""
     pipe, terminal = io.StringIO(), Terminal()
     quiet = scale.Progress("fill", 10, quiet=True, stream=terminal)
     for progress in (scale.Progress("fill", 10, stream=pipe), quiet):

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.speed at small sizes: the benchmarks run and check themselves (Q8)."""
+"""Example tests for recuris.bench.speed at small sizes: the benchmarks run and check themselves (SP1)."""
 
 from recuris.bench import speed
 
 
 def test_retrieval_timing_checks_index_against_scan():
-    """Q8: the retrieval benchmark compares indexed and scanned top-5 on every query (it raises if not)."""
+    """SP1: the retrieval benchmark compares indexed and scanned top-5 on every query (it raises if not)."""
     timing = speed.retrieval(300, queries=5)
     assert set(timing) == {"indexed", "scan"} and all(p50 <= p95 for p50, p95 in timing.values())
 

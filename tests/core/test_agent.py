@@ -222,7 +222,7 @@ def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
 
 
 def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
-    """A5, S2: the agent's episodes go to the user's store; another user's agent never sees them."""
+    """A5, MG1: the agent's episodes go to the user's store; another user's agent never sees them."""
     from recuris import MemoryManager, SQLiteStore
 
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
@@ -238,7 +238,7 @@ def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
 
 
 def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
-    """G5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
+    """MG5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
     from recuris import InMemoryStore, MemoryManager, StoreError
 
     class Switchable(InMemoryStore):

@@ -24,7 +24,7 @@ def fold_all(summarize, specs, batch):
 
 
 @given(step_lists, st.integers(1, 5), st.integers(80, 400))
-def test_S1_S2_merging_loses_no_count_and_stays_within_budget(specs, batch, max_chars):
+def test_M1_M2_merging_loses_no_count_and_stays_within_budget(specs, batch, max_chars):
     """M1: done actions listed plus counted equal the successful steps; M2: within max_chars."""
     summary, folded = fold_all(StructuredSummarizer(max_chars), specs, batch)
     parts = parse(summary)
@@ -34,7 +34,7 @@ def test_S1_S2_merging_loses_no_count_and_stays_within_budget(specs, batch, max_
 
 
 @given(step_lists.filter(bool), st.integers(1, 5))
-def test_S4_phase_is_the_latest_folded_action(specs, batch):
+def test_M4_phase_is_the_latest_folded_action(specs, batch):
     """M4: the phase line names the last folded step's action (as escaped for the summary)."""
     summary, folded = fold_all(StructuredSummarizer(400), specs, batch)
     expected = parse(StructuredSummarizer(400)("", [folded[-1]])).phase
@@ -42,7 +42,7 @@ def test_S4_phase_is_the_latest_folded_action(specs, batch):
 
 
 @given(st.integers(0, 30))
-def test_S3_a_failure_note_survives_any_amount_of_later_progress(later):
+def test_M3_a_failure_note_survives_any_amount_of_later_progress(later):
     """M3: a short failure note is kept while done actions can still be counted away."""
     summarize = StructuredSummarizer(160)
     summary = summarize("", [Step(1, "pay", "error: card declined", True)])

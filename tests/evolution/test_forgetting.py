@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.forgetting: decay cycles over a manager's store (O1-O3, O5, D5)."""
+"""Example tests for recuris.evolution.forgetting: decay cycles over a manager's store (O1-O4, D5)."""
 
 from dataclasses import replace
 
@@ -116,7 +116,7 @@ def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock
 
 
 def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock):
-    """O5: two band items left apart by one cycle merge in the next once one is rewritten to match."""
+    """O4: two band items left apart by one cycle merge in the next once one is rewritten to match."""
     first = manager.write("the office plant needs water", "ana", level="episodic", importance=0.5)
     second = manager.write("vpn token is blue", "ana", level="episodic", importance=0.5)
     clock.advance(5 * DAY)  # both now weigh about 0.3: in the merge band

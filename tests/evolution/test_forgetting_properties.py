@@ -1,4 +1,4 @@
-"""Property tests for forgetting cycles over a manager's store (O1-O3, O5)."""
+"""Property tests for forgetting cycles over a manager's store (O1-O4)."""
 
 from dataclasses import replace
 
@@ -94,8 +94,8 @@ operations = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"]))
-def test_O5_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
-    """O5: over any writes, uses, rewrites and repeated cycles, forgetting and merging match the naive one."""
+def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
+    """O4: over any writes, uses, rewrites and repeated cycles, forgetting and merging match the naive one."""
     clock = ManualClock(0)
     manager = MemoryManager(InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock)
     decay, model, written = DecayManager(clock=clock), {}, 0

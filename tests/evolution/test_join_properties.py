@@ -1,4 +1,4 @@
-"""Property tests for recuris.evolution.join: the filtered join equals comparing every pair (J3, J4)."""
+"""Property tests for recuris.evolution.join: the filtered join equals comparing every pair (J1, J2)."""
 
 import itertools
 
@@ -18,14 +18,14 @@ def every_pair(sets, threshold):
 
 
 @given(token_sets, thresholds)
-def test_J3_the_join_finds_exactly_the_pairs_that_reach_the_threshold(sets, threshold):
-    """J3: similar_pairs returns exactly the pairs whose Jaccard reaches the threshold, each once."""
+def test_J1_the_join_finds_exactly_the_pairs_that_reach_the_threshold(sets, threshold):
+    """J1: similar_pairs returns exactly the pairs whose Jaccard reaches the threshold, each once."""
     assert sorted(similar_pairs(rank_tokens(sets), threshold)) == every_pair(sets, threshold)
 
 
 @given(token_sets, thresholds, st.data())
-def test_J4_with_fresh_sets_only_pairs_touching_a_fresh_one_are_returned(sets, threshold, data):
-    """J4: with `fresh`, the pairs returned are exactly the similar pairs holding a fresh set."""
+def test_J2_with_fresh_sets_only_pairs_touching_a_fresh_one_are_returned(sets, threshold, data):
+    """J2: with `fresh`, the pairs returned are exactly the similar pairs holding a fresh set."""
     fresh = data.draw(st.lists(st.booleans(), min_size=len(sets), max_size=len(sets)))
     expected = [(i, j) for i, j in every_pair(sets, threshold) if fresh[i] or fresh[j]]
     assert sorted(similar_pairs(rank_tokens(sets), threshold, fresh)) == expected

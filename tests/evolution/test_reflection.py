@@ -149,7 +149,7 @@ def test_a_failure_while_storing_is_reported_and_a_retry_stores_nothing_twice(ma
         items = list(items)
         if refuse and any(item.id.startswith("insight") for item in items):
             refuse.clear()
-            raise ValueError("S7: refused once")
+            raise ValueError("S2: refused once")
         put(items, *arguments)
 
     manager.store.inner.put = refusing

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible client against stub servers on the loopback interface (L4-L14)."""
+"""The OpenAI-compatible client against stub servers on the loopback interface (LM1-LM5, HT1-HT4, MR1, MR2)."""
 
 import json
 import logging
@@ -55,14 +55,14 @@ def test_a_prompt_gets_the_assistant_text_and_sends_the_key_as_bearer(stub):
 
 
 def test_429_then_success_retries_with_backoff(stub):
-    """L5: a 429 is retried after backoff · 2^n through the injected sleep."""
+    """LM2: a 429 is retried after backoff · 2^n through the injected sleep."""
     stub.script = [("status", 429, "slow down"), ("status", 429, "slow down"), ("text", "ok")]
     sleeps = []
     assert chat(stub, sleeps=sleeps, backoff=0.5)("hi") == "ok" and sleeps == [0.5, 1.0]
 
 
 def test_5xx_past_the_retries_raises_with_the_servers_message(stub):
-    """L5, L6: three 500s with max_retries=2 fail after two sleeps, naming status and message."""
+    """LM2, LM3: three 500s with max_retries=2 fail after two sleeps, naming status and message."""
     stub.script = [("status", 500, "overloaded")] * 3
     sleeps = []
     with pytest.raises(LLMHTTPError, match="HTTP 500: overloaded") as raised:
@@ -71,7 +71,7 @@ def test_5xx_past_the_retries_raises_with_the_servers_message(stub):
 
 
 def test_4xx_is_not_retried(stub):
-    """L5: a 400 is raised at once, with the server's message."""
+    """LM2: a 400 is raised at once, with the server's message."""
     stub.script = [("status", 400, "model not found")]
     with pytest.raises(LLMHTTPError, match="model not found"):
         chat(stub)("hi")
@@ -79,7 +79,7 @@ def test_4xx_is_not_retried(stub):
 
 
 def test_a_closed_port_is_a_connection_error():
-    """L6: connection refused is LLMConnectionError."""
+    """LM3: connection refused is LLMConnectionError."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -88,7 +88,7 @@ def test_a_closed_port_is_a_connection_error():
 
 
 def test_a_slow_server_times_out(stub):
-    """L6: no answer within the timeout is LLMTimeout."""
+    """LM3: no answer within the timeout is LLMTimeout."""
     stub.script = [("slow", 1.0)]
     with pytest.raises(LLMTimeout, match="within 0.2 s"):
         chat(stub, timeout=0.2)("hi")
@@ -96,14 +96,14 @@ def test_a_slow_server_times_out(stub):
 
 @pytest.mark.parametrize("behaviour, message", [(("garbage",), "not JSON"), (("no-choices",), "no choices")])
 def test_a_body_that_is_not_a_chat_completion_is_a_response_error(stub, behaviour, message):
-    """L6: garbage, or JSON without choices, is LLMResponseError."""
+    """LM3: garbage, or JSON without choices, is LLMResponseError."""
     stub.script = [behaviour]
     with pytest.raises(LLMResponseError, match=message):
         chat(stub)("hi")
 
 
 def test_the_key_never_shows_in_errors_reprs_or_logs(stub, caplog):
-    """L4: a server that echoes the key cannot make it appear in an exception, repr or log."""
+    """LM1: a server that echoes the key cannot make it appear in an exception, repr or log."""
     stub.script = [("status", 401, f"invalid key {KEY}")]
     client = chat(stub)
     with caplog.at_level(logging.DEBUG), pytest.raises(LLMHTTPError) as raised:
@@ -125,7 +125,7 @@ def test_configuration_comes_from_the_environment(stub, monkeypatch):
 
 
 def test_a_tool_call_comes_back_in_the_loops_format(stub):
-    """L7: a tool_calls reply becomes {"function_call": ...} text."""
+    """MR1: a tool_calls reply becomes {"function_call": ...} text."""
     stub.script = [("tool", "search_memory", {"query": "deploy region"})]
     reply = json.loads(chat(stub)("hi"))
     assert reply["function_call"]["name"] == "search_memory"
@@ -174,7 +174,7 @@ def test_embeddings_come_in_batches_in_order(stub):
 
 
 def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
-    """B8: episodes retrieved by cosine keep their vectors in the store; a reload embeds nothing."""
+    """SR4: episodes retrieved by cosine keep their vectors in the store; a reload embeds nothing."""
     from recuris import Episode, InMemoryStore
     from recuris.retrieval.scoring import CosineScorer
     from recuris.storage.archives import StoredEpisodes
@@ -208,11 +208,11 @@ def timed_failure(client, prompt="hi"):
     return raised.value, time.monotonic() - start
 
 
-# --- bounded in time (L8, L12) ---------------------------------------------------------------
+# --- bounded in time (HT1, LM4) ---------------------------------------------------------------
 
 
 def test_a_body_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout():
-    """L8: a server sending one byte every 50 ms cannot stretch a 0.5 s timeout."""
+    """HT1: a server sending one byte every 50 ms cannot stretch a 0.5 s timeout."""
     def respond(server, connection):
         connection.sendall(reply_head(Content_Length=1000))
         server.drip(connection, b"x" * 1000, 0.05)
@@ -224,7 +224,7 @@ def test_a_body_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout():
 
 
 def test_headers_dripped_a_byte_at_a_time_are_cut_off_at_the_timeout():
-    """L8: a status line and headers that arrive one byte every 50 ms end the call at the timeout."""
+    """HT1: a status line and headers that arrive one byte every 50 ms end the call at the timeout."""
     def respond(server, connection):
         server.drip(connection, reply_head(X_Padding="p" * 200), 0.05)
 
@@ -234,7 +234,7 @@ def test_headers_dripped_a_byte_at_a_time_are_cut_off_at_the_timeout():
 
 
 def test_retries_share_one_deadline():
-    """L12: 503s that each take 0.2 s, with ten retries allowed, still end the call at 0.5 s."""
+    """LM4: 503s that each take 0.2 s, with ten retries allowed, still end the call at 0.5 s."""
     def respond(server, connection):
         time.sleep(0.2)
         body = b'{"error": {"message": "busy"}}'
@@ -247,7 +247,7 @@ def test_retries_share_one_deadline():
 
 
 def test_a_wait_that_would_pass_the_deadline_is_not_taken(stub):
-    """L12: a Retry-After of 5 s under a 1 s timeout raises the 429 at once, saying why."""
+    """LM4: a Retry-After of 5 s under a 1 s timeout raises the 429 at once, saying why."""
     stub.script = [("status", 429, "slow down", {"Retry-After": "5"}), ("text", "too late")]
     sleeps = []
     with pytest.raises(LLMHTTPError, match="would pass the 1 s timeout"):
@@ -255,37 +255,37 @@ def test_a_wait_that_would_pass_the_deadline_is_not_taken(stub):
     assert sleeps == [] and len(stub.requests) == 1
 
 
-# --- Retry-After (L5) --------------------------------------------------------------------------
+# --- Retry-After (LM2) --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("asked, waited", [("3", 3.0), ("0", 0.5), ("soon", 0.5), ("1000", 20.0)])
 def test_retry_after_is_honoured_up_to_its_cap_through_sleep(stub, asked, waited):
-    """L5: the wait is Retry-After (at least the back-off, at most max_retry_after), slept through `sleep`."""
+    """LM2: the wait is Retry-After (at least the back-off, at most max_retry_after), slept through `sleep`."""
     stub.script = [("status", 429, "slow down", {"Retry-After": asked}), ("text", "ok")]
     sleeps = []
     assert chat(stub, sleeps=sleeps, max_retry_after=20)("hi") == "ok" and sleeps == [waited]
 
 
 def test_retry_after_as_an_http_date_is_honoured(stub):
-    """L5: Retry-After given as an HTTP date 10 s ahead waits about 10 s."""
+    """LM2: Retry-After given as an HTTP date 10 s ahead waits about 10 s."""
     stub.script = [("status", 503, "later", {"Retry-After": formatdate(time.time() + 10, usegmt=True)}),
                    ("text", "ok")]
     sleeps = []
     assert chat(stub, sleeps=sleeps)("hi") == "ok" and len(sleeps) == 1 and 8 <= sleeps[0] <= 10
 
 
-# --- which failures are retried (L5) ---------------------------------------------------------
+# --- which failures are retried (LM2) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 504])
 def test_a_5xx_that_may_pass_is_retried(stub, status):
-    """L5: 500, 502, 503 and 504 with an ordinary message are retried, then answered."""
+    """LM2: 500, 502, 503 and 504 with an ordinary message are retried, then answered."""
     stub.script = [("status", status, "busy"), ("text", "ok")]
     assert chat(stub)("hi") == "ok" and len(stub.requests) == 2
 
 
 def test_501_is_not_retried(stub):
-    """L5: 501 (an endpoint the server does not serve) cannot change, so it is raised at once."""
+    """LM2: 501 (an endpoint the server does not serve) cannot change, so it is raised at once."""
     stub.script = [("status", 501, "the embeddings endpoint is not enabled")] * 3
     with pytest.raises(LLMHTTPError, match="HTTP 501: the embeddings endpoint") as raised:
         chat(stub)("hi")
@@ -298,7 +298,7 @@ def test_501_is_not_retried(stub):
     (413, "payload too large"),
 ])
 def test_an_input_too_large_is_reported_as_such_and_not_retried(stub, status, message):
-    """L5: a 500 saying the input is too large (llama.cpp's words), or a 413, is LLMInputTooLarge at once."""
+    """LM2: a 500 saying the input is too large (llama.cpp's words), or a 413, is LLMInputTooLarge at once."""
     stub.script = [("status", status, message)] * 3
     with pytest.raises(LLMInputTooLarge, match=f"input too large \\(HTTP {status}\\)") as raised:
         chat(stub)("hi")
@@ -306,18 +306,18 @@ def test_an_input_too_large_is_reported_as_such_and_not_retried(stub, status, me
 
 
 def test_embeddings_report_a_server_side_input_too_large(stub):
-    """L5: the embeddings endpoint's 500 "input is too large" is LLMInputTooLarge, not a retried 500."""
+    """LM2: the embeddings endpoint's 500 "input is too large" is LLMInputTooLarge, not a retried 500."""
     stub.script = [("status", 500, "input is too large to process. increase the physical batch size")] * 3
     with pytest.raises(LLMInputTooLarge, match="physical batch size"):
         OpenAICompatibleEmbeddings(stub.url, "embed-model", sleep=lambda seconds: None).embed(["a long text"])
     assert len(stub.requests) == 1
 
 
-# --- bounded in size (L9) ------------------------------------------------------------------------
+# --- bounded in size (HT2) ------------------------------------------------------------------------
 
 
 def test_a_declared_body_over_the_limit_is_refused_before_reading():
-    """L9: a Content-Length of 1 GB against max_reply_bytes=100_000 is LLMReplyTooLarge at once."""
+    """HT2: a Content-Length of 1 GB against max_reply_bytes=100_000 is LLMReplyTooLarge at once."""
     def respond(server, connection):
         server.flood(connection, reply_head(Content_Length=10**9), b"x" * 65536, 100)
 
@@ -328,7 +328,7 @@ def test_a_declared_body_over_the_limit_is_refused_before_reading():
 
 @pytest.mark.parametrize("framing", ["close-delimited", "chunked"])
 def test_an_undeclared_body_over_the_limit_stops_at_the_limit(framing):
-    """L9: a body of unknown length is read no further than max_reply_bytes, whatever the framing."""
+    """HT2: a body of unknown length is read no further than max_reply_bytes, whatever the framing."""
     head = reply_head(Connection="close") if framing == "close-delimited" else reply_head(
         Transfer_Encoding="chunked")
     chunk = b"x" * 65536 if framing == "close-delimited" else b"10000\r\n" + b"x" * 65536 + b"\r\n"
@@ -342,11 +342,11 @@ def test_an_undeclared_body_over_the_limit_stops_at_the_limit(framing):
     assert took < 1
 
 
-# --- the key stays home (L4, L10) --------------------------------------------------------------
+# --- the key stays home (LM1, HT3) --------------------------------------------------------------
 
 
 def test_a_redirect_to_another_port_is_refused_and_sends_nothing_there(stub):
-    """L10: a 302 to another origin is LLMRedirectError; the other server receives no request, no key."""
+    """HT3: a 302 to another origin is LLMRedirectError; the other server receives no request, no key."""
     with StubServer() as elsewhere:
         stub.script = [("redirect", 302, f"{elsewhere.url}/chat/completions")]
         with pytest.raises(LLMRedirectError, match="redirected to http://127.0.0.1:.*refused") as raised:
@@ -355,7 +355,7 @@ def test_a_redirect_to_another_port_is_refused_and_sends_nothing_there(stub):
 
 
 def test_a_redirect_within_the_origin_is_followed_with_the_key(stub):
-    """L10: a 307 to another path on the same origin is followed, and the key goes with it."""
+    """HT3: a 307 to another path on the same origin is followed, and the key goes with it."""
     stub.script = [("redirect", 307, "/v2/chat/completions"), ("text", "moved")]
     assert chat(stub)("hi") == "moved"
     assert stub.requests[1]["path"] == "/v2/chat/completions"
@@ -363,13 +363,13 @@ def test_a_redirect_within_the_origin_is_followed_with_the_key(stub):
 
 
 def test_a_redirect_to_a_path_with_spaces_is_followed_percent_encoded(stub):
-    """L10, L11: a same-origin Location holding a space or another script is encoded, not a raw error."""
+    """HT3, HT4: a same-origin Location holding a space or another script is encoded, not a raw error."""
     stub.script = [("redirect", 307, "/v2/chat completions/é"), ("text", "moved")]
     assert chat(stub)("hi") == "moved" and stub.requests[1]["path"] == "/v2/chat%20completions/%C3%A9"
 
 
 def test_a_redirect_loop_is_an_error(stub):
-    """L10: more than MAX_REDIRECTS same-origin redirects is LLMRedirectError, not a loop."""
+    """HT3: more than MAX_REDIRECTS same-origin redirects is LLMRedirectError, not a loop."""
     stub.script = [("redirect", 308, "/v1/chat/completions")] * 10
     with pytest.raises(LLMRedirectError, match="more than 3 times"):
         chat(stub)("hi")
@@ -377,7 +377,7 @@ def test_a_redirect_loop_is_an_error(stub):
 
 
 def test_the_key_is_redacted_before_the_message_is_cut(stub):
-    """L4: a key echoed in a plain-text body where the 300-character cut falls leaves no 8-character piece."""
+    """LM1: a key echoed in a plain-text body where the 300-character cut falls leaves no 8-character piece."""
     stub.script = [("status", 401, ("p" * 270 + f" invalid key {KEY}").encode())]
     with pytest.raises(LLMHTTPError) as raised:
         chat(stub)("hi")
@@ -385,7 +385,7 @@ def test_the_key_is_redacted_before_the_message_is_cut(stub):
 
 
 def test_pieces_of_the_key_are_redacted(stub):
-    """L4: a server that echoes the key's first and last characters shows neither piece."""
+    """LM1: a server that echoes the key's first and last characters shows neither piece."""
     stub.script = [("status", 401, f"incorrect key {KEY[:12]}...{KEY[-10:]}")]
     with pytest.raises(LLMHTTPError) as raised:
         chat(stub)("hi")
@@ -395,13 +395,13 @@ def test_pieces_of_the_key_are_redacted(stub):
 @given(st.text("sk-ABCxyz0189", min_size=8, max_size=40),
        st.lists(st.sampled_from(["key", "piece", "filler"]), max_size=12), st.integers(0, 120))
 def test_no_eight_character_piece_of_the_key_survives_redaction(secret, parts, limit):
-    """L4: whatever mixes the key, its pieces and other text, redact leaves no 8-character piece of it."""
+    """LM1: whatever mixes the key, its pieces and other text, redact leaves no 8-character piece of it."""
     pieces = {"key": secret, "piece": secret[2:10], "filler": "error: "}
     text = redact("".join(pieces[part] for part in parts), secret, limit)
     assert len(text) <= limit and not any(secret[i : i + 8] in text for i in range(len(secret) - 7))
 
 
-# --- only its own errors (L6, L11) -------------------------------------------------------------
+# --- only its own errors (LM3, HT4) -------------------------------------------------------------
 
 
 @pytest.mark.parametrize("reply, error, message", [
@@ -411,7 +411,7 @@ def test_no_eight_character_piece_of_the_key_survives_redaction(secret, parts, l
     (b"HTTP/1.1 200 OK\r\n" + b"X-Long: " + b"h" * 70000 + b"\r\n\r\n", LLMResponseError, "LineTooLong"),
 ], ids=["incomplete-read", "remote-disconnected", "bad-status-line", "line-too-long"])
 def test_a_broken_reply_on_the_wire_is_a_named_llm_error(reply, error, message):
-    """L11: IncompleteRead, RemoteDisconnected, BadStatusLine and LineTooLong come back as LLMErrors."""
+    """HT4: IncompleteRead, RemoteDisconnected, BadStatusLine and LineTooLong come back as LLMErrors."""
     def respond(server, connection):
         connection.sendall(reply)
 
@@ -439,14 +439,14 @@ def tool_reply(calls) -> dict:
     ([1, 2, 3], "the body is list, not a JSON object"),
 ])
 def test_a_malformed_chat_reply_is_a_response_error(stub, body, message):
-    """L6: every wrong shape of a chat reply is an LLMResponseError naming the fault, never raw."""
+    """LM3: every wrong shape of a chat reply is an LLMResponseError naming the fault, never raw."""
     stub.script = [("json", body)]
     with pytest.raises(LLMResponseError, match=message):
         chat(stub)("hi")
 
 
 def test_tool_call_arguments_sent_as_an_object_are_accepted(stub):
-    """L7: arguments given as a JSON object instead of JSON text still make a loop-format call."""
+    """MR1: arguments given as a JSON object instead of JSON text still make a loop-format call."""
     call = {"function": {"name": "search_memory", "arguments": {"query": "q"}}}
     stub.script = [("json", tool_reply([call]))]
     reply = json.loads(chat(stub)("hi"))
@@ -471,7 +471,7 @@ def embedding_reply(*rows) -> bytes:
     (b'{"data": {"0": [1.0]}}', "no data list"),
 ])
 def test_a_malformed_embedding_reply_is_a_response_error(body, message):
-    """L13, L14: NaN, infinity, a repeated or missing index, or vectors of two lengths are refused."""
+    """MR2, LM5: NaN, infinity, a repeated or missing index, or vectors of two lengths are refused."""
     def respond(server, connection):
         connection.sendall(reply_head(Content_Length=len(body)) + body)
 
@@ -481,7 +481,7 @@ def test_a_malformed_embedding_reply_is_a_response_error(body, message):
 
 
 def test_vectors_of_two_lengths_across_batches_are_refused():
-    """L14: each batch may be well formed, yet vectors of 2 and 3 numbers in one call are an error."""
+    """LM5: each batch may be well formed, yet vectors of 2 and 3 numbers in one call are an error."""
     bodies = [embedding_reply((0, [1.0, 2.0])), embedding_reply((0, [1.0, 2.0, 3.0]))]
 
     def respond(server, connection):
@@ -494,7 +494,7 @@ def test_vectors_of_two_lengths_across_batches_are_refused():
 
 
 def test_a_text_over_max_input_chars_is_refused_before_sending(stub):
-    """L14: a text longer than max_input_chars is LLMInputTooLarge, naming it, and nothing is sent."""
+    """LM5: a text longer than max_input_chars is LLMInputTooLarge, naming it, and nothing is sent."""
     embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model", max_input_chars=10)
     with pytest.raises(LLMInputTooLarge, match="text 1 has 11 characters; max_input_chars is 10") as raised:
         embedder.embed(["short", "x" * 11])
@@ -528,9 +528,9 @@ def test_a_text_over_max_input_chars_is_refused_before_sending(stub):
     ({"api_key": "sk-clé"}, "api_key must be printable ASCII"),
 ])
 def test_a_bad_setting_fails_at_construction_naming_the_rule(setting, rule):
-    """L6: a bad setting is a ValueError when the client is made, naming the rule it breaks."""
+    """LM3: a bad setting is a ValueError when the client is made, naming the rule it breaks."""
     arguments = {"base_url": "http://127.0.0.1:9/v1", "model": "m", **setting}
-    with pytest.raises(ValueError, match=f"L6: {rule}"):
+    with pytest.raises(ValueError, match=f"LM3: {rule}"):
         OpenAICompatibleChat(**arguments)
 
 
@@ -540,8 +540,8 @@ def test_a_bad_setting_fails_at_construction_naming_the_rule(setting, rule):
     ({"timeout": -1}, "timeout"),
 ])
 def test_a_bad_embeddings_setting_fails_at_construction(setting, rule):
-    """L6: the embeddings client checks its own settings and the shared ones when it is made."""
-    with pytest.raises(ValueError, match=f"L6: {rule} must be"):
+    """LM3: the embeddings client checks its own settings and the shared ones when it is made."""
+    with pytest.raises(ValueError, match=f"LM3: {rule} must be"):
         OpenAICompatibleEmbeddings("http://127.0.0.1:9/v1", "m", **setting)
 
 

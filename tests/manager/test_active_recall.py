@@ -41,7 +41,7 @@ def test_a_call_returns_json_results_with_score_breakdowns(recall):
 
 
 def test_a_call_is_scoped_to_its_user(recall):
-    """S2 through the tool: bob's memory never answers ana's call, and vice versa."""
+    """MG1 through the tool: bob's memory never answers ana's call, and vice versa."""
     reply = json.loads(recall.handle_search_memory({"query": "database"}, "ana"))
     assert reply["results"] == []
 

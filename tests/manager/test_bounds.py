@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.bounds: token budgets, query caps and the layer cache (B9-B11)."""
+"""Example tests for recuris.manager.bounds: token budgets, query caps and the layer cache (BD1-BD3)."""
 
 import pytest
 
@@ -7,23 +7,23 @@ from recuris.manager.bounds import MAX_QUERY_CHARS, LayerCache, cap_query, check
 
 @pytest.mark.parametrize("budget", [float("nan"), 1.5, -1, True, "10"])
 def test_a_budget_that_is_not_a_count_is_refused_naming_the_rule(budget):
-    """B9: only an int >= 0, or None, is a token budget."""
-    with pytest.raises(ValueError, match="S4"):
+    """BD1: only an int >= 0, or None, is a token budget."""
+    with pytest.raises(ValueError, match="Q1"):
         check_token_budget(budget)
 
 
 def test_a_query_is_cut_at_the_cap_and_says_so():
-    """B10: a query within the cap comes back whole; a longer one is cut to the cap and flagged."""
+    """BD2: a query within the cap comes back whole; a longer one is cut to the cap and flagged."""
     assert cap_query("a" * MAX_QUERY_CHARS) == ("a" * MAX_QUERY_CHARS, False)
     assert cap_query("a" * (MAX_QUERY_CHARS + 1)) == ("a" * MAX_QUERY_CHARS, True)
 
 
 def test_the_layer_cache_evicts_the_least_recently_used():
-    """B11: reading an entry makes it the most recent; past the capacity the least recent goes."""
+    """BD3: reading an entry makes it the most recent; past the capacity the least recent goes."""
     cache = LayerCache(2)
     cache["ana"], cache["bob"] = 1, 2
     assert cache["ana"] == 1
     cache["cy"] = 3
     assert list(cache) == ["ana", "cy"]
-    with pytest.raises(ValueError, match="B11"):
+    with pytest.raises(ValueError, match="BD3"):
         LayerCache(0)

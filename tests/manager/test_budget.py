@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.budget: document 001's token-budget eviction (B1-B4)."""
+"""Example tests for recuris.manager.budget: document 001's token-budget eviction (BU1-BU4)."""
 
 import pytest
 
@@ -31,33 +31,33 @@ def test_score_uses_the_documented_weights():
 
 
 def test_lowest_score_goes_first_until_the_budget_holds():
-    """B1, B3: the least important item is evicted first; eviction stops when the rest fit."""
+    """BU1, BU3: the least important item is evicted first; eviction stops when the rest fit."""
     items = [item("keep", importance=0.9), item("drop", importance=0.1), item("also", importance=0.5)]
     kept, evicted = fit(items, max_tokens=20, now=0.0)
     assert [i.id for i in evicted] == ["drop"] and [i.id for i in kept] == ["keep", "also"]
 
 
 def test_never_fewer_than_two_items():
-    """B4: even far over budget, two items stay."""
+    """BU4: even far over budget, two items stay."""
     kept, _ = fit([item(str(n)) for n in range(5)], max_tokens=0, now=0.0)
     assert len(kept) == 2
 
 
 def test_the_protected_goal_is_never_evicted():
-    """B2: the goal stays although it has the lowest score."""
+    """BU2: the goal stays although it has the lowest score."""
     items = [item("goal", importance=0.0), item("a", importance=0.9), item("b", importance=0.9)]
     kept, evicted = fit(items, max_tokens=0, now=0.0, protected={"goal"})
     assert "goal" in [i.id for i in kept] and "goal" not in [i.id for i in evicted]
 
 
 def test_ties_evict_the_older_item():
-    """B3: equal scores evict the older item first."""
+    """BU3: equal scores evict the older item first."""
     items = [item("new", created_at=10.0), item("old", created_at=0.0), item("x", importance=1.0)]
     _, evicted = fit(items, max_tokens=20, now=10.0)
     assert evicted[0].id == "old"
 
 
 def test_negative_budget_is_refused():
-    """A negative budget is a ValueError naming B1."""
-    with pytest.raises(ValueError, match="B1"):
+    """A negative budget is a ValueError naming BU1."""
+    with pytest.raises(ValueError, match="BU1"):
         fit([], max_tokens=-1, now=0.0)

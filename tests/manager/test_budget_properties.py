@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.budget.fit against a naive re-scoring model (B1-B4)."""
+"""Property tests for recuris.manager.budget.fit against a naive re-scoring model (BU1-BU4)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,17 +28,17 @@ def build(rows):
 
 
 @given(specs, st.integers(0, 400), st.sets(st.integers(0, 11), max_size=3))
-def test_B1_to_B4_fit_keeps_within_budget_protects_and_evicts_lowest_first(rows, budget, protected_numbers):
-    """B1-B4 on any items, budget and protected set."""
+def test_BU1_to_BU4_fit_keeps_within_budget_protects_and_evicts_lowest_first(rows, budget, protected_numbers):
+    """BU1-BU4 on any items, budget and protected set."""
     items, now = build(rows), 48 * 3600.0
     protected = {f"i{n}" for n in protected_numbers}
     kept, evicted = fit(items, budget, now, protected)
     tokens = sum(estimate_tokens(i.content) for i in kept)
     unprotected_kept = [i for i in kept if i.id not in protected]
-    assert tokens <= budget or len(kept) <= 2 or not unprotected_kept  # B1
-    assert not {i.id for i in evicted} & protected  # B2
-    if evicted:  # B3: nothing kept and unprotected scores below the last item evicted
+    assert tokens <= budget or len(kept) <= 2 or not unprotected_kept  # BU1
+    assert not {i.id for i in evicted} & protected  # BU2
+    if evicted:  # BU3: nothing kept and unprotected scores below the last item evicted
         last = max(retention_score(i, now) for i in evicted)
         assert all(retention_score(i, now) >= last for i in unprotected_kept)
-    assert len(kept) >= min(2, len(items))  # B4
+    assert len(kept) >= min(2, len(items))  # BU4
     assert sorted(i.id for i in kept + evicted) == sorted(i.id for i in items)

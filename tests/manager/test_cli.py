@@ -1,4 +1,4 @@
-"""The command line, `python -m recuris`, as an operator runs it (V1-V12): through `subprocess` where the
+"""The command line, `python -m recuris`, as an operator runs it (V1-V9, VA1-VA3): through `subprocess` where the
 rule is about the shell (exit status, environment, standard streams), in process where it is about data."""
 
 import argparse
@@ -110,7 +110,7 @@ READING = [["stats"], ["list", "--user", "ana"], ["search", "x", "--user", "ana"
 @pytest.mark.parametrize("make", [another_application, future_version, empty])
 @pytest.mark.parametrize("command", READING, ids=lambda command: command[0])
 def test_a_reading_command_changes_no_byte_of_a_file_it_refuses(tmp_path, make, command):
-    """V4, S16: a reading command refuses a file not its own with exit 1, and leaves it as it was."""
+    """V4, SF2: a reading command refuses a file not its own with exit 1, and leaves it as it was."""
     path = make(tmp_path / "x.db")
     before = path.read_bytes()
     assert cli("--db", str(path), *command)[0] == 1
@@ -169,14 +169,14 @@ def every_action():
 
 
 def test_every_option_and_argument_has_help_text():
-    """V8: no option or argument of any command is left without help text."""
+    """VA3: no option or argument of any command is left without help text."""
     missing = [(command, action.dest) for command, action in every_action()
                if not action.help or action.help == argparse.SUPPRESS]
     assert missing == []
 
 
 def test_help_of_a_command_explains_its_options():
-    """V8: `search --help` shows each option of search with its explanation."""
+    """VA3: `search --help` shows each option of search with its explanation."""
     completed = shell("search", "--help")
     text = " ".join(completed.stdout.split())  # argparse wraps lines to the terminal's width
     assert completed.returncode == 0 and "--task-type" in text and "the recall clock" in text
@@ -184,14 +184,14 @@ def test_help_of_a_command_explains_its_options():
 
 
 def test_db_is_accepted_before_or_after_the_command(database):
-    """V6: `--db FILE stats` and `stats --db FILE` do the same thing."""
+    """VA1: `--db FILE stats` and `stats --db FILE` do the same thing."""
     before, after = shell("--db", str(database), "stats"), shell("stats", "--db", str(database))
     assert before.returncode == after.returncode == 0 and before.stdout == after.stdout
     assert "users: 2" in after.stdout
 
 
 def test_the_database_can_come_from_the_environment_and_the_option_wins(database, tmp_path):
-    """V6: RECURIS_DB names the database when --db is absent; a --db on the command line wins."""
+    """VA1: RECURIS_DB names the database when --db is absent; a --db on the command line wins."""
     from_environment = shell("list", "--user", "bob", environment={ENVIRONMENT_DATABASE: str(database)})
     assert from_environment.returncode == 0 and "green tea" in from_environment.stdout
     absent = str(tmp_path / "absent.db")
@@ -200,7 +200,7 @@ def test_the_database_can_come_from_the_environment_and_the_option_wins(database
 
 
 def test_no_database_named_is_a_usage_error():
-    """V7: neither --db nor RECURIS_DB exits 2 and says how to name one."""
+    """VA2: neither --db nor RECURIS_DB exits 2 and says how to name one."""
     completed = shell("stats")
     assert completed.returncode == 2 and ENVIRONMENT_DATABASE in completed.stderr
 
@@ -212,7 +212,7 @@ JSON_COMMANDS = [["stats"], ["list", "--user", "ana"],
 
 @pytest.mark.parametrize("command", JSON_COMMANDS, ids=lambda command: command[0])
 def test_json_prints_one_object_per_line_on_every_reading_command(database, command):
-    """V9: with --json, every line of standard output is one JSON object, and there is at least one."""
+    """V6: with --json, every line of standard output is one JSON object, and there is at least one."""
     completed = shell(*command, "--json", "--db", str(database))
     lines = completed.stdout.splitlines()
     assert completed.returncode == 0 and lines
@@ -226,14 +226,14 @@ def test_json_prints_one_object_per_line_on_every_reading_command(database, comm
                          ids=["top-k-0", "top-k-word", "at-word", "negative-timeout", "no-user",
                               "no-command"])
 def test_a_bad_command_line_exits_2_and_creates_no_file(tmp_path, bad):
-    """V2, V7: a malformed command line exits 2 with a message and creates no file."""
+    """V2, VA2: a malformed command line exits 2 with a message and creates no file."""
     completed = shell("--db", str(tmp_path / "new.db"), *bad)
     assert completed.returncode == 2 and "error:" in completed.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_bad_command_line_changes_no_byte_of_the_database(database):
-    """V7: a usage error on an existing database (here `--top-k 0` on search) leaves it as it was."""
+    """VA2: a usage error on an existing database (here `--top-k 0` on search) leaves it as it was."""
     before = database.read_bytes()
     assert shell("search", "x", "--user", "ana", "--top-k", "0", "--db", str(database)).returncode == 2
     assert database.read_bytes() == before
@@ -267,12 +267,12 @@ def test_import_reads_standard_input_for_a_dash_and_says_so_in_its_help(database
 
 
 def test_an_import_that_fails_creates_no_database(database, tmp_path):
-    """V11: a bad line, or a batch the store refuses, leaves no database file (nor its journals) behind."""
+    """V8: a bad line, or a batch the store refuses, leaves no database file (nor its journals) behind."""
     item = json.loads(shell("export", "--user", "bob", "--db", str(database)).stdout)
     folder = tmp_path / "imports"
     folder.mkdir()
     (folder / "bad.jsonl").write_text(json.dumps(item) + "\nnot json\n", encoding="utf-8")
-    stolen = {**item, "user_id": "eve"}  # the same id for another user: the store refuses the batch (S7)
+    stolen = {**item, "user_id": "eve"}  # the same id for another user: the store refuses the batch (S2)
     (folder / "refused.jsonl").write_text(f"{json.dumps(item)}\n{json.dumps(stolen)}\n", encoding="utf-8")
     for name in ("bad.jsonl", "refused.jsonl"):
         completed = shell("import", str(folder / name), "--db", str(folder / "copy.db"))
@@ -281,7 +281,7 @@ def test_an_import_that_fails_creates_no_database(database, tmp_path):
 
 
 def test_forget_user_without_yes_says_what_it_would_delete_and_deletes_nothing(database):
-    """V10: forget-user without --yes exits 2 naming what would be deleted, and changes no byte."""
+    """V7: forget-user without --yes exits 2 naming what would be deleted, and changes no byte."""
     before = database.read_bytes()
     completed = shell("forget-user", "ana", "--db", str(database))
     assert completed.returncode == 2 and "would delete 3 items of 'ana'" in completed.stderr
@@ -289,7 +289,7 @@ def test_forget_user_without_yes_says_what_it_would_delete_and_deletes_nothing(d
 
 
 def test_forget_user_of_a_user_with_nothing_says_so_and_writes_nothing(database):
-    """V10: forgetting a user the database has never heard of exits 1 and adds no audit record."""
+    """V7: forgetting a user the database has never heard of exits 1 and adds no audit record."""
     records = len(SQLiteStore(database, read_only=True).audit())
     completed = shell("forget-user", "anna", "--yes", "--db", str(database))
     assert completed.returncode == 1 and "'anna' has no memory" in completed.stderr
@@ -297,7 +297,7 @@ def test_forget_user_of_a_user_with_nothing_says_so_and_writes_nothing(database)
 
 
 def test_export_with_audit_carries_the_trail_and_import_restores_it(database, tmp_path):
-    """V12: `export --with-audit` adds the user's audit records; importing the file brings them back."""
+    """V9: `export --with-audit` adds the user's audit records; importing the file brings them back."""
     exported = shell("export", "--user", "ana", "--with-audit", "--db", str(database)).stdout
     trail = [json.loads(line)["audit"] for line in exported.splitlines() if '"audit"' in line[:9]]
     assert {"supersede", "write"} <= {record["operation"] for record in trail}

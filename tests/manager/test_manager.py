@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.manager.MemoryManager: routing, recall, isolation, privacy (S2-S5, G4, G5)."""
+"""Example tests for recuris.manager.manager.MemoryManager: routing, recall, isolation, privacy (MG1-MG5, Q1)."""
 
 import logging
 import threading
@@ -37,7 +37,7 @@ def test_statement_seen_twice_is_promoted_to_a_fact(manager, clock):
 
 
 def test_explicit_semantic_write_supersedes_and_keeps_the_old_fact(manager):
-    """S3: a contradicting fact supersedes the old one, which is kept and marked invalid."""
+    """MG2: a contradicting fact supersedes the old one, which is kept and marked invalid."""
     old = manager.write("database: MySQL", "ana", level="semantic")
     new = manager.write("database: PostgreSQL", "ana", level="semantic")
     old_now = manager.get(old.id, "ana")
@@ -82,7 +82,7 @@ def test_recall_counts_an_access_and_audits_it(manager, clock):
 
 
 def test_a_recall_adds_one_audit_record_however_many_results(manager):
-    """G4: one audit record per recall names every result, so the log grows by one per recall."""
+    """MG4: one audit record per recall names every result, so the log grows by one per recall."""
     for n in range(5):
         manager.write(f"deploy region {n}: eu-west-{n}", "ana", level="semantic")
     before = len(manager.history("ana"))
@@ -101,7 +101,7 @@ def test_recall_stays_within_the_token_budget(manager):
 
 
 def test_no_read_returns_another_users_item(manager):
-    """S2: get, list, export, recall and procedures are scoped to one user."""
+    """MG1: get, list, export, recall and procedures are scoped to one user."""
     secret = manager.write("password hint: blue", "ana", level="semantic")
     manager.write("deploy", "ana", level="procedural", metadata={"steps": ["x"], "task_types": ["release"]})
     assert manager.get(secret.id, "bob") is None
@@ -110,7 +110,7 @@ def test_no_read_returns_another_users_item(manager):
 
 
 def test_forget_user_leaves_no_text_anywhere_in_the_database(tmp_path, clock):
-    """S5: after forget_user, neither the items nor the audit log hold the user's text, even on disk."""
+    """MG3: after forget_user, neither the items nor the audit log hold the user's text, even on disk."""
     path = tmp_path / "m.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
     manager.write("secret-token-XYZZY: 42", "ana", level="semantic")
@@ -128,7 +128,7 @@ def test_forget_user_leaves_no_text_anywhere_in_the_database(tmp_path, clock):
 
 
 def test_a_failing_store_makes_recall_return_nothing_with_a_warning(caplog):
-    """G5: recall on a broken store degrades to no memory, with a logged warning."""
+    """MG5: recall on a broken store degrades to no memory, with a logged warning."""
 
     class Broken(InMemoryStore):
         def list(self, *args, **kwargs):
@@ -155,8 +155,8 @@ def test_bad_arguments_are_refused_before_anything_is_stored(manager):
 
 @pytest.mark.parametrize("budget", [float("nan"), -1, 2.5, True, "40"])
 def test_a_token_budget_that_is_not_a_count_is_refused(manager, budget):
-    """S4: token_budget is an int >= 0 or None; NaN would silently disable the budget."""
-    with pytest.raises(ValueError, match="S4: token_budget"):
+    """Q1: token_budget is an int >= 0 or None; NaN would silently disable the budget."""
+    with pytest.raises(ValueError, match="Q1: token_budget"):
         manager.recall("anything", "ana", token_budget=budget)
 
 
@@ -212,7 +212,7 @@ def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(c
 
 
 def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
-    """G6: with writes queued and reads working, get, list and recall see the queued write."""
+    """QR1: with writes queued and reads working, get, list and recall see the queued write."""
     inner = Outage()
     manager = MemoryManager(inner, clock=clock)
     inner.down = "writes"
@@ -222,7 +222,7 @@ def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
 
 
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):
-    """S3, S26: counting the access of a stale copy never rewrites its validity: one valid fact remains."""
+    """MG2, S10: counting the access of a stale copy never rewrites its validity: one valid fact remains."""
 
     class Paused(InMemoryStore):
         pause = None  # run once, between recall's read of the facts and its bookkeeping
@@ -244,7 +244,7 @@ def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not
 
 
 def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
-    """G1, G7: offline ids of two managers differ, so neither queued write is refused as the other's."""
+    """G1, G4: offline ids of two managers differ, so neither queued write is refused as the other's."""
     inner = Outage()
     first, second = MemoryManager(inner, clock=clock), MemoryManager(inner, clock=clock)
     inner.down = "all"
@@ -256,7 +256,7 @@ def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
 
 
 def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(tmp_path, clock):
-    """T3: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
+    """TS1: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
     manager = MemoryManager(SQLiteStore(tmp_path / "memory.db"), clock=clock)
     for n in range(10):
         manager.write(f"secret deploy note {n}", "gone")
@@ -290,7 +290,7 @@ def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting
 
 
 def test_a_query_past_the_cap_is_cut_and_the_result_says_so(manager):
-    """B10: recall reads at most MAX_QUERY_CHARS of a query, and flags the cut on its result."""
+    """BD2: recall reads at most MAX_QUERY_CHARS of a query, and flags the cut on its result."""
     manager.write("deploy region: eu-west", "ana", level="semantic")
     long = manager.recall("deploy region " + "padding " * 50_000, "ana")
     short = manager.recall("deploy region", "ana")
@@ -299,7 +299,7 @@ def test_a_query_past_the_cap_is_cut_and_the_result_says_so(manager):
 
 
 def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock):
-    """B11: past `max_loaded_users`, the least recently used user's layers are let go, and reload on use."""
+    """BD3: past `max_loaded_users`, the least recently used user's layers are let go, and reload on use."""
     manager = MemoryManager(clock=clock, max_loaded_users=2)
     for number, user in enumerate(("ana", "bob", "ana", "cy")):
         manager.write(f"fact {number}: {user}", user, level="semantic")
@@ -323,7 +323,7 @@ def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_bac
 
 
 def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
-    """S14: a manager's write is one transaction on SQLite: its item and its audit record, nothing else."""
+    """S5: a manager's write is one transaction on SQLite: its item and its audit record, nothing else."""
     store = SQLiteStore(tmp_path / "m.db")
     manager = MemoryManager(store, clock=ManualClock(0))
     manager.write("warm up the user's layers", "ana", level="episodic")

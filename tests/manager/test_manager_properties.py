@@ -1,4 +1,4 @@
-"""MemoryManager on SQLite checked against a naive model of what each user wrote (S1-S5)."""
+"""MemoryManager on SQLite checked against a naive model of what each user wrote (SQ1, MG1, MG2, Q1, MG3)."""
 
 import shutil
 import tempfile
@@ -63,16 +63,16 @@ class ManagerMachine(RuleBasedStateMachine):
         result = self.manager.recall(query, user, top_k=4, token_budget=budget)
         totals = [r.total for r in result.results]
         weights = self.manager.policy.weights
-        assert totals == sorted(totals, reverse=True)  # S4
+        assert totals == sorted(totals, reverse=True)  # Q1
         for r in result.results:
-            assert r.item.user_id == user  # S2
+            assert r.item.user_id == user  # MG1
             assert (
                 r.total
                 == weights.relevance * r.relevance
                 + weights.recency * r.recency
                 + weights.importance * r.importance
             )
-        assert budget is None or estimate_tokens(result.text) <= budget  # S4
+        assert budget is None or estimate_tokens(result.text) <= budget  # Q1
 
     @rule(user=users)
     def forget(self, user):
@@ -88,7 +88,7 @@ class ManagerMachine(RuleBasedStateMachine):
         self.manager = MemoryManager(SQLiteStore(Path(self.folder) / "m.db", create=False), clock=self.clock)
 
     @invariant()
-    def S1_S2_each_user_holds_exactly_what_they_wrote(self):
+    def SQ1_MG1_each_user_holds_exactly_what_they_wrote(self):
         for user in ["ana", "bob", "陈"]:
             items = self.manager.list(user)
             assert all(item.user_id == user for item in items)
@@ -98,7 +98,7 @@ class ManagerMachine(RuleBasedStateMachine):
             ]
 
     @invariant()
-    def S3_facts_are_superseded_never_rewritten(self):
+    def MG2_facts_are_superseded_never_rewritten(self):
         for user, written in self.facts.items():
             facts = self.manager.layers(user).semantic.facts
             for subject in {s for s, _ in written}:
@@ -107,7 +107,7 @@ class ManagerMachine(RuleBasedStateMachine):
                 assert all(old.superseded_by == new.id for old, new in zip(about, about[1:], strict=False))
 
     @invariant()
-    def S5_forgotten_users_leave_no_text_behind(self):
+    def MG3_forgotten_users_leave_no_text_behind(self):
         for user in self.forgotten:
             assert self.manager.list(user) == []
             assert all(r.reason == "" or r.operation == "forget-user" for r in self.manager.history(user))

@@ -38,7 +38,7 @@ def test_finish_writes_one_episode_with_every_step_and_clears_working_memory():
 
 
 def test_the_goal_survives_the_working_budget():
-    """N1, B2: under a tiny budget, steps are evicted but the goal item stays."""
+    """N1, BU2: under a tiny budget, steps are evicted but the goal item stays."""
     manager = manager_with(working_token_budget=10)
     manager.start_task("ana", "keep this goal in view")
     for n in range(5):

@@ -1,4 +1,4 @@
-"""The BM25 index checked against a naive BM25 over a plain dict of documents (B12, B13)."""
+"""The BM25 index checked against a naive BM25 over a plain dict of documents (B1, B2)."""
 
 import math
 from collections import Counter
@@ -67,11 +67,11 @@ class BM25Machine(RuleBasedStateMachine):
         self.model.documents.pop(key, None)
 
     @rule(query=queries, k=st.integers(0, 12))
-    def B13_top_equals_a_full_sort_of_naive_scores(self, query, k):
+    def B2_top_equals_a_full_sort_of_naive_scores(self, query, k):
         assert self.index.top(query, k) == self.model.top(query, k)
 
     @rule(query=queries)
-    def B12_every_path_gives_the_naive_score(self, query):
+    def B1_every_path_gives_the_naive_score(self, query):
         expected = {key: self.model.score(query, key) for key in self.model.documents}
         assert {key: self.index.raw(query, key) for key in expected} == expected
         assert self.index.accumulate(query) == {key: s for key, s in expected.items() if s > 0}
@@ -96,8 +96,8 @@ skewed = st.lists(st.sampled_from("a a a a b b b c c d e f".split()), min_size=1
 @given(st.lists(skewed, min_size=1, max_size=60),
        st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5),
        st.integers(1, 6), st.sets(st.integers(0, 59)))
-def test_B13_top_matches_the_naive_sort_where_pruning_applies(documents, query, k, removed):
-    """B13: on larger collections of skewed terms, where MaxScore prunes, top still equals the naive sort."""
+def test_B2_top_matches_the_naive_sort_where_pruning_applies(documents, query, k, removed):
+    """B2: on larger collections of skewed terms, where MaxScore prunes, top still equals the naive sort."""
     index, model = BM25Index(), NaiveBM25(1.2, 0.75)
     for number, words in enumerate(documents):
         index.add(f"d{number}", words)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.retrieval.candidates: layers, one scale for relevance and recency, neighbours (Q1, Q2, Q12)."""
+"""Example tests for recuris.retrieval.candidates: layers, one scale for relevance and recency, neighbours (Q2, CA1, CA2)."""
 
 import pytest
 
@@ -20,7 +20,7 @@ def store(request):
 
 
 def test_episodes_are_gathered_only_when_semantic_memory_is_thin(store):
-    """Q2: with enough relevant facts, episodic items are not considered."""
+    """CA1: with enough relevant facts, episodic items are not considered."""
     store.put(
         [
             item("f1", "python is used"),
@@ -35,7 +35,7 @@ def test_episodes_are_gathered_only_when_semantic_memory_is_thin(store):
 
 
 def test_superseded_facts_only_when_asked_for(store):
-    """Q2: an invalid fact is excluded unless include_invalid is set, and then says so."""
+    """CA1: an invalid fact is excluded unless include_invalid is set, and then says so."""
     store.put([item("f1", "database MySQL", invalidated_at=5.0)])
     assert gather(store, "ana", "database", RecallPolicy(), 0.0, None, []) == []
     [found] = gather(store, "ana", "database", RecallPolicy(), 0.0, None, [], include_invalid=True)
@@ -43,7 +43,7 @@ def test_superseded_facts_only_when_asked_for(store):
 
 
 def test_the_most_relevant_candidate_has_relevance_one(store):
-    """Q1: relevance is divided by the best candidate's raw score, so the best scores exactly 1."""
+    """Q2: relevance is divided by the best candidate's raw score, so the best scores exactly 1."""
     store.put([item("a", "deploy the api to eu-west", level="episodic"),
                item("b", "the api is slow", level="episodic")])
     found = {r.item.id: r.relevance for r in gather(store, "ana", "deploy api", RecallPolicy(), 0.0, None, [])}
@@ -76,7 +76,7 @@ def test_a_clearly_relevant_old_memory_beats_a_fresh_weak_one(store):
 
 
 def test_a_neighbour_in_the_same_task_enters_with_a_share_of_its_score(store):
-    """Q12: the answer after the question enters at neighbour_weight times the question's raw score."""
+    """CA2: the answer after the question enters at neighbour_weight times the question's raw score."""
     store.put([item("q", "what did you adopt last week", level="episodic", task_id="s1"),
                item("a", "a puppy named Biscuit", level="episodic", task_id="s1"),
                item("other", "nothing to see", level="episodic", task_id="s2")])
@@ -85,13 +85,13 @@ def test_a_neighbour_in_the_same_task_enters_with_a_share_of_its_score(store):
 
 
 def test_items_outside_a_task_have_no_neighbours(store):
-    """Q12: consecutive writes without a task are not context for each other."""
+    """CA2: consecutive writes without a task are not context for each other."""
     store.put([item("q", "what did you adopt", level="episodic"), item("a", "a puppy", level="episodic")])
     assert [r.item.id for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])] == ["q"]
 
 
 def test_neighbours_never_cross_a_task(store):
-    """Q12: the last item of one task is not the neighbour of the first of the next."""
+    """CA2: the last item of one task is not the neighbour of the first of the next."""
     store.put([item("q", "what did you adopt", level="episodic", task_id="s1"),
                item("a", "a puppy", level="episodic", task_id="s2")])
     assert [r.item.id for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])] == ["q"]
@@ -107,6 +107,6 @@ def test_a_scorer_factory_scores_in_python_what_matching_finds(store):
 
 @pytest.mark.parametrize("field, value", [("candidate_pool", 0), ("neighbour_weight", 1.5)])
 def test_policy_settings_are_checked(field, value):
-    """Q12: a pool below 1 or a neighbour weight outside [0, 1] is refused."""
+    """CA2: a pool below 1 or a neighbour weight outside [0, 1] is refused."""
     with pytest.raises(ValueError, match=field):
         RecallPolicy(**{field: value})

@@ -1,4 +1,4 @@
-"""Property tests for recuris.retrieval.candidates: one ranking on every store, on one scale (Q1, Q2, Q12, S21)."""
+"""Property tests for recuris.retrieval.candidates: one ranking on every store, on one scale (Q2, CA1, CA2, S8)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +22,7 @@ def build(rows) -> list[MemoryItem]:
 
 
 @given(items, queries, st.integers(1, 10))
-def test_S21_both_stores_give_the_same_top_k_through_the_manager(rows, query, top_k):
+def test_S8_both_stores_give_the_same_top_k_through_the_manager(rows, query, top_k):
     """The same items in memory and on SQLite: recall returns the same items, scores and order."""
     results = []
     for store in (InMemoryStore(), SQLiteStore(":memory:")):
@@ -34,8 +34,8 @@ def test_S21_both_stores_give_the_same_top_k_through_the_manager(rows, query, to
 
 
 @given(items, queries)
-def test_Q1_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, query):
-    """Q1: parts lie in [0, 1]; when anything is found, the most relevant candidate has relevance 1."""
+def test_Q2_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, query):
+    """Q2: parts lie in [0, 1]; when anything is found, the most relevant candidate has relevance 1."""
     store = InMemoryStore()
     store.put(build(rows))
     found = gather(store, "ana", query, RecallPolicy(thin_semantic=10**6), 100 * 86_400.0, None, [])
@@ -44,8 +44,8 @@ def test_Q1_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, 
 
 
 @given(items, queries)
-def test_Q12_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(rows, query):
-    """Q12: without neighbours a candidate scores its own; with them, its own plus 0.25 of each beside it."""
+def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(rows, query):
+    """CA2: without neighbours a candidate scores its own; with them, its own plus 0.25 of each beside it."""
     store = InMemoryStore()
     store.put(build([(content, "episodic", task, importance, day) for content, _, task, importance, day in rows]))
     policy, alone = RecallPolicy(thin_semantic=10**6), RecallPolicy(thin_semantic=10**6, neighbour_weight=0)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.retrieval.recall: score breakdowns, ranking, budgets (S4, Q1, Q3)."""
+"""Example tests for recuris.retrieval.recall: score breakdowns, ranking, budgets (Q1, Q2, Q3)."""
 
 import pytest
 
@@ -22,7 +22,7 @@ def item(id, content, level="semantic", importance=0.5, created_at=0.0, **fields
 
 
 def test_total_is_the_weighted_sum_of_its_parts():
-    """S4: total = 0.75·relevance + 0.1·recency + 0.15·importance with the default weights."""
+    """Q1: total = 0.75·relevance + 0.1·recency + 0.15·importance with the default weights."""
     result = score(
         item("a", "x", importance=0.4), 0.3, now=7 * DAY, weights=Weights(), half_life=7 * DAY, reason="r"
     )
@@ -48,7 +48,7 @@ def test_relevance_alone_does_not_decide():
 
 
 def test_assemble_skips_what_does_not_fit_and_keeps_order():
-    """S4: the assembled text stays within the budget; a smaller later item may still fit."""
+    """Q1: the assembled text stays within the budget; a smaller later item may still fit."""
     big = score(item("big", "word " * 200), 1.0, 0, Weights(), DAY, "")
     small = score(item("small", "tiny"), 0.5, 0, Weights(), DAY, "")
     chosen, text = assemble(rank([big, small]), token_budget=20)
@@ -56,10 +56,10 @@ def test_assemble_skips_what_does_not_fit_and_keeps_order():
 
 
 def test_weights_must_be_non_negative_and_not_all_zero():
-    """Q1: bad weights are refused."""
-    with pytest.raises(ValueError, match="Q1"):
+    """Q2: bad weights are refused."""
+    with pytest.raises(ValueError, match="Q2"):
         Weights(relevance=-1)
-    with pytest.raises(ValueError, match="Q1"):
+    with pytest.raises(ValueError, match="Q2"):
         Weights(0, 0, 0)
 
 

@@ -1,4 +1,4 @@
-"""Property tests for recuris.retrieval.recall (S4, Q1)."""
+"""Property tests for recuris.retrieval.recall (Q1, Q2)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,8 +20,8 @@ candidates = st.lists(
 
 
 @given(candidates, weights, st.none() | st.integers(0, 200))
-def test_S4_Q1_ranked_by_total_totals_are_weighted_sums_and_text_fits(rows, weights, budget):
-    """S4: sorted by total; each total is the weighted sum; the text fits the budget. Q1: parts in [0, 1]."""
+def test_Q1_Q2_ranked_by_total_totals_are_weighted_sums_and_text_fits(rows, weights, budget):
+    """Q1: sorted by total; each total is the weighted sum; the text fits the budget. Q2: parts in [0, 1]."""
     results = [
         score(
             MemoryItem(

@@ -1,4 +1,4 @@
-"""Example tests for recuris.retrieval.scoring: the inverted index, Jaccard and BM25 (B5-B7)."""
+"""Example tests for recuris.retrieval.scoring: the inverted index, Jaccard and BM25 (SR1-SR3)."""
 
 import math
 
@@ -15,18 +15,18 @@ STEMS = [
 
 @pytest.mark.parametrize("word, expected", STEMS)
 def test_the_light_stemmer_joins_common_forms(word, expected):
-    """B7: plural, past, gerund and adverb forms meet their base; short and non-Latin words stay."""
+    """SR3: plural, past, gerund and adverb forms meet their base; short and non-Latin words stay."""
     assert stem(word) == expected
 
 
 def test_analyze_drops_stop_words_and_keeps_cjk_bigrams():
-    """B7: question words go, content words are stemmed, Chinese is bigrammed."""
+    """SR3: question words go, content words are stemmed, Chinese is bigrammed."""
     assert analyze("What did Caroline research about adoption agencies? 注册账号") == [
         "carolin", "research", "adoption", "agency", "注册", "册账", "账号"]
 
 
 def test_bm25_matches_the_okapi_formula():
-    """B5: a hand-computed Okapi score, divided by the query's best possible score."""
+    """SR1: a hand-computed Okapi score, divided by the query's best possible score."""
     scorer = BM25Scorer(k1=1.2, b=0.75, analyzer=str.split)
     scorer.add("a", ["red", "apple", "red"])
     scorer.add("b", ["green", "pear"])
@@ -38,7 +38,7 @@ def test_bm25_matches_the_okapi_formula():
 
 
 def test_scores_lie_in_the_unit_interval_and_are_zero_without_a_shared_term():
-    """B5: and only the documents sharing a term are candidates."""
+    """SR1: and only the documents sharing a term are candidates."""
     scorer = BM25Scorer(analyzer=str.split)
     scorer.add("a", ["x", "y"])
     scorer.add("b", ["z"])
@@ -47,7 +47,7 @@ def test_scores_lie_in_the_unit_interval_and_are_zero_without_a_shared_term():
 
 
 def test_removing_a_document_restores_the_index():
-    """B6: add then remove leaves postings and lengths as they were."""
+    """SR2: add then remove leaves postings and lengths as they were."""
     scorer = BM25Scorer(analyzer=str.split)
     scorer.add("a", ["x", "y"])
     before = (dict(scorer.postings), scorer.total_length)
@@ -80,7 +80,7 @@ def test_episodic_memory_retrieves_with_bm25():
 
 
 def test_a_rarer_term_weighs_more():
-    """B5: on documents of equal length, the document holding the rarer query term ranks first."""
+    """SR1: on documents of equal length, the document holding the rarer query term ranks first."""
     scorer = BM25Scorer(analyzer=str.split)
     for key, terms in {"common": ["red", "x"], "rare": ["blue", "x"], "c2": ["red", "y"], "c3": ["red", "z"]}.items():
         scorer.add(key, terms)

@@ -1,4 +1,4 @@
-"""Property tests for recuris.retrieval.scoring: the BM25 index equals its scan (B5, B6)."""
+"""Property tests for recuris.retrieval.scoring: the BM25 index equals its scan (SR1, SR2)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,8 +12,8 @@ queries = st.lists(st.sampled_from("x y z w q".split()), max_size=4)
 
 
 @given(documents, queries)
-def test_B5_candidates_score_exactly_like_every_document(docs, query):
-    """B5: scores in [0, 1]; the candidate path equals scoring every document, zeros left out."""
+def test_SR1_candidates_score_exactly_like_every_document(docs, query):
+    """SR1: scores in [0, 1]; the candidate path equals scoring every document, zeros left out."""
     scorer = BM25Scorer(analyzer=str.split)
     for key, terms in docs.items():
         scorer.add(key, terms)
@@ -23,8 +23,8 @@ def test_B5_candidates_score_exactly_like_every_document(docs, query):
 
 
 @given(documents, st.lists(st.sampled_from("x y z".split()), min_size=1, max_size=4))
-def test_B6_add_then_remove_restores_the_index(docs, extra):
-    """B6: an added-then-removed document leaves no trace."""
+def test_SR2_add_then_remove_restores_the_index(docs, extra):
+    """SR2: an added-then-removed document leaves no trace."""
     scorer = BM25Scorer(analyzer=str.split)
     for key, terms in docs.items():
         scorer.add(key, terms)

@@ -73,14 +73,14 @@ def test_ids_are_still_handed_out_during_an_outage(flaky):
 
 
 def test_offline_ids_of_two_stores_with_one_clock_differ(flaky):
-    """G7: two buffered stores on the same clock hand out different offline ids."""
+    """G4: two buffered stores on the same clock hand out different offline ids."""
     first, second = BufferedStore(flaky, clock=lambda: 12.5), BufferedStore(flaky, clock=lambda: 12.5)
     flaky.down = True
     assert first.new_id("item") != second.new_id("item")
 
 
 def test_offline_ids_of_two_processes_with_one_clock_differ():
-    """G7: two processes, each offline with the same clock reading, hand out different ids."""
+    """G4: two processes, each offline with the same clock reading, hand out different ids."""
     script = (
         "from recuris import InMemoryStore, StoreError\n"
         "from recuris.storage.buffered_store import BufferedStore\n"
@@ -109,16 +109,16 @@ def test_deleting_a_user_drops_their_queued_writes(flaky):
 
 
 def test_a_batch_refused_by_a_rule_is_raised_when_nothing_is_queued(flaky):
-    """A rule violation (S7) is not an outage: it raises at once and is not queued."""
+    """A rule violation (S2) is not an outage: it raises at once and is not queued."""
     store = BufferedStore(flaky)
     store.put([item("i1", "ana")])
-    with pytest.raises(ValueError, match="S7"):
+    with pytest.raises(ValueError, match="S2"):
         store.put([item("i1", "bob")])
     assert store.pending == 0
 
 
 def test_reads_see_queued_writes(flaky):
-    """G6: get, list and matching return a queued item as if it were written, newest copy first."""
+    """QR1: get, list and matching return a queued item as if it were written, newest copy first."""
     store = BufferedStore(flaky)
     store.put([item("i1")])
     flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))  # reads still work
@@ -131,7 +131,7 @@ def test_reads_see_queued_writes(flaky):
 
 
 def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):
-    """G6: the queue is newer than the store, so a queued item is returned without asking it."""
+    """QR1: the queue is newer than the store, so a queued item is returned without asking it."""
     store = BufferedStore(flaky)
     flaky.down = True
     store.put([item("i1")])
@@ -139,11 +139,11 @@ def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):
 
 
 def test_close_with_writes_still_queued_fails_loudly_and_keeps_them(flaky):
-    """G8: close flushes; what cannot be written is named in a StoreError and stays queued."""
+    """G5: close flushes; what cannot be written is named in a StoreError and stays queued."""
     store = BufferedStore(flaky)
     flaky.down = True
     store.put([item("i1")])
-    with pytest.raises(StoreError, match=r"G8: 1 queued batch\(es\) not written.*i1"):
+    with pytest.raises(StoreError, match=r"G5: 1 queued batch\(es\) not written.*i1"):
         store.close()
     assert store.pending == 1
     flaky.down = False
@@ -152,19 +152,19 @@ def test_close_with_writes_still_queued_fails_loudly_and_keeps_them(flaky):
 
 
 def test_the_retry_queue_is_bounded_and_a_write_past_it_fails_loudly(flaky):
-    """G9: past `max_pending` queued batches a write raises StoreError; nothing queued is dropped."""
+    """G6: past `max_pending` queued batches a write raises StoreError; nothing queued is dropped."""
     store = BufferedStore(flaky, max_pending=2)
     flaky.down = True
     store.put([item("i1")])
     store.put([item("i2")])
-    with pytest.raises(StoreError, match="G9: the retry queue is full"):
+    with pytest.raises(StoreError, match="G6: the retry queue is full"):
         store.put([item("i3")])
     flaky.down = False
     assert store.flush() and [i.id for i in flaky.list("ana")] == ["i1", "i2"]
 
 
 def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
-    """G6: a queued put's deletions hide what it deletes; a queued access counts once, and lands in order."""
+    """QR1: a queued put's deletions hide what it deletes; a queued access counts once, and lands in order."""
     store = BufferedStore(flaky)
     store.put([item("i1"), item("i2")])
     flaky.down = True
@@ -181,7 +181,7 @@ def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
 
 
 def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky):
-    """G3, G6: after delete_user, neither a queued write nor a queued access of the user is read or written."""
+    """G3, QR1: after delete_user, neither a queued write nor a queued access of the user is read or written."""
     store = BufferedStore(flaky)
     flaky.down = True
     store.put([item("i1"), item("b1", "bob")])

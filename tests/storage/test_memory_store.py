@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.memory_store: write order and copies (S25, S10)."""
+"""Example tests for recuris.storage.memory_store: write order and copies (MS1, S4)."""
 
 from recuris import InMemoryStore, MemoryItem
 
@@ -8,7 +8,7 @@ def item(id, content="x", task_id=None):
 
 
 def test_a_rewrite_keeps_its_place_and_a_deleted_item_put_again_comes_last():
-    """S25: list follows first put; rewriting keeps the place, deleting then putting moves to the end."""
+    """MS1: list follows first put; rewriting keeps the place, deleting then putting moves to the end."""
     store = InMemoryStore()
     store.put([item("a"), item("b"), item("c")])
     store.put([item("a", "new text", task_id="t")])
@@ -19,7 +19,7 @@ def test_a_rewrite_keeps_its_place_and_a_deleted_item_put_again_comes_last():
 
 
 def test_what_is_read_is_a_copy():
-    """S10: changing a read item's metadata changes nothing stored."""
+    """S4: changing a read item's metadata changes nothing stored."""
     store = InMemoryStore()
     store.put([MemoryItem(id="a", user_id="ana", level="episodic", content="x", metadata={"k": [1]})])
     store.get("ana", "a").metadata["k"].append(2)

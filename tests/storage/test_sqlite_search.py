@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.sqlite_search: searched by index, scored in SQL, cut with LIMIT (S21, S23)."""
+"""Example tests for recuris.storage.sqlite_search: searched by index, scored in SQL, cut with LIMIT (S8, SX1)."""
 
 import pytest
 
@@ -26,20 +26,20 @@ STATEMENTS = [
 
 @pytest.mark.parametrize("statement, parameters", STATEMENTS, ids=lambda value: str(value)[:40])
 def test_every_search_statement_reads_through_an_index(store, statement, parameters):
-    """S23: SQLite's plan searches items and postings by key; it never scans either table."""
+    """SX1: SQLite's plan searches items and postings by key; it never scans either table."""
     plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
     assert not [step for step in plan if step.startswith("SCAN") and ("items" in step or "postings" in step)]
     assert any("postings" in step or "items" in step for step in plan)
 
 
 def test_search_returns_only_the_limit_best_scored_in_sql(store):
-    """S21: ten of fifty matching items come back, best first, ties to the later-written item."""
+    """S8: ten of fifty matching items come back, best first, ties to the later-written item."""
     found = store.search("ana", "episodic", ["deploy"], 10)
     assert len(found) == 10 and [item.id for item, _ in found] == [f"i{n}" for n in range(49, 39, -1)]
 
 
 def test_a_user_sees_only_their_own_statistics():
-    """S21: another user's many items change neither the results nor the scores of this user."""
+    """S8: another user's many items change neither the results nor the scores of this user."""
     alone, crowded = SQLiteStore(":memory:"), SQLiteStore(":memory:")
     mine = [MemoryItem(id="a1", user_id="ana", level="episodic", content="deploy region eu"),
             MemoryItem(id="a2", user_id="ana", level="episodic", content="rotate keys")]

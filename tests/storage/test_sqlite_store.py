@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.sqlite_store.SQLiteStore: persistence, schema, crashes (S1, S6, S9)."""
+"""Example tests for recuris.storage.sqlite_store.SQLiteStore: persistence, schema, crashes (SQ1, SQ2, SQ3)."""
 
 import os
 import signal
@@ -22,7 +22,7 @@ def item(id, content="ok then", **fields):
 
 
 def test_reopen_gives_back_items_and_audit(tmp_path):
-    """S1: closing and reopening returns exactly what was written."""
+    """SQ1: closing and reopening returns exactly what was written."""
     store = SQLiteStore(tmp_path / "m.db")
     written = [
         item("i1", importance=0.25, metadata={"tags": ["a"]}),
@@ -44,7 +44,7 @@ def test_journal_is_write_ahead_logging(tmp_path):
 
 
 def test_schema_has_the_indexes_the_design_names(tmp_path):
-    """S23: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
+    """SX1: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
         indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
@@ -78,7 +78,7 @@ def test_another_schema_version_is_refused(tmp_path):
 
 @pytest.mark.parametrize("make", [another_application, future_version])
 def test_a_writing_open_refuses_a_file_not_ours_before_writing_a_byte(tmp_path, make):
-    """S16: another application's database or a later schema version is refused, and left as it was."""
+    """SF2: another application's database or a later schema version is refused, and left as it was."""
     path = make(tmp_path / "x.db")
     before = path.read_bytes()
     with pytest.raises(StoreError, match="another application|schema version"):
@@ -87,7 +87,7 @@ def test_a_writing_open_refuses_a_file_not_ours_before_writing_a_byte(tmp_path, 
 
 
 def test_a_read_only_store_writes_nothing(tmp_path):
-    """S16: a read-only store reads what is there and refuses every write."""
+    """SF2: a read-only store reads what is there and refuses every write."""
     SQLiteStore(tmp_path / "m.db").put([item("i1")])
     store = SQLiteStore(tmp_path / "m.db", read_only=True)
     with pytest.raises(StoreError, match="readonly"):
@@ -97,7 +97,7 @@ def test_a_read_only_store_writes_nothing(tmp_path):
 
 @pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
 def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
-    """S16: a read-only or non-creating open of a missing file is an error, of an empty file a refusal."""
+    """SF2: a read-only or non-creating open of a missing file is an error, of an empty file a refusal."""
     with pytest.raises(FileNotFoundError):
         SQLiteStore(tmp_path / "absent.db", **options)
     (tmp_path / "empty.db").write_bytes(b"")
@@ -107,7 +107,7 @@ def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
 
 
 def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
-    """S16: a version 2 file is refused by a reading open, and kept whole and upgraded by a writing one."""
+    """SF2: a version 2 file is refused by a reading open, and kept whole and upgraded by a writing one."""
     SQLiteStore(tmp_path / "m.db").put([item("i1")])
     with sqlite3.connect(tmp_path / "m.db") as db:
         db.execute("DROP TABLE forgotten")
@@ -119,7 +119,7 @@ def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
 
 
 def test_sql_in_text_is_only_ever_data(tmp_path):
-    """S6: text that looks like SQL is stored as text and changes nothing in the schema."""
+    """SQ2: text that looks like SQL is stored as text and changes nothing in the schema."""
     store = SQLiteStore(tmp_path / "m.db")
     hostile = "x'); DROP TABLE items; --"
     store.put([MemoryItem(id=hostile, user_id=hostile, level="semantic", content=hostile)])
@@ -154,7 +154,7 @@ WRITER = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
-    """S9: after SIGKILL mid-write, integrity_check is ok and every committed batch is there, whole."""
+    """SQ3: after SIGKILL mid-write, integrity_check is ok and every committed batch is there, whole."""
     path = tmp_path / "crash.db"
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path), str(ROOT)], stdout=subprocess.PIPE, text=True
@@ -173,7 +173,7 @@ def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
 
 
 def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
-    """S12: opening a version 2 file rebuilds the postings from the items, and search finds them."""
+    """SH1: opening a version 2 file rebuilds the postings from the items, and search finds them."""
     path = tmp_path / "m.db"
     SQLiteStore(path).put([item("i1", content="deploy the api"), item("i2", content="rotate keys")])
     with sqlite3.connect(path) as db:  # turn the file back into what version 2 left
@@ -184,14 +184,14 @@ def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
 
 
 def test_recording_an_access_for_a_user_forgotten_since_is_refused(tmp_path):
-    """S17, S26: an access prepared before another store object forgot its user is refused whole."""
+    """S6, S10: an access prepared before another store object forgot its user is refused whole."""
     from recuris.storage.store import Access, ForgottenUserError
 
     reader, forgetter = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
     reader.put([MemoryItem(id="i1", user_id="ana", level="episodic", content="deploy failed")])
     forgetter.delete_user("ana")
     forgetter.put([MemoryItem(id="i1", user_id="ana", level="episodic", content="written after")])
-    with pytest.raises(ForgottenUserError, match="S17"):
+    with pytest.raises(ForgottenUserError, match="S6"):
         reader.record_access([Access("ana", "i1", 9.0)])
     assert forgetter.get("ana", "i1").access_count == 0
     reader.generation("ana")  # read again: the reader knows of the forget, and may count
@@ -201,7 +201,7 @@ def test_recording_an_access_for_a_user_forgotten_since_is_refused(tmp_path):
 
 
 def test_threads_share_one_store(tmp_path):
-    """T3: one SQLiteStore serves several threads, one statement or transaction at a time."""
+    """TS1: one SQLiteStore serves several threads, one statement or transaction at a time."""
     import threading
 
     store = SQLiteStore(tmp_path / "t.db")
@@ -220,7 +220,7 @@ def test_threads_share_one_store(tmp_path):
 
 
 def test_two_store_objects_on_one_file_never_hand_out_the_same_id(tmp_path):
-    """S8: ids are reserved a block at a time per store object, so two objects on one file never collide."""
+    """S3: ids are reserved a block at a time per store object, so two objects on one file never collide."""
     first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
     ids = [store.new_id("item") for _ in range(100) for store in (first, second)]
     assert len(set(ids)) == 200

@@ -1,4 +1,4 @@
-"""Property tests for SQLiteStore: any text round-trips, through a reopen (S1, S6)."""
+"""Property tests for SQLiteStore: any text round-trips, through a reopen (SQ1, SQ2)."""
 
 import tempfile
 from pathlib import Path
@@ -33,8 +33,8 @@ metadata = st.dictionaries(
         max_size=8,
     )
 )
-def test_S1_S6_any_item_survives_a_reopen_unchanged(rows):
-    """S1, S6: items with hostile text and metadata come back equal after close and reopen."""
+def test_SQ1_SQ2_any_item_survives_a_reopen_unchanged(rows):
+    """SQ1, SQ2: items with hostile text and metadata come back equal after close and reopen."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.db"
         store = SQLiteStore(path)
@@ -62,8 +62,8 @@ def test_S1_S6_any_item_survives_a_reopen_unchanged(rows):
 @given(
     st.lists(st.tuples(st.sampled_from(["ana", "bob"]), texts), min_size=1, max_size=10), st.text(max_size=40)
 )
-def test_S12_S13_matching_equals_a_filtered_list(rows, query):
-    """S12, S13: the term index finds exactly the items that share an analysed term with the query."""
+def test_SH1_S7_matching_equals_a_filtered_list(rows, query):
+    """SH1, S7: the term index finds exactly the items that share an analysed term with the query."""
     from recuris.retrieval.scoring import analyze
 
     store = SQLiteStore(":memory:")

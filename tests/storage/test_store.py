@@ -1,4 +1,4 @@
-"""The Store contract, run against every implementation: the in-memory model and SQLite (S7, S8, S10, S11)."""
+"""The Store contract, run against every implementation: the in-memory model and SQLite (S1-S4)."""
 
 import pytest
 
@@ -21,7 +21,7 @@ def item(id, user="ana", level="episodic", content="something happened", **field
 
 
 def test_put_then_get_returns_an_equal_copy(store):
-    """S10: what is got back equals what was put, and changing it changes nothing stored."""
+    """S4: what is got back equals what was put, and changing it changes nothing stored."""
     store.put([item("i1", metadata={"tags": ["x"]})])
     got = store.get("ana", "i1")
     got.metadata["tags"].append("changed")
@@ -29,7 +29,7 @@ def test_put_then_get_returns_an_equal_copy(store):
 
 
 def test_reads_are_scoped_to_one_user(store):
-    """S11: get and list never return another user's item."""
+    """S1: get and list never return another user's item."""
     store.put([item("i1", user="ana"), item("i2", user="bob")])
     assert store.get("bob", "i1") is None
     assert [i.id for i in store.list("bob")] == ["i2"]
@@ -52,9 +52,9 @@ def test_put_replaces_an_item_in_place(store):
 
 
 def test_an_item_cannot_move_to_another_user(store):
-    """S7: putting an id owned by another user is refused, and the whole batch with it."""
+    """S2: putting an id owned by another user is refused, and the whole batch with it."""
     store.put([item("i1", user="ana")])
-    with pytest.raises(ValueError, match="S7"):
+    with pytest.raises(ValueError, match="S2"):
         store.put([item("i9", user="bob"), item("i1", user="bob")])
     assert store.list("bob") == [] and store.get("ana", "i1").user_id == "ana"
 
@@ -74,7 +74,7 @@ def test_delete_user_removes_every_item_of_the_user(store):
 
 
 def test_new_ids_are_fresh(store):
-    """S8: new_id never returns an id in use, by any user."""
+    """S3: new_id never returns an id in use, by any user."""
     store.put([item("episode-1", user="bob")])
     first, second = store.new_id("episode"), store.new_id("episode")
     assert "episode-1" not in (first, second) and first != second
@@ -95,7 +95,7 @@ def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
 
 
 def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
-    """S13: matching equals filtering list by shared tokens, for one user and level."""
+    """S7: matching equals filtering list by shared tokens, for one user and level."""
     store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys"),
                item("i3", content="注册账号 today"), item("i4", content="deploy again", level="semantic"),
                item("i5", user="bob", content="deploy for bob")])
@@ -104,7 +104,7 @@ def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
 
 
 def test_matching_follows_updates_and_deletes(store):
-    """S12: the term index follows a rewritten content and a deletion."""
+    """SH1: the term index follows a rewritten content and a deletion."""
     store.put([item("i1", content="alpha beta")])
     store.put([item("i1", content="gamma delta")])
     assert store.matching("ana", "episodic", ["alpha"]) == []
@@ -114,7 +114,7 @@ def test_matching_follows_updates_and_deletes(store):
 
 
 def test_an_id_written_twice_in_one_batch_keeps_its_last_version(store):
-    """S10, S12: within a batch the last write of an id wins, in the items and in the term index."""
+    """S4, SH1: within a batch the last write of an id wins, in the items and in the term index."""
     store.put([item("i1", content="alpha words"), item("i1", content="beta words", access_count=2)])
     assert [(i.content, i.access_count) for i in store.list("ana")] == [("beta words", 2)]
     assert store.matching("ana", "episodic", ["alpha"]) == []
@@ -122,7 +122,7 @@ def test_an_id_written_twice_in_one_batch_keeps_its_last_version(store):
 
 
 def test_rewriting_only_access_fields_keeps_the_item_findable(store):
-    """S12: an update that leaves the content alone (a recall's reinforcement) keeps its terms."""
+    """SH1: an update that leaves the content alone (a recall's reinforcement) keeps its terms."""
     store.put([item("i1", content="gamma words")])
     store.put([item("i1", content="gamma words", access_count=5)])
     assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [("i1", 5)]
@@ -130,7 +130,7 @@ def test_rewriting_only_access_fields_keeps_the_item_findable(store):
 
 @pytest.mark.parametrize("text", ["caf\udce9", "\ud800 alone"])
 def test_both_stores_refuse_a_lone_surrogate_the_same_way(text):
-    """S6: text that is not valid Unicode is refused before either store sees it, so both agree."""
+    """SQ2: text that is not valid Unicode is refused before either store sees it, so both agree."""
     for store in (InMemoryStore(), SQLiteStore(":memory:")):
         manager = MemoryManager(store)
         with pytest.raises(ValueError, match="valid Unicode"):
@@ -139,7 +139,7 @@ def test_both_stores_refuse_a_lone_surrogate_the_same_way(text):
 
 
 def test_recording_an_access_changes_only_the_access_fields(store):
-    """S26: an access counts a use; it never reopens a closed item, and a deleted one stays gone."""
+    """S10: an access counts a use; it never reopens a closed item, and a deleted one stays gone."""
     store.put([item("i1").closed(5.0, "i2"), item("gone"), item("bob's", user="bob")])
     store.delete("ana", ["gone"])
     store.record_access([Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)])
@@ -149,7 +149,7 @@ def test_recording_an_access_changes_only_the_access_fields(store):
 
 @pytest.mark.parametrize("level", [None, "working"])
 def test_iterate_yields_what_list_returns_in_batches(store, level):
-    """S27: iterate's batches, joined, are exactly list's items in list's order."""
+    """S11: iterate's batches, joined, are exactly list's items in list's order."""
     store.put([item(f"i{n}", user="ana" if n % 4 else "bob", level=("episodic", "working")[n % 2])
                for n in range(23)])
     batches = list(store.iterate("ana", level, batch_size=3))
@@ -158,7 +158,7 @@ def test_iterate_yields_what_list_returns_in_batches(store, level):
 
 
 def test_deleting_yielded_items_between_batches_changes_nothing_yielded(store):
-    """S27: a caller may delete the items of each batch before asking for the next."""
+    """S11: a caller may delete the items of each batch before asking for the next."""
     store.put([item(f"i{n}") for n in range(10)])
     seen = []
     for batch in store.iterate("ana", batch_size=4):
@@ -175,8 +175,8 @@ def test_delete_removes_only_the_named_items_of_the_user_and_counts_them(store):
 
 
 def test_a_put_that_deletes_another_users_item_cannot_take_its_id(store):
-    """S7: putting an id another user owns is refused, even when the same put deletes that item first."""
+    """S2: putting an id another user owns is refused, even when the same put deletes that item first."""
     store.put([item("x", user="bob")])
-    with pytest.raises(ValueError, match="S7"):
+    with pytest.raises(ValueError, match="S2"):
         store.put([item("x")], delete=[item("x", user="bob")])
     assert store.get("bob", "x") is not None and store.get("ana", "x") is None

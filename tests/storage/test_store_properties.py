@@ -1,4 +1,4 @@
-"""Both stores against a naive model: search, matching and neighbours after any writes (S13, S21, S22, S24).
+"""Both stores against a naive model: search, matching and neighbours after any writes (S7, S8, S9, TI1).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -91,7 +91,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
         return [item for item in self.model.values() if item.user_id == user and item.level == level]
 
     @invariant()
-    def S21_search_ranks_as_naive_bm25_in_every_store(self):
+    def S8_search_ranks_as_naive_bm25_in_every_store(self):
         for user in ("ana", "bob"):
             for level in ("episodic", "semantic"):
                 for terms in QUERY_TERMS:
@@ -110,7 +110,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
                     assert ids[0] == ids[1]
 
     @invariant()
-    def S13_matching_is_the_items_sharing_a_term_in_write_order(self):
+    def S7_matching_is_the_items_sharing_a_term_in_write_order(self):
         for user in ("ana", "bob"):
             terms = set(analyze("deploy fish 数据库"))
             expected = [i.id for i in self.scope(user, "episodic") if terms & set(analyze(i.content))]
@@ -118,7 +118,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
                 assert [i.id for i in store.matching(user, "episodic", terms)] == expected
 
     @invariant()
-    def S22_S24_neighbours_are_the_previous_and_next_of_the_same_level_and_task(self):
+    def S9_TI1_neighbours_are_the_previous_and_next_of_the_same_level_and_task(self):
         for item in self.model.values():
             thread = [i.id for i in self.model.values()
                       if (i.user_id, i.level, i.task_id) == (item.user_id, item.level, item.task_id)]

@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.term_index: terms per scope, order per task (S24)."""
+"""Example tests for recuris.storage.term_index: terms per scope, order per task (TI1)."""
 
 from recuris import MemoryItem
 from recuris.storage.term_index import TermIndex
@@ -9,7 +9,7 @@ def item(id, content, level="episodic", task_id="t", user_id="ana"):
 
 
 def test_a_rewrite_keeps_its_place_and_moves_between_threads():
-    """S24: an item rewritten into another task keeps its write position; its old thread forgets it."""
+    """TI1: an item rewritten into another task keeps its write position; its old thread forgets it."""
     index = TermIndex(0.9, 0.5)
     first, second, third = item("a", "one"), item("b", "two"), item("c", "three")
     for each in (first, second, third):
@@ -21,7 +21,7 @@ def test_a_rewrite_keeps_its_place_and_moves_between_threads():
 
 
 def test_a_deleted_item_leaves_no_term_and_no_user_behind():
-    """S24: after the last item of a user goes, the user, their terms and their threads are gone."""
+    """TI1: after the last item of a user goes, the user, their terms and their threads are gone."""
     index = TermIndex(0.9, 0.5)
     only = item("a", "deploy keys", user_id="bob")
     index.add(only)
