@@ -76,21 +76,11 @@ class RecurisAgent:
     """Run tasks with an LLM, remembering within a task and across tasks."""
 
     def __init__(
-        self,
-        working_memory: WorkingMemory,
-        episodic_memory: EpisodicMemory,
-        llm_fn: Callable[[str], str],
-        max_steps: int = 15,
-        *,
-        top_k: int = 2,
-        threshold: float = 0.25,
-        max_failures: int = 1,
-        is_failure: Callable[[str], bool] = looks_like_failure,
-        decay: DecayManager | None = None,
-        observer: Callable[[StageEvent], None] | None = None,
-        clock: Callable[[], float] = time.time,
-        experience: Experience | None = None,
-        tools: Callable[[str], str | None] | None = None,
+        self, working_memory: WorkingMemory, episodic_memory: EpisodicMemory, llm_fn: Callable[[str], str],
+        max_steps: int = 15, *, top_k: int = 2, threshold: float = 0.25, max_failures: int = 1,
+        is_failure: Callable[[str], bool] = looks_like_failure, decay: DecayManager | None = None,
+        observer: Callable[[StageEvent], None] | None = None, clock: Callable[[], float] = time.time,
+        experience: Experience | None = None, tools: Callable[[str], str | None] | None = None,
     ) -> None:
         """Raises ValueError for max_steps or max_failures below 1 (A1), or a bad top_k or threshold.
 

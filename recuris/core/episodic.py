@@ -4,9 +4,8 @@ Document 000 §2.1 and §3.2: each episode keeps task type, goal, trajectory, st
 failure reason; retrieval returns at most `top_k` (2-5) episodes whose similarity passes
 a `threshold`, and pads with nothing below it. The prototype compared the query with the
 task type alone and scanned every episode; here the key is task type *and* goal, and the
-scorer's inverted index means a query touches only episodes sharing a term. Episodes live
-in this object; an `EpisodeArchive`, when given, keeps them beyond it (the manager passes
-one backed by its store).
+scorer's inverted index means a query touches only episodes sharing a term. An optional
+`EpisodeArchive` keeps the episodes beyond this object.
 
 Invariants:
     E1  `retrieve` returns at most `top_k` hits.
@@ -33,17 +32,15 @@ __all__ = ["EpisodicMemory", "EpisodeArchive", "check_query"]
 
 
 class EpisodeArchive(Protocol):
-    """Where episodes outlive the memory that holds them (E6).
+    """Where episodes outlive the memory that holds them (E6): the manager's store, say.
 
-    `load()` yields each kept episode with the terms stored beside it (None when none were);
-    `new_id()` returns an id no episode has; `write(episode, terms, audit, delete)` keeps an
-    episode (new or updated), storing `terms` when given, with the audit records and
-    deletions in the same transaction; `delete(ids)` forgets episodes.
+    `load()` yields each episode with the terms stored beside it, or None; `write` keeps an
+    episode and its terms, with the audit records and deletions, in one transaction.
     """
 
     def load(self) -> Iterable[tuple[Episode, Sequence | None]]: ...
     def new_id(self) -> str: ...
-    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable = (), delete: Iterable = ()) -> None: ...
+    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable, delete: Iterable) -> None: ...
     def delete(self, episode_ids: list[str]) -> None: ...
 
 
@@ -118,7 +115,7 @@ class EpisodicMemory:
         if self._episodes.get(episode.id) is not episode:
             raise ValueError(f"episode {episode.id!r} is not stored in this memory")
         if self.archive is not None:
-            self.archive.write(episode, self._kept(self._terms[episode.id]))
+            self.archive.write(episode, self._kept(self._terms[episode.id]), (), ())
 
     def remove(self, episode_ids: Iterable[str]) -> list[Episode]:
         """Remove the episodes with these ids (unknown ids are ignored); return those removed."""

@@ -7,8 +7,6 @@ mistakes the documents describe exactly when the memory that prevents them is mi
 without the goal it stops early, without progress it repeats a finished step, without a
 pin it breaks a constraint, without a failed episode it retries a path known to fail.
 
-(`ReflectingLLM`, which answers reflection prompts, is in recuris/evolution/reflecting_llm.py.)
-
 Invariants:
     L1  every mock is a pure function of its inputs and its own call history.
     L2  `PromptFollowingLLM` reads nothing but the prompt text.
@@ -141,7 +139,7 @@ class PromptFollowingLLM:
 
         for finished, subtask in view.subtasks:
             options = layout.subtask_options(subtask)
-            if finished or any(layout.matches_option(a, option, view.known) for a in done for option in options):
+            if finished or any(layout.matches_option(a, o, view.known) for a in done for o in options):
                 continue
             # Prefer an option that worked before, then any option not known to fail.
             ranked = sorted(options, key=lambda option: normalize(option) not in followed)

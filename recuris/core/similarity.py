@@ -25,13 +25,11 @@ __all__ = ["Scorer", "JaccardScorer", "jaccard", "jaccard_from_sizes"]
 class Scorer(Protocol):
     """What episodic memory needs of a similarity: index a text's terms, score a query.
 
-    `analyzer(text)` turns a text into the terms the scorer indexes (tokens, or a vector).
-    `add(key, terms)` indexes one document, replacing any earlier one under the key;
-    `remove(key)` forgets it (unknown keys are ignored). `score(query, key)` is one
-    document's similarity in [0, 1], 0 when nothing is shared; `score_candidates(query)`
-    returns (key, score) for every document that may score above 0, through the index, with
-    the very floats `score` gives. `persist` says whether the terms are worth storing with
-    the memory (embeddings are: a reload must not pay for them again; tokens are not).
+    `analyzer(text)` gives the terms the scorer indexes (tokens, or a vector); `add(key,
+    terms)` indexes a document, replacing any under the key; `remove(key)` forgets it.
+    `score(query, key)` is one document's similarity in [0, 1], 0 when nothing is shared;
+    `score_candidates(query)` gives (key, score) for every document that may score above 0,
+    with the floats `score` gives. `persist`: store the terms with the memory (embeddings).
     """
 
     persist: bool

@@ -1,9 +1,7 @@
 """Validation: the checks every input passes before memory takes it, each written once.
 
 Document 003 §7 asks that memory never be corrupted by what it is given: a bad value is
-refused at the door, with an error that names the rule it breaks, and nothing is stored.
-Text must be non-blank, valid Unicode (a lone surrogate cannot be written as UTF-8); a
-count is an int, never a bool (True is an int in Python, and `top_k=True` is a mistake).
+refused at the door, with an error naming the rule it breaks, and nothing is stored.
 
 Invariants:
     VL1 `require_text` returns its value unchanged, or raises naming the argument: TypeError
@@ -12,7 +10,7 @@ Invariants:
         else raises ValueError naming the argument.
 """
 
-__all__ = ["require_text", "require_texts", "require_count", "unicode_problem"]
+__all__ = ["require_text", "require_count", "unicode_problem"]
 
 
 def require_text(name: str, value: object) -> str:
@@ -27,17 +25,6 @@ def require_text(name: str, value: object) -> str:
     if problem := unicode_problem(value):
         raise ValueError(f"{name} must be valid Unicode text: {problem}")
     return value
-
-
-def require_texts(name: str, values: object, rule: str = "") -> list[str]:
-    """Return values as a list if it is a collection of non-blank str (not one str).
-
-    Raises TypeError naming `name` (and `rule`, if given) for a str or a non-iterable.
-    """
-    prefix = f"{rule}: " if rule else ""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{prefix}{name} must be a collection of str, got {type(values).__name__}")
-    return [require_text(name, value) for value in values]
 
 
 def require_count(name: str, value: object, minimum: int = 0, maximum: int | None = None) -> int:

@@ -184,7 +184,5 @@ class WorkingMemory:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (
-            f"WorkingMemory(goal={self._goal!r}, steps={len(self._trajectory)}, "
-            f"recent={len(self._recent)}/{self.window_size}, summary_chars={len(self._summary)})"
-        )
+        return (f"WorkingMemory(goal={self._goal!r}, steps={len(self._trajectory)}, "
+                f"recent={len(self._recent)}/{self.window_size}, summary_chars={len(self._summary)})")

@@ -45,7 +45,8 @@ from ..storage.archives import StoredEpisodes, StoredFacts
 from ..storage.store import ForgottenUserError, Store, StoreError
 from .tasks import TaskLifecycle
 from .user_layers import UserLayers
-from ..core.validation import require_text, require_texts
+from ..core.validation import require_text
+from ..storage.item import require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
 

@@ -84,7 +84,8 @@ class StoredEpisodes:
     def new_id(self) -> str:
         return self.store.new_id("episode")
 
-    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable = (), delete: Iterable = ()) -> None:
+    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable = (),
+              delete: Iterable = ()) -> None:
         item = episode_to_item(episode, self.user_id)
         if terms is not None:
             item.metadata["embedding"] = list(terms)

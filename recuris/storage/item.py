@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from ..core.text import flatten
 from ..core.validation import require_text, unicode_problem
 
-__all__ = ["MemoryItem", "LEVELS", "CheckedClock", "MAX_TIME"]
+__all__ = ["MemoryItem", "LEVELS", "CheckedClock", "MAX_TIME", "require_texts"]
 
 LEVELS = ("working", "episodic", "semantic", "procedural")
 # About the year 33,658. Today in milliseconds (1.7e12) is beyond it, so a clock read in the
@@ -165,3 +165,14 @@ class CheckedClock:
 
     def __repr__(self) -> str:
         return f"CheckedClock({self.clock!r})"
+
+
+def require_texts(name: str, values: object, rule: str = "") -> list[str]:
+    """Return values as a list if it is a collection of non-blank str (not one str).
+
+    Raises TypeError naming `name` (and `rule`, if given) for a str or a non-iterable.
+    """
+    prefix = f"{rule}: " if rule else ""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{prefix}{name} must be a collection of str, got {type(values).__name__}")
+    return [require_text(name, value) for value in values]
