@@ -113,22 +113,6 @@ def test_hostile_step_text_cannot_forge_a_goal_line():
     assert view.goal == "register an account"
 
 
-def test_reflecting_llm_draws_insights_by_rule_with_sources():
-    """ReflectingLLM: 'our X is Y' -> 'X: Y'; 'I prefer X' -> 'user prefers X'; an apology -> a learning."""
-    import json
-
-    from recuris.evolution.reflecting_llm import ReflectingLLM
-
-    prompt = ("Interactions:\n  [turn-1] user: Our region is eu-west. | agent: ok\n"
-              "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n")
-    reply = json.loads(ReflectingLLM()(prompt))["insights"]
-    assert [(i["type"], i["content"], i["sources"]) for i in reply] == [
-        ("user_fact", "region: eu-west", ["turn-1"]),
-        ("user_fact", "user prefers tea", ["turn-2"]),
-        ("agent_learning", "check before answering: I prefer tea", ["turn-2"]),
-    ]
-
-
 def test_a_slot_is_asked_for_once_then_filled_from_the_answer():
     """Active recall: an unknown {slot} becomes a search_memory call; a recalled value fills it."""
     import json

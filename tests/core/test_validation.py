@@ -1,0 +1,42 @@
+"""Example tests for recuris.core.validation: the checks every input passes (VL1, VL2)."""
+
+import pytest
+
+from recuris.core.validation import require_count, require_text, unicode_problem
+
+
+def test_text_is_returned_unchanged():
+    """VL1: valid text comes back as it was given, spaces and case included."""
+    assert require_text("goal", "  Ship it ") == "  Ship it "
+
+
+def test_a_non_string_is_a_type_error_naming_the_argument():
+    """VL1: a number where text belongs raises TypeError naming the argument."""
+    with pytest.raises(TypeError, match="goal must be a str, got int"):
+        require_text("goal", 3)
+
+
+def test_blank_text_and_a_lone_surrogate_are_refused():
+    """VL1: blank text, and text UTF-8 cannot encode, raise ValueError naming the argument."""
+    with pytest.raises(ValueError, match="goal must not be empty"):
+        require_text("goal", " \n ")
+    with pytest.raises(ValueError, match="goal must be valid Unicode text: lone surrogate at position 1"):
+        require_text("goal", "a\ud800")
+    assert unicode_problem("注册") == ""
+
+
+def test_a_bool_is_not_a_count():
+    """VL2: True is an int in Python, and never a count."""
+    with pytest.raises(ValueError, match="E1: top_k must be an int >= 1, got True"):
+        require_count("E1: top_k", True, minimum=1)
+
+
+def test_a_count_must_lie_in_its_range():
+    """VL2: below the minimum or at the maximum is refused; the bounds themselves follow [min, max)."""
+    assert require_count("n", 0) == 0 and require_count("n", 9, maximum=10) == 9
+    with pytest.raises(ValueError, match="n must be an int >= 0, got -1"):
+        require_count("n", -1)
+    with pytest.raises(ValueError, match="n must be an int below 10, got 10"):
+        require_count("n", 10, maximum=10)
+    with pytest.raises(ValueError):
+        require_count("n", 2.0)

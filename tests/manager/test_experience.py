@@ -1,0 +1,102 @@
+"""Example tests for recuris.manager.experience: the agent's loop on a manager's memory (MX1-MX3)."""
+
+import pytest
+
+from recuris import EpisodicMemory, ManualClock, RecurisAgent, SQLiteStore, WorkingMemory
+from recuris.bench.mock_environment import MockEnvironment
+from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
+
+SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
+SITE = {"submit": "error: captcha required"}
+
+
+def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
+    """MX1: on a manager, recall adds the user's procedures and facts to the prompt; the mock follows them."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write(
+        "deploy",
+        "ana",
+        level="procedural",
+        metadata={"steps": ["run tests", "build image", "roll out"], "task_types": ["release"]},
+    )
+    manager.write("release region: eu-west", "ana", level="semantic")
+    llm = PromptFollowingLLM()
+    agent = manager.agent("ana", llm, clock=ManualClock(0))
+    result = agent.run("ship release 7 to the release region", "release", MockEnvironment())
+    assert "## Recalled memory" in llm.prompts[0] and "release region: eu-west" in llm.prompts[0]
+    assert result.success and result.episode.actions == ("run tests", "build image", "roll out")
+    assert manager.layers("ana").episodic.get(result.episode.id) is result.episode
+
+
+def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
+    """MX3, MG1: the agent's episodes go to the user's store; another user's agent never sees them."""
+    from recuris import MemoryManager, SQLiteStore
+
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
+    ana = manager.agent("ana", PromptFollowingLLM(), clock=ManualClock(0))
+    ana.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
+    manager.store.close()
+    reopened = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
+    assert [e.status for e in reopened.layers("ana").episodic.episodes] == ["failed"]
+    bob = reopened.agent("bob", PromptFollowingLLM(), clock=ManualClock(0))
+    assert not bob.run("register an account", "web form", MockEnvironment(SITE), SIGNUP).success
+    anas_second = reopened.agent("ana", PromptFollowingLLM(), clock=ManualClock(0))
+    assert anas_second.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+
+
+def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
+    """MG5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
+    from recuris import InMemoryStore, MemoryManager, StoreError
+
+    class Switchable(InMemoryStore):
+        down = False
+
+        def list(self, *args, **kwargs):
+            if self.down:
+                raise StoreError("disk I/O error")
+            return super().list(*args, **kwargs)
+
+        def put(self, *arguments, **keywords):
+            if self.down:
+                raise StoreError("disk I/O error")
+            return super().put(*arguments, **keywords)
+
+    store = Switchable()
+    manager = MemoryManager(store, clock=ManualClock(0))
+    agent = manager.agent("ana", ScriptedLLM(["a", "b"]), clock=ManualClock(0))
+    store.down = True
+    result = agent.run("goal", "type", MockEnvironment())
+    assert result.success and manager.store.pending >= 1
+    store.down = False
+    manager.store.flush()
+    assert [i.id for i in store.list("ana", "episodic")] == [result.episode.id]
+
+
+def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
+    """MX1, A6: the mock asks search_memory for a slot, gets the answer in a recalled section, and acts."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    llm = PromptFollowingLLM()
+    agent = manager.agent("ana", llm, clock=ManualClock(0), threshold=1.0)
+    env = MockEnvironment()
+    result = agent.run("ship release 9", "release", env, ["run tests", "deploy to {deploy region}"])
+    assert result.success and env.executed == ["run tests", "deploy to eu-west"]
+    asked = [p for p in llm.prompts if "## Recalled by search_memory" in p]
+    assert asked and "query: deploy region" in asked[0] and result.steps == 2
+
+
+def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
+    """MX2: a fact recalled at the start and again on every completed subtask gets one access per run."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    fact = manager.write("release region: eu-west", "ana", level="semantic")
+    agent = manager.agent("ana", ScriptedLLM(["a", "b", "c"]), clock=ManualClock(0))
+    result = agent.run("ship the release to the region", "release", MockEnvironment(), ["a", "b", "c"])
+    assert result.retrievals == 4 and manager.get(fact.id, "ana").access_count == 1
+    agent.run("ship the release to the region", "release", MockEnvironment(), ["a"])
+    assert manager.get(fact.id, "ana").access_count == 2
