@@ -3,7 +3,14 @@
 Run `python agent_demo.py`. Offline, standard library only, and the same output every run:
 the clock is a ManualClock and the model is PromptFollowingLLM, which decides from the
 prompt alone. Each task narrates the six stages of the loop (document 000 §2.3):
-1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle.
+1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle. Every outcome says why.
+
+One function per part: A-B `failure_then_recovery`, C `long_task`, D `consolidation`,
+E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K at the end of `main`.
+
+`--html FILE` also writes the whole tour as one self-contained page (recuris/bench/trace.py):
+every prompt cut into its sections, what each tier holds after each part, and plots.
+`--llm URL --model NAME` runs the same tour on a real OpenAI-compatible model.
 """
 
 import argparse
@@ -24,45 +31,106 @@ from recuris import (
     WorkingMemory,
     estimate_tokens,
 )
-from recuris.core.clock import DAY
-from recuris.llm.llm_http import OpenAICompatibleChat
 from recuris.bench.mock_environment import MockEnvironment
+from recuris.bench.recorder import Recorder, full_history, sections
+from recuris.bench.simulation import simulate, year_plot
+from recuris.bench.trace import write_page
+from recuris.core.clock import DAY
 from recuris.core.mock_llm import PromptFollowingLLM
+from recuris.core.text import FAILURE_MARKERS
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
+from recuris.llm.llm_http import OpenAICompatibleChat
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 
+# The Chinese tasks of document 000, with what they say. They stay in Chinese because they
+# show why the tokenizer needs CJK bigrams: these goals have no space to split words at.
+GLOSS = {
+    "注册一个新账号": "sign up for a new account",
+    "再注册一个测试账号": "sign up for another, test account",
+    "网页表单填写": "web form filling",
+    "打开注册页": "open the sign-up page",
+    "填写邮箱": "fill in the email",
+    "设置密码": "set a password",
+    "提交表单 | 完成验证码后提交": "submit the form | solve the captcha, then submit",
+    "失败：需要先完成验证码": "failed: solve the captcha first",
+    "ok：页面响应正常": "ok: the page responded",
+    "注册网站": "the sign-up site",
+    "提交前需要验证码": "needs a captcha before submitting",
+}
 
-def banner(letter: str, title: str) -> None:
-    print(f"\n=== {letter}. {title}")
+
+def glossed(text: str) -> str:
+    return f"{text} ({GLOSS[text]})" if text in GLOSS else text
 
 
-def day(clock: ManualClock) -> str:
-    return f"day {(clock() - START) / DAY:.1f}"
+class Tour:
+    """What every part of the tour shares: the clock, the memories, the model, and the recorder."""
+
+    def __init__(self, llm, html: str | None = None) -> None:
+        self.clock = ManualClock(START)
+        self.recorder = Recorder(self.clock)
+        self.working = WorkingMemory(window_size=6, max_summary_chars=300)
+        self.episodic = EpisodicMemory()
+        self.semantic = SemanticMemory()
+        decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=self.clock)
+        self.decay = self.recorder.watch(decay)  # every access and cycle is kept, for the trace's plot
+        self.llm = self.recorder.wrap(llm)  # every prompt is kept: printed below, and in the HTML trace
+
+    def part(self, letter: str, title: str) -> None:
+        print(f"\n=== {letter}. {title}")
+        self.recorder.begin(f"{letter}. {title}")
+
+    def say(self, text: str, indent: str = "    ") -> None:
+        """Print a line of narration, and keep it for the HTML trace."""
+        print(f"{indent}{text}")
+        self.recorder.note(text.strip())
+
+    def show(self, event) -> None:
+        """The agent's observer: print each stage event and record it."""
+        print("   ", event.render())
+        self.recorder.observe(event)
+
+    def day(self) -> str:
+        return f"day {(self.clock() - START) / DAY:.1f}"
+
+    def settle(self, audit=()) -> None:
+        """Record what each tier of the agent's own memory holds now."""
+        self.recorder.settle({
+            "working memory": self.working.to_prompt_section().splitlines()[1:],
+            "episodic memory": [f"{e.id}: {e.render()} [weight {self.decay.weight(e):.3f}, "
+                                f"accesses {e.access_count}]" for e in self.episodic.episodes],
+            "semantic memory": [fact.render() for fact in self.semantic.facts],
+        }, audit)
 
 
-def main(llm=None, reflector=None) -> None:
+def print_prompt(prompt: str) -> None:
+    """Print a prompt section by section, each line under its section's label."""
+    for label, text in sections(prompt):
+        for number, line in enumerate(line for line in text.splitlines() if line.strip()):
+            print(f"      {label if number == 0 else '':<16}| {line}")
+
+
+def why_it_ended(run, agent) -> str:
+    """Say which rule ended a run."""
+    if run.success:
+        return "the model replied FINISH: every subtask was ticked"
+    reason = run.failure_reason
+    if "failed:" in reason:
+        markers = ", ".join(repr(marker) for marker in FAILURE_MARKERS)
+        return (f"{reason}; a result containing a failure marker ({markers}) is a failed step, and "
+                f"this agent stops after {agent.max_failures} (max_failures={agent.max_failures})")
+    if "max_steps" in reason:
+        return f"{reason}: the agent's step budget ran out"
+    return reason
+
+
+def main(llm=None, reflector=None, html: str | None = None) -> None:
     """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
-    clock = ManualClock(START)
-    working = WorkingMemory(window_size=6, max_summary_chars=300)
-    episodic = EpisodicMemory()
-    decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
-    llm = llm or PromptFollowingLLM()
-    agent = RecurisAgent(
-        working,
-        episodic,
-        llm,
-        max_steps=30,
-        decay=decay,
-        clock=clock,
-        observer=lambda event: print("   ", event.render()),
-    )
-    signup = ["打开注册页", "填写邮箱", "设置密码", "提交表单 | 完成验证码后提交"]
-    website = {"提交表单": "失败：需要先完成验证码"}
-
+    tour = Tour(llm or PromptFollowingLLM())
     # An old, never-used episode, so the decay cycle below has something stale to forget.
-    episodic.add_episode(
+    tour.episodic.add_episode(
         Episode(
             task_type="report",
             goal="export the 2025 sales report as CSV",
@@ -70,22 +138,92 @@ def main(llm=None, reflector=None) -> None:
             created_at=START - 40 * DAY,
         )
     )
+    first, second = failure_then_recovery(tour)
+    third = long_task(tour)
+    consolidation(tour, [first, second, third])
+    decay_cycle(tour, first)
+    manager_tour(tour, reflector or ReflectingLLM())
 
-    banner("A", "A first task fails, and the failure is remembered")
+    tour.part("K", "The state of memory after the tour")
+    episodic, semantic = tour.episodic, tour.semantic
+    tour.say(f"working memory : {tour.working!r}")
+    held = ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes)
+    tour.say(f"episodic memory: {len(episodic)} episodes: {held}")
+    tour.say(f"semantic memory: {len(semantic)} fact(s): " + "; ".join(f.render() for f in semantic.facts))
+    tour.say(f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: {len(tour.llm.prompts)}")
+    tour.settle()
+    if html:
+        year = simulate(per_day=5)
+        caption = (f"The forgetting simulation (recuris/bench/simulation.py) at {year.per_day} memories a "
+                   "day: the store levels off instead of growing with everything ever written.")
+        figures = [("(c) The store over a simulated year", caption, year_plot(year))]
+        write_page(html, tour.recorder, "recuris: the guided tour, traced", figures)
+        print(f"\nThe trace is in {html}: open it in a browser.")
+
+
+def failure_then_recovery(tour: Tour) -> tuple:
+    """A and B: a task fails; a similar one retrieves the failure and takes the other option."""
+    agent = RecurisAgent(tour.working, tour.episodic, tour.llm, max_steps=30, decay=tour.decay,
+                         clock=tour.clock, observer=tour.show)
+    signup = ["打开注册页", "填写邮箱", "设置密码", "提交表单 | 完成验证码后提交"]
+    website = {"提交表单": "失败：需要先完成验证码"}
+
+    tour.part("A", "A first task fails, and the failure is remembered")
+    tour.say(f"task: {glossed('注册一个新账号')}, of type {glossed('网页表单填写')}")
+    tour.say("plan, one subtask a line:")
+    for number, step in enumerate(signup, 1):
+        tour.say(f"{number}. {glossed(step)}", "      ")
+    tour.say('" | " separates alternative actions for one subtask: the model takes the first one not '
+             "known to fail.")
+    tour.say(f"the website answers 提交表单 with {glossed('失败：需要先完成验证码')}, "
+             f"anything else with {glossed('ok：页面响应正常')}")
+    tour.say(
+        "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the first subtask "
+        "not ticked [x], it replies with the first option that no failed step, [avoid] experience or pin "
+        "rules out; FINISH once all are ticked."
+    )
+    calls = len(tour.llm.prompts)
     first = agent.run("注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup)
-    print(f"  -> success={first.success}; stored as {first.episode.id}: {first.episode.render()}")
+    tour.say(f"-> success={first.success}; stored as {first.episode.id}: {first.episode.render()}", "  ")
+    tour.say(f"why: {why_it_ended(first, agent)}.", "     ")
+    tour.say("The first prompt of this task, with nothing remembered yet, section by section:")
+    before = tour.llm.prompts[calls]
+    print_prompt(before)
+    tour.settle()
 
-    clock.advance(2 * DAY)
-    banner("B", "A similar task retrieves that episode and avoids the failed path")
+    tour.clock.advance(2 * DAY)
+    tour.part("B", "A similar task retrieves that episode and avoids the failed path")
+    tour.say(f"task: {glossed('再注册一个测试账号')}: the same type, plan and website")
+    calls = len(tour.llm.prompts)
     second = agent.run(
         "再注册一个测试账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup
     )
-    print(f"  -> success={second.success} in {second.steps} steps; the prompt said:")
-    experience = llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
-    print(f"     {experience.strip()}")
+    tour.say(f"-> success={second.success} in {second.steps} steps; the prompt said:", "  ")
+    experience = tour.llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
+    tour.say(f"{experience.strip()}", "     ")
+    if second.success and "完成验证码后提交" in second.episode.actions and "提交表单" not in second.episode.actions:
+        tour.say("why: at the last subtask the [avoid] line ruled out 提交表单, so the model took the next "
+                 "option, 完成验证码后提交; with every subtask ticked it replied FINISH.", "     ")
+    else:
+        tour.say(f"why: {why_it_ended(second, agent)}.", "     ")
+    shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
+    tour.say(f"The two goals share {len(shared)} space-separated words; their CJK bigrams (注册, 账号, ...) "
+             f"bring the failure back, above the similarity threshold {agent.experience.threshold}.")
+    tour.say(f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on {tour.day()} "
+             f"and it has {first.episode.access_count} access(es). Part E depends on this.")
+    after = tour.llm.prompts[calls]
+    changed = [label for (label, text), (_, old) in zip(sections(after), sections(before)) if text != old]
+    tour.say(f"Its first prompt, with the failure remembered; the sections that differ from A's: "
+             f"{', '.join(changed)}:")
+    print_prompt(after)
+    tour.settle()
+    return first, second
 
-    clock.advance(DAY)
-    banner("C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat")
+
+def long_task(tour: Tour):
+    """C: 32 steps through a window of 6; the goal and the pin stay, the prompt stays flat."""
+    tour.clock.advance(DAY)
+    tour.part("C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat")
     tables = [
         f"migrate table {name}"
         for name in (
@@ -96,80 +234,128 @@ def main(llm=None, reflector=None) -> None:
     ]
     plan = tables + ["create indexes in MySQL | create indexes in PostgreSQL", "run consistency checks"]
     goal = "move the shop database off the legacy server without losing a row"
-    long_agent = RecurisAgent(working, episodic, llm, max_steps=40, clock=clock)
-    first_prompt = len(llm.prompts)
+    tour.say(f"task: {goal}; {len(plan)} subtasks, and one pinned constraint: do not use MySQL")
+    agent = RecurisAgent(tour.working, tour.episodic, tour.llm, max_steps=40, clock=tour.clock,
+                         observer=tour.recorder.observe)  # recorded for the trace, not printed
+    calls = len(tour.llm.prompts)
 
     def migrate(action: str) -> str:
         rows = 1_000 + 137 * len(action) ** 2  # any deterministic figure will do
         return f"ok: {action} finished, {rows:,} rows copied, row counts and checksums match"
 
-    third = long_agent.run(goal, "database migration", migrate, plan, constraints=["do not use MySQL"])
-    prompts, trajectory = llm.prompts[first_prompt:], third.episode.trajectory
-    print("    prompt  recuris tokens  raw history so far (what a full-history prompt adds)")
+    third = agent.run(goal, "database migration", migrate, plan, constraints=["do not use MySQL"])
+    prompts = tour.llm.prompts[calls:]
+    full = [estimate_tokens(text) for text in full_history(prompts)]
+    ours = [estimate_tokens(text) for text in prompts]
+    print("      step  recuris prompt (tokens)  full-history prompt (tokens)")
     for number in sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)}):
-        raw = estimate_tokens("\n".join(step.render() for step in trajectory[: number - 1]))
-        print(f"    {number:>6}  {estimate_tokens(prompts[number - 1]):>14}  {raw:>6} tokens")
-    print(
-        f"  -> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
-        f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}"
+        print(f"    {number:>6}  {ours[number - 1]:>23}  {full[number - 1]:>28}")
+    tour.say(
+        f"Flat means bounded by configuration, not by the number of steps: {tour.working.window_size} recent "
+        f"steps verbatim, older ones folded into a summary of at most {tour.working.max_summary_chars} "
+        "characters. The full-history prompt is the same prompt with every step verbatim instead."
     )
+    if len(prompts) >= 16:
+        tour.say(f"From step 16 to step {len(prompts)}, recuris's prompt grew by {ours[-1] - ours[15]} "
+                 f"tokens, the full history by {full[-1] - full[15]}.")
+    tour.say(
+        f"-> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
+        f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}",
+        "  ",
+    )
+    if not third.success:
+        tour.say(f"why: {why_it_ended(third, agent)}.", "     ")
     index_step = next((s for s in third.episode.trajectory if s.action.startswith("create indexes")), None)
     chose = f"step {index_step.index} chose {index_step.action!r}, as the pin requires" if index_step else (
         "no step built indexes")
-    print(
-        f"  -> {chose}; the episode keeps all {len(third.episode.trajectory)} steps; the summary at the end:"
-    )
+    kept = len(third.episode.trajectory)
+    tour.say(f"-> {chose}; the episode keeps all {kept} steps; the summary at the end:", "  ")
     for line in third.episode.summary.splitlines():
-        print(f"     {line}")
+        tour.say(line, "     ")
+    tour.settle()
+    return third
 
-    banner("D", "Repeated statements consolidate into a semantic fact")
-    semantic = SemanticMemory()
-    consolidator = Consolidator(semantic, min_occurrences=2, window_seconds=7 * DAY, clock=clock)
+
+def consolidation(tour: Tour, runs: list) -> None:
+    """D: two agreeing episodes promote a fact; two disagreeing ones report a conflict."""
+    tour.part("D", "Repeated statements consolidate into a semantic fact")
+    consolidator = Consolidator(tour.semantic, min_occurrences=2, window_seconds=7 * DAY, clock=tour.clock)
+    tour.say("A statement becomes a fact once 2 different episodes state it within 7 days, and none "
+             "contradicts it.")
+    tour.say(f"注册网站: 提交前需要验证码 means '{GLOSS['注册网站']}: {GLOSS['提交前需要验证码']}'.")
+    first, second, third = (run.episode.id for run in runs)
     sightings = [
-        ("注册网站", "提交前需要验证码", first.episode.id),
-        ("注册网站", "提交前需要验证码", second.episode.id),
-        ("target database", "PostgreSQL", third.episode.id),
+        ("注册网站", "提交前需要验证码", first),
+        ("注册网站", "提交前需要验证码", second),
+        ("target database", "PostgreSQL", third),
         ("target database", "MySQL", "episode-import-7"),
     ]
     for subject, value, source in sightings:
+        conflicts = len(consolidator.conflicts)
         fact = consolidator.observe(subject, value, source)
-        outcome = f"promoted {fact.id}: {fact.render()}" if fact else "not promoted (yet)"
-        print(f"    observe({subject!r}, {value!r}, {source!r}) -> {outcome}")
+        if fact:
+            outcome = f"promoted {fact.id}: {fact.render()}"
+        elif len(consolidator.conflicts) > conflicts:
+            outcome = "not promoted: another source states another value (a conflict)"
+        else:
+            outcome = "not promoted (yet): one source so far"
+        tour.say(f"observe({subject!r}, {value!r}, {source!r}) -> {outcome}")
     for conflict in consolidator.conflicts:
-        print(f"    reported {conflict.render()}")
+        tour.say(f"reported {conflict.render()}")
+    tour.settle()
 
-    clock.advance(20 * DAY)
-    banner("E", f"A decay cycle on {day(clock)}: stale memories are forgotten, used ones survive")
-    for episode in episodic.episodes:
-        print(
-            f"    {episode.id:<10} weight {decay.weight(episode):.3f} "
-            f"({(clock() - episode.last_access_at) / DAY:.0f} days since last access, "
-            f"accesses={episode.access_count})"
+
+def decay_cycle(tour: Tour, first) -> None:
+    """E: the weights, the cycle's verdicts, and why each survivor survived."""
+    tour.clock.advance(20 * DAY)
+    decay = tour.decay
+    tour.part("E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive")
+    per_access, cap = decay.reinforcement_per_access, decay.reinforcement_cap
+    tour.say(f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} per "
+             f"access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten.")
+    for episode in tour.episodic.episodes:
+        weight = decay.weight(episode)
+        bonus = min(cap, per_access * episode.access_count)
+        idle = (tour.clock() - episode.last_access_at) / DAY
+        tour.say(
+            f"{episode.id:<10} weight {weight:.3f} = {weight - bonus:.3f} decayed + {bonus:.3f} "
+            f"reinforced ({idle:.0f} days since last access, accesses={episode.access_count})"
         )
-    report = decay.run_cycle(episodic.episodes)
-    episodic.remove(item.id for item in report.forgotten)
+    report = decay.run_cycle(tour.episodic.episodes)
+    tour.episodic.remove(item.id for item in report.forgotten)
     for record in report.audit:
         print(f"    {record.render()}")
+    for episode in report.kept:
+        tour.say(
+            f"kept {episode.id} ({episode.status}, weight {report.weights[episode.id]:.3f}): "
+            + (f"it was retrieved {episode.access_count} time(s), which restarted its decay clock and added "
+               f"{min(cap, per_access * episode.access_count):.2f}; that lifts it over the threshold."
+               if episode.access_count else "it was written recently enough.")
+        )
+    if first.episode in report.kept and any(e.status == "success" for e in report.forgotten):
+        tour.say("A memory survives by being used, not by being a success: the failure that saved task B "
+                 "stays, while the successes no task has needed yet are forgotten.")
+    tour.settle(report.audit)
 
-    manager_tour(clock, llm, reflector or ReflectingLLM())
 
-    banner("K", "The state of memory after the tour")
-    print(f"    working memory : {working!r}")
-    print(
-        f"    episodic memory: {len(episodic)} episodes: "
-        + ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes)
-    )
-    print(f"    semantic memory: {len(semantic)} fact(s): " + "; ".join(f.render() for f in semantic.facts))
-    print(f"    decay audit log: {len(decay.audit_log)} record(s); LLM calls: {len(llm.prompts)}")
+def manager_tiers(manager: MemoryManager, *users: str) -> dict:
+    """What each user's layers hold in the manager, level by level."""
+    tiers = {}
+    for user in users:
+        for item in manager.list(user):
+            closed = "" if item.invalidated_at is None else f" [superseded by {item.superseded_by}]"
+            tiers.setdefault(f"{user}: {item.level}", []).append(f"{item.id}: {item.content}{closed}")
+    return tiers
 
 
-def manager_tour(clock: ManualClock, llm, reflector) -> None:
+def manager_tour(tour: Tour, reflector) -> None:
     """F to J: every layer behind one manager, on SQLite, for two isolated users."""
+    clock, llm = tour.clock, tour.llm
     folder = tempfile.TemporaryDirectory()
     path = Path(folder.name) / "memory.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
 
-    banner("F", "One manager, many users: routing, a superseded fact, layered recall with breakdowns")
+    tour.part("F", "One manager, many users: routing, a superseded fact, layered recall with breakdowns")
     writes = [  # (user, content, level, importance)
         ("ana", "database: MySQL", "semantic", None),
         ("ana", "deploy region: eu-west", None, None),  # a statement: consolidated once seen twice
@@ -183,8 +369,8 @@ def manager_tour(clock: ManualClock, llm, reflector) -> None:
     for user, content, level, importance in writes:
         clock.advance(600)
         item = manager.write(content, user, level=level, importance=importance)
-        outcome = f"{item.id} at level {item.level}" if item else "skipped as trivial"
-        print(f"    write({content!r}, {user!r}, level={level!r}) -> {outcome}")
+        outcome = f"{item.id} at level {item.level}" if item else "skipped as trivial (好的 means 'OK')"
+        tour.say(f"write({content!r}, {user!r}, level={level!r}) -> {outcome}")
     manager.write(
         "deploy",
         "ana",
@@ -192,41 +378,49 @@ def manager_tour(clock: ManualClock, llm, reflector) -> None:
         metadata={"steps": ["run migrations", "set DB_URL", "roll out"], "task_types": ["release"]},
     )
     facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
-    print(f"    ana's valid facts: {facts}")
+    tour.say(f"ana's valid facts: {facts}")
+    tour.say("'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
+             "citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it supersedes it:")
     for record in manager.history("ana", "fact-1"):
         print(f"    {record.render()}")
     query = "which database and deploy region for the release"
-    print(f"    recall({query!r}, 'ana', task_type='release'):")
+    tour.say(f"recall({query!r}, 'ana', task_type='release'):")
     for result in manager.recall(query, "ana", task_type="release").results:
-        print(f"      {result.explain()}\n        {result.render()}")
-    print(f"    the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}")
+        tour.say(f"{result.explain()}\n        {result.render()}", "      ")
+    tour.say(f"the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}")
+    tour.recorder.settle(manager_tiers(manager, "ana", "bob"), manager.history("ana"))
 
-    banner("G", "The agent on the manager follows a recalled procedure")
-    agent = manager.agent("ana", llm, clock=clock)
+    tour.part("G", "The agent on the manager follows a recalled procedure")
+    agent = manager.agent("ana", llm, clock=clock, observer=tour.recorder.observe)
     run = agent.run("ship release 7 to the deploy region", "release", MockEnvironment())
     recalled = llm.prompts[-1].split("## Recalled memory")[1].split("\n\n")[0].splitlines()[1:]
-    print("    the agent's first prompt recalled:")
+    tour.say("the agent's first prompt recalled:")
     for line in recalled:
-        print(f"    {line}")
-    print(f"    -> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}")
-    evolving_tour(manager, clock, llm, reflector)
+        tour.say(f"{line}")
+    tour.say(f"-> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}")
+    if not run.success:
+        tour.say(f"why: {why_it_ended(run, agent)}.", "     ")
+    tour.recorder.settle(manager_tiers(manager, "ana", "bob"))
+    evolving_tour(tour, manager, reflector)
 
-    banner("J", "A forgotten user, and the database reopened")
+    tour.part("J", "A forgotten user, and the database reopened")
     deleted = manager.forget_user("bob")
-    print(f"    forget_user('bob') deleted {deleted} item(s); bob now has {manager.list('bob')}")
+    tour.say(f"forget_user('bob') deleted {deleted} item(s); bob now has {manager.list('bob')}")
     manager.store.close()
     reopened = MemoryManager(SQLiteStore(path, create=False), clock=clock)
     levels = Counter(item.level for item in reopened.list("ana"))
-    print(f"    reopened: ana has {dict(sorted(levels.items()))} (superseded facts kept for audit)")
+    tour.say(f"reopened: ana has {dict(sorted(levels.items()))} (superseded facts kept for audit)")
     trail = [(record.operation, record.reason) for record in reopened.history("bob")]
-    print(f"    bob has {len(reopened.list('bob'))} items; his audit trail keeps no text: {trail}")
+    tour.say(f"bob has {len(reopened.list('bob'))} items; his audit trail keeps no text: {trail}")
+    tour.recorder.settle(manager_tiers(reopened, "ana", "bob"), reopened.history("bob"))
     reopened.store.close()
     folder.cleanup()
 
 
-def evolving_tour(manager: MemoryManager, clock: ManualClock, llm, reflector) -> None:
+def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
-    banner(
+    clock, llm = tour.clock, tour.llm
+    tour.part(
         "H", "Reflection turns a conversation into an insight; a later task asks for it with search_memory"
     )
     reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
@@ -236,29 +430,56 @@ def evolving_tour(manager: MemoryManager, clock: ManualClock, llm, reflector) ->
         ("Deploy it there, not to prod!", "Sorry, I was wrong to suggest prod."),
     ]:
         reflection.add_interaction(user, agent_reply)
-    print(f"    3 interactions buffered (no model call yet); ready={reflection.ready}")
-    for insight in reflection.reflect().stored:
-        print(f"    insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
-              f" from {insight.metadata['source_ids']}")
+    tour.say(f"3 interactions buffered (no model call yet); ready={reflection.ready}")
+    reflected = reflection.reflect()
+    for insight in reflected.stored:
+        tour.say(f"insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
+                 f" from {insight.metadata['source_ids']}")
+    if reflected.failed:
+        tour.say(f"the reflection failed and said why: {'; '.join(reflected.problems)}")
+        tour.say(f"nothing was stored; the {len(reflection.buffer)} interactions stay buffered for the "
+                 "next try.")
+    for problem in () if reflected.failed else reflected.problems:
+        tour.say(f"the reflection reported a problem: {problem}")
     clock.advance(DAY)
-    agent = manager.agent("ana", llm, clock=clock, threshold=1.0)
+    agent = manager.agent("ana", llm, clock=clock, threshold=1.0, observer=tour.recorder.observe)
     environment = MockEnvironment()
+    tour.say("the next task's plan has a slot, {staging host}, that no prompt fills: the model must ask "
+             "memory.")
     run = agent.run("get release 8 ready for QA", "qa", environment, ["build", "deploy to {staging host}"])
     answered = next((p for p in reversed(llm.prompts) if "## Recalled by search_memory" in p), "")
     if answered:
-        print("    the model asked search_memory for the {staging host} slot; its next prompt carried:")
+        tour.say("the model asked search_memory for the {staging host} slot; its next prompt carried:")
         for line in answered.split("## Recalled by search_memory")[1].split("\n\n")[0].splitlines()[:3]:
-            print(f"      {line.strip()}")
-    print(f"    -> success={run.success}; executed: {environment.executed}")
+            tour.say(f"{line.strip()}", "      ")
+    tour.say(f"-> success={run.success}; executed: {environment.executed}")
+    if not run.success:
+        tour.say(f"why: {why_it_ended(run, agent)}.", "     ")
+    tour.recorder.settle(manager_tiers(manager, "ana"))
 
-    banner("I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused")
+    tour.part("I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused")
     clock.advance(14 * DAY)
-    report = manager.run_decay(DecayManager(half_life_days=7, clock=clock), "ana")
+    decay = DecayManager(half_life_days=7, clock=clock)
+    report = manager.run_decay(decay, "ana")
     for record in report.audit:
         print(f"    {record.render()}")
-    print(
-        f"    episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after"
-    )
+    tour.say(f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after")
+    kept: dict[str, list[str]] = {}
+    for item in manager.list("ana"):
+        if item.level not in ("episodic", "semantic") or not item.is_valid:
+            continue
+        if item.level == "semantic":
+            why = f"facts and insights (semantic memory decays {decay.consolidated_slowdown:g}x more slowly)"
+        elif item.access_count:
+            why = "recalled since it was written (each access restarts the decay clock)"
+        else:
+            why = "important enough to outlast two weeks unused"
+        kept.setdefault(why, []).append(f"{item.id} ({decay.weight(item):.2f})")
+    for why, items in kept.items():
+        tour.say(f"kept, {why}: {', '.join(items)}")
+    if {"item-1", "item-4"} <= {record.item_id for record in report.audit if record.operation == "forget"}:
+        tour.say("item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events go.")
+    tour.recorder.settle(manager_tiers(manager, "ana"), report.audit)
 
 
 # A decision is one action line or one search_memory call; a model that never stops would
@@ -296,8 +517,9 @@ if __name__ == "__main__":
         "--llm", metavar="URL", help="an OpenAI-compatible base URL, e.g. http://localhost:8000/v1"
     )
     parser.add_argument("--model", help="the model name the endpoint serves (or set RECURIS_MODEL)")
+    parser.add_argument("--html", metavar="FILE", help="also write the tour as one self-contained HTML trace")
     arguments = parser.parse_args()
     if arguments.llm:
-        main(*http_models(arguments.llm, arguments.model))
+        main(*http_models(arguments.llm, arguments.model), html=arguments.html)
     else:
-        main()
+        main(html=arguments.html)

@@ -1,11 +1,13 @@
 """The demo is the main job: it runs offline, the same way every time, and says what it shows."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
+PROMPT_LINE = re.compile(r"^      (.{16})\| ")  # a printed prompt's line: its section's label, then the text
 
 
 def run_demo() -> str:
@@ -50,6 +52,53 @@ def test_demo_shows_each_part_the_design_asks_for():
     assert "] merge item-3" in text and "] forget item-1" in text
     for stage in ("[1 initialise]", "[2 decide]", "[3 act]", "[4 observe]", "[5 update]", "[6 settle]"):
         assert stage in text
+
+
+def test_demo_glosses_each_chinese_task_in_english_the_first_time():
+    """The tasks of document 000 stay in Chinese (they need CJK bigrams), each glossed on first use."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    glosses = [("注册一个新账号", "sign up for a new account"), ("打开注册页", "open the sign-up page"),
+               ("再注册一个测试账号", "sign up for another, test account")]
+    for chinese, english in glosses:
+        assert text.index(f"{chinese} ({english})") <= text.index(chinese)
+
+
+def test_demo_prints_the_first_prompt_before_and_after_the_failure_is_remembered():
+    """A's and B's first prompts are printed whole, every section labelled; only B's has the failure."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    a = text.split("=== A.")[1].split("=== B.")[0]
+    b = text.split("=== B.")[1].split("=== C.")[0]
+    for part in (a, b):
+        labels = [match.group(1).strip() for line in part.splitlines() if (match := PROMPT_LINE.match(line))]
+        assert [label for label in labels if label] == [
+            "goal", "pins", "progress", "summary", "recent steps", "experience", "instruction"]
+    assert "|   - [avoid]" not in a and "|   - [avoid] 注册一个新账号" in b
+    assert "the sections that differ from A's: goal, experience" in b
+
+
+def test_demo_says_how_the_mock_decides_and_what_the_bar_means_before_the_first_decision():
+    """Before the first decide event, one line says how the model decides and one what " | " means."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    first_decision = text.index("[2 decide]")
+    assert -1 < text.index('" | " separates alternative actions') < first_decision
+    assert -1 < text.index("decides from the prompt alone") < first_decision
+
+
+def test_demo_compares_the_flat_prompt_with_the_full_history_and_says_what_flat_means():
+    """The long task's table heads its columns plainly; a sentence says flat is bounded by configuration."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    assert "step  recuris prompt (tokens)  full-history prompt (tokens)" in text
+    assert "Flat means bounded by configuration, not by the number of steps" in text
+    rows = [line.split() for line in text.split("full-history prompt (tokens)")[1].splitlines()[1:7]]
+    assert all(int(ours) <= int(full) for _, ours, full in rows) and int(rows[-1][2]) > 2 * int(rows[-1][1])
+
+
+def test_demo_explains_each_outcome_where_it_is_printed():
+    """The failed run names the rule that ended it; the cycle says why the failure was kept."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    assert "why: step 4 failed" in text and "(max_failures=1)" in text
+    assert "kept episode-2 (failed, weight 0.175): it was retrieved 1 time(s)" in text
+    assert "A memory survives by being used, not by being a success" in text
 
 
 def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts():

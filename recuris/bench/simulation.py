@@ -4,84 +4,35 @@ Document 004 §2 quotes the cost of never forgetting (MemoryBank: retrieval slow
 falls as memory grows; an unmaintained store where half the items are never hit) and
 proposes daily decay cycles with retrieval reinforcement. This module runs that design on
 the real manager: memories arrive at a constant rate for a simulated year, a few "habits"
-are recalled regularly, and a cycle runs every night. The figures in docs/26-forgetting.md
-come from `simulate()`; the tests check the same shape on a shorter run.
+are recalled regularly, and a cycle runs every night. The figures in docs/evolution/forgetting.md
+come from `simulate()`; the tests check the same shape on a shorter run. `year_plot` draws
+the store's size by day (`python -m recuris.simulation --svg FILE`).
 
 Invariants:
     YR1 a simulation is a pure function of its arguments (its clock and random source
         are its own), so its figures can be quoted and reproduced.
 """
 
+import argparse
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager
 from ..manager.manager import MemoryManager
 from ..storage.memory_store import InMemoryStore
+from .svg import Reference, Series, line_plot
 
-__all__ = ["simulate", "SimulationReport"]
+__all__ = ["simulate", "SimulationReport", "year_plot"]
 
-TOPICS = [
-    "billing",
-    "deploy",
-    "login",
-    "search",
-    "export",
-    "invoice",
-    "backup",
-    "alerts",
-    "onboarding",
-    "quota",
-]
-VERBS = ["checked", "fixed", "reviewed", "discussed", "reported", "tested"]
+TOPICS = "billing deploy login search export invoice backup alerts onboarding quota".split()
+VERBS = "checked fixed reviewed discussed reported tested".split()
 # A vocabulary of 400 syllable pairs: enough that two fresh notes rarely look alike.
 WORDS = [
     a + b
-    for a in (
-        "ka",
-        "lo",
-        "mi",
-        "nu",
-        "pe",
-        "ra",
-        "si",
-        "to",
-        "vu",
-        "ze",
-        "bo",
-        "du",
-        "fa",
-        "gi",
-        "hu",
-        "jo",
-        "ly",
-        "qi",
-        "we",
-        "xo",
-    )
-    for b in (
-        "n",
-        "r",
-        "s",
-        "t",
-        "l",
-        "m",
-        "k",
-        "d",
-        "p",
-        "g",
-        "b",
-        "v",
-        "z",
-        "x",
-        "c",
-        "f",
-        "h",
-        "j",
-        "q",
-        "w",
-    )
+    for a in "ka lo mi nu pe ra si to vu ze bo du fa gi hu jo ly qi we xo".split()
+    for b in "n r s t l m k d p g b v z x c f h j q w".split()
 ]
 
 
@@ -156,8 +107,23 @@ def simulate(
     )
 
 
-def main() -> None:
-    """Print the simulated year: the store's size by day, its plateau, and what survived."""
+def year_plot(report: SimulationReport) -> str:
+    """Draw the store's size at the end of each day, with its plateau, as SVG."""
+    return line_plot(
+        f"Store size over a simulated year ({report.per_day} memories a day, nightly forgetting cycles)",
+        "day of the simulated year (days)",
+        "memories in the store (items)",
+        [Series(f"items in the store after each night's cycle ({report.written:,} written in all)",
+                [(day, size) for day, size in enumerate(report.sizes, 1)])],
+        [Reference(f"plateau: mean of the last quarter, {report.plateau:.0f} items", report.plateau)],
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the simulated year: the store's size by day, its plateau, and what survived; `--svg` plots it."""
+    parser = argparse.ArgumentParser(prog="python -m recuris.simulation", description=main.__doc__)
+    parser.add_argument("--svg", metavar="FILE", help="also write the store size by day as an SVG plot")
+    arguments = parser.parse_args(argv)
     result = simulate()
     print(f"{result.written} memories written over {result.days} days ({result.per_day} a day)")
     for day in (30, 90, 180, 270, 365):
@@ -168,6 +134,9 @@ def main() -> None:
         f"  habits surviving: {result.habit_survival:.0%}; one-offs from the first half surviving: "
         f"{result.one_off_survival:.0%}"
     )
+    if arguments.svg:
+        Path(arguments.svg).write_text(year_plot(result), encoding="utf-8")
+        print(f"  plot written to {arguments.svg}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+"""Example tests for recuris.bench.simulation's command line and plot (O4)."""
+
+import xml.etree.ElementTree as ET
+
+from recuris.bench import simulation
+
+NS = "{http://www.w3.org/2000/svg}"
+REAL = simulation.simulate
+
+
+def test_the_year_plot_shows_the_store_size_by_day_with_its_plateau():
+    """O4: year_plot draws one point per day and names the plateau, with axis units."""
+    report = REAL(days=30, per_day=4, seed=3)
+    root = ET.fromstring(simulation.year_plot(report))
+    texts = {t.get("class"): "".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("class")}
+    assert texts["x-label"] == "day of the simulated year (days)"
+    assert texts["y-label"] == "memories in the store (items)"
+    [line] = root.iter(f"{NS}polyline")
+    assert len(line.get("points").split()) == 30
+    assert f"plateau: mean of the last quarter, {report.plateau:.0f} items" in simulation.year_plot(report)
+
+
+def test_the_command_writes_the_plot_with_svg(tmp_path, monkeypatch, capsys):
+    """O4: `python -m recuris.simulation --svg FILE` prints the figures and writes the plot."""
+    monkeypatch.setattr(simulation, "simulate", lambda: REAL(days=365, per_day=1, seed=3))
+    path = tmp_path / "year.svg"
+    simulation.main(["--svg", str(path)])
+    assert ET.parse(path).getroot().tag == f"{NS}svg"
+    out = capsys.readouterr().out
+    assert "day 365:" in out and f"plot written to {path}" in out
+
+
+def test_the_command_without_svg_writes_nothing(tmp_path, monkeypatch, capsys):
+    """O4: without --svg, the command only prints."""
+    monkeypatch.setattr(simulation, "simulate", lambda: REAL(days=365, per_day=1, seed=3))
+    monkeypatch.chdir(tmp_path)
+    simulation.main([])
+    assert list(tmp_path.iterdir()) == [] and "plot written" not in capsys.readouterr().out
