@@ -5,6 +5,8 @@ below the retention threshold are forgotten; those only moderately decayed (betw
 threshold and a merge ceiling, 0.4) are merged with similar ones into a denser memory.
 Document 003 §4.3 and 002 §3.3 ask that every forgetting be logged with its reason. MemoryBank
 reports why this matters: past a few hundred items, recall falls as memory density drops.
+A `ForgettingCycle` runs on one store with one clock; the manager holds one, and reloads the
+user's layers after each cycle.
 
 Invariants:
     O1  after a cycle, no remaining episodic or semantic item of the user weighs less than
@@ -22,11 +24,12 @@ from dataclasses import dataclass, replace
 
 from ..core.decay import DecayManager
 from ..storage.item import MemoryItem
+from ..storage.store import Store
 from .join import rank_tokens, similar_pairs
 from ..core.records import AuditRecord
 from ..core.text import tokenize
 
-__all__ = ["Forgetting", "ForgettingReport"]
+__all__ = ["ForgettingCycle", "ForgettingReport"]
 
 CYCLED_LEVELS = ("episodic", "semantic")
 
@@ -80,21 +83,28 @@ class _Band:
         self.prints.append(hash((item.level, item.content)))
 
 
-class Forgetting:
-    """The manager's forgetting: decay cycles, forgetting a user, and noticing a forget made elsewhere.
+class ForgettingCycle:
+    """Decay cycles over one store: forget what fell below the threshold, merge the band (O1-O4).
 
-    Mixed into MemoryManager, whose layer cache `layers` reloads after a forget (UL1).
+    After each cycle `on_change(user_id)` is called, so that whoever caches the user's memory
+    reloads it. It remembers, per user and similarity, which band items it compared (J2).
     """
 
-    def run_decay(
+    def __init__(self, store: Store, clock: Callable[[], float], *,
+                 on_change: Callable[[str], None] = lambda user_id: None) -> None:
+        self.store, self.clock, self.on_change = store, clock, on_change
+        self.compared: dict[tuple[str, float], dict[str, int]] = {}  # (user, similarity) -> id -> fingerprint
+
+    def run(
         self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7,
         *, itemized: bool = True, batch_size: int = 5000, on_batch: Callable[[int], None] | None = None,
     ) -> ForgettingReport:
         """Forget what fell below the threshold; merge similar items in the band below the ceiling (O4).
 
         Items are read `batch_size` at a time, and each batch's forgotten items are deleted
-        before the next is read; `on_batch` hears how many items were read so far. Without
-        `itemized`, the report carries counts only, so memory stays flat on a large store.
+        before the next is read; `on_batch` hears how many items were read so far, and
+        `on_change` hears the user once the cycle is done. Without `itemized`, the report
+        carries counts only, so memory stays flat on a large store.
         Raises ValueError unless 0 < merge_similarity <= 1 (before anything is changed).
         """
         if not 0.0 < merge_similarity <= 1.0:
@@ -120,7 +130,7 @@ class Forgetting:
                 on_batch(size)
         merged, merge_audit = self._merge_band(user_id, band, merge_ceiling, merge_similarity, now)
         self.store.append_audit(merge_audit)
-        self.refresh(user_id)
+        self.on_change(user_id)
         merged_count = sum(len(others) for _, others in merged)
         if itemized:
             audit += merge_audit
@@ -130,8 +140,7 @@ class Forgetting:
     def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
         # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
         # item left), so pairs of two unchanged survivors need no comparing (J2).
-        memos = self.__dict__.setdefault("_merge_memo", {})  # (user, similarity) -> id -> fingerprint
-        known = memos.get((user_id, similarity), {})
+        known = self.compared.get((user_id, similarity), {})
         fresh = [known.get(item_id) != fingerprint for item_id, fingerprint in zip(band.ids, band.prints)]
         neighbours: dict[int, list[int]] = {}
         for a, b in similar_pairs(rank_tokens(band.tokens), similarity, fresh):
@@ -160,5 +169,5 @@ class Forgetting:
         for offset in range(0, len(doomed), 1000):
             self.store.delete(user_id, doomed[offset : offset + 1000])
         gone = set(doomed)
-        memos[(user_id, similarity)] = {i: p for i, p in zip(band.ids, band.prints) if i not in gone}
+        self.compared[(user_id, similarity)] = {i: p for i, p in zip(band.ids, band.prints) if i not in gone}
         return merged, audit

@@ -25,7 +25,7 @@ from ..core.prompt import TOOL_RESULT_HEADER
 from .bounds import cap_query
 from ..retrieval.scoring import analyze
 from ..core.text import estimate_tokens, flatten
-from ..core.validation import require_text
+from ..core.validation import require_count, require_text
 
 __all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
 
@@ -153,8 +153,7 @@ class ActiveRecall:
 
     def retrieve_context(self, text: str, max_tokens: int = 500) -> list[str]:
         """Return rendered memories for the text, within `max_tokens` in total (Z1); [] if gated out."""
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-            raise ValueError(f"Z1: max_tokens must be an int >= 0, got {max_tokens!r}")
+        require_count("Z1: max_tokens", max_tokens, 0)
         if not self.should_retrieve(text):
             return []
         found = self.manager.recall(text, self.user_id, top_k=20, count_access=False)

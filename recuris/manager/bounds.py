@@ -14,6 +14,9 @@ Invariants:
 """
 
 from collections import OrderedDict
+from collections.abc import Iterator
+
+from ..core.validation import require_count
 
 __all__ = ["MAX_QUERY_CHARS", "MAX_LOADED_USERS", "check_token_budget", "cap_query", "LayerCache"]
 
@@ -26,8 +29,7 @@ def check_token_budget(token_budget: object) -> None:
     if token_budget is None:
         return
     # NaN compares false with everything: unchecked, it would silently lift the budget.
-    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 0:
-        raise ValueError(f"Q1: token_budget must be an int >= 0 or None, got {token_budget!r}")
+    require_count("Q1: token_budget", token_budget, 0)
 
 
 def cap_query(query: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, bool]:
@@ -35,22 +37,36 @@ def cap_query(query: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, bool]:
     return (query, False) if len(query) <= limit else (query[:limit], True)
 
 
-class LayerCache(OrderedDict):
-    """A dict of per-user layers that keeps only the `capacity` most recently used (BD3)."""
+class LayerCache:
+    """Per-user layers, keeping only the `capacity` most recently used (BD3).
+
+    It holds an OrderedDict rather than being one: a subclass reordering in `__getitem__`
+    breaks Python 3.10's `pop` and `popitem`, which read through it.
+    """
 
     def __init__(self, capacity: int = MAX_LOADED_USERS) -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise ValueError(f"BD3: capacity must be an int >= 1, got {capacity!r}")
-        super().__init__()
-        self.capacity = capacity
+        self.capacity = require_count("BD3: capacity", capacity, 1)
+        self._entries: OrderedDict = OrderedDict()  # user id -> layers, least recently used first
+
+    def __contains__(self, user_id: object) -> bool:
+        return user_id in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def __getitem__(self, user_id: str):
-        value = super().__getitem__(user_id)
-        self.move_to_end(user_id)
-        return value
+        self._entries.move_to_end(user_id)  # KeyError if the user is not loaded
+        return self._entries[user_id]
 
     def __setitem__(self, user_id: str, layers) -> None:
-        super().__setitem__(user_id, layers)
-        self.move_to_end(user_id)
-        while len(self) > self.capacity:
-            self.popitem(last=False)
+        self._entries[user_id] = layers
+        self._entries.move_to_end(user_id)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+    def pop(self, user_id: str, default=None):
+        """Remove and return the user's layers, or `default` if none are loaded."""
+        return self._entries.pop(user_id, default)

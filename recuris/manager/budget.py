@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from ..storage.item import MemoryItem
 from ..core.text import estimate_tokens
+from ..core.validation import require_count
 
 __all__ = ["retention_score", "fit"]
 
@@ -40,8 +41,7 @@ def fit(
 
     Raises ValueError if max_tokens is negative.
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-        raise ValueError(f"BU1: max_tokens must be an int >= 0, got {max_tokens!r}")
+    require_count("BU1: max_tokens", max_tokens, 0)
     kept, evicted, protected = list(items), [], set(protected)
     total = sum(estimate_tokens(item.content) for item in kept)
     while total > max_tokens and len(kept) > 2:

@@ -4,7 +4,9 @@ Document 002 §4 puts a management layer between the agent and storage: route ea
 its level, recall "relevant memory" through one call. Document 003 §4.4 layers the read
 (working, then semantic, episodic when semantic is thin, procedural on a trigger) and §6.3
 and §7 ask for a reason logged with every operation, isolation between users, deletion that
-reaches every copy, and an agent that keeps working when memory does not.
+reaches every copy, and an agent that keeps working when memory does not. The manager holds
+its parts, `Tasks` (tasks.py), `UserLayers` (user_layers.py) and `ForgettingCycle`
+(evolution/forgetting.py), and carries out their operations under its own names and lock.
 
 Invariants:
     MG1 no recall, get, list or export for one user returns an item of another.
@@ -20,32 +22,26 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
-from .bounds import MAX_LOADED_USERS, LayerCache, cap_query, check_token_budget
+from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
 from ..storage.buffered_store import BufferedStore
 from ..retrieval.candidates import gather
 from ..core.clock import DAY
-from ..evolution.consolidation import Consolidator
-from ..core.episodic import EpisodicMemory
-from ..evolution.forgetting import Forgetting
+from ..evolution.forgetting import ForgettingCycle
 from ..storage.item import LEVELS, CheckedClock, MemoryItem
 from ..storage.memory_store import InMemoryStore
-from ..evolution.procedural import ProceduralMemory
 from ..retrieval.recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
 from ..core.records import AuditRecord
 from ..core.text import statement
 from .routing import is_trivial, route
-from ..evolution.semantic import SemanticMemory
 from ..core.agent import RecurisAgent
 from .experience import agent_on_manager
-from .shared import serialize
+from .shared import delegate, serialize
 from ..core.similarity import Scorer
-from ..storage.archives import StoredEpisodes, StoredFacts
 from ..storage.store import ForgottenUserError, Store, StoreError
-from .tasks import TaskLifecycle
+from .tasks import Tasks
 from .user_layers import UserLayers
-from ..core.validation import require_text
+from ..core.validation import require_count, require_text
 from ..storage.item import require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
@@ -53,28 +49,12 @@ __all__ = ["MemoryManager", "RecallResult"]
 log = logging.getLogger("recuris.manager.manager")
 
 
-@dataclass
-class _Layers:
-    semantic: SemanticMemory
-    procedural: ProceduralMemory
-    consolidator: Consolidator
-    generation: int  # the user's forget generation when these were loaded (UL1)
-    store: Store
-    user_id: str
-    episodic_scorer: Callable[[], Scorer] | None = None
-    loaded_episodic: EpisodicMemory | None = None
+class MemoryManager:
+    """Route writes to the right layer and recall across layers, for many isolated users.
 
-    @property
-    def episodic(self) -> EpisodicMemory:
-        # Loaded on first use: recall searches the store, so it never indexes every episode.
-        if self.loaded_episodic is None:
-            scorer = self.episodic_scorer() if self.episodic_scorer else None
-            self.loaded_episodic = EpisodicMemory(scorer, StoredEpisodes(self.store, self.user_id))
-        return self.loaded_episodic
-
-
-class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
-    """Route writes to the right layer and recall across layers, for many isolated users."""
+    It holds three parts, each with its own chapter: `tasks` (each user's task in progress),
+    `users` (each user's layers, loaded on use) and `forgetting` (decay cycles).
+    """
 
     def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
                  llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
@@ -83,20 +63,16 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
                  max_loaded_users: int = MAX_LOADED_USERS, episodic_scorer: Callable[[], Scorer] | None = None,
                  ) -> None:
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
-        self.clock, self.llm, self.policy = CheckedClock(clock), llm, policy or RecallPolicy()
-        self.episodic_scorer = episodic_scorer  # a factory: each user's episodes get their own scorer
+        self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
         self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
-        self.working_token_budget, self.min_confidence = working_token_budget, min_confidence
-        self.min_content_chars, self._consolidation = min_content_chars, (min_occurrences, window_seconds)
-        self._layers: dict[str, _Layers] = LayerCache(max_loaded_users)
-        self.tasks: dict[str, dict] = {}  # per user: the task in progress (tasks.py)
+        self.min_content_chars = min_content_chars
+        self.tasks = Tasks(self.store, self.clock, write=self.write, layers=self.layers, recall=self.recall,
+                           llm=llm, min_confidence=min_confidence, working_token_budget=working_token_budget)
+        self.users = UserLayers(self.store, self.clock, on_forget=self.tasks.drop,
+                                min_occurrences=min_occurrences, window_seconds=window_seconds,
+                                max_loaded_users=max_loaded_users, episodic_scorer=episodic_scorer)
+        self.forgetting = ForgettingCycle(self.store, self.clock, on_change=self.refresh)
         self._lock = threading.RLock()  # one public operation at a time (TS1)
-
-    def _load(self, user_id: str, store, generation: int | None) -> _Layers:
-        semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)
-        consolidator = Consolidator(semantic, *self._consolidation, clock=self.clock)
-        procedural = ProceduralMemory(store, user_id, self.clock)
-        return _Layers(semantic, procedural, consolidator, generation, store, user_id, self.episodic_scorer)
 
     def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
         """Build an agent that runs document 000's loop on this user's memory (experience.py)."""
@@ -133,8 +109,8 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
             subject, value = statement(content) or (content, "true")
             fact = layers.semantic.add(subject, value, [task_id or "direct write"])
             return self.store.get(user_id, fact.id)
-        if task_id is None and chosen == "working" and user_id in self.tasks:
-            task_id = self.tasks[user_id]["id"]
+        if task_id is None and chosen == "working" and (task := self.tasks.get(user_id)):
+            task_id = task.id
         item = MemoryItem(id=self.store.new_id("item"), user_id=user_id, content=content, task_id=task_id,
                           level="episodic" if chosen == "semantic" else chosen, created_at=now,
                           importance=0.5 if importance is None else importance,
@@ -145,7 +121,7 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":
-            self._fit_working(user_id, item.task_id)
+            self.tasks.fit_working(user_id, item.task_id)
         return item
 
     def get(self, item_id: str, user_id: str) -> MemoryItem | None:
@@ -174,16 +150,15 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
         longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (BD2).
         Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
         """
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        require_count("Q1: top_k", top_k, 1)
         check_token_budget(token_budget)
         query, cut = cap_query(query)  # BD2: a longer query costs time and says no more
         try:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
-            triggered = layers.procedural.match(query, task_type or (task and task["type"]))
+            triggered = layers.procedural.match(query, task_type or (task and task.task_type))
             stored = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
             procedures = [(item, why) for item, why in stored if item is not None]  # deleted meanwhile
-            task_id = task and task["id"]
+            task_id = task and task.id
             found = gather(self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid)
             chosen, text = assemble(rank(found)[:top_k], token_budget)
             if count_access:
@@ -204,9 +179,26 @@ class MemoryManager(TaskLifecycle, Forgetting, UserLayers):
             if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
                 episode.access_count, episode.last_access_at = item.access_count, now
 
+    # The parts' operations, under the manager's names; each keeps its part's signature and docstring.
+    start_task = delegate("tasks", Tasks.start)
+    record_step = delegate("tasks", Tasks.record)
+    finish_task = delegate("tasks", Tasks.finish)
+    settle_episode = delegate("tasks", Tasks.settle)
+    get_llm_context = delegate("tasks", Tasks.context)
+    get_llm_messages = delegate("tasks", Tasks.messages)
+    layers = delegate("users", UserLayers.get)
+    generation_of = delegate("users", UserLayers.generation_of)
+    refresh = delegate("users", UserLayers.refresh)
+    forget_user = delegate("users", UserLayers.forget)
+    run_decay = delegate("forgetting", ForgettingCycle.run)
+    # Settings the parts hold, readable where they were before the manager held parts.
+    llm = property(lambda self: self.tasks.llm, doc="the model that extracts knowledge, or None")
+    min_confidence = property(lambda self: self.tasks.min_confidence)
+    working_token_budget = property(lambda self: self.tasks.working_token_budget)
+    episodic_scorer = property(lambda self: self.users.episodic_scorer)
+
 
 # Several threads may share one manager: its caches change with the store, so each
 # public operation runs whole under the manager's lock (TS1).
-serialize(MemoryManager, ["layers", "audit", "write", "get", "list", "export", "history", "recall",
-                          "count_access", "forget_user", "generation_of", "start_task", "record_step",
-                          "finish_task", "settle_episode", "get_llm_context", "run_decay", "refresh"])
+serialize(MemoryManager, [name for name, value in vars(MemoryManager).items()
+                          if not name.startswith("_") and not isinstance(value, property)])

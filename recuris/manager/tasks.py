@@ -5,6 +5,8 @@ working memory, `record_step` adds each step, `finish_task` settles the task as 
 and asks an LLM to extract reusable knowledge, and `get_llm_context` assembles what the
 model should see. The same document warns that extraction output may be malformed; here a
 bad reply, a wrong field or an exception costs only that extraction, which is reported.
+`Tasks` keeps each user's task in progress as a `TaskState` (iterating it gives the users);
+the manager holds one, and hands it what it uses of the manager: `write`, `layers`, `recall`.
 
 Invariants:
     N1  a user has at most one task in progress; its goal item is never evicted (BU2).
@@ -16,19 +18,19 @@ Invariants:
         the deletion of its working items commit together, so a crash loses no step.
 """
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from . import budget
 from ..evolution.extraction import Knowledge, extraction_prompt, parse_knowledge
 from ..storage.item import MemoryItem
 from ..core.records import AuditRecord, Episode, Step
 from ..evolution.semantic import Fact
-from ..storage.store import StoreError
+from ..storage.store import Store, StoreError
 from ..core.text import flatten, looks_like_failure
 from ..core.validation import require_text
 
-__all__ = ["TaskLifecycle", "FinishReport"]
+__all__ = ["Tasks", "TaskState", "FinishReport"]
 
 
 @dataclass(frozen=True)
@@ -41,78 +43,110 @@ class FinishReport:
     problems: tuple[str, ...] = ()
 
 
-class TaskLifecycle:
-    """The task methods of MemoryManager (document 001's start/record/finish/context)."""
+@dataclass
+class TaskState:
+    """One user's task in progress: its goal and type, the steps so far, the goal's working item."""
 
-    def start_task(self, user_id: str, goal: str, task_type: str = "task") -> str:
+    id: str
+    goal: str
+    task_type: str = "task"
+    steps: list[Step] = field(default_factory=list)
+    goal_item_id: str | None = None  # never evicted from working memory (N1, BU2)
+
+    def __repr__(self) -> str:
+        return (f"TaskState({self.id!r}, goal={flatten(self.goal, 60)!r}, task_type={self.task_type!r}, "
+                f"steps={len(self.steps)}, goal_item_id={self.goal_item_id!r})")
+
+
+class Tasks:
+    """Each user's task in progress (at most one, N1), from start to settled episode."""
+
+    def __init__(self, store: Store, clock: Callable[[], float], *, write: Callable[..., MemoryItem | None],
+                 layers: Callable, recall: Callable, llm: Callable[[str], str] | None = None,
+                 min_confidence: float = 0.6, working_token_budget: int = 800) -> None:
+        self.store, self.clock, self.write, self.layers, self.recall = store, clock, write, layers, recall
+        self.llm, self.min_confidence, self.working_token_budget = llm, min_confidence, working_token_budget
+        self.in_progress: dict[str, TaskState] = {}  # user id -> their task
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.in_progress)
+
+    def __len__(self) -> int:
+        return len(self.in_progress)
+
+    def get(self, user_id: str) -> TaskState | None:
+        """Return the user's task in progress, or None."""
+        return self.in_progress.get(user_id)
+
+    def drop(self, user_id: str) -> None:
+        """Let the user's task in progress go, unsettled: the user was forgotten (UL1)."""
+        self.in_progress.pop(user_id, None)
+
+    def start(self, user_id: str, goal: str, task_type: str = "task") -> str:
         """Start a task for the user: its goal becomes a protected working item. Return the task id.
 
         Raises ValueError if the user already has a task in progress (N1).
         """
         require_text("goal", goal)
         require_text("task_type", task_type)
-        if user_id in self.tasks:
-            raise ValueError(
-                f"N1: user {user_id!r} already has task {self.tasks[user_id]['id']!r} in progress"
-            )
-        task_id = self.store.new_id("task")
-        self.tasks[user_id] = {"id": task_id, "goal": goal, "type": task_type, "steps": [], "goal_item": None}
+        if task := self.in_progress.get(user_id):
+            raise ValueError(f"N1: user {user_id!r} already has task {task.id!r} in progress")
+        task = self.in_progress[user_id] = TaskState(self.store.new_id("task"), goal, task_type)
         try:
-            goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task_id)
+            goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task.id)
         except Exception:
-            del self.tasks[user_id]  # a refused goal (a broken clock, say) leaves no task behind
+            del self.in_progress[user_id]  # a refused goal (a broken clock, say) leaves no task behind
             raise
-        self.tasks[user_id]["goal_item"] = goal_item.id
-        return task_id
+        task.goal_item_id = goal_item.id
+        return task.id
 
-    def _task(self, user_id: str) -> dict:
-        if user_id not in self.tasks:
+    def current(self, user_id: str) -> TaskState:
+        """Return the user's task in progress; raise ValueError if there is none (N1)."""
+        if user_id not in self.in_progress:
             raise ValueError(f"N1: user {user_id!r} has no task in progress; call start_task first")
-        return self.tasks[user_id]
+        return self.in_progress[user_id]
 
-    def record_step(self, user_id: str, action: str, result: str, failed: bool | None = None) -> Step:
+    def record(self, user_id: str, action: str, result: str, failed: bool | None = None) -> Step:
         """Record one step of the user's task in its trajectory and in working memory."""
-        task = self._task(user_id)
+        task = self.current(user_id)
         require_text("action", action)
         if not isinstance(result, str):
             raise TypeError(f"result must be a str, got {type(result).__name__}")
         failed = looks_like_failure(result) if failed is None else bool(failed)
-        step = Step(len(task["steps"]) + 1, action, result, failed)
-        task["steps"].append(step)
+        step = Step(len(task.steps) + 1, action, result, failed)
+        task.steps.append(step)
         self.write(step.render(), user_id, level="working", importance=0.8 if failed else 0.5)
         return step
 
-    def _fit_working(self, user_id: str, task_id: str | None) -> None:
-        task = self.tasks.get(user_id)
-        protected = [task["goal_item"]] if task and task["goal_item"] else []
+    def fit_working(self, user_id: str, task_id: str | None) -> None:
+        """Evict the task's least valuable working items past the token budget, sparing its goal (BU2)."""
+        task = self.in_progress.get(user_id)
+        protected = [task.goal_item_id] if task and task.goal_item_id else []
         try:
             items = self.store.list(user_id, "working", task_id)
         except StoreError:
             return  # the store cannot be read: the budget is fitted at the next write that can
         _, evicted = budget.fit(items, self.working_token_budget, self.clock(), protected)
         if evicted:
+            why, now = f"working memory over {self.working_token_budget} tokens", self.clock()
             self.store.delete(user_id, [item.id for item in evicted])
-            for item in evicted:
-                self.audit(
-                    user_id, item.id, "evict", f"working memory over {self.working_token_budget} tokens"
-                )
+            self.store.append_audit([AuditRecord(item.id, "evict", why, now, None, user_id)
+                                     for item in evicted])
 
-    def finish_task(self, user_id: str, status: str = "success", failure_reason: str = "") -> FinishReport:
+    def finish(self, user_id: str, status: str = "success", failure_reason: str = "") -> FinishReport:
         """Settle the user's task as one episode and clear its working items, in one transaction (N2, N4)."""
-        task = self._task(user_id)
-        episode = Episode(task_type=task["type"], goal=task["goal"], status=status, trajectory=task["steps"],
+        task = self.current(user_id)
+        episode = Episode(task_type=task.task_type, goal=task.goal, status=status, trajectory=task.steps,
                           failure_reason=failure_reason, created_at=self.clock())
-        working = self.store.list(user_id, "working", task["id"])
-        why = f"{task['id']} finished"
-        cleared = [AuditRecord(item.id, "clear", why, self.clock(), None, user_id) for item in working]
-        report = self.settle_episode(user_id, episode, cleared, working)
-        self.tasks.pop(user_id, None)
+        working = self.store.list(user_id, "working", task.id)
+        cleared = [AuditRecord(item.id, "clear", f"{task.id} finished", self.clock(), None, user_id)
+                   for item in working]
+        report = self.settle(user_id, episode, cleared, working)
+        self.in_progress.pop(user_id, None)
         return report
 
-    def settle_episode(
-        self, user_id: str, episode: Episode,
-        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
-    ) -> FinishReport:
+    def settle(self, user_id: str, episode: Episode, audit: Iterable[AuditRecord] = (),
+               delete: Iterable[MemoryItem] = ()) -> FinishReport:
         """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3).
 
         The episode, the audit of its write, `audit` and the deletion of `delete` commit in
@@ -138,32 +172,29 @@ class TaskLifecycle:
                 )
             elif fact := layers.consolidator.observe(statement.subject, statement.value, episode.id):
                 facts.append(fact)
-        for problem in problems:
-            self.audit(user_id, episode.id, "extract-problem", problem)
+        if problems:
+            self.store.append_audit([AuditRecord(episode.id, "extract-problem", problem, self.clock(), None,
+                                                 user_id) for problem in problems])
         return FinishReport(episode, tuple(facts), tuple(knowledge), tuple(problems))
 
-    def get_llm_context(self, user_id: str, query: str | None = None, token_budget: int | None = 600) -> str:
+    def context(self, user_id: str, query: str | None = None, token_budget: int | None = 600) -> str:
         """Assemble the model's context: the task's goal and steps, then recalled memory."""
-        task = self.tasks.get(user_id)
+        task = self.in_progress.get(user_id)
         lines = ["## Current task"]
         if task:
-            lines.append(f"Goal: {flatten(task['goal'], 300)}")
-            lines.extend(f"  {step.render(120)}" for step in task["steps"][-5:])
+            lines.append(f"Goal: {flatten(task.goal, 300)}")
+            lines.extend(f"  {step.render(120)}" for step in task.steps[-5:])
         else:
             lines.append("  (none)")
-        recalled = self.recall(query or (task["goal"] if task else ""), user_id, token_budget=token_budget)
+        recalled = self.recall(query or (task.goal if task else ""), user_id, token_budget=token_budget)
         lines += ["", "## Recalled memory (from recall, ranked)", recalled.text or "  (nothing relevant)"]
         return "\n".join(lines)
 
-    def get_llm_messages(
-        self, user_id: str, query: str | None = None, token_budget: int | None = 600
-    ) -> list[dict]:
+    def messages(self, user_id: str, query: str | None = None, token_budget: int | None = 600) -> list[dict]:
         """Return the context as OpenAI-style chat messages: memory as system text, then the query."""
-        context = self.get_llm_context(user_id, query, token_budget)
-        task = self.tasks.get(user_id)
-        question = query or (task["goal"] if task else "")
+        context = self.context(user_id, query, token_budget)
+        task = self.in_progress.get(user_id)
         system = f"You are an agent with long-term memory. Use it when relevant.\n\n{context}"
-        messages = [{"role": "system", "content": system}]
-        if question:
-            messages.append({"role": "user", "content": question})
-        return messages
+        question = query or (task.goal if task else "")
+        asked = [{"role": "user", "content": question}] if question else []
+        return [{"role": "system", "content": system}, *asked]

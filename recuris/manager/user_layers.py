@@ -5,7 +5,8 @@ instead of failing. The manager caches each user's layers (semantic facts, proce
 consolidator's sightings, the episodic layer when the agent asks for it); another manager,
 in this process or another, may forget the user meanwhile. So every call first asks the
 store for the user's forget generation, and a cache loaded before a forget is dropped, with
-the task in progress, before anything of it is used.
+the task in progress, before anything of it is used. `UserLayers` keeps that cache; the
+manager holds one and tells it, through `on_forget`, what else to drop of a forgotten user.
 
 Invariants:
     UL1 a manager notices a forget made elsewhere (another manager or process) on its next
@@ -13,18 +14,64 @@ Invariants:
         user (layers, facts, episodes, task in progress) before using any of them.
 """
 
-from ..storage.buffered_store import QueuedView
-from ..storage.sqlite_erasure import ErasureIncompleteError
-from ..storage.store import StoreError
-from ..core.validation import require_text
+from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["UserLayers"]
+from .bounds import MAX_LOADED_USERS, LayerCache
+from ..core.clock import DAY
+from ..core.episodic import EpisodicMemory
+from ..core.records import AuditRecord
+from ..core.similarity import Scorer
+from ..core.validation import require_text
+from ..evolution.consolidation import Consolidator
+from ..evolution.procedural import ProceduralMemory
+from ..evolution.semantic import SemanticMemory
+from ..storage.archives import StoredEpisodes, StoredFacts
+from ..storage.buffered_store import BufferedStore, QueuedView
+from ..storage.sqlite_erasure import ErasureIncompleteError
+from ..storage.store import Store, StoreError
+
+__all__ = ["Layers", "UserLayers"]
+
+
+@dataclass
+class Layers:
+    """One user's layers: facts, procedures, the consolidator, and episodes once asked for."""
+
+    semantic: SemanticMemory
+    procedural: ProceduralMemory
+    consolidator: Consolidator
+    generation: int | None  # the user's forget generation when these were loaded (UL1)
+    store: Store
+    user_id: str
+    episodic_scorer: Callable[[], Scorer] | None = None
+    loaded_episodic: EpisodicMemory | None = None
+
+    @property
+    def episodic(self) -> EpisodicMemory:
+        # Loaded on first use: recall searches the store, so it never indexes every episode.
+        if self.loaded_episodic is None:
+            scorer = self.episodic_scorer() if self.episodic_scorer else None
+            self.loaded_episodic = EpisodicMemory(scorer, StoredEpisodes(self.store, self.user_id))
+        return self.loaded_episodic
 
 
 class UserLayers:
-    """The per-user methods of MemoryManager: load, refresh and forget a user's layers (UL1)."""
+    """Load, refresh and forget each user's layers, keeping the most recent users' loaded (BD3, UL1).
 
-    def forget_user(self, user_id: str) -> int:
+    `on_forget(user_id)` is called whenever a user is found forgotten, here or elsewhere, so
+    that the manager drops what else it keeps of them (the task in progress).
+    """
+
+    def __init__(self, store: BufferedStore, clock: Callable[[], float], *,
+                 on_forget: Callable[[str], None] = lambda user_id: None, min_occurrences: int = 2,
+                 window_seconds: float = 7 * DAY, max_loaded_users: int = MAX_LOADED_USERS,
+                 episodic_scorer: Callable[[], Scorer] | None = None) -> None:
+        self.store, self.clock, self.on_forget = store, clock, on_forget
+        self.consolidation, self.episodic_scorer = (min_occurrences, window_seconds), episodic_scorer
+        self.loaded: LayerCache = LayerCache(max_loaded_users)  # user id -> Layers, most recent last
+
+    def forget(self, user_id: str) -> int:
         """Delete every item of the user, superseded ones included, and scrub their audit text (MG3).
 
         Every other manager on the store drops its caches of the user on its next call (UL1),
@@ -33,17 +80,20 @@ class UserLayers:
         SQLite's write-ahead log past the store's timeout (SE1).
         """
         require_text("user_id", user_id)
-        self._layers.pop(user_id, None)
-        self.tasks.pop(user_id, None)
+        self.loaded.pop(user_id, None)
+        self.on_forget(user_id)
         try:
             deleted = self.store.delete_user(user_id)
         except ErasureIncompleteError as error:  # deleted, but copies may remain: audit it, then say so
-            self.audit(user_id, "*", "forget-user", f"{error.deleted} items deleted; erasure incomplete")
+            self._audit(user_id, f"{error.deleted} items deleted; erasure incomplete")
             raise
-        self.audit(user_id, "*", "forget-user", f"{deleted} items deleted")
+        self._audit(user_id, f"{deleted} items deleted")
         return deleted
 
-    def layers(self, user_id: str):
+    def _audit(self, user_id: str, reason: str) -> None:
+        self.store.append_audit([AuditRecord("*", "forget-user", reason, self.clock(), None, user_id)])
+
+    def get(self, user_id: str) -> Layers:
         """Return the user's layers, loading them on first use or after a forget (UL1).
 
         The most recent users' layers stay loaded (BD3). While the store cannot be read, the
@@ -51,7 +101,7 @@ class UserLayers:
         write is still kept (G1) and the next call loads them whole.
         """
         require_text("user_id", user_id)
-        cached = self._layers[user_id] if user_id in self._layers else None  # marks it most recent
+        cached = self.loaded[user_id] if user_id in self.loaded else None  # marks it most recent
         try:
             generation = self.generation_of(user_id)
         except StoreError:  # not loaded, and the store cannot say
@@ -59,28 +109,34 @@ class UserLayers:
         if cached is not None and generation in (None, cached.generation):
             return cached
         if cached is not None:  # forgotten elsewhere: nothing cached of the user may be used again
-            self.tasks.pop(user_id, None)
+            self.on_forget(user_id)
         try:
-            self._layers[user_id] = layers = self._load(user_id, self.store, generation)
+            self.loaded[user_id] = layers = self._load(user_id, self.store, generation)
         except StoreError:
-            self._layers.pop(user_id, None)
+            self.loaded.pop(user_id, None)
             return self._load(user_id, QueuedView(self.store), generation)
         return layers
+
+    def _load(self, user_id: str, store: Store, generation: int | None) -> Layers:
+        semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)
+        consolidator = Consolidator(semantic, *self.consolidation, clock=self.clock)
+        procedural = ProceduralMemory(store, user_id, self.clock)
+        return Layers(semantic, procedural, consolidator, generation, store, user_id, self.episodic_scorer)
 
     def generation_of(self, user_id: str) -> int | None:
         """Return the user's forget generation; None if the store cannot say and their layers are cached."""
         try:
             return self.store.generation(user_id)
         except StoreError:
-            if user_id not in self._layers:
+            if user_id not in self.loaded:
                 raise
             return None  # cannot look during an outage; the store refuses a stale write anyway (S6)
 
     def refresh(self, user_id: str) -> None:
         """Reload the user's layers from the store, keeping the consolidator's sightings."""
-        old = self._layers.pop(user_id, None)
+        old = self.loaded.pop(user_id, None)
         if old is not None:
-            fresh = self.layers(user_id)
+            fresh = self.get(user_id)
             if fresh.generation != old.generation:
                 return  # forgotten meanwhile: its sightings go with it (UL1)
             old.consolidator.semantic = fresh.semantic

@@ -27,3 +27,11 @@ def test_the_layer_cache_evicts_the_least_recently_used():
     assert list(cache) == ["ana", "cy"]
     with pytest.raises(ValueError, match="BD3"):
         LayerCache(0)
+
+
+def test_dropping_a_user_from_the_layer_cache_keeps_the_others_in_order():
+    """BD3: `pop` removes one user's layers (None if not loaded) and leaves the others' order as it was."""
+    cache = LayerCache(3)
+    cache["ana"], cache["bob"], cache["cy"] = 1, 2, 3
+    assert (cache.pop("bob"), cache.pop("dee")) == (2, None)
+    assert list(cache) == ["ana", "cy"] and "bob" not in cache

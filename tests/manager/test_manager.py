@@ -255,6 +255,14 @@ def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
     assert [len(inner.list(user)) for user in ("ana", "bob")] == [1, 1]
 
 
+def test_every_public_method_of_the_manager_runs_under_its_lock():
+    """TS1: every public method of MemoryManager, its parts' operations included, takes the manager's lock."""
+    public = [name for name in dir(MemoryManager)
+              if not name.startswith("_") and not isinstance(getattr(MemoryManager, name), property)]
+    assert {"start_task", "layers", "forget_user", "run_decay", "write", "recall"} <= set(public)
+    assert [name for name in public if getattr(MemoryManager, name).__code__.co_name != "locked"] == []
+
+
 def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(tmp_path, clock):
     """TS1: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
     manager = MemoryManager(SQLiteStore(tmp_path / "memory.db"), clock=clock)
@@ -303,7 +311,7 @@ def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock
     manager = MemoryManager(clock=clock, max_loaded_users=2)
     for number, user in enumerate(("ana", "bob", "ana", "cy")):
         manager.write(f"fact {number}: {user}", user, level="semantic")
-    assert list(manager._layers) == ["ana", "cy"]
+    assert list(manager.users.loaded) == ["ana", "cy"]
     assert [fact.value for fact in manager.layers("bob").semantic.current()] == ["bob"]
 
 
@@ -333,3 +341,13 @@ def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
     store._db.set_trace_callback(None)
     assert [s for s in statements if s.startswith("COMMIT")] == ["COMMIT"]
     assert [r.operation for r in manager.history("ana", item.id)] == ["write"]
+
+
+def test_the_settings_the_parts_hold_read_as_before_and_cannot_be_set():
+    """MG1: llm, min_confidence, working_token_budget and episodic_scorer read from the parts; setting one raises."""
+    model = lambda prompt: "[]"  # noqa: E731
+    manager = MemoryManager(llm=model, min_confidence=0.7, working_token_budget=500)
+    assert (manager.llm, manager.min_confidence, manager.working_token_budget, manager.episodic_scorer) == (
+        model, 0.7, 500, None)
+    with pytest.raises(AttributeError):
+        manager.llm = None
