@@ -344,7 +344,7 @@ def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
 
 
 def test_the_settings_the_parts_hold_read_as_before_and_cannot_be_set():
-    """MG1: llm, min_confidence, working_token_budget and episodic_scorer read from the parts; setting one raises."""
+    """The settings the parts hold (llm, min_confidence, working_token_budget, episodic_scorer) read as before; setting one raises."""
     model = lambda prompt: "[]"  # noqa: E731
     manager = MemoryManager(llm=model, min_confidence=0.7, working_token_budget=500)
     assert (manager.llm, manager.min_confidence, manager.working_token_budget, manager.episodic_scorer) == (
