@@ -41,3 +41,34 @@ def corrupt(path: Path, *names: str) -> None:
     for root in roots:
         data[(root - 1) * size : root * size] = b"\xff" * size
     path.write_bytes(bytes(data))
+
+
+# Version 3's items table, as it was written: the same columns as now, and `valid_from`.
+VERSION_3_ITEMS = """CREATE TABLE items (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
+    task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
+    access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
+    valid_from REAL NOT NULL, invalidated_at REAL, superseded_by TEXT)"""
+
+
+def version_3(path: Path, items) -> Path:
+    """Write a recuris database of schema version 3 holding `items`: the table had `valid_from`.
+
+    The items are written by today's store (postings, scopes, audit and all), then their
+    table is rebuilt as version 3 kept it, each row with its rowid and `valid_from` = `created_at`.
+    """
+    store = SQLiteStore(path)
+    store.put(items)
+    store.close()
+    with sqlite3.connect(path) as db:
+        columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(items)"))
+        db.execute("ALTER TABLE items RENAME TO items_4")
+        db.execute(VERSION_3_ITEMS)
+        db.execute(f"INSERT INTO items (rowid, {columns}, valid_from) "
+                   f"SELECT rowid, {columns}, created_at FROM items_4")
+        db.execute("DROP TABLE items_4")
+        db.execute("CREATE INDEX items_thread ON items (user_id, level, task_id)")
+        db.execute("CREATE INDEX items_task ON items (task_id)")
+        db.execute("UPDATE schema_version SET version = 3")
+    db.close()
+    return path

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable, Sequence
 from statistics import fmean
 
 from ..core.text import estimate_tokens
+from ..core.validation import require_count
 
 __all__ = ["recall_at_k", "reciprocal_rank", "mean_reciprocal_rank", "pollution_rate", "prompt_tokens"]
 
@@ -30,8 +31,7 @@ def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> flo
 
     Raises ValueError for k < 1 or no relevant item.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"EV1: k must be an int >= 1, got {k!r}")
+    require_count("EV1: k", k, 1)
     wanted = _check(relevant)
     return len(wanted & set(ranked[:k])) / len(wanted)
 

@@ -23,7 +23,7 @@ from ..core.clock import DAY
 from .semantic import Fact
 from .semantic import SemanticMemory
 from ..core.text import normalize
-from ..core.validation import require_text
+from ..core.validation import require_count, require_text
 
 __all__ = ["Consolidator", "Conflict", "Sighting"]
 
@@ -62,8 +62,7 @@ class Consolidator:
         window_seconds: float = 7 * DAY,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if isinstance(min_occurrences, bool) or not isinstance(min_occurrences, int) or min_occurrences < 1:
-            raise ValueError(f"C1: min_occurrences must be an int >= 1, got {min_occurrences!r}")
+        require_count("C1: min_occurrences", min_occurrences, 1)
         if not window_seconds > 0:
             raise ValueError(f"C1: window_seconds must be > 0, got {window_seconds!r}")
         self.semantic = semantic

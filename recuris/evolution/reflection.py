@@ -28,7 +28,7 @@ from ..core.text import statement
 from ..storage.store import append_superseding
 from ..core.text import flatten, normalize, tokenize
 from ..core.similarity import jaccard
-from ..core.validation import require_text
+from ..core.validation import require_count, require_text
 
 __all__ = ["ReflectionCallback", "Interaction", "ReflectionReport"]
 
@@ -62,9 +62,9 @@ class ReflectionCallback:
     def __init__(self, llm: Callable[[str], str], manager, threshold: int = 3, *, user_id: str = "default",
                  min_confidence: float = 0.5, merge_similarity: float = 0.5,
                  timeout_seconds: float | None = None, max_batch: int = 20, max_buffer: int = 200) -> None:
-        for name, value in (("threshold", threshold), ("max_batch", max_batch), ("max_buffer", max_buffer)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        require_count("threshold", threshold, 1)
+        require_count("Y6: max_batch", max_batch, 1)
+        require_count("Y6: max_buffer", max_buffer, 1)
         self.llm, self.manager, self.threshold = llm, manager, threshold
         self.user_id = require_text("user_id", user_id)
         self.min_confidence, self.merge_similarity = min_confidence, merge_similarity

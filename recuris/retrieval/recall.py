@@ -27,6 +27,7 @@ from ..core.records import AuditRecord
 from ..core.similarity import Scorer
 from ..storage.store import Access, Store
 from ..core.text import estimate_tokens, normalize
+from ..core.validation import require_count
 
 __all__ = [
     "Weights",
@@ -75,8 +76,7 @@ class RecallPolicy:
     def __post_init__(self) -> None:
         if not self.recency_half_life_days > 0:
             raise ValueError(f"recency_half_life_days must be > 0, got {self.recency_half_life_days!r}")
-        if isinstance(self.candidate_pool, bool) or not isinstance(self.candidate_pool, int) or self.candidate_pool < 1:
-            raise ValueError(f"candidate_pool must be an int >= 1, got {self.candidate_pool!r}")
+        require_count("candidate_pool", self.candidate_pool, 1)
         if not 0 <= self.neighbour_weight <= 1:
             raise ValueError(f"CA2: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
 

@@ -10,14 +10,16 @@ manager) can degrade to "no memory". docs/storage/concurrency.md says what degra
 Invariants:
     G1  a write is either in the store or in the queue; nothing is dropped on an outage.
     G2  queued writes reach the store in the order they were made.
-    G3  deleting a user's items also drops that user's queued writes, so a retry can never
-        bring deleted memory back.
+    G3  deleting a user's items also drops that user's queued writes, and scrubbing their audit
+        blanks their queued records, so a retry can never bring deleted memory back.
     G4  offline ids are unique across stores and processes: each holds a random token drawn
         once per BufferedStore (or injected), beside the time and a counter.
     G5  `close` flushes; if writes are still queued it raises StoreError naming them, keeps
         them queued and leaves the inner store open, so that a later `close` may write them.
     G6  the queue holds at most `max_pending` batches; a write past it raises StoreError:
         no write is ever dropped silently.
+    G7  every operation of the Store protocol is a method of the class, written out: none
+        reaches the inner store unseen (`users` is forwarded as it is; the rest change something).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
@@ -43,8 +46,9 @@ log = logging.getLogger("recuris.storage.store")
 class BufferedStore(QueuedReads):
     """Wrap a store so that a failed write is kept and retried, never dropped.
 
-    Reads go to the inner store, overlaid with the queue (QR1), and raise StoreError when it
-    fails; the caller decides how to degrade. `pending` counts the batches waiting to be written.
+    Reads go to the inner store, overlaid with the queue (QR1, queued_reads.py), and raise
+    StoreError when it fails; the caller decides how to degrade. `pending` counts the batches
+    waiting to be written. Every Store operation is written out here or in QueuedReads (G7).
     """
 
     def __init__(self, inner: Store, clock: Callable[[], float] = time.time, *,
@@ -153,9 +157,18 @@ class BufferedStore(QueuedReads):
             self._generations[user_id] = current
         return current
 
-    def __getattr__(self, name: str):
-        # Everything else (users, scrub_audit, integrity) goes straight to the inner store.
-        return getattr(self.inner, name)
+    def scrub_audit(self, user_id: str) -> int:
+        """Blank the user's audit reasons and weights, queued records first: none lands with its text."""
+        def blank(records: list[AuditRecord]) -> list[AuditRecord]:
+            return [replace(r, reason="", weight=None) if r.user_id == user_id else r for r in records]
+
+        self._pending = [queued if isinstance(queued, Counted) else (queued[0], blank(queued[1]), queued[2])
+                         for queued in self._pending]
+        return self.inner.scrub_audit(user_id)
+
+    def users(self) -> list[str]:
+        """Forwarded as it is: a user whose every item is still queued is listed once they are written."""
+        return self.inner.users()
 
 
 def _entries(queued) -> list:
@@ -164,5 +177,5 @@ def _entries(queued) -> list:
 
 serialize(BufferedStore, ["new_id", "flush", "put", "append_audit", "record_access", "queued", "get",
                           "list", "matching", "search", "adjacent", "audit", "close", "delete",
-                          "delete_user", "generation"])
+                          "delete_user", "generation", "scrub_audit", "users"])
 

@@ -3,8 +3,9 @@
 Document 001 §1 defines a `MemoryItem` (id, type, content, task, time, metadata, access
 count, importance) kept in one store for all tiers; document 002 §3 adds the metadata to
 filter on (user, time, source, tags) and document 003 §4.1 the confidence of a write.
-Graphiti's bitemporal facts suggest the validity fields: an item is never rewritten to
-say something else, it is closed (`invalidated_at`) and points at its successor.
+Graphiti's bitemporal facts suggest the validity fields: an item is valid from its creation;
+it is never rewritten to say something else, it is closed (`invalidated_at`) and points at
+its successor.
 
 Invariants:
     I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are valid
@@ -19,10 +20,10 @@ Invariants:
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 
 from ..core.text import flatten
-from ..core.validation import require_text, unicode_problem
+from ..core.validation import require_count, require_text, unicode_problem
 
 __all__ = ["MemoryItem", "LEVELS", "CheckedClock", "MAX_TIME", "require_texts"]
 
@@ -31,6 +32,8 @@ LEVELS = ("working", "episodic", "semantic", "procedural")
 # wrong unit, or an overflow, is caught; an int this large still fits SQLite's INTEGER.
 MAX_TIME = 1e12
 MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
+# Fields that older versions wrote and nothing read: an export holding them still imports.
+RETIRED_FIELDS = frozenset({"valid_from"})
 
 
 def _nested_too_deeply(data: object) -> bool:
@@ -60,11 +63,14 @@ class MemoryItem:
     access_count: int = 0
     importance: float = 0.5
     metadata: dict = field(default_factory=dict)
-    valid_from: float | None = None
     invalidated_at: float | None = None
     superseded_by: str | None = None
+    # Not a field: True only from `trusted`, for a row its store wrote (and checked) itself.
+    _stored: InitVar[bool] = False
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _stored: bool) -> None:
+        if _stored:
+            return
         for name in ("id", "user_id", "content"):
             require_text(f"MemoryItem.{name}", getattr(self, name))
         if self.level not in LEVELS:
@@ -74,10 +80,8 @@ class MemoryItem:
             raise TypeError(f"I1: importance must be a number, got {type(importance).__name__}")
         if not 0.0 <= importance <= 1.0:
             raise ValueError(f"I1: importance must lie in [0, 1], got {importance!r}")
-        count = self.access_count
-        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 2**63:
-            raise ValueError(f"I1: access_count must be an int in [0, 2**63), got {count!r}")
-        for name in ("created_at", "last_access_at", "valid_from", "invalidated_at"):
+        require_count("I1: access_count", self.access_count, 0, 2**63)
+        for name in ("created_at", "last_access_at", "invalidated_at"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -100,17 +104,11 @@ class MemoryItem:
         self.metadata = json.loads(text)
         if self.last_access_at is None:
             self.last_access_at = self.created_at
-        if self.valid_from is None:
-            self.valid_from = self.created_at
 
     @property
     def is_valid(self) -> bool:
         """True until the item is invalidated (I3)."""
         return self.invalidated_at is None
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return tuple(self.metadata.get("tags", ()))
 
     def to_dict(self) -> dict:
         """Return the item as plain JSON data: the mapping used by export and by SQLite (I2)."""
@@ -120,10 +118,12 @@ class MemoryItem:
     def from_dict(cls, data: dict) -> "MemoryItem":
         """Rebuild an item from `to_dict` output.
 
-        Raises TypeError for a non-dict or unknown keys, ValueError for invalid fields.
+        Raises TypeError for a non-dict or unknown keys, ValueError for invalid fields. A
+        retired field (`valid_from`, written before schema version 4) is dropped.
         """
         if not isinstance(data, dict):
             raise TypeError(f"a MemoryItem is read from a dict, got {type(data).__name__}")
+        data = {key: value for key, value in data.items() if key not in RETIRED_FIELDS}
         unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
             raise TypeError(f"unknown MemoryItem fields: {sorted(unknown)}")
@@ -131,13 +131,13 @@ class MemoryItem:
 
     @classmethod
     def trusted(cls, fields: dict) -> "MemoryItem":
-        """Rebuild an item from a store's own row without re-checking it (it was checked on write).
+        """Rebuild an item from a store's own row: built by `__init__`, without re-checking it.
 
-        Only a Store that wrote the row itself may use this: it skips I1 and I2's checks.
+        Only a Store that wrote the row itself may use this: the row passed I1 and I2 when
+        it was written, and re-checking it (its metadata through JSON again) would make a
+        read several times slower (docs/storage/memory-items.md gives the figures).
         """
-        item = object.__new__(cls)
-        item.__dict__.update(fields)
-        return item
+        return cls(**fields, _stored=True)
 
     def closed(self, at: float, successor: str | None = None) -> "MemoryItem":
         """Return a copy invalidated at `at`, pointing at its successor (I3)."""

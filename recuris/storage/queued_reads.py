@@ -8,22 +8,25 @@ returns, in the order it was written; and `QueuedView` builds a user's layers fr
 queue alone while the store cannot be read at all.
 
 Invariants:
-    QR1 reads see queued writes: `get`, `list`, `matching`, `search` and `adjacent` answer as
-        if the queue were written (newest queued copies, queued deletions and counted
+    QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search` and `adjacent`
+        answer as if the queue were written (newest queued copies, queued deletions and counted
         accesses applied in order), and `audit` adds the queued records.
+    QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
+        Store protocol, each written out, to its buffered store unchanged.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from .item import MemoryItem
 from .memory_store import InMemoryStore
 from ..core.records import AuditRecord
+from ..core.validation import require_count
 from ..retrieval.scoring import analyze
-from .store import STORE_B, STORE_K1
+from .store import STORE_B, STORE_K1, Access
 
 __all__ = ["Counted", "QueuedReads", "QueuedView"]
 
@@ -34,6 +37,10 @@ class Counted(list):
 
 def _counted(item: MemoryItem, times: int, at: float) -> MemoryItem:
     return replace(item, access_count=item.access_count + times, last_access_at=at)
+
+
+def _in(level: str | None, task_id: str | None):
+    return lambda item: level in (None, item.level) and task_id in (None, item.task_id)
 
 
 class QueuedReads:
@@ -79,8 +86,7 @@ class QueuedReads:
 
     def queued(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
         """Return copies of the user's items still queued (their newest copies), in queue order."""
-        return [copy.deepcopy(item) for item in self._view(user_id)[0].values()
-                if (level is None or item.level == level) and (task_id is None or item.task_id == task_id)]
+        return [copy.deepcopy(item) for item in self._view(user_id)[0].values() if _in(level, task_id)(item)]
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         fresh = self._view(user_id)[0] if self._pending else {}
@@ -97,8 +103,17 @@ class QueuedReads:
         stored = self.inner.list(user_id, level, task_id)
         if not self._pending:
             return stored
-        return self._overlay(user_id, stored, lambda item: (level is None or item.level == level)
-                             and (task_id is None or item.task_id == task_id))
+        return self._overlay(user_id, stored, _in(level, task_id))
+
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+        """Yield `list` in batches (S11): the store's own, or `list`'s while the user has writes queued."""
+        require_count("S11: batch_size", batch_size, 1)
+        if not self._pending or not any(self._view(user_id)):
+            yield from self.inner.iterate(user_id, level, batch_size)
+            return
+        items = self.list(user_id, level)  # the queue is replayed over all of them at once
+        for start in range(0, len(items), batch_size):
+            yield items[start:start + batch_size]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         terms = set(terms)
@@ -141,7 +156,7 @@ class QueuedReads:
 
 
 class QueuedView:
-    """A buffered store whose item reads see only the queue: layers built while the store is down."""
+    """A buffered store whose `list` sees only the queue, for layers built while it is down (QR2)."""
 
     def __init__(self, store) -> None:
         self.store = store
@@ -149,5 +164,37 @@ class QueuedView:
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
         return self.store.queued(user_id, level, task_id)
 
-    def __getattr__(self, name: str):
-        return getattr(self.store, name)
+    # The rest of the Store protocol (store.py), in its order, handed on unchanged:
+    def put(self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (),
+            delete: Iterable[MemoryItem] = ()) -> None:
+        self.store.put(items, audit, delete)
+    def get(self, user_id: str, item_id: str) -> MemoryItem | None:
+        return self.store.get(user_id, item_id)
+    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+        return self.store.iterate(user_id, level, batch_size)
+    def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+        return self.store.matching(user_id, level, terms)
+    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple]:
+        return self.store.search(user_id, level, terms, limit)
+    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+        return self.store.adjacent(user_id, item_ids)
+    def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
+        return self.store.delete(user_id, item_ids)
+    def delete_user(self, user_id: str) -> int:
+        return self.store.delete_user(user_id)
+    def generation(self, user_id: str) -> int:
+        return self.store.generation(user_id)
+    def users(self) -> list[str]:
+        return self.store.users()
+    def new_id(self, prefix: str) -> str:
+        return self.store.new_id(prefix)
+    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+        self.store.append_audit(records)
+    def record_access(self, accesses: Iterable[Access]) -> None:
+        self.store.record_access(accesses)
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+        return self.store.audit(user_id, item_id)
+    def scrub_audit(self, user_id: str) -> int:
+        return self.store.scrub_audit(user_id)
+    def close(self) -> None:
+        self.store.close()

@@ -72,8 +72,10 @@ def _create(db: sqlite3.Connection) -> None:
     versions = [row[0] for row in db.execute("SELECT version FROM schema_version")]
     if not versions:
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-    elif versions == [2]:
-        schema.migrate_from_2(db)
+    elif versions[0] in schema.MIGRATES_FROM:  # one step after another, oldest first (SH2)
+        if versions[0] <= 2:
+            schema.migrate_from_2(db)
+        schema.migrate_from_3(db)
     db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
 
 

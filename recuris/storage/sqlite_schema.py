@@ -10,6 +10,8 @@ level (an FTS5 index would rank with the whole file's, and fixes k1 and b).
 Invariants:
     SH1 an item's postings hold exactly the analysed terms of its content with their
         counts, and each scope's totals equal the sums over its items, after any write.
+    SH2 migrating a file of an older version (`MIGRATES_FROM`) keeps every item whole, with
+        its rowid, so that write order and the postings still refer to the same items.
 """
 
 import json
@@ -20,23 +22,25 @@ from .item import MemoryItem
 from ..retrieval.scoring import analyze
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex",
-           "migrate_from_2", "chunks", "iterate_statement", "reserve", "stored"]
+           "migrate_from_2", "migrate_from_3", "chunks", "iterate_statement", "reserve", "stored"]
 
-SCHEMA_VERSION = 3
-MIGRATES_FROM = (2,)  # versions a writing open upgrades in place: their items are all still here
+SCHEMA_VERSION = 4
+MIGRATES_FROM = (2, 3)  # versions a writing open upgrades in place: their items are all still here
 COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
-    "valid_from invalidated_at superseded_by"
+    "invalidated_at superseded_by"
 ).split()
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
+ITEMS = """CREATE TABLE IF NOT EXISTS items (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
     task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
     access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
-    valid_from REAL NOT NULL, invalidated_at REAL, superseded_by TEXT);
-CREATE INDEX IF NOT EXISTS items_thread ON items (user_id, level, task_id);
-CREATE INDEX IF NOT EXISTS items_task ON items (task_id);
+    invalidated_at REAL, superseded_by TEXT)"""
+ITEMS_INDEXES = """CREATE INDEX IF NOT EXISTS items_thread ON items (user_id, level, task_id);
+CREATE INDEX IF NOT EXISTS items_task ON items (task_id)"""
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+{ITEMS};
+{ITEMS_INDEXES};
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
     item_id TEXT NOT NULL, operation TEXT NOT NULL, reason TEXT NOT NULL, weight REAL);
@@ -147,6 +151,19 @@ def migrate_from_2(db: sqlite3.Connection) -> None:
                              "ORDER BY rowid LIMIT 10000", (last,)).fetchall():
         reindex(db, [], rows)  # a page at a time, so a large file is never held whole
         last = rows[-1][3]
+
+
+def migrate_from_3(db: sqlite3.Connection) -> None:
+    """Drop version 3's `items.valid_from`, which nothing read, keeping every row and its rowid (SH2)."""
+    # Rebuilt rather than `ALTER TABLE ... DROP COLUMN`, which SQLite before 3.35 lacks. The
+    # rowid is copied: write order and the postings (whose `item` is the rowid) depend on it.
+    columns = ", ".join(COLUMNS)
+    db.execute("ALTER TABLE items RENAME TO items_3")
+    db.execute(ITEMS)
+    db.execute(f"INSERT INTO items (rowid, {columns}) SELECT rowid, {columns} FROM items_3")
+    db.execute("DROP TABLE items_3")  # and its indexes, made again on the new table
+    for statement in ITEMS_INDEXES.split(";"):
+        db.execute(statement)
 
 
 def iterate_statement(by_level: bool) -> str:

@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.buffered_store.BufferedStore: outages lose no write (G1-G3)."""
+"""Example tests for recuris.storage.buffered_store.BufferedStore: outages lose no write (G1-G7, QR1, QR2)."""
 
 import subprocess
 import sys
@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from recuris import InMemoryStore, MemoryItem, StoreError
-from recuris.storage.buffered_store import BufferedStore
+from recuris.storage.buffered_store import BufferedStore, QueuedView
 from recuris.core.records import AuditRecord
-from recuris.storage.store import Access
+from recuris.storage.queued_reads import QueuedReads
+from recuris.storage.store import Access, Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -190,3 +191,61 @@ def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky
     store.delete_user("ana")
     assert store.queued("ana") == [] and store.list("ana") == []
     assert store.flush() and flaky.list("ana") == [] and [i.id for i in flaky.list("bob")] == ["b1"]
+
+
+def protocol_operations() -> set[str]:
+    return {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
+
+
+def test_every_store_operation_is_written_out():
+    """G7: BufferedStore defines each operation of the Store protocol itself, and forwards nothing unseen."""
+    own = set(vars(BufferedStore)) | set(vars(QueuedReads))
+    assert protocol_operations() - own == set()
+    assert not any("__getattr__" in vars(cls) for cls in BufferedStore.__mro__)
+
+
+def test_the_queued_view_writes_out_every_store_operation():
+    """QR2: QueuedView defines each operation of the Store protocol itself, and forwards nothing unseen."""
+    assert protocol_operations() - set(vars(QueuedView)) == set()
+    assert not any("__getattr__" in vars(cls) for cls in QueuedView.__mro__)
+
+
+def test_the_queued_view_lists_the_queue_and_hands_on_the_rest(flaky):
+    """QR2: a QueuedView lists only queued items; every other operation is the buffered store's."""
+    store = BufferedStore(flaky)
+    store.put([item("i1")], [AuditRecord("i1", "write", "why", 1.0, None, "ana")])
+    flaky.down = True
+    view = QueuedView(store)
+    view.put([item("i2")], [AuditRecord("i2", "write", "why", 2.0, None, "ana")])
+    assert [i.id for i in view.list("ana")] == ["i2"] and store.pending == 1
+    flaky.down = False
+    assert [i.id for i in (view.get("ana", "i1"), view.get("ana", "i2"))] == ["i1", "i2"]
+    assert [r.item_id for r in view.audit("ana")] == ["i1", "i2"]
+    assert [[i.id for i in batch] for batch in view.iterate("ana", batch_size=1)] == [["i1"], ["i2"]]
+
+
+def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
+    """QR1: while writes of the user are queued, `iterate` yields `list`'s items, in its order, in batches."""
+    store = BufferedStore(flaky)
+    store.put([item("i1"), item("i2"), item("i3")])
+    flaky.down = True
+    store.put([item("i4")], delete=[item("i2")])
+    store.record_access([Access("ana", "i1", 9.0)])
+    flaky.down = False  # reads work again; the queue is not written yet
+    batches = list(store.iterate("ana", batch_size=2))
+    assert [len(batch) for batch in batches] == [2, 1]
+    assert [i for batch in batches for i in batch] == store.list("ana")
+    assert [(i.id, i.access_count) for batch in batches for i in batch] == [("i1", 1), ("i3", 0), ("i4", 0)]
+
+
+def test_scrubbing_a_users_audit_blanks_their_queued_records_too(flaky):
+    """G3: scrub_audit blanks the user's queued audit reasons as well, so a retry never writes their text."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.append_audit([AuditRecord("i1", "write", "ana's secret", 1.0, 0.5, "ana"),
+                        AuditRecord("b1", "write", "bob's note", 1.0, 0.5, "bob")])
+    flaky.down = False
+    store.scrub_audit("ana")
+    assert store.flush()
+    assert [(r.user_id, r.reason, r.weight) for r in flaky.audit()] == [
+        ("ana", "", None), ("bob", "bob's note", 0.5)]

@@ -1,6 +1,7 @@
 """Example tests for recuris.storage.item.MemoryItem (I1-I3)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -14,9 +15,9 @@ def item(**changes):
 
 
 def test_defaults_fill_access_and_validity_from_creation():
-    """An item never accessed was last accessed, and became valid, when it was created."""
+    """An item never accessed was last accessed when it was created, and is valid."""
     fresh = item(created_at=42.0)
-    assert (fresh.last_access_at, fresh.valid_from, fresh.is_valid) == (42.0, 42.0, True)
+    assert (fresh.last_access_at, fresh.is_valid) == (42.0, True)
 
 
 @pytest.mark.parametrize(
@@ -45,10 +46,27 @@ def test_to_dict_is_json_and_round_trips():
     assert MemoryItem.from_dict(data) == original
 
 
-def test_from_dict_refuses_unknown_fields():
-    """from_dict names the fields it does not know."""
+def test_an_export_written_before_schema_4_still_imports():
+    """I2: from_dict drops the retired `valid_from` of an older export and rebuilds the same item."""
+    original = item(created_at=42.0)
+    assert MemoryItem.from_dict({**original.to_dict(), "valid_from": 42.0}) == original
+    assert "valid_from" not in original.to_dict()
+
+
+def test_an_item_rebuilt_from_its_stored_row_equals_the_one_written():
+    """I2: `trusted` builds through the constructor an item equal to the one written; its copies are checked."""
+    original = item(created_at=42.0, metadata={"tags": ["a"]}, access_count=3)
+    rebuilt = MemoryItem.trusted(original.to_dict())
+    assert type(rebuilt) is MemoryItem and rebuilt == original and rebuilt.to_dict() == original.to_dict()
+    with pytest.raises(ValueError, match="I1: access_count"):
+        replace(rebuilt, access_count=-1)
+
+
+@pytest.mark.parametrize("key", ["owner", "_stored"])
+def test_from_dict_refuses_unknown_fields(key):
+    """from_dict names the fields it does not know, `trusted`'s private keyword among them."""
     with pytest.raises(TypeError, match="unknown MemoryItem fields"):
-        MemoryItem.from_dict({**item().to_dict(), "owner": "mallory"})
+        MemoryItem.from_dict({**item().to_dict(), key: "mallory"})
 
 
 def test_closing_records_time_and_successor():

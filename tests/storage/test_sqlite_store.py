@@ -9,10 +9,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from databases import another_application, future_version
+from databases import another_application, future_version, version_3
 
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.core.records import AuditRecord
+from recuris.storage.sqlite_schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,7 +181,45 @@ def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
         db.executescript("DELETE FROM postings; DELETE FROM scopes; UPDATE schema_version SET version = 2;")
     store = SQLiteStore(path)
     assert sorted(i.id for i, _ in store.search("ana", "episodic", ["deploy", "key"], 5)) == ["i1", "i2"]
-    assert store._run("SELECT version FROM schema_version") == [(3,)]
+    assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+
+
+def version_3_items():
+    return [
+        item("e1", content="deploy the api", created_at=10.0, last_access_at=30.0, access_count=3,
+             metadata={"kind": "episode", "trajectory": [[1, "build", "ok", False]]}),
+        MemoryItem(id="f1", user_id="ana", level="semantic", content="database: MySQL", created_at=11.0,
+                   importance=0.8, invalidated_at=20.0, superseded_by="f2", metadata={"subject": "database"}),
+        MemoryItem(id="f2", user_id="ana", level="semantic", content="database: Postgres", created_at=20.0),
+        MemoryItem(id="w1", user_id="ana", level="working", content="goal: migrate", task_id="task-1",
+                   created_at=12.0),
+        MemoryItem(id="b1", user_id="ben", level="episodic", content="rotate the keys", created_at=13.0),
+    ]
+
+
+def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
+    """SH2: a writing open of a version 3 file drops `valid_from`; every item stays whole, in write order."""
+    path = version_3(tmp_path / "m.db", version_3_items())
+    with sqlite3.connect(path) as db:
+        rowids = db.execute("SELECT id, rowid FROM items ORDER BY rowid").fetchall()
+    db.close()
+    store = SQLiteStore(path)
+    assert store.list("ana") == [i for i in version_3_items() if i.user_id == "ana"]
+    assert store.list("ben") == [i for i in version_3_items() if i.user_id == "ben"]
+    assert store._run("SELECT id, rowid FROM items ORDER BY rowid") == rowids
+    assert [i.id for i, _ in store.search("ana", "episodic", ["deploy"], 5)] == ["e1"]
+    assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert "valid_from" not in {row[1] for row in store._run("PRAGMA table_info(items)")}
+    assert store.integrity() == "ok"
+
+
+def test_a_version_3_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path):
+    """SF2: a reading open refuses a version 3 file, saying a writing open migrates it, and writes nothing."""
+    path = version_3(tmp_path / "m.db", version_3_items())
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"schema version \[3\].*a writing open migrates it"):
+        SQLiteStore(path, read_only=True)
+    assert path.read_bytes() == before
 
 
 def test_recording_an_access_for_a_user_forgotten_since_is_refused(tmp_path):
