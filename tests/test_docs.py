@@ -3,7 +3,6 @@
 import doctest
 import importlib
 import re
-from pathlib import Path
 
 import pytest
 

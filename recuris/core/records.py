@@ -13,7 +13,7 @@ Invariants:
 
 from dataclasses import dataclass
 
-from .text import flatten
+from .text import flatten, looks_like_failure
 from .validation import require_text
 
 __all__ = ["Step", "Episode", "Hit", "AuditRecord", "StageEvent", "RunResult", "STATUSES", "STAGES"]
@@ -30,6 +30,17 @@ class Step:
     action: str
     result: str
     failed: bool = False
+
+    @classmethod
+    def observed(cls, index: int, action: str, result: object, failed: bool | None = None) -> "Step":
+        """Check and build an observed step; `failed` defaults to `looks_like_failure(result)`.
+
+        Raises TypeError/ValueError for an empty or non-text action, or a non-text result.
+        """
+        if not isinstance(result, str):
+            raise TypeError(f"result must be a str, got {type(result).__name__}")
+        failed = looks_like_failure(result) if failed is None else bool(failed)
+        return cls(index, require_text("action", action), result, failed)
 
     def render(self, limit: int = 200) -> str:
         """Render as `index. action -> result`, each side clipped to `limit` characters."""

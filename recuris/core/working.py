@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from . import prompt
 from .compression import MIN_CHARS, StructuredSummarizer
 from .records import Step
-from .text import clip, flatten, looks_like_failure
+from .text import clip, flatten
 from .validation import require_count, require_text
 
 __all__ = ["WorkingMemory", "Summarizer"]
@@ -121,11 +121,7 @@ class WorkingMemory:
         Raises TypeError/ValueError for a non-text or empty action, or non-text result.
         """
         self._require_task()
-        action = require_text("action", action)
-        if not isinstance(result, str):
-            raise TypeError(f"result must be a str, got {type(result).__name__}")
-        failed = looks_like_failure(result) if failed is None else bool(failed)
-        step = Step(len(self._trajectory) + 1, action, result, failed)
+        step = Step.observed(len(self._trajectory) + 1, action, result, failed)
         # deque(maxlen) drops its oldest element on append; catch it first (W3).
         evicted = self._recent[0] if len(self._recent) == self.window_size else None
         self._recent.append(step)

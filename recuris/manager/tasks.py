@@ -27,7 +27,7 @@ from ..storage.item import MemoryItem
 from ..core.records import AuditRecord, Episode, Step
 from ..evolution.semantic import Fact
 from ..storage.store import Store, StoreError
-from ..core.text import flatten, looks_like_failure
+from ..core.text import flatten
 from ..core.validation import require_text
 
 __all__ = ["Tasks", "TaskState", "FinishReport"]
@@ -109,11 +109,7 @@ class Tasks:
     def record(self, user_id: str, action: str, result: str, failed: bool | None = None) -> Step:
         """Record one step of the user's task in its trajectory and in working memory."""
         task = self.current(user_id)
-        require_text("action", action)
-        if not isinstance(result, str):
-            raise TypeError(f"result must be a str, got {type(result).__name__}")
-        failed = looks_like_failure(result) if failed is None else bool(failed)
-        step = Step(len(task.steps) + 1, action, result, failed)
+        step = Step.observed(len(task.steps) + 1, action, result, failed)
         task.steps.append(step)
         self.write(step.render(), user_id, level="working", importance=0.8 if failed else 0.5)
         return step

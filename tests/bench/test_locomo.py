@@ -5,7 +5,7 @@ import json
 import pytest
 
 from recuris import bench
-from recuris.bench.locomo import ABLATIONS, RETRIEVERS, evaluate, load, through_manager
+from recuris.bench.locomo import ABLATIONS, RETRIEVERS, evaluate, load
 
 CONVERSATION = {
     "speaker_a": "Ana",

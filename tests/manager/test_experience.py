@@ -1,8 +1,6 @@
 """Example tests for recuris.manager.experience: the agent's loop on a manager's memory (MX1-MX3)."""
 
-import pytest
-
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, SQLiteStore, WorkingMemory
+from recuris import ManualClock, SQLiteStore
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris import InMemoryStore, MemoryItem, RecallPolicy, Weights
+from recuris import MemoryItem, Weights
 from recuris.retrieval.recall import assemble, rank, score
 from recuris.core.text import estimate_tokens
 
