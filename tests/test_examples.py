@@ -22,6 +22,7 @@ EXPECTED = {
     "03_consolidation_and_decay.py": "left: ['ship the weekly release']",
     "04_manager_with_sqlite.py": "bob sees: []",
     "05_real_endpoint.py": "No endpoint configured",
+    "06_custom_parts.py": "the manager finds: ['deploy the billing service (0.36)']",
 }
 SET_UP = 'python -m pip install -e ".[test]"'
 HEADER = re.compile(r"Run from the repository root after the README's set-up, `" + re.escape(SET_UP)
@@ -71,6 +72,6 @@ def test_the_sqlite_example_keeps_a_database_at_the_path_it_is_given(tmp_path):
     assert "python -m recuris search database" in completed.stdout
 
 
-def test_the_ladder_has_the_five_rungs():
-    """Working memory, episodic retrieval, consolidation and decay, the manager, a real endpoint."""
+def test_the_ladder_has_the_six_rungs():
+    """Working memory, episodic memory, consolidation and decay, the manager, a real endpoint, your parts."""
     assert [p.name for p in EXAMPLES] == sorted(EXPECTED)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris import WorkingMemory
+from recuris import StructuredSummarizer, WorkingMemory
 from recuris.core.records import Step
 
 
@@ -101,27 +101,28 @@ def test_mark_done_of_an_unknown_subtask_is_refused(memory):
 
 
 def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
-    """An exception from a pluggable summarizer loses nothing: the fallback summarizes."""
+    """W3: an exception from a pluggable summarizer loses nothing: the structured fallback summarizes."""
 
     def broken(old, steps):
         raise RuntimeError("LLM timed out")
 
     memory = WorkingMemory(window_size=1, summarizer=broken)
     memory.init_task("goal")
-    memory.add_step("a", "ok")
+    first = memory.add_step("a", "ok")
     memory.add_step("b", "ok")
-    assert memory.summary.startswith("done: a")
+    assert memory.summary == StructuredSummarizer(memory.max_summary_chars)("", [first])
     assert memory.summarizer_failures == ["RuntimeError: LLM timed out"]
 
 
 @pytest.mark.parametrize("answer", [None, "", "   ", 42])
 def test_summarizer_answer_that_is_not_text_is_rejected(answer):
-    """Untrusted summarizer output (None, empty, a number) is replaced by the fallback."""
+    """W3: untrusted summarizer output (None, empty, a number) is replaced by the structured fallback."""
     memory = WorkingMemory(window_size=1, summarizer=lambda old, steps: answer)
     memory.init_task("goal")
-    memory.add_step("a", "ok")
+    first = memory.add_step("a", "ok")
     memory.add_step("b", "ok")
-    assert memory.summary.startswith("done: a") and len(memory.summarizer_failures) == 1
+    assert memory.summary == StructuredSummarizer(memory.max_summary_chars)("", [first])
+    assert len(memory.summarizer_failures) == 1
 
 
 def test_summarizer_output_is_clipped_to_the_budget():

@@ -1,9 +1,24 @@
-"""WorkingMemory checked against a naive model: a plain list of every step (W1-W5)."""
+"""WorkingMemory checked against a naive model: a plain list of every step (W1-W5).
 
+Every check runs on each summarizer the suite knows, a fork's included (tests/factories.py),
+and none reads the summary's format: a summarizer may write whatever it likes (M1-M4, the
+built-in summary's own rules, are tests/core/test_compression_properties.py's).
+"""
+
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test,
+)
 
-from recuris import WorkingMemory
+from recuris import StructuredSummarizer, WorkingMemory
+from recuris.core.prompt import INDENT
+from recuris.core.text import clip
+
+from factories import shared_examples, summarizer_factories
+
+SUMMARIZERS = summarizer_factories()
 
 texts = st.text(min_size=1, max_size=300).filter(str.strip)
 subtask_names = st.lists(
@@ -12,7 +27,11 @@ subtask_names = st.lists(
 
 
 class WorkingMemoryMachine(RuleBasedStateMachine):
-    """The real WorkingMemory next to a list of every step, the goal and the pins."""
+    """The real WorkingMemory, with one summarizer, next to a list of every step, the goal and the pins."""
+
+    def __init__(self, name):
+        super().__init__()
+        self.make_summarizer = SUMMARIZERS[name]
 
     @initialize(
         window_size=st.integers(1, 8),
@@ -22,7 +41,8 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
         subtasks=subtask_names,
     )
     def start(self, window_size, max_summary_chars, max_step_chars, goal, subtasks):
-        self.memory = WorkingMemory(window_size, max_summary_chars, max_step_chars=max_step_chars)
+        summarizer = self.make_summarizer(max_summary_chars)
+        self.memory = WorkingMemory(window_size, max_summary_chars, summarizer, max_step_chars)
         self.new_task(goal, subtasks)
 
     @rule(goal=texts, subtasks=subtask_names)
@@ -66,14 +86,18 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
         assert memory.compressed_steps + memory.recent_steps == memory.trajectory
 
     @invariant()
+    def W4_the_summary_never_exceeds_max_summary_chars(self):
+        assert len(self.memory.summary) <= self.memory.max_summary_chars
+
+    @invariant()
     def W4_prompt_section_is_bounded_by_the_configuration(self):
         memory = self.memory
         fixed = sum(len(text) + 12 for text in [self.goal, *self.pins, *self.subtasks]) + 200
-        summary = memory.max_summary_chars + 2 * (memory.summary.count("\n") + 1)
+        # Each summary line is indented and ends a line; at worst every character is a line of its own.
+        summary = (len(INDENT) + 2) * memory.max_summary_chars
         # A rendered step: indent, index (10 digits allow 10^10 steps), two clipped
         # sides, the arrow, the failed mark and a newline.
         per_step = 2 + 10 + 2 + 2 * memory.max_step_chars + 4 + 9 + 1
-        assert memory.summary.count("\n") <= 2  # the default summarizer writes at most 3 lines
         assert len(memory.to_prompt_section()) <= fixed + summary + memory.window_size * per_step
 
     @invariant()
@@ -82,4 +106,72 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
         assert all(" ".join(pin.split()) in section for pin in self.pins)
 
 
-TestWorkingMemoryMachine = WorkingMemoryMachine.TestCase
+@pytest.mark.parametrize("name", list(SUMMARIZERS))
+def test_W1_W5_working_memory_follows_a_list_of_every_step_whatever_the_summarizer(name):
+    """W1-W5: with any summarizer, goal, window, trajectory, prompt and pins behave as the model says."""
+    run_state_machine_as_test(lambda: WorkingMemoryMachine(name), settings=shared_examples(len(SUMMARIZERS)))
+
+
+class Verbose:
+    """A summarizer's answers, padded past any budget."""
+
+    def __init__(self, inner):
+        self.inner, self.answers = inner, []
+
+    def __call__(self, old_summary, evicted_steps):
+        self.answers.append(self.inner(old_summary, evicted_steps) + " and so on" * 50)
+        return self.answers[-1]
+
+
+@pytest.mark.parametrize("name", list(SUMMARIZERS))
+@shared_examples(len(SUMMARIZERS))
+@given(st.integers(1, 4), st.integers(80, 300), st.lists(texts, min_size=1, max_size=10))
+def test_W4_an_over_long_summary_is_clipped_to_max_summary_chars(name, window_size, max_summary_chars,
+                                                                  actions):
+    """W4: whatever the summarizer answers, working memory keeps it clipped to max_summary_chars."""
+    verbose = Verbose(SUMMARIZERS[name](max_summary_chars))
+    memory = WorkingMemory(window_size, max_summary_chars, verbose)
+    memory.init_task("ship the release")
+    for action in actions:
+        memory.add_step(action, "ok")
+        assert memory.summary == (clip(verbose.answers[-1], max_summary_chars) if verbose.answers else "")
+
+
+JUNK = {"None": None, "empty": "", "blank": " \n ", "a number": 42}
+plans = st.lists(st.sampled_from([None, None, "raises", *JUNK]), min_size=1, max_size=6)
+
+
+class Saboteur:
+    """A summarizer in the way of another: on the calls the plan marks, it raises or answers junk instead."""
+
+    def __init__(self, inner, plan):
+        self.inner, self.plan, self.calls = inner, plan, []
+
+    def __call__(self, old_summary, evicted_steps):
+        kind = self.plan[len(self.calls) % len(self.plan)]
+        self.calls.append((old_summary, list(evicted_steps), kind))
+        if kind == "raises":
+            raise RuntimeError("the model timed out")
+        return self.inner(old_summary, evicted_steps) if kind is None else JUNK[kind]
+
+
+@pytest.mark.parametrize("name", list(SUMMARIZERS))
+@shared_examples(len(SUMMARIZERS))
+@given(st.integers(1, 4), st.integers(80, 300), st.lists(st.tuples(texts, st.booleans()), max_size=12), plans)
+def test_W3_a_summarizer_that_fails_is_replaced_by_the_structured_one_and_the_failure_recorded(
+    name, window_size, max_summary_chars, steps, plan
+):
+    """W3: a summarizer that raises or answers junk is replaced by the structured one; the failure is kept."""
+    saboteur = Saboteur(SUMMARIZERS[name](max_summary_chars), plan)
+    memory = WorkingMemory(window_size, max_summary_chars, saboteur)
+    memory.init_task("ship the release")
+    for action, failed in steps:
+        folds = len(saboteur.calls)
+        memory.add_step(action, "error" if failed else "ok", failed)
+        if len(saboteur.calls) > folds and saboteur.calls[-1][2] is not None:
+            old_summary, evicted, _ = saboteur.calls[-1]
+            assert memory.summary == StructuredSummarizer(max_summary_chars)(old_summary, evicted)
+    failures = [kind for _, _, kind in saboteur.calls if kind is not None]
+    assert len(memory.summarizer_failures) == len(failures)
+    assert [kind for kind, failure in zip(failures, memory.summarizer_failures)
+            if (failure == "RuntimeError: the model timed out") != (kind == "raises")] == []
