@@ -1,9 +1,8 @@
 """The recuris command line on a fork's own store: the lines docs/fork-as-a-starter.md §5 shows.
 
-recuris/manager/cli.py opens every database as `SQLiteStore(path, create=..., timeout=...,
-read_only=...)`, a name it imports: as shipped, the command line knows SQLite files only. A
-fork binds that one name to an opener of its own store and runs `main` unchanged. This
-fork's store is tests/fork_store.py's ForkStore, here over a SQLite file so that one command
+recuris/manager/cli.py opens every database through `main(open_store=...)`, called as
+`open_store(path, create=..., timeout=..., read_only=...)` and `SQLiteStore` by default (V10).
+A fork passes an opener of its own store and gets the whole command line. This fork's store is tests/fork_store.py's ForkStore, here over a SQLite file so that one command
 finds what the last one wrote; `stats` also asks the store for `integrity()`, passed on.
 tests/test_fork_kit.py runs it as `python tests/fork_cli.py COMMAND ... --db FILE`.
 """
@@ -23,5 +22,4 @@ def open_store(path, create=True, timeout=5.0, read_only=False):
 
 
 if __name__ == "__main__":
-    cli.SQLiteStore = open_store  # the one name through which the command line opens a database
-    sys.exit(cli.main())
+    sys.exit(cli.main(open_store=open_store))

@@ -8,9 +8,9 @@ Any object with the `Scorer` shape plugs in: BM25 and embeddings live in recuris
 Invariants:
     SM1 `jaccard` is symmetric, lies in [0, 1], is 1 for equal non-empty sets and 0 for
         disjoint ones, and for two empty sets (no evidence is not similarity).
-    SM2 `JaccardScorer.score_candidates` returns exactly the keys that share a term with the
-        query, each with the score `score` gives it: the same float, by the same formula.
-    SM3 adding then removing a key leaves the scorer as it was.
+    SM2 a scorer's `score_candidates` returns every key that can score above 0 (for Jaccard,
+        exactly the keys sharing a term), each with the very float `score` gives it.
+    SM3 adding then removing a key leaves a scorer as it was.
 """
 
 from collections import Counter

@@ -31,6 +31,8 @@ Invariants:
         before still does not.
     V9 `export --with-audit` writes the user's audit records after their items, and
         `import` reads them back with the items, in the same transaction.
+    V10 every database is opened through `main`'s `open_store` (`SQLiteStore` by default),
+        so a fork's store gets the whole command line by passing its own opener.
 """
 
 import json
@@ -143,14 +145,14 @@ def _forget(store: SQLiteStore, arguments) -> str:
     return f"deleted {MemoryManager(store).forget_user(user)} items of {user}"
 
 
-def _import(arguments) -> str:
+def _import(arguments, open_store) -> str:
     items, records = _read_lines(arguments.file)  # read and checked before any file is opened (V8)
     path = Path(arguments.db)
     companions = [path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
     existed = path.exists()
     store = None
     try:
-        store = SQLiteStore(path, create=True, timeout=arguments.timeout)
+        store = open_store(path, create=True, timeout=arguments.timeout)
         now = max((item.created_at for item in items), default=0.0)
         why = "imported from JSON Lines"
         audit = [*records, *(AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items)]
@@ -166,12 +168,12 @@ def _import(arguments) -> str:
     return f"imported {len(items)} items" + (f" and {len(records)} audit records" if records else "")
 
 
-def _run(arguments, out) -> None:
+def _run(arguments, out, open_store) -> None:
     if arguments.command == "import":
-        print(_import(arguments), file=out)
+        print(_import(arguments, open_store), file=out)
         return
     read_only = arguments.command in READING or not getattr(arguments, "yes", False)
-    store = SQLiteStore(arguments.db, create=False, timeout=arguments.timeout, read_only=read_only)
+    store = open_store(arguments.db, create=False, timeout=arguments.timeout, read_only=read_only)
     try:
         if arguments.command == "forget-user":
             print(_forget(store, arguments), file=out)
@@ -182,15 +184,18 @@ def _run(arguments, out) -> None:
         store.close()
 
 
-def main(argv: list[str] | None = None, out=None, environ=None) -> int:
-    """Run one command; return the exit status (V2). `environ` defaults to os.environ (VA1)."""
+def main(argv: list[str] | None = None, out=None, environ=None, open_store=SQLiteStore) -> int:
+    """Run one command; return the exit status (V2). `environ` defaults to os.environ (VA1).
+
+    `open_store(path, create=, timeout=, read_only=)` opens every database (V10).
+    """
     out = out or sys.stdout
     try:
         arguments = parse(argv, environ)
     except SystemExit as exit:
         return int(exit.code or 0)
     try:
-        _run(arguments, out)
+        _run(arguments, out, open_store)
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error, and nothing to say
         if out is sys.stdout:  # so that the interpreter's last flush at exit finds nothing to write
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
