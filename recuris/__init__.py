@@ -1,8 +1,8 @@
 """recuris: memory for long-horizon LLM agents, in the standard library only.
 
-Read the modules in the order of the design (docs/README.md lists them): text and records,
-working memory and compression, episodic, semantic, consolidation, procedural, decay; then
-storage, the manager that routes and recalls across layers, and the agent loop on top.
+Read the core first, recuris/core/, document 000's loop: text, records, working memory and
+compression, episodic memory, decay, the prompt, the agent (docs/README.md gives the path);
+then search, storage, memory that evolves, and the manager that recalls across layers.
 """
 
 from .manager.active_recall import ActiveRecall, search_memory_tool
@@ -15,7 +15,7 @@ from .core.episodic import EpisodicMemory
 from .storage.item import MemoryItem
 from .manager.manager import MemoryManager
 from .evolution.procedural import ProceduralMemory, Procedure
-from .retrieval.recall import RecallPolicy, RecallResult, Weights
+from .manager.recall import RecallPolicy, RecallResult, Weights
 from .core.records import AuditRecord, Episode, Hit, RunResult, StageEvent, Step
 from .evolution.reflection import ReflectionCallback
 from .retrieval.scoring import BM25Scorer, CosineScorer

@@ -95,6 +95,24 @@ def test_the_core_stands_alone():
         assert upward == [], path.name
 
 
+# Each part may import the parts before it, never one after: the design reads bottom up.
+LAYERS = ("core", "retrieval", "storage", "evolution", "manager", "llm", "bench")
+
+
+def test_the_parts_import_downward_only():
+    """Each part imports only itself and the parts below it: core, retrieval, storage, evolution, manager."""
+    order = {group: rank for rank, group in enumerate(LAYERS)}
+    upward = []
+    for group in GROUPS:
+        for path in sorted((ROOT / "recuris" / group).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+                    target = node.module.split(".")[0]
+                    if target in order and order[target] > order.get(group, len(LAYERS)):
+                        upward.append(f"{group}/{path.name} imports {node.module}")
+    assert upward == []
+
+
 def test_the_core_reads_in_one_sitting():
     """The core folder, document 000's loop, is at most CORE_LINES lines (the README states its count)."""
     lines = sum(len(path.read_text(encoding="utf-8").splitlines()) for path in (ROOT / "recuris" / "core").glob("*.py"))

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..core.clock import DAY, ManualClock
 from .evaluation import recall_at_k, reciprocal_rank
 from ..manager.manager import MemoryManager
-from ..retrieval.recall import RecallPolicy, Weights
+from ..manager.recall import RecallPolicy, Weights
 from ..retrieval.scoring import BM25Scorer
 from ..core.similarity import JaccardScorer
 from ..storage.store import Store

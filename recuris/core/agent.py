@@ -4,8 +4,7 @@ Document 000 §2.3: (1) initialise: goal into working memory, similar episodes r
 (2) decide: prompt = working memory, then experience; (3) act; (4) observe: the result into
 working memory; (5) update: compress, mark progress; (6) settle: the whole task becomes an
 episode. §3.3: retrieve rarely (start, new phase, after a failure), update often. The
-prototype saved only the window; here the episode keeps the whole trajectory, however the
-run ends.
+prototype saved only the window; the episode keeps the whole trajectory, however it ends.
 
 Invariants:
     A1  a run executes at most `max_steps` actions and asks the LLM at most `max_steps` times.
@@ -31,19 +30,22 @@ from .text import estimate_tokens, flatten, looks_like_failure
 from .validation import require_count, require_text
 from .working import WorkingMemory
 
-__all__ = ["RecurisAgent", "Experience", "EpisodicExperience"]
+__all__ = ["RecurisAgent", "Experience", "EpisodicExperience", "Tools"]
 
 
 class Experience(Protocol):
-    """What the loop remembers across tasks: recalled at stages 1 and 5, written at stage 6.
-
-    `begin()` starts a run; `recall(query, task_type)` returns the similar episodes and any
-    other recalled lines for the prompt; `settle(episode)` stores the finished episode.
-    """
+    """Memory across tasks: `begin` a run; `recall` episodes and lines (stages 1, 5); `settle` (6)."""
 
     def begin(self) -> None: ...
     def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]: ...
     def settle(self, episode: Episode) -> Episode: ...
+
+
+class Tools(Protocol):
+    """Tools the model may call: `instruction` ends each prompt; `respond` answers a call, or None."""
+
+    instruction: str
+    def respond(self, reply: str) -> str | None: ...
 
 
 class EpisodicExperience:
@@ -77,21 +79,23 @@ class RecurisAgent:
 
     def __init__(
         self, working_memory: WorkingMemory, episodic_memory: EpisodicMemory, llm_fn: Callable[[str], str],
-        max_steps: int = 15, *, top_k: int = 2, threshold: float = 0.25, max_failures: int = 1,
-        is_failure: Callable[[str], bool] = looks_like_failure, decay: DecayManager | None = None,
+        max_steps: int = 15, *, top_k: int | None = None, threshold: float | None = None,
+        decay: DecayManager | None = None, experience: Experience | None = None, tools: Tools | None = None,
+        max_failures: int = 1, is_failure: Callable[[str], bool] = looks_like_failure,
         observer: Callable[[StageEvent], None] | None = None, clock: Callable[[], float] = time.time,
-        experience: Experience | None = None, tools: Callable[[str], str | None] | None = None,
     ) -> None:
-        """Raises ValueError for max_steps or max_failures below 1 (A1), or a bad top_k or threshold.
+        """Build the loop; `experience` replaces recall from `episodic_memory` (top_k 2, threshold 0.25).
 
-        `experience` replaces the default recall from `episodic_memory` (a manager passes one
-        that also recalls the user's other layers); `tools(reply)` answers a tool call in the
-        model's reply, or returns None for an action (A6).
+        Raises ValueError for max_steps or max_failures below 1 (A1), a bad top_k or threshold,
+        or top_k, threshold or decay given beside an experience, which holds its own.
         """
         self.max_steps = require_count("A1: max_steps", max_steps, minimum=1)
-        self.max_failures = require_count("A1: max_failures", max_failures, minimum=1)
+        self.max_failures = require_count("max_failures", max_failures, minimum=1)
         self.working, self.episodic, self.llm_fn = working_memory, episodic_memory, llm_fn
-        self.experience = experience or EpisodicExperience(episodic_memory, top_k, threshold, decay)
+        if experience is not None and (top_k, threshold, decay) != (None, None, None):
+            raise ValueError("top_k, threshold and decay belong to the experience given: pass them to it")
+        self.experience = experience or EpisodicExperience(
+            episodic_memory, 2 if top_k is None else top_k, 0.25 if threshold is None else threshold, decay)
         self.is_failure, self.tools, self.observer, self.clock = is_failure, tools, observer, clock
 
     def run(self, task_goal: str, task_type: str, action_fn: Callable[[str], str],
@@ -120,7 +124,8 @@ class RecurisAgent:
         hits = self._retrieve(query, 1, "task start")
         failures = 0
         for number in range(1, self.max_steps + 1):
-            prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled, self._tool_answers)
+            prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled, self._tool_answers,
+                                  self.tools.instruction if self.tools else "")
             self._slot_values = slot_values(prompt)
             # The model and the environment are untrusted: an exception or a reply that
             # is not text ends the task as failed, with the reason, never the process.
@@ -134,7 +139,7 @@ class RecurisAgent:
             self._emit(2, f"step {number}: prompt of {tokens} tokens -> {flatten(action, 80)!r}")
             if action.upper() == FINISH:
                 return "success", ""
-            if self.tools is not None and (answer := self.tools(action)) is not None:
+            if self.tools is not None and (answer := self.tools.respond(action)) is not None:
                 # Answered, never executed; the last three answers stay in the prompt (A6).
                 self._tool_answers = [*self._tool_answers, answer][-3:]
                 self._emit(2, "tool call: answered from memory")

@@ -1,11 +1,10 @@
 """Compression: fold the steps that leave the window into one bounded, structured summary.
 
-Document 000 §3.1 turns old steps into a structured summary ("done: a -> b; current
-phase: c"); document 002 §3.1 says how to keep it bounded: every time, merge the previous
-summary with the new overflow and compress the result again. The prototype of document
-000 instead replaced the summary with the latest batch, so history older than one window
-vanished. `StructuredSummarizer` is the deterministic default; any callable
-`(old_summary, evicted_steps) -> str`, an LLM included, can take its place.
+Document 000 §3.1 turns old steps into a structured summary ("done: a -> b; phase: c");
+002 §3.1 keeps it bounded by merging the previous summary with each overflow. 000's
+prototype replaced the summary with the latest batch, losing history older than a window.
+`StructuredSummarizer` is the default; any `(old_summary, evicted_steps) -> str` (an LLM)
+can take its place.
 
 The summary is three labelled lines, the first two optional:
 

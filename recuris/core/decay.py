@@ -5,9 +5,8 @@ Document 004 §2 (after Ebbinghaus): a memory's weight is
     importance · 2^(−elapsed / half_life) + min(cap, per_access · access_count)
 
 where `elapsed` runs from the last access; every access resets that clock and adds to the
-reinforcement, so memories in use survive. A periodic cycle (daily, say; not on every
-query) forgets the items whose weight fell below a retention threshold and writes an audit
-record for each. Forgetting here only *decides*: the owner of the items removes them.
+reinforcement, so memories in use survive. A periodic cycle forgets, with an audit record,
+the items below a retention threshold; it only *decides*: their owner removes them.
 
 Invariants:
     D1  at a fixed access count, weight never increases as time passes.

@@ -1,10 +1,9 @@
 """Episodic memory: finished tasks, kept whole, brought back when a new task resembles them.
 
 Document 000 §2.1 and §3.2: each episode keeps task type, goal, trajectory, status and
-failure reason; retrieval returns at most `top_k` (2-5) episodes whose similarity passes
-a `threshold`, and pads with nothing below it. The prototype compared the query with the
-task type alone and scanned every episode; here the key is task type *and* goal, and the
-scorer's inverted index means a query touches only episodes sharing a term. An optional
+failure reason; retrieval returns at most `top_k` (2-5) episodes above a `threshold`. The
+prototype compared the task type alone and scanned every episode; here the key is type
+*and* goal, a scorer's index touches only episodes sharing a term, and an optional
 `EpisodeArchive` keeps the episodes beyond this object.
 
 Invariants:

@@ -1,11 +1,10 @@
 """Mock LLMs: deterministic stand-ins that let the demo and the tests run offline.
 
-Document 000 §4.3 drives its prototype with a scripted model and a mock executor. Here
-`ScriptedLLM` replays a list; `PromptFollowingLLM` goes further and decides *only* from the
-prompt it is given, reading it back through the layout of `prompt.py`. So it makes the
-mistakes the documents describe exactly when the memory that prevents them is missing:
-without the goal it stops early, without progress it repeats a finished step, without a
-pin it breaks a constraint, without a failed episode it retries a path known to fail.
+Document 000 §4.3 drives its prototype with a scripted model. `ScriptedLLM` replays a list;
+`PromptFollowingLLM` decides *only* from the prompt, read back through `prompt.py`'s layout,
+so it makes the documents' mistakes exactly when the memory that prevents them is missing:
+without the goal it stops early, without progress it repeats a step, without a pin it
+breaks a constraint, without a failed episode it retries a path known to fail.
 
 Invariants:
     L1  every mock is a pure function of its inputs and its own call history.
@@ -49,6 +48,7 @@ class PromptView:
     avoid: list[str] = field(default_factory=list)
     known: dict[str, str] = field(default_factory=dict)  # "subject: value" lines recalled
     asked: list[str] = field(default_factory=list)  # queries already sent to search_memory
+    can_search: bool = False  # whether the instruction offers the search_memory tool
 
 
 _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
@@ -68,6 +68,7 @@ def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
     Slot values are read by `prompt.slot_values`, with `latest_wins` as it says.
     """
     view, section = PromptView(known=layout.slot_values(text, latest_wins)), None
+    view.can_search = "search_memory" in text.rsplit("\n\n", 1)[-1]  # the instruction ends the prompt
     for line in text.splitlines():
         if not line.startswith(layout.INDENT):
             section = line
@@ -104,7 +105,7 @@ def _fill(option: str, view: PromptView) -> str:
     """Fill each `{slot}` from recalled memory, or ask memory for it once (active recall)."""
     option = layout.fill_slots(option, view.known)
     for slot in layout.SLOT.findall(option):
-        if normalize(slot) not in view.asked:
+        if view.can_search and normalize(slot) not in view.asked:
             arguments = json.dumps({"query": slot, "max_results": 3})
             return json.dumps({"function_call": {"name": "search_memory", "arguments": arguments}})
     return option

@@ -2,9 +2,8 @@
 
 Document 000 §3.3 fixes the order: working memory first (goal, summary, recent steps),
 related experience after it, each in the same place on every step, so that the goal can
-never scroll out of sight. This module owns that layout: the labels below are the only
-place it is spelled, so the writer (`WorkingMemory`, `RecurisAgent`) and the reader
-(`mock_llm.PromptFollowingLLM`, or a human) cannot disagree about it.
+never scroll out of sight. The labels below are spelled only here, so the writer
+(`WorkingMemory`, `RecurisAgent`) and the reader (`PromptFollowingLLM`) cannot disagree.
 
 Invariants:
     P1  a prompt has the working section first, the experience section second, then the
@@ -35,10 +34,7 @@ RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedu
 NONE = "(none)"
 INDENT = "  "
 FINISH = "FINISH"
-INSTRUCTION = (
-    f"Reply with the next action only, or {FINISH} when the goal is met. To search memory, reply with\n"
-    '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}'
-)
+INSTRUCTION = f"Reply with the next action only, or {FINISH} when the goal is met."
 OPTION_SEPARATOR = " | "
 SLOT = re.compile(r"\{([^{}]+)\}")
 NOTE = re.compile(r"note: ([^=;]+?) = ([^;]+)")
@@ -88,9 +84,8 @@ def render_experience(hits: Sequence[Hit]) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(
-    working_section: str, hits: Sequence[Hit], recalled: Sequence[str] = (), tool_results: Sequence[str] = ()
-) -> str:
+def build_prompt(working_section: str, hits: Sequence[Hit], recalled: Sequence[str] = (),
+                 tool_results: Sequence[str] = (), tools_instruction: str = "") -> str:
     """Assemble a prompt: working memory, experience, recalled memory, tool results, instruction (P1).
 
     The recalled section and tool results appear only when there are some.
@@ -98,4 +93,4 @@ def build_prompt(
     parts = [working_section, render_experience(hits)]
     if recalled:
         parts.append("\n".join([RECALLED_HEADER, *(f"{INDENT}- {line}" for line in recalled)]))
-    return "\n\n".join([*parts, *tool_results, INSTRUCTION])
+    return "\n\n".join([*parts, *tool_results, f"{INSTRUCTION} {tools_instruction}".strip()])

@@ -1,9 +1,8 @@
 """Text: the tokens every memory compares by, the token cost of a prompt, and statements.
 
-Document 000 §4.2 compares texts by Jaccard similarity of `str.split()` words, which
-finds nothing in Chinese (a sentence is one "word"); document 001 §3 estimates about
-1.5 Chinese characters per model token. This module fixes the first and keeps the second.
-Document 003 §4.2 promotes statements ("database: PostgreSQL") to facts; `statement` reads one.
+Document 000 §4.2 compares `str.split()` words, which finds nothing in Chinese (a sentence
+is one "word"); 001 §3 counts about 1.5 Chinese characters per model token. This module
+fixes the first and keeps the second; `statement` reads 003 §4.2's "database: PostgreSQL".
 
 Invariants:
     T1  `tokenize` is deterministic and lower-cases; a run of CJK characters yields its

@@ -2,8 +2,7 @@
 
 Document 000 §2.1 and §3.1: a goal written once and never overwritten, the subtasks done
 so far, a window of the last 5-10 steps, and a structured summary of the older ones, all
-cleared when the next task starts. Document 001 and 003 §1.2 add the hard constraint that
-must survive every compression ("do not use MySQL"), which here is pinned, not summarised.
+cleared with the next task. 003 §1.2's hard constraints ("do not use MySQL") are pinned.
 
 Invariants:
     W1  the goal stays the same for the whole task: only `init_task` sets it.

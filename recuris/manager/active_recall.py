@@ -117,6 +117,10 @@ class ActiveRecall:
         return json.dumps({"query": query, "query_truncated": cut, "results": results,
                            "degraded": found.degraded}, ensure_ascii=False)
 
+    # How a model calls the tool; the agent ends every prompt with it (core/agent.py's Tools).
+    instruction = ('To search memory, reply with\n'
+                   '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}')
+
     def respond(self, reply: str) -> str | None:
         """Answer the tool call in a model's reply, or return None if the reply is an action."""
         call = parse_tool_call(reply)

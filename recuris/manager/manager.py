@@ -25,18 +25,18 @@ from collections.abc import Callable, Iterable
 
 from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
 from ..storage.buffered_store import BufferedStore
-from ..retrieval.candidates import gather
+from .candidates import gather
 from ..core.clock import DAY
 from ..evolution.forgetting import ForgettingCycle
 from ..storage.item import LEVELS, CheckedClock, MemoryItem
 from ..storage.memory_store import InMemoryStore
-from ..retrieval.recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
+from .recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
 from ..core.records import AuditRecord
 from ..core.text import statement
 from .routing import is_trivial, route
 from ..core.agent import RecurisAgent
 from .experience import agent_on_manager
-from .shared import delegate, serialize
+from ..storage.shared import delegate, serialize
 from ..core.similarity import Scorer
 from ..storage.store import ForgottenUserError, Store, StoreError
 from .tasks import Tasks

@@ -26,7 +26,8 @@ from ..core.validation import require_text
 from ..evolution.consolidation import Consolidator
 from ..evolution.procedural import ProceduralMemory
 from ..evolution.semantic import SemanticMemory
-from ..storage.archives import StoredEpisodes, StoredFacts
+from ..evolution.stored_facts import StoredFacts
+from ..storage.archives import StoredEpisodes
 from ..storage.buffered_store import BufferedStore, QueuedView
 from ..storage.sqlite_erasure import ErasureIncompleteError
 from ..storage.store import Store, StoreError

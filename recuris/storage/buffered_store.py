@@ -35,7 +35,7 @@ from dataclasses import replace
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
 from ..core.records import AuditRecord
-from ..manager.shared import serialize
+from .shared import serialize
 from .store import Access, Store, StoreError
 
 __all__ = ["BufferedStore", "QueuedView"]

@@ -4,8 +4,8 @@ Document 002 §4 isolates storage behind an interface; document 001 §2 indexes 
 task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in plain
 Python: a dict of items in write order, an audit list, and beside them a `TermIndex`
 (term_index.py), so that no read scans every item. Every invariant of store.py holds here
-(S1-S10); `tests/test_store.py` runs the same contract on
-this store and on SQLite, and `tests/test_store_properties.py` runs both against a naive
+(S1-S10); `tests/storage/test_store.py` runs the same contract on
+this store and on SQLite, and `tests/storage/test_store_properties.py` runs both against a naive
 model.
 
 Invariants:

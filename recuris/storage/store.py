@@ -46,7 +46,7 @@ from ..core.records import AuditRecord
 __all__ = ["Store", "StoreError", "ForgottenUserError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
-# length normalisation than the textbook 1.2 / 0.75 (docs/retrieval/recall.md says how it was chosen).
+# length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).
 STORE_K1, STORE_B = 0.9, 0.5
 
 

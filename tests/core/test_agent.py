@@ -201,12 +201,38 @@ def test_bad_task_is_refused_before_anything_is_written():
     assert len(agent.episodic) == 0
 
 
+class AskRegion:
+    """A tool handler of the smallest kind: one call it answers, and how to make it."""
+
+    instruction = "To ask for the region, reply with: ask: region"
+
+    def respond(self, reply):
+        return "## Tool answer\n  region is eu-west" if reply.startswith("ask:") else None
+
+
 def test_a_reply_the_tool_handler_answers_is_never_executed():
     """A6: the handler's answer goes into the next prompt; the reply is not an action."""
     llm, env = ScriptedLLM(["ask: region", "act"]), MockEnvironment()
-    tools = lambda reply: f"## Tool answer\n  region is eu-west" if reply.startswith("ask:") else None  # noqa: E731
-    result = make_agent(llm, tools=tools).run("goal", "type", env)
+    result = make_agent(llm, tools=AskRegion()).run("goal", "type", env)
     assert env.executed == ["act"] and "region is eu-west" in llm.prompts[1] and result.success
+
+
+def test_the_tools_instruction_ends_every_prompt_and_only_when_there_are_tools():
+    """A6: a prompt offers a tool only when the agent has one: the handler's instruction comes last."""
+    with_tools, without = ScriptedLLM(["act"]), ScriptedLLM(["act"])
+    make_agent(with_tools, tools=AskRegion()).run("goal", "type", MockEnvironment())
+    make_agent(without).run("goal", "type", MockEnvironment())
+    assert with_tools.prompts[0].endswith(AskRegion.instruction)
+    assert "ask: region" not in without.prompts[0] and "search_memory" not in without.prompts[0]
+
+
+def test_retrieval_settings_beside_an_experience_are_refused():
+    """A4: top_k, threshold and decay belong to the experience; given beside one, they are refused."""
+    from recuris.core.agent import EpisodicExperience
+
+    experience = EpisodicExperience(EpisodicMemory())
+    with pytest.raises(ValueError, match="belong to the experience"):
+        RecurisAgent(WorkingMemory(), EpisodicMemory(), ScriptedLLM([]), experience=experience, top_k=3)
 
 
 def test_a_slot_step_is_not_done_by_an_action_that_only_shares_its_verb():

@@ -114,14 +114,17 @@ def test_hostile_step_text_cannot_forge_a_goal_line():
 
 
 def test_a_slot_is_asked_for_once_then_filled_from_the_answer():
-    """Active recall: an unknown {slot} becomes a search_memory call; a recalled value fills it."""
+    """L2, P3: an unknown {slot} becomes a search_memory call only where the prompt offers the tool."""
     import json
 
-    from recuris.manager.active_recall import TOOL_RESULT_HEADER
+    from recuris.core.prompt import TOOL_RESULT_HEADER
+    from recuris.manager.active_recall import ActiveRecall
 
     memory = WorkingMemory()
     memory.init_task("ship", ["deploy to {deploy region}"])
-    bare = build_prompt(memory.to_prompt_section(), [])
+    offer = ActiveRecall.instruction  # the tool is offered: the instruction says how to call it
+    assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "deploy to {deploy region}"
+    bare = build_prompt(memory.to_prompt_section(), [], tools_instruction=offer)
     call = json.loads(PromptFollowingLLM()(bare))
     assert call["function_call"]["name"] == "search_memory"
     answered = build_prompt(
@@ -132,9 +135,10 @@ def test_a_slot_is_asked_for_once_then_filled_from_the_answer():
             f"{TOOL_RESULT_HEADER}\n  query: deploy region\n"
             "  - [semantic] deploy region: eu-west (relevance 1.00)"
         ],
+        offer,
     )
     assert PromptFollowingLLM()(answered) == "deploy to eu-west"
     empty = build_prompt(
-        memory.to_prompt_section(), [], (), [f"{TOOL_RESULT_HEADER}\n  query: deploy region"]
+        memory.to_prompt_section(), [], (), [f"{TOOL_RESULT_HEADER}\n  query: deploy region"], offer
     )
     assert PromptFollowingLLM()(empty) == "deploy to {deploy region}"  # asked once; no second call

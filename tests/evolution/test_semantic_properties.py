@@ -4,7 +4,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from recuris import InMemoryStore, ManualClock, SemanticMemory
-from recuris.storage.archives import StoredFacts
+from recuris.evolution.stored_facts import StoredFacts
 
 subjects = st.sampled_from(["team language", "Team Language", "database", "数据库"])
 values = st.sampled_from(["Python", "python ", "PostgreSQL", "MySQL", "Go"])

@@ -1,60 +1,7 @@
-"""Example tests for recuris.storage.archives: the core's episodes and facts kept in a Store (AR1-AR3)."""
+"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR3)."""
 
-import pytest
-
-from recuris import Episode, EpisodicMemory, InMemoryStore, ManualClock, SemanticMemory, SQLiteStore, Step
-from recuris.storage.archives import StoredEpisodes, StoredFacts
-
-
-@pytest.fixture
-def store():
-    return InMemoryStore()
-
-
-def facts(store, user="ana", now=10):
-    return SemanticMemory(StoredFacts(store, user), ManualClock(now))
-
-
-def test_supersession_is_audited(store):
-    """AR2: every write and supersession leaves an audit record with its reason."""
-    memory = facts(store)
-    memory.add("database", "MySQL", ["e1"])
-    memory.add("database", "PostgreSQL", ["e2"], reason="user changed their mind")
-    log = [(r.item_id, r.operation, r.reason) for r in store.audit("ana")]
-    assert log == [
-        ("fact-1", "write", "added"),
-        ("fact-2", "write", "user changed their mind"),
-        ("fact-1", "supersede", "superseded by fact-2: 'database: PostgreSQL'"),
-    ]
-
-
-def test_facts_persist_in_the_store(tmp_path):
-    """AR1: facts survive a reopen, superseded ones included."""
-    store = SQLiteStore(tmp_path / "m.db")
-    facts(store).add("database", "MySQL", ["e1"])
-    facts(store).add("database", "PostgreSQL", ["e2"])
-    store.close()
-    reopened = facts(SQLiteStore(tmp_path / "m.db"))
-    assert [(f.value, f.is_valid) for f in reopened.facts] == [("MySQL", False), ("PostgreSQL", True)]
-
-
-def test_superseding_a_fact_deleted_since_it_was_cached_does_not_bring_it_back(store):
-    """AR2: a superseded fact is closed in the store; one the store no longer holds stays deleted."""
-    memory = facts(store)
-    old = memory.add("vault code", "1111", ["e1"])
-    store.delete("ana", [old.id])  # deleted elsewhere: a decay cycle, another manager
-    new = memory.add("vault code", "2222", ["e2"])
-    assert [item.id for item in store.list("ana")] == [new.id]
-
-
-def test_two_valid_facts_found_on_load_are_closed_in_the_store_and_audited(store):
-    """AR2: the fact F5 closes on load is closed in the store, with its audit record."""
-    old = facts(store, now=10).add("database", "MySQL", ["e1"])
-    new = facts(store, now=20).add("Database", "PostgreSQL", ["e2"])  # written without knowing of `old`
-    assert [fact.value for fact in facts(store, now=30).current()] == ["PostgreSQL"]
-    closed = store.get("ana", old.id)
-    assert (closed.invalidated_at, closed.superseded_by) == (20, new.id)
-    assert [(r.item_id, r.operation) for r in store.audit("ana")][-1] == (old.id, "supersede")
+from recuris import Episode, EpisodicMemory, InMemoryStore, SQLiteStore, Step
+from recuris.storage.archives import StoredEpisodes
 
 
 def test_an_episode_reads_back_equal_to_the_one_written(tmp_path):
@@ -68,8 +15,31 @@ def test_an_episode_reads_back_equal_to_the_one_written(tmp_path):
     assert loaded == episode
 
 
-def test_an_archive_sees_only_its_own_user(store):
-    """AR3: another user's episodes and facts never load into this user's memories."""
+def test_an_archive_sees_only_its_own_user():
+    """AR3: another user's episodes never load into this user's memory."""
+    store = InMemoryStore()
     EpisodicMemory(archive=StoredEpisodes(store, "bob")).add_episode(Episode(task_type="t", goal="g", status="success"))
-    facts(store, "bob").add("database", "MySQL", ["e1"])
-    assert len(EpisodicMemory(archive=StoredEpisodes(store, "ana"))) == 0 and len(facts(store, "ana")) == 0
+    assert len(EpisodicMemory(archive=StoredEpisodes(store, "ana"))) == 0
+
+
+def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_again():
+    """AR1: with a scorer that keeps its terms, a reload takes them from the store, not the analyzer."""
+    from recuris.core.similarity import JaccardScorer
+
+    class Counting(JaccardScorer):
+        persist = True  # like an embedding scorer: its terms are worth keeping
+
+        def __init__(self):
+            super().__init__()
+            self.analysed = 0
+
+        def analyzer(self, text):
+            self.analysed += 1
+            return super().analyzer(text)
+
+    store = InMemoryStore()
+    EpisodicMemory(Counting(), StoredEpisodes(store, "ana")).add_episode(
+        Episode(task_type="deploy", goal="ship the api", status="success"))
+    reloaded = EpisodicMemory(Counting(), StoredEpisodes(store, "ana"))
+    assert reloaded.scorer.analysed == 0 and [h.episode.goal for h in reloaded.retrieve("ship api", 1, 0.1)] == [
+        "ship the api"]

@@ -1,9 +1,9 @@
-"""Example tests for recuris.retrieval.recall: score breakdowns, ranking, budgets (Q1, Q2, Q3)."""
+"""Example tests for recuris.manager.recall: score breakdowns, ranking, budgets (Q1, Q2, Q3)."""
 
 import pytest
 
 from recuris import MemoryItem, Weights
-from recuris.retrieval.recall import assemble, rank, score
+from recuris.manager.recall import assemble, rank, score
 from recuris.core.text import estimate_tokens
 
 DAY = 86_400.0

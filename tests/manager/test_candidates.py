@@ -1,9 +1,9 @@
-"""Example tests for recuris.retrieval.candidates: layers, one scale for relevance and recency, neighbours (Q2, CA1, CA2)."""
+"""Example tests for recuris.manager.candidates: layers, one scale for relevance and recency, neighbours (Q2, CA1, CA2)."""
 
 import pytest
 
 from recuris import InMemoryStore, JaccardScorer, MemoryItem, RecallPolicy, SQLiteStore
-from recuris.retrieval.candidates import gather
+from recuris.manager.candidates import gather
 
 DAY = 86_400.0
 

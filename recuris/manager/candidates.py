@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from ..core.clock import DAY
 from ..storage.item import MemoryItem
 from .recall import Recalled, RecallPolicy, score
-from .scoring import analyze
+from ..retrieval.scoring import analyze
 from ..storage.store import Store
 
 __all__ = ["gather"]

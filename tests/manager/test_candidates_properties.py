@@ -1,10 +1,10 @@
-"""Property tests for recuris.retrieval.candidates: one ranking on every store, on one scale (Q2, CA1, CA2, S8)."""
+"""Property tests for recuris.manager.candidates: one ranking on every store, on one scale (Q2, CA1, CA2, S8)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, RecallPolicy, SQLiteStore
-from recuris.retrieval.candidates import gather
+from recuris.manager.candidates import gather
 
 WORDS = ["deploy", "keys", "red", "fish", "the", "blue", "staging", "数据库", "迁移", "rotate"]
 items = st.lists(

@@ -1,10 +1,10 @@
-"""Property tests for recuris.retrieval.recall (Q1, Q2)."""
+"""Property tests for recuris.manager.recall (Q1, Q2)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import MemoryItem, Weights
-from recuris.retrieval.recall import assemble, rank, score
+from recuris.manager.recall import assemble, rank, score
 from recuris.core.text import estimate_tokens
 
 weights = st.tuples(st.floats(0, 2), st.floats(0, 2), st.floats(0, 2)).filter(any).map(lambda w: Weights(*w))
