@@ -4,8 +4,19 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The parts of the design, in reading order; `core` is document 000's loop and stands alone.
-GROUPS = ("core", "storage", "retrieval", "manager", "evolution", "bench", "llm")
+# The parts of the design, in reading order, each as the README's module map heads it; `core`
+# is document 000's loop and stands alone; `exercises` rebuilds it, graded by its own tests.
+PARTS = {
+    "core": "document 000's loop, standing alone",
+    "storage": "where memories persist",
+    "retrieval": "search, below the stores",
+    "manager": "one write and one recall for many users",
+    "evolution": "memory that changes over time",
+    "bench": "measuring it",
+    "llm": "a real model",
+    "exercises": "learning it",
+}
+GROUPS = tuple(PARTS)
 # "group.module" -> path, for every module of the design (the package's entry shims aside).
 MODULES = {
     f"{group}.{path.stem}": path

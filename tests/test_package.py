@@ -11,7 +11,7 @@ import pytest
 
 import recuris
 
-from layout import GROUPS, INVARIANT, MODULES, ROOT
+from layout import GROUPS, INVARIANT, MODULES, PARTS, ROOT
 
 # The core's budget: document 000's loop, read end to end in one sitting.
 CORE_LINES = 1500
@@ -82,6 +82,12 @@ def test_the_package_lists_the_parts_of_the_design():
     top = {path.name for path in (ROOT / "recuris").glob("*.py")}
     assert folders == set(GROUPS)
     assert top == {"__init__.py", "__main__.py", "simulation.py"}
+
+
+def test_the_readme_heads_each_part_with_what_it_is_for():
+    """The README's module map opens each part with its folder and its purpose (exercises: learning it)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [group for group, purpose in PARTS.items() if f"| **`{group}/`: {purpose}" not in readme] == []
 
 
 def test_the_core_stands_alone():

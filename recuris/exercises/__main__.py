@@ -1,0 +1,57 @@
+"""`python -m recuris.exercises list | start NAME DIR | check NAME DIR`: learn by rebuilding the core."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from .catalog import EXERCISES, find
+from .grading import check
+from .skeleton import start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m recuris.exercises",
+        description="Rebuild the core's modules one by one; the project's own tests grade them.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="the exercises, in the order of the core path")
+    begin = commands.add_parser("start", help="write an exercise's skeleton and README.md into DIR")
+    grade = commands.add_parser("check", help="run the module's tests against DIR/<module>.py")
+    for command in (begin, grade):
+        command.add_argument("name", help="an exercise, as `list` names it")
+        command.add_argument("dir", type=Path, help="the folder holding your files")
+    begin.add_argument("--force", action="store_true", help="replace files already there")
+    grade.add_argument("--all", action="store_true", help="run every test, not only up to the first failure")
+    grade.add_argument("--thorough", action="store_true", help="try each property on 100 examples, not 10")
+    arguments = parser.parse_args(argv)
+
+    if arguments.command == "list":
+        width = max(len(exercise.name) for exercise in EXERCISES)
+        for number, exercise in enumerate(EXERCISES, 1):
+            modules = ", ".join(f"recuris/{m.replace('.', '/')}.py" for m in exercise.modules)
+            chapter = exercise.chapters[0]
+            print(f"{number}. {exercise.name:<{width}}  {exercise.title} ({modules}; read {chapter})")
+        return 0
+    try:
+        exercise = find(arguments.name)
+    except KeyError as error:
+        print(error.args[0], file=sys.stderr)
+        return 2
+    if arguments.command == "start":
+        number = EXERCISES.index(exercise) + 1
+        try:
+            written = start(exercise, arguments.dir, number, len(EXERCISES), force=arguments.force)
+        except FileExistsError as error:
+            print(error, file=sys.stderr)
+            return 2
+        wrote = ", ".join(map(str, written))
+        print(f"Exercise {number} of {len(EXERCISES)}: {exercise.title}. Wrote {wrote}.")
+        print(f"Read {written[-1]}, fill in every TODO, then: python -m recuris.exercises check "
+              f"{exercise.name} {arguments.dir}")
+        return 0
+    return check(exercise, arguments.dir, every=arguments.all, thorough=arguments.thorough)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

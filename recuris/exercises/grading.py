@@ -1,0 +1,200 @@
+"""Grading: run the project's own tests against the learner's module, and say what broke.
+
+Document 000 §4 closes with a prototype whose defects each break one rule (see the list
+after it in docs/documents.md); the exercises grade a rebuilt module by the same rules. The
+package is copied into a temporary folder, the learner's files replace its modules, and
+pytest runs the repository's example tests, property tests and state machines for them in
+a child process whose working folder is that copy, so `import recuris` finds it first. The
+plugin (plugin.py) records each failure; this module prints it in plain words: the
+invariant, the failing assertion, and Hypothesis's shrunk input or a state machine's steps.
+
+Invariants:
+    GR1 the learner's files are graded only in a temporary copy of the package: the
+        repository, its tests and the installed package are never written.
+    GR2 the package's own modules, copied as the learner's files, pass their check (exit 0).
+    GR3 a failure is printed with its invariant ids and their text from the module's
+        docstring, the failing assertion and the input Hypothesis shrank it to (exit 1).
+    GR4 a missing test extra (pytest, Hypothesis), missing tests or missing learner files
+        are said plainly, with what to do, and exit 2 before anything runs.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .catalog import INSTALL_TESTS, PACKAGE, ROOT, Exercise
+from .plugin import ids_named_in
+
+__all__ = ["check"]
+
+
+def _refusal(exercise: Exercise, folder: Path) -> str | None:
+    """GR4: what stops a check before it starts, in words the learner can act on."""
+    missing = [name for name in ("pytest", "hypothesis") if importlib.util.find_spec(name) is None]
+    if missing:
+        return (f"check runs the project's tests, which need {' and '.join(missing)} (the test extra).\n"
+                f"Install it from the repository's root: {INSTALL_TESTS}")
+    absent = [test for test in exercise.tests if not (ROOT / test).is_file()]
+    if absent:
+        return (f"The project's tests for this exercise are not here: {', '.join(absent)} under {ROOT}.\n"
+                f"check needs a clone of the repository (tests/ beside recuris/): {INSTALL_TESTS}")
+    unwritten = [name for name in exercise.files if not (folder / name).is_file()]
+    if unwritten:
+        return (f"{folder} has no {', '.join(unwritten)}: start with "
+                f"`python -m recuris.exercises start {exercise.name} {folder}`")
+    return None
+
+
+def _syntax(folder: Path, exercise: Exercise) -> str | None:
+    for name in exercise.files:
+        try:
+            compile((folder / name).read_text(encoding="utf-8"), name, "exec")
+        except SyntaxError as error:
+            return f"{folder / name}, line {error.lineno}: {error.msg}; fix it, then check again."
+    return None
+
+
+def _share_hypothesis_tables(tmp: Path) -> None:
+    """Hypothesis's tables (a charmap, 2 s to build) live in a user cache; its database, in the copy."""
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recuris-exercises"
+    cache = Path(os.environ.get("RECURIS_EXERCISES_CACHE") or default)
+    try:
+        for name in ("unicode_data", "constants"):
+            (cache / name).mkdir(parents=True, exist_ok=True)
+            (tmp / ".hypothesis").mkdir(exist_ok=True)
+            (tmp / ".hypothesis" / name).symlink_to(cache / name, target_is_directory=True)
+    except OSError:  # no home, or no symbolic links: slower, never wrong
+        pass
+
+
+def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: float) -> dict:
+    """Grade in a temporary copy (GR1); return the plugin's report, or {"crash": why}."""
+    with tempfile.TemporaryDirectory(prefix="recuris-check-") as tmp:
+        copy, report = Path(tmp) / "recuris", Path(tmp) / "report.json"
+        shutil.copytree(PACKAGE, copy)  # with its bytecode: only the replaced modules compile again
+        groups = [module.split(".")[0] for module in exercise.modules]
+        targets = [copy / group / name for group, name in zip(groups, exercise.files)]
+        mine = [str(folder / name) for name in exercise.files]
+        for target, learner in zip(targets, mine):
+            shutil.copyfile(learner, target)
+            for stale in (target.parent / "__pycache__").glob(f"{target.stem}.*.pyc"):
+                stale.unlink()
+        _share_hypothesis_tables(Path(tmp))
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "RECURIS_EXERCISE_REPORT": str(report),
+               "RECURIS_EXERCISE_COPY": str(copy),
+               "RECURIS_EXERCISE_FILES": os.pathsep.join(map(str, targets)),
+               "PYTHONPATH": os.pathsep.join([tmp, *filter(None, [os.environ.get("PYTHONPATH")])])}
+        command = [sys.executable, "-m", "pytest", *(str(ROOT / test) for test in exercise.tests),
+                   "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+                   "-p", "recuris.exercises.plugin", "--hypothesis-profile", profile, "-q", "--tb=no"]
+        try:
+            done = subprocess.run(command + ([] if every else ["-x"]), cwd=tmp, env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"crash": f"the tests did not finish within {timeout:g} s: does a loop never end?"}
+        text = report.read_text(encoding="utf-8") if report.is_file() else done.stderr or done.stdout
+        for target, learner in zip(targets, mine):  # the learner's files by the learner's names
+            text = text.replace(str(target), learner)
+        text = text.replace(str(copy), "recuris")
+        return json.loads(text) if report.is_file() else {"crash": _crash(text, mine)}
+
+
+def _crash(output: str, mine: list[str]) -> str:
+    """Why pytest stopped before any test: the frames in the package or the learner's files, the error."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s+(.*)', output)
+    lines = [f"  {path}, line {n}, in {name}: {code}" for path, n, name, code in frames
+             if path.startswith("recuris/") or path in mine]
+    last = output.strip().splitlines()[-1] if output.strip() else "pytest stopped without a word"
+    return "\n".join(["importing recuris failed:", *lines, last] if lines else [last])
+
+
+def _steps(example: list[str]) -> list[str]:
+    """A state machine's steps without the invariant checks Hypothesis lists after each, but the last."""
+    checks = [i for i, line in enumerate(example) if re.match(r"state\.[A-Z]{1,2}\d+_\w*\(\)$", line)]
+    kept = [line for i, line in enumerate(example) if i not in checks[:-1]]
+    return [line.removeprefix("Falsifying example: ") for line in kept if line != "Falsifying example:"]
+
+
+def _describe(failure: dict, texts: dict[str, str], out) -> None:
+    """GR3: one failure in plain words: the invariant, the test, what failed, and on what input."""
+    ids, error, rule = failure["ids"], failure["error"], failure["rule"]
+    todo = error.startswith("NotImplementedError: TODO")
+    machine = any(line.startswith("state = ") for line in failure["example"])
+    other = "(an invariant of another module)"
+    if todo:
+        out(f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a TODO.")
+    elif len(ids) == 1:
+        out(f"{ids[0]} broken: {texts.get(ids[0], other)}")
+    else:
+        out(f"{', '.join(ids)} broken (the test checks them together):" if ids else f"Broken: {rule}")
+    for invariant in ids if todo or len(ids) > 1 else ():
+        out(f"  {invariant:<4} {texts.get(invariant, other)}")
+    out(f"  test     {failure['test']}" + (f" (a state machine, at {failure['step']})" if machine else ""))
+    if rule and ids or machine and not ids and failure["checks"]:
+        out(f"           {rule or 'it checks ' + ', '.join(failure['checks'])}")
+    setup = "   (setting up the test)" if failure["when"] == "setup" else ""
+    for label, line in zip(["failing"] + [""] * 5, failure["statement"].splitlines()[:6]):
+        out(f"  {label:<8} {line.strip()}{setup}")
+    # pytest's explanation of an assert: its diff lines, else its "where" lines; object ids dropped.
+    lines = [re.sub(r" at 0x[0-9a-f]+", "", line).strip() for line in error.splitlines() if line.strip()]
+    first, *more = lines
+    shown = [line for line in more if not line.startswith(("+", "Use -v"))]
+    shown = shown or (more if re.fullmatch(r"\w+: assert \(?(False|True|None)\)?", first) else [])
+    for label, line in zip(["got", "", "", ""], [] if todo else [first, *shown][:4]):
+        out(f"  {label:<8} {line[:200]}")
+    for place in failure["raised_at"]:
+        name, line, function = place.rsplit(":", 2)
+        out(f"  raised   in {name}, line {line}, in {function}")
+    if failure["example"]:
+        steps = ", the machine's steps" if machine else ""
+        out(f"  on input (Hypothesis's shrunk falsifying example{steps}):")
+        out("\n".join(f"    {line}" for line in _steps(failure["example"])))
+    elif not todo:
+        out("  on input: the test's own example (read it in the test file)")
+
+
+def check(exercise: Exercise, folder: Path, every: bool = False, thorough: bool = False,
+          timeout: float = 600, out=print) -> int:
+    """Grade the learner's files in `folder`; print what holds or broke; return the exit code."""
+    folder = Path(folder).resolve()
+    if refusal := _refusal(exercise, folder):
+        out(refusal)
+        return 2
+    if error := _syntax(folder, exercise):
+        out(error)
+        return 1
+    report = _run(exercise, folder, every, "dev" if thorough else "quick", timeout)
+    if "crash" in report or report["errors"]:
+        problem = report.get("crash") or "\n".join(report["errors"])
+        advice = "\nKeep every name the skeleton defines: the tests import them." * ("import name" in problem)
+        out(f"The tests could not run against your {', '.join(exercise.files)}:\n{problem}{advice}")
+        return 1
+    texts, failures, passed = exercise.invariants(), report["failures"], report["passed"]
+    if not failures:
+        named = set().union(*(ids_named_in((ROOT / t).read_text(encoding="utf-8")) for t in exercise.tests))
+        held, unnamed = [i for i in texts if i in named], [i for i in texts if i not in named]
+        tried = "100 inputs per property" if thorough else "10 inputs per property; --thorough tries 100"
+        out(f"check {exercise.name}: all {passed} tests pass (examples, properties, state machines): "
+            f"{', '.join(held)} hold on every input tried ({tried})."
+            + (f" No test here names {', '.join(unnamed)}." if unnamed else ""))
+        return 0
+    out(f"check {exercise.name}: {passed} passed, {len(failures)} failed"
+        + ("." if every else " (stopped at the first; --all runs every test)."))
+    groups = {}  # one paragraph per invariant (or unnamed rule), in the order they failed
+    for failure in failures:
+        groups.setdefault(tuple(failure["ids"]) or failure["rule"] or failure["test"], []).append(failure)
+    for first, *others in groups.values():
+        out("")
+        _describe(first, texts, out)
+        for other in others:
+            out(f"  (also broke in {other['test']})")
+        shrunk = [other for other in others if other["example"]]
+        if shrunk and not first["example"]:  # and the input Hypothesis found, if an example test failed first
+            _describe(shrunk[0], texts, lambda line: out(line) if line.startswith(" ") else None)
+    return 1

@@ -1,0 +1,180 @@
+"""Example tests for recuris.exercises.grading: skeletons fail, the package passes, planted bugs are named.
+
+Each check runs the project's tests in a child process (about two seconds); the quick loop
+keeps one skeleton and one planted bug, the full run grades every exercise.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from recuris.exercises import grading
+from recuris.exercises.catalog import EXERCISES, find
+from recuris.exercises.skeleton import skeleton
+
+from layout import ROOT
+
+QUICK = {"text"}  # the exercises whose skeleton check runs in the quick loop too
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_hypothesis_tables():
+    """Checks share the suite's Hypothesis tables instead of building them in a user cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RECURIS_EXERCISES_CACHE", str(ROOT / ".hypothesis"))
+        yield
+
+
+# The off-by-one window: one step more than window_size stays in the window (W2).
+WINDOW_BUG = (("deque(maxlen=window_size)", "deque(maxlen=window_size + 1)"),
+              ("len(self._recent) == self.window_size else", "len(self._recent) > self.window_size else"))
+
+
+def planted(folder, name, file, *replacements):
+    """Write exercise `name`'s reference files into folder, with each (old, new) replaced once in `file`."""
+    exercise = find(name)
+    for module, written in zip(exercise.modules, exercise.files):
+        text = exercise.source(module).read_text(encoding="utf-8")
+        for old, new in replacements if written == file else ():
+            assert text.count(old) == 1, old
+            text = text.replace(old, new)
+        (folder / written).write_text(text, encoding="utf-8")
+    return exercise
+
+
+def plant(folder, name, file, *replacements):
+    """Grade the reference with a bug planted in `file`; return (exit code, output)."""
+    exercise, lines = planted(folder, name, file, *replacements), []
+    return grading.check(exercise, folder, out=lines.append), "\n".join(lines)
+
+
+def marks(exercise):
+    return () if exercise.name in QUICK else (pytest.mark.slow,)
+
+
+@pytest.mark.parametrize("exercise", [pytest.param(e, marks=marks(e), id=e.name) for e in EXERCISES])
+def test_every_skeleton_fails_its_check_naming_an_invariant(exercise, tmp_path):
+    """GR3: a fresh skeleton fails, and the failure names an invariant of the module and its TODO."""
+    for module, file in zip(exercise.modules, exercise.files):
+        (tmp_path / file).write_text(skeleton(exercise.source(module).read_text(encoding="utf-8")), "utf-8")
+    lines = []
+    code = grading.check(exercise, tmp_path, out=lines.append)
+    output = "\n".join(lines)
+    first = lines[2].split()[0].rstrip(",")
+    assert code == 1 and first in exercise.invariants(), output
+    assert "is still a TODO" in output and f"raised   in {tmp_path}" in output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_the_packages_own_module_passes_its_check(exercise, tmp_path):
+    """GR2: the reference solution, copied as the learner's files, passes with exit 0."""
+    code, output = plant(tmp_path, exercise.name, None)
+    assert code == 0, output
+    assert output.startswith(f"check {exercise.name}: all ") and " hold on every input tried" in output
+
+
+def test_an_off_by_one_window_is_named_W2(tmp_path):
+    """GR3: a window one step too long breaks W2; the command says so, with the failing assertion."""
+    planted(tmp_path, "working", "working.py", *WINDOW_BUG)
+    done = subprocess.run([sys.executable, "-m", "recuris.exercises", "check", "working", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "W2 broken: `len(recent_steps) <= window_size`." in done.stdout
+    assert "failing  assert [step.action for step in memory.recent_steps]" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_state_machine_failure_is_shown_with_its_shrunk_steps(tmp_path):
+    """GR3: an index that keeps removed episodes breaks E4 in the state machine; its shrunk steps are shown."""
+    code, output = plant(tmp_path, "episodic", "episodic.py", ("            self.scorer.remove(episode.id)\n", ""))
+    assert code == 1 and "\nE4 broken: the indexed `retrieve` returns exactly what" in output, output
+    assert "TestEpisodicMachine::runTest (a state machine, at E4_index_holds_exactly_the_stored_episodes)" in output
+    steps = [line.strip() for line in output.split("the machine's steps):\n")[1].splitlines()]
+    assert steps[0] == "state = EpisodicMachine()" and any(s.startswith("state.remove(") for s in steps)
+    assert steps[steps.index("state.teardown()") - 1] == "state.E4_index_holds_exactly_the_stored_episodes()"
+
+
+@pytest.mark.slow
+def test_a_summary_that_overwrites_instead_of_merging_is_named_M1(tmp_path):
+    """GR3: the prototype's defect, a summary started afresh at each fold, breaks M1."""
+    code, output = plant(tmp_path, "compression", "compression.py",
+                         ("parts = parse(old_summary)", 'parts = parse("")'))
+    assert code == 1 and "\nM1 broken: merging loses no count" in output, output
+
+
+@pytest.mark.slow
+def test_a_threshold_that_excludes_its_boundary_is_named_E2(tmp_path):
+    """GR3: `score > threshold` where E2 says `>=` is named E2."""
+    code, output = plant(tmp_path, "episodic", "episodic.py",
+                         ("score > 0.0 and score >= threshold", "score > 0.0 and score > threshold"))
+    assert code == 1 and "\nE2 broken: every hit's score is >= `threshold`" in output, output
+
+
+@pytest.mark.slow
+def test_reinforcement_without_a_cap_is_named_D3(tmp_path):
+    """GR3: reinforcement that grows with every access, uncapped, is named D3."""
+    code, output = plant(tmp_path, "decay", "decay.py", (
+        "min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)",
+        "self.reinforcement_per_access * item.access_count"))
+    assert code == 1 and "\nD3 broken: the reinforcement part never exceeds the cap." in output, output
+
+
+def test_without_the_test_extra_check_says_how_to_install_it(tmp_path, monkeypatch):
+    """GR4: no pytest or Hypothesis: the install command, exit 2, nothing run."""
+    monkeypatch.setattr(grading.importlib.util, "find_spec", lambda name: None)
+    lines = []
+    assert grading.check(find("text"), tmp_path, out=lines.append) == 2
+    assert 'python -m pip install -e ".[test]"' in lines[-1]
+
+
+def test_without_the_repositorys_tests_check_says_so(tmp_path, monkeypatch):
+    """GR4: an installed package without its tests/ folder: said plainly, exit 2."""
+    monkeypatch.setattr(grading, "ROOT", tmp_path)
+    lines = []
+    assert grading.check(find("decay"), tmp_path, out=lines.append) == 2
+    assert "tests for this exercise are not here: tests/core/test_decay.py" in lines[0]
+
+
+def test_without_the_learners_file_check_says_how_to_start(tmp_path):
+    """GR4: DIR without the module's file: the start command, exit 2."""
+    lines = []
+    assert grading.check(find("agent"), tmp_path, out=lines.append) == 2
+    assert f"python -m recuris.exercises start agent {tmp_path}" in lines[0]
+
+
+def test_a_syntax_error_is_named_with_its_line_before_anything_runs(tmp_path):
+    """A file that does not compile: its line, exit 1."""
+    (tmp_path / "text.py").write_text('"""Text."""\n\ndef tokenize(text:\n', encoding="utf-8")
+    lines = []
+    assert grading.check(find("text"), tmp_path, out=lines.append) == 1
+    assert lines == [f"{tmp_path / 'text.py'}, line 3: '(' was never closed; fix it, then check again."]
+
+
+@pytest.mark.slow
+def test_a_module_that_fails_on_import_is_named_with_the_failing_line(tmp_path):
+    """A NameError on import: the import chain into the learner's file, and the error."""
+    (tmp_path / "text.py").write_text("CJK = undefined_name\n", encoding="utf-8")
+    lines = []
+    assert grading.check(find("text"), tmp_path, out=lines.append) == 1
+    output = "\n".join(lines)
+    assert f"{tmp_path / 'text.py'}, line 1, in <module>: CJK = undefined_name" in output
+    assert output.endswith("NameError: name 'undefined_name' is not defined")
+
+
+@pytest.mark.slow
+def test_a_check_writes_nothing_in_the_repository_or_the_package(tmp_path):
+    """GR1: the package's and the tests' files are as they were; the learner's file is untouched."""
+
+    def snapshot():
+        return {p: p.stat().st_mtime_ns for folder in ("recuris", "tests") for p in (ROOT / folder).rglob("*")}
+
+    before = snapshot()
+    code, _ = plant(tmp_path, "consolidation", "consolidation.py", ("if len(sources) < self.min_occurrences:",
+                                                                     "if len(sources) <= self.min_occurrences:"))
+    learner = (tmp_path / "consolidation.py").read_text(encoding="utf-8")
+    assert code == 1 and snapshot() == before
+    assert "len(sources) <= self.min_occurrences" in learner
