@@ -1,9 +1,11 @@
 """Example tests for recuris.exercises.grading: skeletons fail, the package passes, planted bugs are named.
 
-Each check runs the project's tests in a child process (about two seconds); the quick loop
-keeps one skeleton and one planted bug, the full run grades every exercise.
+Each check runs the project's tests in a child process (about two seconds), as many at once
+as there are cores; the quick loop keeps one skeleton and one planted bug, the full run
+grades every exercise.
 """
 
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -16,7 +18,6 @@ from recuris.exercises.skeleton import skeleton
 
 from layout import ROOT
 
-QUICK = {"text"}  # the exercises whose skeleton check runs in the quick loop too
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -50,30 +51,54 @@ def plant(folder, name, file, *replacements):
     return grading.check(exercise, folder, out=lines.append), "\n".join(lines)
 
 
-def marks(exercise):
-    return () if exercise.name in QUICK else (pytest.mark.slow,)
+def in_parallel(grade, exercises):
+    """Grade each exercise with `grade(exercise)`, as many at once as there are cores: each is a child process."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(zip((e.name for e in exercises), pool.map(grade, exercises)))
 
 
-@pytest.mark.parametrize("exercise", [pytest.param(e, marks=marks(e), id=e.name) for e in EXERCISES])
-def test_every_skeleton_fails_its_check_naming_an_invariant(exercise, tmp_path):
-    """GR3: a fresh skeleton fails, and the failure names an invariant of the module and its TODO."""
+def skeleton_check(exercise, folder):
+    """Write exercise's skeletons into folder and grade them; return (exit code, output lines)."""
+    folder.mkdir(parents=True, exist_ok=True)
     for module, file in zip(exercise.modules, exercise.files):
-        (tmp_path / file).write_text(skeleton(exercise.source(module).read_text(encoding="utf-8")), "utf-8")
+        (folder / file).write_text(skeleton(exercise.source(module).read_text(encoding="utf-8")), "utf-8")
     lines = []
-    code = grading.check(exercise, tmp_path, out=lines.append)
+    return grading.check(exercise, folder, out=lines.append), lines
+
+
+def assert_skeleton_fails_naming_an_invariant(exercise, folder, code, lines):
     output = "\n".join(lines)
     first = lines[2].split()[0].rstrip(",")
     assert code == 1 and first in exercise.invariants(), output
-    assert "is still a TODO" in output and f"raised   in {tmp_path}" in output
+    assert "is still a TODO" in output and f"raised   in {folder}" in output
+
+
+def test_the_first_skeleton_fails_its_check_naming_an_invariant(tmp_path):
+    """GR3: a fresh skeleton (text's, in the quick loop) fails, naming an invariant of the module and its TODO."""
+    exercise = find("text")
+    assert_skeleton_fails_naming_an_invariant(exercise, tmp_path, *skeleton_check(exercise, tmp_path))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
-def test_the_packages_own_module_passes_its_check(exercise, tmp_path):
-    """GR2: the reference solution, copied as the learner's files, passes with exit 0."""
-    code, output = plant(tmp_path, exercise.name, None)
-    assert code == 0, output
-    assert output.startswith(f"check {exercise.name}: all ") and " hold on every input tried" in output
+def test_every_skeleton_fails_its_check_naming_an_invariant(tmp_path):
+    """GR3: every exercise's fresh skeleton fails, naming an invariant of its module and its TODO."""
+    results = in_parallel(lambda e: skeleton_check(e, tmp_path / e.name), EXERCISES)
+    for exercise in EXERCISES:
+        assert_skeleton_fails_naming_an_invariant(exercise, tmp_path / exercise.name, *results[exercise.name])
+
+
+@pytest.mark.slow
+def test_the_packages_own_modules_pass_their_checks(tmp_path):
+    """GR2: every exercise's reference solution, copied as the learner's files, passes with exit 0."""
+    def graded(exercise):
+        (tmp_path / exercise.name).mkdir()
+        return plant(tmp_path / exercise.name, exercise.name, None)
+
+    results = in_parallel(graded, EXERCISES)
+    for exercise in EXERCISES:
+        code, output = results[exercise.name]
+        assert code == 0, output
+        assert output.startswith(f"check {exercise.name}: all ") and " hold on every input tried" in output
 
 
 def test_an_off_by_one_window_is_named_W2(tmp_path):
