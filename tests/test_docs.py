@@ -112,3 +112,17 @@ def test_the_chapter_table_lists_every_invariant_of_each_module():
             else:
                 named |= {f"{letter}{number}" for letter, number in ids}
         assert set(declared(f"{group}.{module}")) <= named, (module, sorted(set(declared(f"{group}.{module}")) - named))
+
+
+def test_every_link_and_named_file_in_the_docs_exists():
+    """Every relative link in docs/ and README.md resolves, and every `recuris/...py` or `tests/...py` named exists."""
+    broken = []
+    for path in [*CHAPTERS, ROOT / "README.md"]:
+        text = path.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\((?!https?:|#)([^)#\s]+)(?:#[^)]*)?\)", text):
+            if not (path.parent / target).exists():
+                broken.append(f"{path.relative_to(ROOT)} links {target}")
+        for named in re.findall(r"`((?:recuris|tests)/[\w/]+\.py)", text):
+            if not (ROOT / named).exists():
+                broken.append(f"{path.relative_to(ROOT)} names {named}")
+    assert broken == []

@@ -60,6 +60,7 @@ class Fact:
         closed = "" if self.is_valid else f" [superseded by {self.superseded_by}]"
         return f"{self.subject}: {self.value} (from {', '.join(self.source_ids)}){closed}"
 
+
 class FactArchive(Protocol):
     """Where facts outlive the memory that holds them.
 
