@@ -43,6 +43,38 @@ def corrupt(path: Path, *names: str) -> None:
     path.write_bytes(bytes(data))
 
 
+# Version 4's audit table, as it was written: the same columns, its seq AUTOINCREMENT.
+VERSION_4_AUDIT = """CREATE TABLE audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
+    item_id TEXT NOT NULL, operation TEXT NOT NULL, reason TEXT NOT NULL, weight REAL)"""
+
+
+def version_4(path: Path, items, audit=()) -> Path:
+    """Write a recuris database of schema version 4 holding `items` and `audit` records.
+
+    They are written by today's store, then the file is turned back into what version 4
+    kept: every posting in `postings` (no `pending_postings` table), and an audit table whose
+    `seq` is AUTOINCREMENT, each record with its seq.
+    """
+    store = SQLiteStore(path)
+    store.put(items, audit)
+    store.close()
+    with sqlite3.connect(path) as db:
+        columns = "scope, term, item, frequency, length"
+        db.execute(f"INSERT INTO postings ({columns}) SELECT {columns} FROM pending_postings")
+        db.execute("DROP TABLE pending_postings")
+        db.execute("ALTER TABLE audit RENAME TO audit_5")
+        db.execute(VERSION_4_AUDIT)
+        columns = "seq, at, user_id, item_id, operation, reason, weight"
+        db.execute(f"INSERT INTO audit ({columns}) SELECT {columns} FROM audit_5")
+        db.execute("DROP TABLE audit_5")
+        db.execute("CREATE INDEX audit_user ON audit (user_id)")
+        db.execute("CREATE INDEX audit_item ON audit (item_id)")
+        db.execute("UPDATE schema_version SET version = 4")
+    db.close()
+    return path
+
+
 # Version 3's items table, as it was written: the same columns as now, and `valid_from`.
 VERSION_3_ITEMS = """CREATE TABLE items (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
@@ -54,12 +86,10 @@ VERSION_3_ITEMS = """CREATE TABLE items (
 def version_3(path: Path, items) -> Path:
     """Write a recuris database of schema version 3 holding `items`: the table had `valid_from`.
 
-    The items are written by today's store (postings, scopes, audit and all), then their
-    table is rebuilt as version 3 kept it, each row with its rowid and `valid_from` = `created_at`.
+    The file is written as version 4 left it (`version_4`), then the items table is rebuilt
+    as version 3 kept it, each row with its rowid and `valid_from` = `created_at`.
     """
-    store = SQLiteStore(path)
-    store.put(items)
-    store.close()
+    version_4(path, items)
     with sqlite3.connect(path) as db:
         columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(items)"))
         db.execute("ALTER TABLE items RENAME TO items_4")

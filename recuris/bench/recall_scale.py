@@ -53,38 +53,58 @@ def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
     return time.perf_counter() - started
 
 
-def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000, first: int = 0) -> float:
-    """Insert the rows recuris would write and an FTS5 index of their text, a transaction per batch.
+def _direct(path: Path, like: SQLiteStore) -> sqlite3.Connection:
+    """Open the raw side's database as `like` runs its own: the same journal mode and synchronous setting.
 
-    The items table and row mapping are recuris's own; the index is a plain FTS5 table filled
-    by rowid, as the store's version 2 did. Returns the seconds taken.
+    Its items table and row mapping are recuris's own; beside it, a plain FTS5 table of the
+    texts, filled by rowid, as the store's version 2 did.
     """
+    db = sqlite3.connect(path, isolation_level=None)
+    for setting in ("journal_mode", "synchronous"):
+        db.execute(f"PRAGMA {setting} = {like._run(f'PRAGMA {setting}')[0][0]}")
     db.executescript(SCHEMA)
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(content)")
-    items = _items(texts, first)
+    return db
+
+
+def _raw_write(db: sqlite3.Connection, items: list[MemoryItem]) -> None:
+    """Insert the rows recuris would write and their FTS5 entries, in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    db.executemany(UPSERT, [row_of(item) for item in items])
+    db.executemany("INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
+                   [(item.id,) for item in items])
+    db.execute("COMMIT")
+
+
+def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000) -> float:
+    """Write the texts' rows and FTS5 entries a transaction per batch; return the seconds taken."""
+    items = _items(texts)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
-        part = items[offset:offset + batch]
-        with db:
-            db.executemany(UPSERT, [row_of(item) for item in part])
-            db.executemany("INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
-                           [(item.id,) for item in part])
+        _raw_write(db, items[offset:offset + batch])
     return time.perf_counter() - started
 
 
 def single_writes(count: int = 300, seed: int = 1) -> dict:
-    """Time `MemoryManager.write`, one item a transaction, beside the same row and an FTS5 entry (ms each)."""
+    """Time `MemoryManager.write`, one item a transaction, beside the same row and an FTS5 entry (ms each).
+
+    The two sides take turns, one write each, so that both meet the disk in the same state.
+    """
     texts = corpus(count, seed)
+    rows = [MemoryItem(id=f"i{n}", user_id="u", level="episodic", content=text,
+                       metadata={"kind": "event", "tags": []}) for n, text in enumerate(texts)]
+    ours = raw = 0.0
     with tempfile.TemporaryDirectory() as folder:
-        manager = MemoryManager(SQLiteStore(Path(folder) / "recuris.db"), clock=ManualClock(0.0))
-        started = time.perf_counter()
-        for text in texts:
+        store = SQLiteStore(Path(folder) / "recuris.db")
+        manager = MemoryManager(store, clock=ManualClock(0.0))
+        direct = _direct(Path(folder) / "raw.db", store)
+        for text, row in zip(texts, rows):
+            started = time.perf_counter()
             manager.write(text, "u", level="episodic")
-        ours = time.perf_counter() - started
-        manager.store.close()
-        direct = sqlite3.connect(Path(folder) / "raw.db")
-        direct.execute("PRAGMA journal_mode = WAL")  # as recuris runs, so both pay the same commit
-        raw = sum(_raw_fill(direct, [text], batch=1, first=n) for n, text in enumerate(texts))
+            between = time.perf_counter()
+            _raw_write(direct, [row])
+            ours, raw = ours + between - started, raw + time.perf_counter() - between
+        store.close()
         direct.close()
     return {"write_ms": ours / count * 1000, "raw_ms": raw / count * 1000}
 
@@ -103,9 +123,10 @@ def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
     texts, rng = corpus(size, seed), random.Random(seed + 1)
     asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts, queries)]
     with tempfile.TemporaryDirectory() as folder:
-        path, direct = Path(folder) / "recuris.db", sqlite3.connect(Path(folder) / "fts.db")
+        path = Path(folder) / "recuris.db"
         store = SQLiteStore(path)
         fill_s = _fill(store, texts)
+        direct = _direct(Path(folder) / "fts.db", store)
         store.close()
         raw_fill_s = _raw_fill(direct, texts)
         statement = "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"

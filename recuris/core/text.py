@@ -23,6 +23,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 # A word is a run of letters or digits that are not CJK; `_` and punctuation split words.
 _TOKEN = re.compile(f"(?P<cjk>[{_CJK}]+)|(?P<word>[^\\W_{_CJK}]+)")
+_ASCII_WORD = re.compile(r"[^\W_]+")  # the same words in text without CJK
 
 CJK_CHARS_PER_TOKEN = 1.5
 OTHER_CHARS_PER_TOKEN = 4.0
@@ -38,6 +39,8 @@ def tokenize(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise TypeError(f"tokenize needs a str, got {type(text).__name__}")
+    if text.isascii():  # no CJK: the same words, found in one call rather than a match each
+        return _ASCII_WORD.findall(text.lower())
     tokens: list[str] = []
     for match in _TOKEN.finditer(text.lower()):
         run = match.group("cjk")

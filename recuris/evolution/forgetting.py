@@ -19,6 +19,7 @@ Invariants:
         compares only pairs with an item new to the band since the last cycle (J2).
 """
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -32,6 +33,7 @@ from ..core.text import tokenize
 __all__ = ["ForgettingCycle", "ForgettingReport"]
 
 CYCLED_LEVELS = ("episodic", "semantic")
+DELETE_BATCH = 50_000  # forgotten items deleted per transaction (ids and audit tuples held until then)
 
 
 @dataclass(frozen=True)
@@ -68,19 +70,33 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
 
 
 class _Band:
-    """The merge band, compactly: per item its order key, level, token ids and fingerprint."""
+    """The merge band, compactly: per item its id, order key, level, token ids and fingerprint.
+
+    In arrays and in dicts of plain values, which the cyclic garbage collector skips: a list
+    per field would be walked, element by element, by every full collection of the cycle.
+    """
 
     def __init__(self) -> None:
-        self.ids, self.keys, self.levels, self.tokens, self.prints = [], [], [], [], []
+        self.ids: dict[int, str] = {}
+        self.weights, self.created, self.prints = array("d"), array("d"), array("q")
+        self.levels, self.tokens, self.ends = bytearray(), array("q"), array("q")
         self.vocabulary: dict[str, int] = {}
 
     def add(self, item: MemoryItem, weight: float) -> None:
         vocabulary = self.vocabulary
-        self.ids.append(item.id)
-        self.keys.append((-weight, item.created_at, item.id))  # strongest first, as the naive cycle
-        self.levels.append(item.level)
-        self.tokens.append(tuple({vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)}))
+        self.ids[len(self.ids)] = item.id
+        self.weights.append(weight)
+        self.created.append(item.created_at)
+        self.levels.append(CYCLED_LEVELS.index(item.level))
+        self.tokens.extend({vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)})
+        self.ends.append(len(self.tokens))
         self.prints.append(hash((item.level, item.content)))
+
+    def key(self, n: int) -> tuple:
+        return -self.weights[n], self.created[n], self.ids[n]  # strongest first, as the naive cycle
+
+    def records(self) -> list[array]:
+        return [self.tokens[start:end] for start, end in zip([0, *self.ends], self.ends)]
 
 
 class ForgettingCycle:
@@ -97,37 +113,40 @@ class ForgettingCycle:
 
     def run(
         self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7,
-        *, itemized: bool = True, batch_size: int = 5000, on_batch: Callable[[int], None] | None = None,
+        *, itemized: bool = True, batch_size: int = 5000, delete_batch: int = DELETE_BATCH,
+        on_batch: Callable[[int], None] | None = None,
     ) -> ForgettingReport:
         """Forget what fell below the threshold; merge similar items in the band below the ceiling (O4).
 
-        Items are read `batch_size` at a time, and each batch's forgotten items are deleted
-        before the next is read; `on_batch` hears how many items were read so far, and
-        `on_change` hears the user once the cycle is done. Without `itemized`, the report
-        carries counts only, so memory stays flat on a large store.
+        Items are read `batch_size` at a time; forgotten items are deleted, with their audit
+        records, `delete_batch` at a time, all before the merge. `on_batch` hears how many
+        items were read so far, and `on_change` hears the user once the cycle is done. Without
+        `itemized`, the report carries counts only, so memory stays flat on a large store.
         Raises ValueError unless 0 < merge_similarity <= 1 (before anything is changed).
         """
         if not 0.0 < merge_similarity <= 1.0:
             raise ValueError(f"J1: merge_similarity must lie in (0, 1], got {merge_similarity!r}")
         now, band, size, forgotten, audit = self.clock(), _Band(), 0, [], []
-        forgotten_count = 0
+        forgotten_count, doomed, records = 0, [], []
         for batch in self.store.iterate(user_id, None, batch_size):
             items = [item for item in batch if item.level in CYCLED_LEVELS]
             decided = decay.run_cycle(items, now)
             size, forgotten_count = size + len(items), forgotten_count + len(decided.forgotten)
-            self.store.delete(user_id, [item.id for item in decided.forgotten])
-            # Built directly: dataclasses.replace costs several times more, per forgotten item.
-            records = [AuditRecord(r.item_id, r.operation, r.reason, r.at, r.weight, user_id)
-                       for r in decided.audit]
-            self.store.append_audit(records)
+            doomed += [item.id for item in decided.forgotten]
+            # Plain tuples until written: the garbage collector soon stops walking them.
+            records += [(r.item_id, r.operation, r.reason, r.at, r.weight, user_id) for r in decided.audit]
             for item in decided.kept:
                 if item.is_valid and decided.weights[item.id] < merge_ceiling:
                     band.add(item, decided.weights[item.id])
             if itemized:
                 forgotten += decided.forgotten
-                audit += records
+                audit += [AuditRecord(*record) for record in records[len(records) - len(decided.audit):]]
+            if len(doomed) >= delete_batch:
+                self._forget(user_id, doomed, records)
+                doomed, records = [], []
             if on_batch:
                 on_batch(size)
+        self._forget(user_id, doomed, records)
         merged, merge_audit = self._merge_band(user_id, band, merge_ceiling, merge_similarity, now)
         self.store.append_audit(merge_audit)
         self.on_change(user_id)
@@ -137,17 +156,24 @@ class ForgettingCycle:
         return ForgettingReport(tuple(forgotten), tuple(merged) if itemized else (), tuple(audit), size,
                                 size - forgotten_count - merged_count, forgotten_count, merged_count)
 
+    def _forget(self, user_id: str, doomed: list[str], records: list[tuple]) -> None:
+        # Many at a time: a deletion rewrites every postings page it touches, and a few thousand
+        # items touch most pages of a large store (docs/evolution/forgetting.md).
+        if doomed:
+            self.store.delete(user_id, doomed)
+            self.store.append_audit([AuditRecord(*record) for record in records])
+
     def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
         # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
         # item left), so pairs of two unchanged survivors need no comparing (J2).
         known = self.compared.get((user_id, similarity), {})
-        fresh = [known.get(item_id) != fingerprint for item_id, fingerprint in zip(band.ids, band.prints)]
+        fresh = [known.get(band.ids[n]) != fingerprint for n, fingerprint in enumerate(band.prints)]
         neighbours: dict[int, list[int]] = {}
-        for a, b in similar_pairs(rank_tokens(band.tokens), similarity, fresh):
+        for a, b in similar_pairs(rank_tokens(band.records()), similarity, fresh):
             if band.levels[a] == band.levels[b]:  # never across levels (O3)
                 neighbours.setdefault(a, []).append(b)
                 neighbours.setdefault(b, []).append(a)
-        order = sorted(range(len(band.ids)), key=band.keys.__getitem__)
+        order = sorted(range(len(band.ids)), key=band.key)
         position = {n: rank for rank, n in enumerate(order)}
         grouped, merged, audit, survivors, doomed = set(), [], [], [], []
         for lead in order:  # strongest first, each item into one group at most, as the naive cycle
@@ -163,11 +189,12 @@ class ForgettingCycle:
             doomed += [item.id for item in group[1:]]
             merged.append((survivor, tuple(group[1:])))
             why = f"merged into {survivor.id}: similar, weight below the merge ceiling {ceiling}"
-            audit += [AuditRecord(band.ids[n], "merge", why, now, -band.keys[n][0], user_id) for n in others]
+            audit += [AuditRecord(band.ids[n], "merge", why, now, band.weights[n], user_id) for n in others]
         for offset in range(0, len(survivors), 1000):
             self.store.put(survivors[offset : offset + 1000])
-        for offset in range(0, len(doomed), 1000):
-            self.store.delete(user_id, doomed[offset : offset + 1000])
+        for offset in range(0, len(doomed), DELETE_BATCH):
+            self.store.delete(user_id, doomed[offset : offset + DELETE_BATCH])
         gone = set(doomed)
-        self.compared[(user_id, similarity)] = {i: p for i, p in zip(band.ids, band.prints) if i not in gone}
+        self.compared[(user_id, similarity)] = {band.ids[n]: p for n, p in enumerate(band.prints)
+                                                if band.ids[n] not in gone}
         return merged, audit

@@ -81,7 +81,9 @@ class SemanticMemory:
 
     def __init__(self, archive: FactArchive | None = None, clock: Callable[[], float] = time.time) -> None:
         self.archive, self.clock = archive, clock
-        self._facts: dict[str, Fact] = {}
+        # Each fact as a plain tuple of its fields, which the cyclic garbage collector stops
+        # walking: a million facts held as objects would slow every collection of the process.
+        self._facts: dict[str, tuple] = {}
         self._next_number = 1
         # Normalised subject -> its facts' ids, oldest first: a write reads one subject's
         # facts instead of scanning every fact of the user (F6).
@@ -93,12 +95,16 @@ class SemanticMemory:
     def _remember(self, fact: Fact) -> None:
         if fact.id not in self._facts:
             self._by_subject.setdefault(normalize(fact.subject), []).append(fact.id)
-        self._facts[fact.id] = fact
+        self._facts[fact.id] = (fact.id, fact.subject, fact.value, fact.source_ids, fact.created_at,
+                                fact.invalidated_at, fact.superseded_by)
+
+    def _all(self) -> list[Fact]:
+        return [Fact(*row) for row in self._facts.values()]
 
     def _close_contradicted(self) -> None:
         # F5: two writers that could not see each other's fact leave two valid ones; the
         # newest wins, as it would have had the second writer seen the first.
-        valid = sorted((fact for fact in self._facts.values() if fact.is_valid), key=lambda fact: fact.created_at)
+        valid = sorted((fact for fact in self._all() if fact.is_valid), key=lambda fact: fact.created_at)
         newest = {normalize(fact.subject): fact for fact in valid}  # stable sort: a tie goes to the later
         stale = [
             replace(fact, invalidated_at=winner.created_at, superseded_by=winner.id)
@@ -153,7 +159,8 @@ class SemanticMemory:
 
     def _current(self, subject: str) -> Fact | None:
         ids = self._by_subject.get(normalize(subject), ())
-        return next((self._facts[i] for i in reversed(ids) if self._facts[i].is_valid), None)
+        valid = (i for i in reversed(ids) if self._facts[i][5] is None)  # not invalidated
+        return next((Fact(*self._facts[i]) for i in valid), None)
 
     def knows(self, subject: str, value: str) -> bool:
         """Return True if `subject = value` is the valid fact about the subject."""
@@ -162,17 +169,17 @@ class SemanticMemory:
 
     def about(self, subject: str, include_invalid: bool = False) -> list[Fact]:
         """Return the facts about a subject, newest first; superseded ones only if asked."""
-        facts = (self._facts[i] for i in reversed(self._by_subject.get(normalize(subject), ())))
+        facts = (Fact(*self._facts[i]) for i in reversed(self._by_subject.get(normalize(subject), ())))
         return [fact for fact in facts if include_invalid or fact.is_valid]
 
     @property
     def facts(self) -> tuple[Fact, ...]:
         """Every fact, superseded ones included, oldest first."""
-        return tuple(self._facts.values())
+        return tuple(self._all())
 
     def current(self) -> tuple[Fact, ...]:
         """The valid facts, oldest first."""
-        return tuple(fact for fact in self._facts.values() if fact.is_valid)
+        return tuple(fact for fact in self._all() if fact.is_valid)
 
     def __len__(self) -> int:
         return len(self._facts)

@@ -24,7 +24,6 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -110,7 +109,7 @@ class BufferedStore(QueuedReads):
     def put(self, items: Iterable[MemoryItem],
             audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()) -> None:
         # One put stays one batch in the queue, so it still lands whole (S5).
-        self._write(([copy.deepcopy(item) for item in items], list(audit), list(delete)))
+        self._write(([item.copy() for item in items], list(audit), list(delete)))
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)

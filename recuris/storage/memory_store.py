@@ -3,8 +3,10 @@
 Document 002 §4 isolates storage behind an interface; document 001 §2 indexes every tier by
 task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in plain
 Python: a dict of items in write order, an audit list, and beside them a `TermIndex`
-(term_index.py), so that no read scans every item. Every invariant of store.py holds here
-(S1-S10); `tests/storage/test_store.py` runs the same contract on
+(term_index.py), so that no read scans every item. Items and audit records are kept as
+plain tuples (metadata as JSON text), which the cyclic garbage collector stops walking, so
+that a store of a million items does not slow every collection of the process. Every
+invariant of store.py holds here (S1-S10); `tests/storage/test_store.py` runs the same contract on
 this store and on SQLite, and `tests/storage/test_store_properties.py` runs both against a naive
 model.
 
@@ -16,9 +18,9 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
+import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from operator import attrgetter
 
 from .item import MemoryItem
 from ..core.records import AuditRecord
@@ -28,20 +30,32 @@ from .term_index import TermIndex
 __all__ = ["InMemoryStore"]
 
 
-def _copy(item: MemoryItem) -> MemoryItem:
-    # Every field but metadata is immutable, so a shallow copy plus a copied metadata is a
-    # full copy (S4), at a fraction of deepcopy's cost.
-    duplicate = copy.copy(item)
-    duplicate.metadata = copy.deepcopy(item.metadata)
-    return duplicate
+COLUMNS = ("id", "user_id", "level", "content", "task_id", "created_at", "last_access_at", "access_count",
+           "importance", "metadata", "invalidated_at", "superseded_by")
+USER, LEVEL, CONTENT, TASK, ACCESSED, ACCESSES, METADATA = 1, 2, 3, 4, 6, 7, 9  # positions in a row
+_VALUES = attrgetter(*COLUMNS)
+
+
+def _row(item: MemoryItem) -> tuple:
+    """The stored form of an item: its fields in COLUMNS order, metadata as JSON text (its own copy, S4)."""
+    values = _VALUES(item)
+    return (*values[:METADATA], json.dumps(item.metadata, ensure_ascii=False), *values[METADATA + 1:])
+
+
+def _item(row: tuple) -> MemoryItem:
+    """A fresh item from a stored row: every read gets its own copy (S4)."""
+    values = dict(zip(COLUMNS, row))
+    values["metadata"] = json.loads(values["metadata"])
+    return MemoryItem.trusted(values)  # checked when it was put
 
 
 class InMemoryStore:
     """Items in a dict, in insertion order; the default store, and the model for the others."""
 
     def __init__(self, k1: float = STORE_K1, b: float = STORE_B) -> None:
-        self._items: dict[str, MemoryItem] = {}
-        self._audit: list[AuditRecord] = []
+        self._items: dict[str, tuple] = {}  # id -> row (`_row`)
+        # Records as plain tuples, which the garbage collector stops walking: a long log costs it nothing.
+        self._audit: list[tuple] = []
         self._counters: dict[str, int] = {}
         self._index = TermIndex(k1, b)  # S7, S8, S9 read it, so no read scans every item
         self._generations: dict[str, int] = {}  # per user: how many times they were forgotten
@@ -55,24 +69,25 @@ class InMemoryStore:
         batch, records, doomed = list(items), list(audit), list(delete)
         users = [entry.user_id for entry in [*batch, *records]]
         refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
-        check_owners(batch, lambda item_id: self._items[item_id].user_id if item_id in self._items else None)
+        check_owners(batch, lambda item_id: self._items[item_id][USER] if item_id in self._items else None)
+        rows = [_row(item) for item in batch]  # before any change: metadata that is not JSON is refused whole
         for old in doomed:
             self.delete(old.user_id, [old.id])
-        for item in batch:
+        for item, row in zip(batch, rows):
             old = self._items.get(item.id)
-            if old is None or (old.level, old.content, old.task_id) != (item.level, item.content, item.task_id):
+            if old is None or old[LEVEL:TASK + 1] != (item.level, item.content, item.task_id):
                 if old is not None:
-                    self._index.remove(old)
+                    self._index.remove(_item(old))
                 self._index.add(item)
-            self._items[item.id] = _copy(item)
-        self._audit.extend(records)
+            self._items[item.id] = row
+        self._audit.extend((r.item_id, r.operation, r.reason, r.at, r.weight, r.user_id) for r in records)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
-        item = self._items.get(item_id)
-        return _copy(item) if item is not None and item.user_id == user_id else None
+        row = self._items.get(item_id)
+        return _item(row) if row is not None and row[USER] == user_id else None
 
     def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
-        return [_copy(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
+        return [_item(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
 
     def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
         """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S11)."""
@@ -82,27 +97,29 @@ class InMemoryStore:
         ids = self._index.listed(user_id, level)
         for offset in range(0, len(ids), batch_size):
             batch = [self._items.get(key) for key in ids[offset : offset + batch_size]]
-            yield [_copy(item) for item in batch if item is not None]
+            yield [_item(row) for row in batch if row is not None]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         """Return the user's items at a level whose analysed terms share one with `terms` (S7)."""
-        return [_copy(self._items[key]) for key in self._index.matching(user_id, level, terms)]
+        return [_item(self._items[key]) for key in self._index.matching(user_id, level, terms)]
 
     def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
         """Return the `limit` best items by BM25 for `terms`, best first (S8)."""
-        return [(_copy(self._items[key]), score) for key, score in self._index.search(user_id, level, terms, limit)]
+        found = self._index.search(user_id, level, terms, limit)
+        return [(_item(self._items[key]), score) for key, score in found]
 
     def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
         """Return each of the user's items' previous and next item of its level and task (S9)."""
-        items = [self._items[i] for i in item_ids if i in self._items and self._items[i].user_id == user_id]
-        return {item.id: tuple(key and _copy(self._items[key]) for key in self._index.adjacent(item))
+        items = [_item(self._items[i]) for i in item_ids
+                 if i in self._items and self._items[i][USER] == user_id]
+        return {item.id: tuple(key and _item(self._items[key]) for key in self._index.adjacent(item))
                 for item in items}
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         mine = [item_id for item_id in dict.fromkeys(item_ids) if item_id in self._items]
-        doomed = [item_id for item_id in mine if self._items[item_id].user_id == user_id]
+        doomed = [item_id for item_id in mine if self._items[item_id][USER] == user_id]
         for item_id in doomed:
-            self._index.remove(self._items.pop(item_id), forget_position=True)
+            self._index.remove(_item(self._items.pop(item_id)), forget_position=True)
         return len(doomed)
 
     def delete_user(self, user_id: str) -> int:
@@ -136,22 +153,19 @@ class InMemoryStore:
         users = [access.user_id for access in accesses]
         refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
         for access in accesses:
-            item = self._items.get(access.id)
-            if item is not None and item.user_id == access.user_id:  # the stored object is ours alone (S4)
-                item.access_count, item.last_access_at = item.access_count + 1, access.at
+            row = self._items.get(access.id)
+            if row is not None and row[USER] == access.user_id:
+                self._items[access.id] = (*row[:ACCESSED], access.at, row[ACCESSES] + 1, *row[ACCESSES + 1:])
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
-        return [
-            record
-            for record in self._audit
-            if (user_id is None or record.user_id == user_id)
-            and (item_id is None or record.item_id == item_id)
-        ]
+        return [AuditRecord(*row) for row in self._audit
+                if (user_id is None or row[5] == user_id) and (item_id is None or row[0] == item_id)]
 
     def scrub_audit(self, user_id: str) -> int:
-        mine = [position for position, record in enumerate(self._audit) if record.user_id == user_id]
+        mine = [position for position, row in enumerate(self._audit) if row[5] == user_id]
         for position in mine:
-            self._audit[position] = replace(self._audit[position], reason="", weight=None)
+            item_id, operation, _, at, _, user = self._audit[position]
+            self._audit[position] = (item_id, operation, "", at, None, user)
         return len(mine)
 
     def close(self) -> None:

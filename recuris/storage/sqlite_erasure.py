@@ -64,7 +64,8 @@ class SQLiteErasure:
 
         def forget(db: sqlite3.Connection) -> tuple[int, int]:
             # The user's postings go by their scopes (a range of the key), then the items.
-            db.execute(schema.POSTINGS_DELETE_USER, (user_id,))
+            for statement in schema.POSTINGS_DELETE_USER:
+                db.execute(statement, (user_id,))
             db.execute("DELETE FROM scopes WHERE user_id = ?", (user_id,))
             deleted = db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
             db.execute(schema.SCRUB_AUDIT, (user_id,))

@@ -4,7 +4,8 @@ Document 001 §2 keeps every tier in one SQLite file; document 003 §7 asks that
 damage what it does not own. Several processes may open one file at once, and an operator
 may point a reading command at any file: so the schema is created in one transaction that
 other creators wait for, every check that can refuse a file runs before anything is
-written, and a reading open cannot write at all.
+written, and a reading open cannot write at all. A writing open brings an older version up
+to date, a step per version (`_from_2`, `_from_3`, `_from_4`; docs/storage/sqlite-schema.md).
 
 Invariants:
     SF1 creating the schema is one transaction that other creators wait for: however many
@@ -73,10 +74,46 @@ def _create(db: sqlite3.Connection) -> None:
     if not versions:
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
     elif versions[0] in schema.MIGRATES_FROM:  # one step after another, oldest first (SH2)
-        if versions[0] <= 2:
-            schema.migrate_from_2(db)
-        schema.migrate_from_3(db)
+        for step in (_from_2, _from_3, _from_4)[versions[0] - 2:]:
+            step(db)
     db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
+
+
+def _from_2(db: sqlite3.Connection) -> None:
+    """Replace version 2's FTS5 token table by postings built from the items."""
+    # Version 2 kept distinct tokens in an FTS5 table; version 3 keeps analysed terms with
+    # their counts in plain tables. Rebuild the index from the items, in one transaction.
+    db.execute("DROP TABLE IF EXISTS items_terms")
+    db.execute("DROP INDEX IF EXISTS items_user_level")
+    for table in ("postings", "pending_postings", "scopes"):  # built from scratch: a repeat is harmless
+        db.execute(f"DELETE FROM {table}")
+    last = 0
+    while rows := db.execute("SELECT user_id, level, content, rowid FROM items WHERE rowid > ? "
+                             "ORDER BY rowid LIMIT 10000", (last,)).fetchall():
+        schema.reindex(db, [], rows)  # a page at a time, so a large file is never held whole
+        last = rows[-1][3]
+
+
+def _from_3(db: sqlite3.Connection) -> None:
+    """Drop version 3's `items.valid_from`, which nothing read, keeping every row and its rowid (SH2)."""
+    # Rebuilt rather than `ALTER TABLE ... DROP COLUMN`, which SQLite before 3.35 lacks. The
+    # rowid is copied: write order and the postings (whose `item` is the rowid) depend on it.
+    _rebuild(db, "items", schema.ITEMS, ", ".join(["rowid", *schema.COLUMNS]), schema.ITEMS_INDEXES)
+
+
+def _from_4(db: sqlite3.Connection) -> None:
+    """Rebuild version 4's audit without AUTOINCREMENT, each record kept with its `seq` (SH2)."""
+    columns = "seq, at, user_id, item_id, operation, reason, weight"
+    _rebuild(db, "audit", schema.AUDIT, columns, schema.AUDIT_INDEXES)
+
+
+def _rebuild(db: sqlite3.Connection, table: str, create: str, columns: str, indexes: str) -> None:
+    db.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
+    db.execute(create)
+    db.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {table}_old")
+    db.execute(f"DROP TABLE {table}_old")  # and its indexes (and counter row), made again on the new table
+    for statement in indexes.split(";"):
+        db.execute(statement)
 
 
 def open_database(path: str, read_only: bool, timeout: float, create: bool = True) -> sqlite3.Connection:

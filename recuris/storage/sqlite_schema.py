@@ -5,11 +5,15 @@ docs/storage/sqlite-schema.md describes these tables. Beside the items there is 
 tables: one posting per (user and level, term, item) with the term's frequency and the
 item's length, and per user and level the number of items and their total length. That
 is all Okapi BM25 needs, so recall is scored in SQL with the statistics of one user and
-level (an FTS5 index would rank with the whole file's, and fixes k1 and b).
+level (an FTS5 index would rank with the whole file's, and fixes k1 and b). A small write's
+postings wait in `pending_postings`, appended in write order, until enough of them are
+merged at once: each posting of `postings` is a row in a B-tree keyed by (scope, term), so
+writing them one item at a time would rewrite a page per term.
 
 Invariants:
-    SH1 an item's postings hold exactly the analysed terms of its content with their
-        counts, and each scope's totals equal the sums over its items, after any write.
+    SH1 an item's postings (in `postings`, or in `pending_postings` until merged) hold
+        exactly the analysed terms of its content with their counts, and each scope's
+        totals equal the sums over its items, after any write.
     SH2 migrating a file of an older version (`MIGRATES_FROM`) keeps every item whole, with
         its rowid, so that write order and the postings still refer to the same items.
 """
@@ -17,15 +21,17 @@ Invariants:
 import json
 import sqlite3
 from collections import Counter
+from operator import attrgetter, itemgetter
 
 from .item import MemoryItem
 from ..retrieval.scoring import analyze
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex",
-           "migrate_from_2", "migrate_from_3", "chunks", "iterate_statement", "reserve", "stored"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex", "write",
+           "stored_rows"]
 
-SCHEMA_VERSION = 4
-MIGRATES_FROM = (2, 3)  # versions a writing open upgrades in place: their items are all still here
+SCHEMA_VERSION = 5
+MIGRATES_FROM = (2, 3, 4)  # versions a writing open upgrades in place: their items are all still here
+PENDING_LIMIT = 1000  # postings waiting in `pending_postings` before they are merged into `postings`
 COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
     "invalidated_at superseded_by"
@@ -37,15 +43,18 @@ ITEMS = """CREATE TABLE IF NOT EXISTS items (
     invalidated_at REAL, superseded_by TEXT)"""
 ITEMS_INDEXES = """CREATE INDEX IF NOT EXISTS items_thread ON items (user_id, level, task_id);
 CREATE INDEX IF NOT EXISTS items_task ON items (task_id)"""
+# Append-only: without AUTOINCREMENT, whose counter row would be one more page per write.
+AUDIT = """CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY, at REAL NOT NULL, user_id TEXT NOT NULL,
+    item_id TEXT NOT NULL, operation TEXT NOT NULL, reason TEXT NOT NULL, weight REAL)"""
+AUDIT_INDEXES = """CREATE INDEX IF NOT EXISTS audit_user ON audit (user_id);
+CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id)"""
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 {ITEMS};
 {ITEMS_INDEXES};
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
-    item_id TEXT NOT NULL, operation TEXT NOT NULL, reason TEXT NOT NULL, weight REAL);
-CREATE INDEX IF NOT EXISTS audit_user ON audit (user_id);
-CREATE INDEX IF NOT EXISTS audit_item ON audit (item_id);
+{AUDIT};
+{AUDIT_INDEXES};
 CREATE TABLE IF NOT EXISTS counters (prefix TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS scopes (
     id INTEGER PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL,
@@ -54,28 +63,28 @@ CREATE TABLE IF NOT EXISTS postings (
     scope INTEGER NOT NULL, term TEXT NOT NULL, item INTEGER NOT NULL,
     frequency INTEGER NOT NULL, length INTEGER NOT NULL,
     PRIMARY KEY (scope, term, item)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending_postings (
+    scope INTEGER NOT NULL, term TEXT NOT NULL, item INTEGER NOT NULL,
+    frequency INTEGER NOT NULL, length INTEGER NOT NULL,
+    PRIMARY KEY (item, term)) WITHOUT ROWID;
 """
 # Forgetting a user raises their generation; every write checks it in its transaction (S6).
-FORGOTTEN_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
-)
+FORGOTTEN_SCHEMA = ("CREATE TABLE IF NOT EXISTS forgotten "
+                    "(user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)")
 SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
 GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
-FORGET = (
-    "INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
-    "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
-)
+FORGET = ("INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
+          "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1")
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
-STORED = "SELECT id, user_id, level, content, task_id, rowid FROM items"
+STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
 AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
 UPSERT = (
     f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
 )
-
-RECORD_ACCESS = (
-    "UPDATE items SET access_count = access_count + 1, last_access_at = ? WHERE id = ? AND user_id = ?"
-)
+RECORD_ACCESS = ("UPDATE items SET access_count = access_count + 1, last_access_at = ? "
+                 "WHERE id = ? AND user_id = ?")
+_BEFORE_METADATA, _AFTER_METADATA = (attrgetter(*COLUMNS[:9]), attrgetter(*COLUMNS[10:]))
 
 
 def row_of(item: MemoryItem) -> tuple:
@@ -83,7 +92,7 @@ def row_of(item: MemoryItem) -> tuple:
     # Field by field rather than through `to_dict`: asdict deep-copies every value, and was
     # more than half the cost of a batched write.
     metadata = json.dumps(item.metadata, ensure_ascii=False, sort_keys=True)
-    return tuple(metadata if column == "metadata" else getattr(item, column) for column in COLUMNS)
+    return *_BEFORE_METADATA(item), metadata, *_AFTER_METADATA(item)
 
 
 def item_of(row: tuple) -> MemoryItem:
@@ -94,14 +103,11 @@ def item_of(row: tuple) -> MemoryItem:
 
 
 SCOPE = "SELECT id, documents, length FROM scopes WHERE user_id = ? AND level = ?"
-POSTINGS_DELETE_USER = "DELETE FROM postings WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
+POSTING = "scope, term, item, frequency, length"  # both postings tables' columns, in key order
+AMONG = "item IN (SELECT value FROM json_each(?))"  # the rowids of one JSON array
+POSTINGS_DELETE_USER = [f"DELETE FROM {table} WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
+                        for table in ("postings", "pending_postings")]
 SELECT_WITH_ROWID = f"SELECT {', '.join(COLUMNS)}, rowid FROM items"
-
-
-def chunks(values: list, size: int = 500):
-    """Yield `values` in slices of at most `size`, to stay under SQLite's bound-parameter limit."""
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
 
 
 def term_counts(text: str) -> Counter:
@@ -109,83 +115,86 @@ def term_counts(text: str) -> Counter:
     return Counter(analyze(text))
 
 
+def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tuple]) -> None:
+    """Upsert the batch's rows and move their postings (SH1); `stored` is `stored_rows` of the batch."""
+    # Only an item whose text, level or task changed needs new postings: a recall rewrites
+    # access counts, not content. An id written twice in one batch counts once, as its last.
+    changed = [item for item in {item.id: item for item in batch}.values()
+               if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)]
+    removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4])
+               for item in changed if item.id in stored]
+    if len(batch) == 1 and not stored:  # one new item: its rowid comes back with the insert
+        rowids = {batch[0].id: db.execute(UPSERT, row_of(batch[0])).lastrowid}
+    else:
+        db.executemany(UPSERT, [row_of(item) for item in batch])
+        found = stored_rows(db, [item.id for item in changed], "rowid")
+        rowids = {item_id: row[0] for item_id, row in found.items()}
+    reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed])
+
+
+def _scope(db: sqlite3.Connection, user_id: str, level: str) -> int:
+    row = db.execute("SELECT id FROM scopes WHERE user_id = ? AND level = ?", (user_id, level)).fetchone()
+    insert = "INSERT INTO scopes (user_id, level, documents, length) VALUES (?, ?, 0, 0)"
+    return row[0] if row else db.execute(insert, (user_id, level)).lastrowid
+
+
 def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) -> None:
     """Move items out of and into the term index, in batches (SH1).
 
-    Each row is (user_id, level, content, rowid); removals are applied before additions, so
-    an item re-written in place may appear in both.
+    Each row is (user_id, level, content, rowid); removals come first, so an item rewritten
+    in place may be in both. New postings wait in `pending_postings` up to PENDING_LIMIT rows.
     """
-    scopes, documents, lengths, deletions, insertions = {}, Counter(), Counter(), [], []
+    scopes, documents, lengths, changes = {}, Counter(), Counter(), ([], [])  # changes: removals, additions
     for sign, rows in ((-1, removed), (1, added)):
-        for user_id, level, content, rowid in rows:
-            if (user_id, level) not in scopes:
-                db.execute("INSERT OR IGNORE INTO scopes (user_id, level, documents, length) VALUES (?, ?, 0, 0)",
-                           (user_id, level))
-                scopes[user_id, level] = db.execute(SCOPE, (user_id, level)).fetchone()[0]
-            scope, counts = scopes[user_id, level], term_counts(content)
+        for user_id, level, content, rowid in sorted(rows, key=itemgetter(3)):  # in rowid order
+            if (scope := scopes.get((user_id, level))) is None:
+                scope = scopes[user_id, level] = _scope(db, user_id, level)
+            counts = term_counts(content)
             length = sum(counts.values())
             documents[scope] += sign
             lengths[scope] += sign * length
-            if sign < 0:
-                deletions += [(scope, term, rowid) for term in counts]
-            else:
-                insertions += [(scope, term, rowid, count, length) for term, count in counts.items()]
-    # In key order, so that each B-tree page is visited once per batch rather than once per row.
-    db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", sorted(deletions))
-    db.executemany("INSERT INTO postings (scope, term, item, frequency, length) VALUES (?, ?, ?, ?, ?)",
-                   sorted(insertions))
+            changes[sign > 0].append((scope, rowid, length, counts))
+    pending = set()  # removed items whose postings still wait: deleted there, not sought in `postings`
+    if removed:
+        rowids = json.dumps([row[3] for row in removed])
+        pending = {row for row, in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (rowids,))}
+        if pending:
+            db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (rowids,))
+        doomed = [key[:3] for key in _in_key_order(changes[0], len(scopes)) if key[2] not in pending]
+        db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
+    count = sum(len(counts) for *_, counts in changes[1])
+    waiting = db.execute("SELECT COUNT(*) FROM pending_postings").fetchone()[0] if count else 0
+    if count and waiting + count <= PENDING_LIMIT:  # a few new postings: appended, a page or two
+        db.executemany(f"INSERT INTO pending_postings ({POSTING}) "
+                       "SELECT ?1, key, ?2, value, ?3 FROM json_each(?4)",  # one statement an item
+                       [(scope, rowid, length, json.dumps(counts, ensure_ascii=False))
+                        for scope, rowid, length, counts in changes[1]])
+    elif count:  # many: merged with those waiting, in key order
+        if waiting:
+            db.execute(f"INSERT INTO postings ({POSTING}) "
+                       f"SELECT {POSTING} FROM pending_postings ORDER BY {POSTING}")
+            db.execute("DELETE FROM pending_postings")
+        db.executemany(f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)",
+                       _in_key_order(changes[1], len(scopes)))
     db.executemany("UPDATE scopes SET documents = documents + ?, length = length + ? WHERE id = ?",
                    [(documents[scope], lengths[scope], scope) for scope in scopes.values()])
 
 
-def migrate_from_2(db: sqlite3.Connection) -> None:
-    """Replace version 2's FTS5 token table by version 3's postings, built from the items."""
-    # Version 2 kept distinct tokens in an FTS5 table; version 3 keeps analysed terms with
-    # their counts in plain tables. Rebuild the index from the items, in one transaction.
-    db.execute("DROP TABLE IF EXISTS items_terms")
-    db.execute("DROP INDEX IF EXISTS items_user_level")
-    db.execute("DELETE FROM postings")  # built from scratch, so a repeated migration is harmless
-    db.execute("DELETE FROM scopes")
-    last = 0
-    while rows := db.execute("SELECT user_id, level, content, rowid FROM items WHERE rowid > ? "
-                             "ORDER BY rowid LIMIT 10000", (last,)).fetchall():
-        reindex(db, [], rows)  # a page at a time, so a large file is never held whole
-        last = rows[-1][3]
+def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
+    """Return the postings of (scope, rowid, length, counts) rows, given in rowid order, in key order."""
+    # So that each B-tree page is written once per batch, not once per row. A stable sort by term
+    # (scope and term, if several) keeps the rowid order: twice as fast as sorting whole tuples.
+    postings = [(scope, term, rowid, frequency, length) for scope, rowid, length, counts in items
+                for term, frequency in counts.items()]
+    postings.sort(key=itemgetter(0, 1) if scopes > 1 else itemgetter(1))
+    return postings
 
 
-def migrate_from_3(db: sqlite3.Connection) -> None:
-    """Drop version 3's `items.valid_from`, which nothing read, keeping every row and its rowid (SH2)."""
-    # Rebuilt rather than `ALTER TABLE ... DROP COLUMN`, which SQLite before 3.35 lacks. The
-    # rowid is copied: write order and the postings (whose `item` is the rowid) depend on it.
-    columns = ", ".join(COLUMNS)
-    db.execute("ALTER TABLE items RENAME TO items_3")
-    db.execute(ITEMS)
-    db.execute(f"INSERT INTO items (rowid, {columns}) SELECT rowid, {columns} FROM items_3")
-    db.execute("DROP TABLE items_3")  # and its indexes, made again on the new table
-    for statement in ITEMS_INDEXES.split(";"):
-        db.execute(statement)
-
-
-def iterate_statement(by_level: bool) -> str:
-    """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
-    # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
-    level = "AND level = ? " if by_level else ""
-    return (f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
-            "ORDER BY rowid LIMIT ?")
-
-
-def reserve(db: sqlite3.Connection, prefix: str, count: int) -> tuple[int, int]:
-    """Reserve the next `count` id numbers of a prefix in the counters table; return the first and last."""
-    row = db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone()
-    last = row[0] if row else 0
-    db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + count))
-    return last + 1, last + count
-
-
-def stored(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple]:
-    """Return (user, level, content, task, rowid) of each stored id, read in chunks."""
-    found = {}
-    for part in chunks(list(dict.fromkeys(ids))):
-        marks = ", ".join("?" * len(part))
-        found.update((row[0], row[1:]) for row in db.execute(f"{STORED} WHERE id IN ({marks})", part))
+def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -> dict[str, tuple]:
+    """Return (user, level, content, task, rowid) of each stored id (or other `columns`), 500 ids a query."""
+    ids, found = list(dict.fromkeys(ids)), {}
+    for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
+        part = ids[start:start + 500]
+        statement = f"SELECT id, {columns} FROM items WHERE id IN ({', '.join('?' * len(part))})"
+        found.update((row[0], row[1:]) for row in db.execute(statement, part))
     return found

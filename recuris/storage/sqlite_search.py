@@ -10,7 +10,8 @@ The in-memory store answers the same calls from `TermIndex`; both meet S7, S8, S
 
 Invariants:
     SX1 every statement here reads through an index: a scope's postings by (scope, term),
-        items by rowid, neighbours by (user, level, task) and rowid.
+        items by rowid, neighbours by (user, level, task) and rowid; only the postings
+        waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are read whole.
 """
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,17 +19,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from .item import MemoryItem
 from ..core.records import AuditRecord
 from ..retrieval.bm25 import bm25_idf
-from .sqlite_schema import SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of, iterate_statement
+from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of
 
 __all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 
 Run = Callable[..., list[tuple]]
 
-DOCUMENT_FREQUENCY = "SELECT term, COUNT(*) FROM postings WHERE scope = ? AND term IN ({}) GROUP BY term"
+# Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms.
+DOCUMENT_FREQUENCY = (
+    "SELECT term, COUNT(*) FROM (SELECT term FROM postings WHERE scope = ?1 AND term IN ({0}) "
+    "UNION ALL SELECT term FROM pending_postings WHERE scope = ?1 AND term IN ({0})) GROUP BY term")
 MATCHING = (
-    f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ? AND term IN ({{}})) "
-    "ORDER BY rowid"
-)
+    f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ?1 AND term IN ({{0}}) "
+    "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})) ORDER BY rowid")
 BEFORE = (f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
           "ORDER BY rowid DESC LIMIT 1")
 AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
@@ -44,13 +47,29 @@ def search_statement(terms: int) -> str:
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
     k1_plus_one, k1, flat, b, average, scope, limit = (f"?{2 * terms + n}" for n in range(1, 8))
+    hits = " UNION ALL ".join(
+        f"SELECT {table}.item, {table}.frequency, {table}.length, query.idf FROM query "
+        f"JOIN {table} ON {table}.scope = {scope} AND {table}.term = query.term"
+        for table in ("postings", "pending_postings"))
     return (
-        f"WITH query (term, idf) AS (VALUES {values}) "
-        f"SELECT postings.item, ROUND(SUM(query.idf * postings.frequency * {k1_plus_one} / "
-        f"(postings.frequency + {k1} * ({flat} + {b} * postings.length / {average}))), 9) AS score "
-        f"FROM query JOIN postings ON postings.scope = {scope} AND postings.term = query.term "
-        f"GROUP BY postings.item ORDER BY score DESC, postings.item DESC LIMIT {limit}"
+        f"WITH query (term, idf) AS (VALUES {values}), hits (item, frequency, length, idf) AS ({hits}) "
+        f"SELECT item, ROUND(SUM(idf * frequency * {k1_plus_one} / "
+        f"(frequency + {k1} * ({flat} + {b} * length / {average}))), 9) AS score "
+        f"FROM hits GROUP BY item ORDER BY score DESC, item DESC LIMIT {limit}"
     )
+
+
+def marks(count: int) -> str:
+    """Return the numbered parameters of `count` terms after the scope: ?2, ?3, ..."""
+    return ", ".join(f"?{n}" for n in range(2, count + 2))
+
+
+def iterate_statement(by_level: bool) -> str:
+    """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
+    # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
+    level = "AND level = ? " if by_level else ""
+    return (f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
+            "ORDER BY rowid LIMIT ?")
 
 
 def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
@@ -63,7 +82,7 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
     terms, scope = sorted(set(terms)), _scope(run, user_id, level)
     if not terms or scope is None:
         return []
-    statement = MATCHING.format(", ".join("?" * len(terms)))
+    statement = MATCHING.format(marks(len(terms)))
     return [item_of(row) for row in run(statement, (scope[0], *terms))]
 
 
@@ -74,7 +93,7 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     if not terms or scope is None or not scope[1]:
         return []
     scope_id, documents, length = scope
-    frequencies = dict(run(DOCUMENT_FREQUENCY.format(", ".join("?" * len(terms))), (scope_id, *terms)))
+    frequencies = dict(run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)))
     weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
     if not weighted:
         return []
@@ -82,8 +101,9 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     parameters = (*(value for pair in weighted for value in pair), k1 + 1, k1, 1 - b, b, average, scope_id,
                   max(0, limit))
     scores = run(search_statement(len(weighted)), parameters)
-    marks = ", ".join("?" * len(scores))
-    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({marks}) AND user_id = ?", (*(r for r, _ in scores), user_id))
+    found = ", ".join("?" * len(scores))
+    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({found}) AND user_id = ?",
+               (*(rowid for rowid, _ in scores), user_id))
     by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
     # Another process may delete an item between the two statements: it is simply not found.
     return [(by_rowid[rowid], score) for rowid, score in scores if rowid in by_rowid]

@@ -33,12 +33,12 @@ from .item import MemoryItem
 from ..core.records import AuditRecord
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
-from .sqlite_schema import SCHEMA_VERSION, item_of, row_of
+from .sqlite_schema import SCHEMA_VERSION, item_of
 from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
-ID_BLOCK = 64  # ids reserved per transaction: a process wastes at most this many numbers
+ID_BLOCK = 1024  # ids reserved per transaction (each commits): a process wastes at most this many numbers
 
 
 class SQLiteStore(SQLiteErasure):
@@ -114,27 +114,14 @@ class SQLiteStore(SQLiteErasure):
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
             refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-            stored = schema.stored(db, [item.id for item in batch])  # owners before the deletions, as the model checks (S2)
+            stored = schema.stored_rows(db, [item.id for item in batch])  # owners before the deletions (S2)
             check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
             if doomed:
                 self._delete_rows(db, "id = ? AND user_id = ?", doomed)
-                stored = schema.stored(db, [item.id for item in batch])
-            # The term index follows every write in the same transaction (SH1). Only an item
-            # whose text, level or task changed needs new postings: a recall rewrites access
-            # counts, not content. An id written twice in one batch counts once, as its last.
-            last = {item.id: item for item in batch}.values()
-            changed = [item for item in last
-                       if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)]
-            removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4]) for item in changed
-                       if item.id in stored]
-            db.executemany(schema.UPSERT, [row_of(item) for item in batch])
-            rowids = {}
-            for ids in schema.chunks([item.id for item in changed]):
-                marks = ", ".join("?" * len(ids))
-                rowids.update(db.execute(f"SELECT id, rowid FROM items WHERE id IN ({marks})", ids))
-            added = [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
-            schema.reindex(db, removed, added)
-            db.executemany(schema.AUDIT_INSERT, records)
+                stored = schema.stored_rows(db, [item.id for item in batch])
+            schema.write(db, batch, stored)  # the term index follows in the same transaction (SH1)
+            if records:
+                db.executemany(schema.AUDIT_INSERT, records)
 
         self._transaction(write)
 
@@ -171,7 +158,7 @@ class SQLiteStore(SQLiteErasure):
         # its own block, so ids stay unique across processes (S3). An id a caller chose is skipped.
         with self._lock:
             while True:
-                start, end = self._reserved.get(prefix) or self._transaction(lambda db: schema.reserve(db, prefix, ID_BLOCK))
+                start, end = self._reserved.get(prefix) or self._transaction(lambda db: _reserve(db, prefix))
                 self._reserved[prefix] = (start + 1, end) if start < end else None
                 if not self._run("SELECT 1 FROM items WHERE id = ?", (f"{prefix}-{start}",)):
                     return f"{prefix}-{start}"
@@ -204,3 +191,10 @@ class SQLiteStore(SQLiteErasure):
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+
+def _reserve(db: sqlite3.Connection, prefix: str) -> tuple[int, int]:
+    """Reserve the next ID_BLOCK id numbers of a prefix in the counters table; return the first and last."""
+    last = (db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,))[0]
+    db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + ID_BLOCK))
+    return last + 1, last + ID_BLOCK

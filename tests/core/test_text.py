@@ -10,6 +10,14 @@ def test_latin_words_are_lower_cased_and_split_on_punctuation():
     assert tokenize("Fill the E-mail_field, step 2!") == ["fill", "the", "e", "mail", "field", "step", "2"]
 
 
+@pytest.mark.parametrize("text", ["Fill the E-mail_field, step 2!", "a__b--c\t\nD9x", "", "___", "x" * 300,
+                                  "ALL CAPS 42 and 4.2", "Ünïcode beside ascii"])
+def test_ascii_text_splits_as_the_general_path_splits_it(text):
+    """T1: ASCII text, split in one call, gives the tokens the general path gives (a non-ASCII twin)."""
+    twin = tokenize(text + " é")  # one non-ASCII word sends the same text down the general path
+    assert tokenize(text) == twin[:-1] and twin[-1] == "é"
+
+
 def test_cjk_run_becomes_character_bigrams():
     """T1: a run of CJK characters yields its overlapping bigrams."""
     assert tokenize("注册账号") == ["注册", "册账", "账号"]

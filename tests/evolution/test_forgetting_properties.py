@@ -86,7 +86,8 @@ operations = st.lists(
         st.tuples(st.just("wait"), st.floats(0, 10)),
         st.tuples(st.just("use"), st.integers(0, 40)),
         st.tuples(st.just("rewrite"), st.integers(0, 40), words),
-        st.tuples(st.just("cycle"), st.sampled_from([0.5, 0.6, 0.7, 1.0]), st.integers(1, 5)),
+        st.tuples(st.just("cycle"), st.sampled_from([0.5, 0.6, 0.7, 1.0]), st.integers(1, 5),
+                  st.integers(1, 4)),  # similarity, batch size, delete batch
     ),
     max_size=30,
 )
@@ -95,11 +96,11 @@ operations = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"]))
 def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
-    """O4: over any writes, uses, rewrites and repeated cycles, forgetting and merging match the naive one."""
+    """O4: whatever the writes, uses, rewrites, cycles and batch sizes, the cycle decides as the naive one."""
     clock = ManualClock(0)
     manager = MemoryManager(InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock)
     decay, model, written = DecayManager(clock=clock), {}, 0
-    for operation in [*writes, *operations, ("cycle", 0.6, 2)]:
+    for operation in [*writes, *operations, ("cycle", 0.6, 2, 50_000)]:
         if operation[0] == "write":
             written += 1
             # Written as if last used `age` days ago, so that items land in the merge band.
@@ -120,7 +121,8 @@ def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operat
             manager.store.put([new])
         elif operation[0] == "cycle":
             forgotten, groups = naive_cycle(list(model.values()), decay, clock(), 0.4, operation[1])
-            report = manager.run_decay(decay, "ana", merge_similarity=operation[1], batch_size=operation[2])
+            report = manager.run_decay(decay, "ana", merge_similarity=operation[1], batch_size=operation[2],
+                                       delete_batch=operation[3])
             assert [item.id for item in report.forgotten] == forgotten
             assert [(s.id, [o.id for o in others]) for s, others in report.merged] == [
                 (group[0].id, [o.id for o in group[1:]]) for group in groups

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from databases import another_application, future_version, version_3
+from databases import another_application, future_version, version_3, version_4
 
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.core.records import AuditRecord
@@ -213,11 +213,37 @@ def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
     assert store.integrity() == "ok"
 
 
-def test_a_version_3_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path):
-    """SF2: a reading open refuses a version 3 file, saying a writing open migrates it, and writes nothing."""
-    path = version_3(tmp_path / "m.db", version_3_items())
+def version_4_audit():
+    return [AuditRecord("e1", "write", "routed to episodic", 10.0, None, "ana"),
+            AuditRecord("f1", "supersede", "superseded by f2", 20.0, 0.5, "ana"),
+            AuditRecord("b1", "write", "routed to episodic", 13.0, None, "ben")]
+
+
+def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tmp_path):
+    """SH2: a writing open of a version 4 file rebuilds the audit without AUTOINCREMENT; nothing is lost."""
+    path = version_4(tmp_path / "m.db", version_3_items(), version_4_audit())
+    with sqlite3.connect(path) as db:
+        rowids = db.execute("SELECT id, rowid FROM items ORDER BY rowid").fetchall()
+        seqs = db.execute("SELECT seq, item_id FROM audit ORDER BY seq").fetchall()
+    db.close()
+    store = SQLiteStore(path)
+    assert store.list("ana") == [i for i in version_3_items() if i.user_id == "ana"]
+    assert store._run("SELECT id, rowid FROM items ORDER BY rowid") == rowids
+    assert store._run("SELECT seq, item_id FROM audit ORDER BY seq") == seqs
+    assert store.audit("ana") == version_4_audit()[:2] and store.audit("ben") == version_4_audit()[2:]
+    assert [i.id for i, _ in store.search("ana", "episodic", ["deploy"], 5)] == ["e1"]
+    assert "AUTOINCREMENT" not in store._run("SELECT sql FROM sqlite_master WHERE name = 'audit'")[0][0]
+    assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    store.append_audit([AuditRecord("e1", "recall", "asked", 30.0, None, "ana")])
+    assert store.audit("ana")[-1].operation == "recall" and store.integrity() == "ok"
+
+
+@pytest.mark.parametrize("version, make", [(3, version_3), (4, version_4)])
+def test_an_older_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path, version, make):
+    """SF2: a reading open refuses a version 3 or 4 file, saying that a writing open migrates it."""
+    path = make(tmp_path / "m.db", version_3_items())
     before = path.read_bytes()
-    with pytest.raises(StoreError, match=r"schema version \[3\].*a writing open migrates it"):
+    with pytest.raises(StoreError, match=rf"schema version \[{version}\].*a writing open migrates it"):
         SQLiteStore(path, read_only=True)
     assert path.read_bytes() == before
 
