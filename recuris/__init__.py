@@ -5,29 +5,28 @@ compression, episodic memory, decay, the prompt, the agent (docs/README.md gives
 then search, storage, memory that evolves, and the manager that recalls across layers.
 """
 
-from .manager.active_recall import ActiveRecall, search_memory_tool
 from .core.agent import RecurisAgent
 from .core.clock import ManualClock
 from .core.compression import StructuredSummarizer
-from .evolution.consolidation import Conflict, Consolidator
 from .core.decay import DecayManager, DecayReport
 from .core.episodic import EpisodicMemory
-from .storage.item import MemoryItem
-from .manager.manager import MemoryManager
-from .evolution.procedural import ProceduralMemory, Procedure
-from .manager.recall import RecallPolicy, RecallResult, Weights
 from .core.records import AuditRecord, Episode, Hit, RunResult, StageEvent, Step
+from .core.similarity import JaccardScorer, jaccard
+from .core.text import estimate_tokens, tokenize
+from .core.working import WorkingMemory
+from .evolution.consolidation import Conflict, Consolidator
+from .evolution.procedural import ProceduralMemory, Procedure
 from .evolution.reflection import ReflectionCallback
-from .retrieval.scoring import BM25Scorer, CosineScorer
-from .core.similarity import JaccardScorer
 from .evolution.semantic import Fact, SemanticMemory
+from .manager.active_recall import ActiveRecall, search_memory_tool
+from .manager.manager import MemoryManager
+from .manager.recall import RecallPolicy, RecallResult, Weights
+from .retrieval.scoring import BM25Scorer, CosineScorer
+from .storage.item import MemoryItem
+from .storage.memory_store import InMemoryStore
 from .storage.sqlite_erasure import ErasureIncompleteError
 from .storage.sqlite_store import SQLiteStore
-from .storage.memory_store import InMemoryStore
 from .storage.store import ForgottenUserError, StoreError
-from .core.text import estimate_tokens, tokenize
-from .core.similarity import jaccard
-from .core.working import WorkingMemory
 
 __all__ = [
     "WorkingMemory",

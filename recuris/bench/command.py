@@ -17,10 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..storage.memory_store import InMemoryStore
+from ..storage.sqlite_store import SQLiteStore
 from . import locomo, recall_scale, scale, speed
 from .simulation import simulate
-from ..storage.sqlite_store import SQLiteStore
-from ..storage.memory_store import InMemoryStore
 
 __all__ = ["main"]
 

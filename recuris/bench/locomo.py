@@ -26,12 +26,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
-from .evaluation import recall_at_k, reciprocal_rank
+from ..core.similarity import JaccardScorer
 from ..manager.manager import MemoryManager
 from ..manager.recall import RecallPolicy, Weights
 from ..retrieval.scoring import BM25Scorer
-from ..core.similarity import JaccardScorer
 from ..storage.store import Store
+from .evaluation import recall_at_k, reciprocal_rank
 
 __all__ = ["Turn", "Question", "Conversation", "load", "RETRIEVERS", "evaluate", "through_manager", "ABLATIONS", "Scores"]
 

@@ -25,10 +25,10 @@ from ..core import prompt as layout
 from ..core.agent import RecurisAgent
 from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
-from .evaluation import pollution_rate, prompt_tokens
 from ..core.mock_llm import PromptFollowingLLM
 from ..core.text import normalize
 from ..core.working import WorkingMemory
+from .evaluation import pollution_rate, prompt_tokens
 
 __all__ = ["Task", "suite", "run_suite", "SlidingWindowMemory", "CONDITIONS"]
 

@@ -22,11 +22,11 @@ import tracemalloc
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
-from ..storage.item import MemoryItem
 from ..manager.manager import MemoryManager
+from ..storage.item import MemoryItem
+from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_schema import SCHEMA, UPSERT, row_of
 from ..storage.sqlite_store import SQLiteStore
-from ..storage.memory_store import InMemoryStore
 
 __all__ = ["corpus", "against_fts5", "unrelated_items", "single_writes"]
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager
-from ..storage.item import MemoryItem
 from ..manager.manager import MemoryManager
+from ..storage.item import MemoryItem
 from ..storage.sqlite_store import SQLiteStore
 
 __all__ = ["Progress", "exponent", "memories", "forgetting_cycle", "semantic_writes"]

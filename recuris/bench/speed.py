@@ -20,14 +20,14 @@ from ..core.agent import RecurisAgent
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager
 from ..core.episodic import EpisodicMemory
-from ..storage.item import MemoryItem
-from ..manager.manager import MemoryManager
-from .mock_environment import MockEnvironment
 from ..core.mock_llm import ScriptedLLM
 from ..core.records import Episode
-from ..storage.sqlite_store import SQLiteStore
 from ..core.text import estimate_tokens
 from ..core.working import WorkingMemory
+from ..manager.manager import MemoryManager
+from ..storage.item import MemoryItem
+from ..storage.sqlite_store import SQLiteStore
+from .mock_environment import MockEnvironment
 
 __all__ = ["retrieval", "prompt_growth", "decay_cycle", "sqlite", "percentiles"]
 

@@ -20,10 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.clock import DAY
-from .semantic import Fact
-from .semantic import SemanticMemory
 from ..core.text import normalize
 from ..core.validation import require_count, require_text
+from .semantic import Fact, SemanticMemory
 
 __all__ = ["Consolidator", "Conflict", "Sighting"]
 

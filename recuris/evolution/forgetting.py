@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..core.decay import DecayManager
+from ..core.records import AuditRecord
+from ..core.text import tokenize
 from ..storage.item import MemoryItem
 from ..storage.store import Store
 from .join import rank_tokens, similar_pairs
-from ..core.records import AuditRecord
-from ..core.text import tokenize
 
 __all__ = ["ForgettingCycle", "ForgettingReport"]
 

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from ..core.text import normalize, tokenize
+from ..core.validation import require_text
 from ..storage.item import MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, append_superseding
-from ..core.text import normalize, tokenize
-from ..core.validation import require_text
 
 __all__ = ["Procedure", "ProceduralMemory"]
 

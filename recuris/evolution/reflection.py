@@ -22,13 +22,12 @@ Invariants:
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .extraction import Insight, ask, parse_insights, reflection_prompt
-from ..storage.item import MemoryItem
-from ..core.text import statement
-from ..storage.store import append_superseding
-from ..core.text import flatten, normalize, tokenize
 from ..core.similarity import jaccard
+from ..core.text import flatten, normalize, statement, tokenize
 from ..core.validation import require_count, require_text
+from ..storage.item import MemoryItem
+from ..storage.store import append_superseding
+from .extraction import Insight, ask, parse_insights, reflection_prompt
 
 __all__ = ["ReflectionCallback", "Interaction", "ReflectionReport"]
 

@@ -22,10 +22,10 @@ Invariants:
 import json
 
 from ..core.prompt import TOOL_RESULT_HEADER
-from .bounds import cap_query
-from ..retrieval.scoring import analyze
 from ..core.text import estimate_tokens, flatten
 from ..core.validation import require_count, require_text
+from ..retrieval.scoring import analyze
+from .bounds import cap_query
 
 __all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
 

@@ -17,9 +17,9 @@ Invariants:
 
 from collections.abc import Iterable
 
-from ..storage.item import MemoryItem
 from ..core.text import estimate_tokens
 from ..core.validation import require_count
+from ..storage.item import MemoryItem
 
 __all__ = ["retention_score", "fit"]
 

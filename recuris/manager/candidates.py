@@ -28,10 +28,10 @@ Invariants:
 from collections.abc import Iterable
 
 from ..core.clock import DAY
-from ..storage.item import MemoryItem
-from .recall import Recalled, RecallPolicy, score
 from ..retrieval.scoring import analyze
+from ..storage.item import MemoryItem
 from ..storage.store import Store
+from .recall import RecallPolicy, Recalled, score
 
 __all__ = ["gather"]
 

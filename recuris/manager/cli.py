@@ -43,12 +43,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..core.clock import ManualClock
-from .cli_arguments import READING, parse
-from ..storage.item import LEVELS, MemoryItem
-from .manager import MemoryManager
 from ..core.records import AuditRecord
+from ..storage.item import LEVELS, MemoryItem
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import StoreError
+from .cli_arguments import READING, parse
+from .manager import MemoryManager
 
 __all__ = ["main"]
 

@@ -23,26 +23,25 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
-from ..storage.buffered_store import BufferedStore
-from .candidates import gather
-from ..core.clock import DAY
-from ..evolution.forgetting import ForgettingCycle
-from ..storage.item import LEVELS, CheckedClock, MemoryItem
-from ..storage.memory_store import InMemoryStore
-from .recall import Recalled, RecallPolicy, RecallResult, assemble, rank, reinforce
-from ..core.records import AuditRecord
-from ..core.text import statement
-from .routing import is_trivial, route
 from ..core.agent import RecurisAgent
-from .experience import agent_on_manager
-from ..storage.shared import delegate, serialize
+from ..core.clock import DAY
+from ..core.records import AuditRecord
 from ..core.similarity import Scorer
+from ..core.text import statement
+from ..core.validation import require_count, require_text
+from ..evolution.forgetting import ForgettingCycle
+from ..storage.buffered_store import BufferedStore
+from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
+from ..storage.memory_store import InMemoryStore
+from ..storage.shared import delegate, serialize
 from ..storage.store import ForgottenUserError, Store, StoreError
+from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
+from .candidates import gather
+from .experience import agent_on_manager
+from .recall import RecallPolicy, RecallResult, Recalled, assemble, rank, reinforce
+from .routing import is_trivial, route
 from .tasks import Tasks
 from .user_layers import UserLayers
-from ..core.validation import require_count, require_text
-from ..storage.item import require_texts
 
 __all__ = ["MemoryManager", "RecallResult"]
 

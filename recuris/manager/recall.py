@@ -22,12 +22,12 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from ..storage.item import MemoryItem
 from ..core.records import AuditRecord
 from ..core.similarity import Scorer
-from ..storage.store import Access, Store
 from ..core.text import estimate_tokens, normalize
 from ..core.validation import require_count
+from ..storage.item import MemoryItem
+from ..storage.store import Access, Store
 
 __all__ = [
     "Weights",

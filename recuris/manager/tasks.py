@@ -21,14 +21,14 @@ Invariants:
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from . import budget
-from ..evolution.extraction import Knowledge, extraction_prompt, parse_knowledge
-from ..storage.item import MemoryItem
 from ..core.records import AuditRecord, Episode, Step
-from ..evolution.semantic import Fact
-from ..storage.store import Store, StoreError
 from ..core.text import flatten
 from ..core.validation import require_text
+from ..evolution.extraction import Knowledge, extraction_prompt, parse_knowledge
+from ..evolution.semantic import Fact
+from ..storage.item import MemoryItem
+from ..storage.store import Store, StoreError
+from . import budget
 
 __all__ = ["Tasks", "TaskState", "FinishReport"]
 

@@ -17,7 +17,6 @@ Invariants:
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .bounds import MAX_LOADED_USERS, LayerCache
 from ..core.clock import DAY
 from ..core.episodic import EpisodicMemory
 from ..core.records import AuditRecord
@@ -31,6 +30,7 @@ from ..storage.archives import StoredEpisodes
 from ..storage.buffered_store import BufferedStore, QueuedView
 from ..storage.sqlite_erasure import ErasureIncompleteError
 from ..storage.store import Store, StoreError
+from .bounds import MAX_LOADED_USERS, LayerCache
 
 __all__ = ["Layers", "UserLayers"]
 

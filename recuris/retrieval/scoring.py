@@ -19,8 +19,8 @@ Invariants:
 import math
 from collections.abc import Callable, Iterable
 
-from .bm25 import BM25Index
 from ..core.text import tokenize
+from .bm25 import BM25Index
 
 __all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem"]
 

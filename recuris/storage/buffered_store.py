@@ -31,9 +31,9 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from ..core.records import AuditRecord
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
-from ..core.records import AuditRecord
 from .shared import serialize
 from .store import Access, Store, StoreError
 

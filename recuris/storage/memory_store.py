@@ -22,8 +22,8 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 
-from .item import MemoryItem
 from ..core.records import AuditRecord
+from .item import MemoryItem
 from .store import STORE_B, STORE_K1, Access, check_owners, refuse_if_forgotten
 from .term_index import TermIndex
 

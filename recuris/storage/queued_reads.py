@@ -21,11 +21,11 @@ import copy
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from .item import MemoryItem
-from .memory_store import InMemoryStore
 from ..core.records import AuditRecord
 from ..core.validation import require_count
 from ..retrieval.scoring import analyze
+from .item import MemoryItem
+from .memory_store import InMemoryStore
 from .store import STORE_B, STORE_K1, Access
 
 __all__ = ["Counted", "QueuedReads", "QueuedView"]

@@ -23,8 +23,8 @@ import sqlite3
 from collections import Counter
 from operator import attrgetter, itemgetter
 
-from .item import MemoryItem
 from ..retrieval.scoring import analyze
+from .item import MemoryItem
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex", "write",
            "stored_rows"]

@@ -16,9 +16,9 @@ Invariants:
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .item import MemoryItem
 from ..core.records import AuditRecord
 from ..retrieval.bm25 import bm25_idf
+from .item import MemoryItem
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of
 
 __all__ = ["matching", "search", "adjacent", "iterate", "audit"]

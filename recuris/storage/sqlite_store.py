@@ -27,10 +27,9 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from . import sqlite_schema as schema
-from . import sqlite_search
-from .item import MemoryItem
 from ..core.records import AuditRecord
+from . import sqlite_schema as schema, sqlite_search
+from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of

@@ -40,8 +40,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .item import MemoryItem
 from ..core.records import AuditRecord
+from .item import MemoryItem
 
 __all__ = ["Store", "StoreError", "ForgottenUserError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
 

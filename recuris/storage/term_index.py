@@ -17,8 +17,8 @@ import heapq
 import itertools
 from collections.abc import Iterable, Sequence
 
-from .item import MemoryItem
 from ..retrieval.scoring import BM25Scorer, analyze
+from .item import MemoryItem
 
 __all__ = ["TermIndex"]
 
