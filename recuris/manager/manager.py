@@ -59,7 +59,8 @@ class MemoryManager:
                  llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
                  working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
                  min_confidence: float = 0.6, min_content_chars: int = 3,
-                 max_loaded_users: int = MAX_LOADED_USERS, episodic_scorer: Callable[[], Scorer] | None = None,
+                 max_loaded_users: int = MAX_LOADED_USERS,
+                 episodic_scorer: Callable[[], Scorer] | None = None,
                  ) -> None:
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
