@@ -5,6 +5,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from recuris.bench.trace import decay_plots, prompt_plot, render_page, weight_curve, write_page
 from recuris.core.clock import DAY
 from recuris.core.decay import DecayManager
@@ -135,6 +137,7 @@ def test_extra_figures_are_added_with_their_heading(tmp_path):
     assert "注册一个新账号" in text
 
 
+@pytest.mark.slow
 def test_the_demo_writes_the_trace(tmp_path):
     """TR1: `python agent_demo.py --html FILE` writes one self-contained page with the three plots."""
     path = tmp_path / "trace.html"

@@ -1,7 +1,7 @@
 """Example tests for recuris.exercises.grading: skeletons fail, the package passes, planted bugs are named.
 
 Each check runs the project's tests in a child process (about two seconds), as many at once
-as there are cores; the quick loop keeps one skeleton and one planted bug, the full run
+as there are cores; these child processes run in the full suite only (marked `slow`), which
 grades every exercise.
 """
 
@@ -73,6 +73,7 @@ def assert_skeleton_fails_naming_an_invariant(exercise, folder, code, lines):
     assert "is still a TODO" in output and f"raised   in {folder}" in output
 
 
+@pytest.mark.slow
 def test_the_first_skeleton_fails_its_check_naming_an_invariant(tmp_path):
     """GR3: a fresh skeleton (text's, in the quick loop) fails, naming an invariant of the module and its TODO."""
     exercise = find("text")
@@ -101,6 +102,7 @@ def test_the_packages_own_modules_pass_their_checks(tmp_path):
         assert output.startswith(f"check {exercise.name}: all ") and " hold on every input tried" in output
 
 
+@pytest.mark.slow
 def test_an_off_by_one_window_is_named_W2(tmp_path):
     """GR3: a window one step too long breaks W2; the command says so, with the failing assertion."""
     planted(tmp_path, "working", "working.py", *WINDOW_BUG)
