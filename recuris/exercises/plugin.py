@@ -71,8 +71,11 @@ def invariant_ids(comment_line: str, methods: list[str], docstring: str, test_na
 def falsifying_example(error: BaseException) -> list[str]:
     """Hypothesis's notes from the falsifying example on, without the advice on reproducing it (PG2)."""
     notes = [str(note) for note in getattr(error, "__notes__", None) or []]
-    start = next((i for i, note in enumerate(notes) if note.startswith("Falsifying")), len(notes))
-    return [line for note in notes[start:] if "reproduce_failure" not in note for line in note.splitlines()]
+    # Hypothesis heads the example "Falsifying example: ..." or, since 6.16x, "Failing test case: ...".
+    start = next((i for i, note in enumerate(notes) if note.startswith(("Falsifying", "Failing test case"))),
+                 len(notes))
+    notes = [note for note in notes[start:] if note != "Failing test case: <state machine>"]
+    return [line for note in notes if "reproduce_failure" not in note for line in note.splitlines()]
 
 
 def _statement(path: str, line: int) -> str:
