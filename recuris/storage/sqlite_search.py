@@ -26,9 +26,9 @@ __all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 Run = Callable[..., list[tuple]]
 
 # Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms.
-DOCUMENT_FREQUENCY = (
-    "SELECT term, COUNT(*) FROM (SELECT term FROM postings WHERE scope = ?1 AND term IN ({0}) "
-    "UNION ALL SELECT term FROM pending_postings WHERE scope = ?1 AND term IN ({0})) GROUP BY term")
+DOCUMENT_FREQUENCY = (  # counted in each table apart: a term may have postings in both
+    "SELECT term, COUNT(*) FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term UNION ALL "
+    "SELECT term, COUNT(*) FROM pending_postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term")
 MATCHING = (
     f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ?1 AND term IN ({{0}}) "
     "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})) ORDER BY rowid")
@@ -90,7 +90,9 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     if not terms or scope is None or not scope[1]:
         return []
     scope_id, documents, length = scope
-    frequencies = dict(run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)))
+    frequencies: dict[str, int] = {}
+    for term, count in run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)):
+        frequencies[term] = frequencies.get(term, 0) + count
     weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
     if not weighted:
         return []
