@@ -26,9 +26,9 @@ __all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 Run = Callable[..., list[tuple]]
 
 # Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms.
-DOCUMENT_FREQUENCY = (
-    "SELECT term, COUNT(*) FROM (SELECT term FROM postings WHERE scope = ?1 AND term IN ({0}) "
-    "UNION ALL SELECT term FROM pending_postings WHERE scope = ?1 AND term IN ({0})) GROUP BY term")
+DOCUMENT_FREQUENCY = (  # counted in each table apart: a term may have postings in both
+    "SELECT term, COUNT(*) FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term UNION ALL "
+    "SELECT term, COUNT(*) FROM pending_postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term")
 MATCHING = (
     f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ?1 AND term IN ({{0}}) "
     "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})) ORDER BY rowid")
@@ -37,8 +37,8 @@ BEFORE = (f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND 
 AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
 
 
-def search_statement(terms: int) -> str:
-    """Return the BM25 query over `terms` query terms, scored and cut in SQL (S8).
+def search_statement(terms: int, table: str = "postings") -> str:
+    """Return the BM25 query over `terms` query terms in one postings table, scored and cut in SQL (S8).
 
     Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b, b, the
     average length, the scope and the limit. Each term's weight is written as `BM25Index`
@@ -47,15 +47,12 @@ def search_statement(terms: int) -> str:
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
     k1_plus_one, k1, flat, b, average, scope, limit = (f"?{2 * terms + n}" for n in range(1, 8))
-    hits = " UNION ALL ".join(
-        f"SELECT {table}.item, {table}.frequency, {table}.length, query.idf FROM query "
-        f"JOIN {table} ON {table}.scope = {scope} AND {table}.term = query.term"
-        for table in ("postings", "pending_postings"))
     return (
-        f"WITH query (term, idf) AS (VALUES {values}), hits (item, frequency, length, idf) AS ({hits}) "
-        f"SELECT item, ROUND(SUM(idf * frequency * {k1_plus_one} / "
-        f"(frequency + {k1} * ({flat} + {b} * length / {average}))), 9) AS score "
-        f"FROM hits GROUP BY item ORDER BY score DESC, item DESC LIMIT {limit}"
+        f"WITH query (term, idf) AS (VALUES {values}) "
+        f"SELECT {table}.item, ROUND(SUM(query.idf * {table}.frequency * {k1_plus_one} / "
+        f"({table}.frequency + {k1} * ({flat} + {b} * {table}.length / {average}))), 9) AS score "
+        f"FROM query JOIN {table} ON {table}.scope = {scope} AND {table}.term = query.term "
+        f"GROUP BY {table}.item ORDER BY score DESC, {table}.item DESC LIMIT {limit}"
     )
 
 
@@ -93,14 +90,20 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     if not terms or scope is None or not scope[1]:
         return []
     scope_id, documents, length = scope
-    frequencies = dict(run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)))
+    frequencies: dict[str, int] = {}
+    for term, count in run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)):
+        frequencies[term] = frequencies.get(term, 0) + count
     weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
     if not weighted:
         return []
     average = max(length / documents, 1e-9)
     parameters = (*(value for pair in weighted for value in pair), k1 + 1, k1, 1 - b, b, average, scope_id,
                   max(0, limit))
-    scores = run(search_statement(len(weighted)), parameters)
+    # An item's postings are all in one table: each table is scored and cut apart, and the two
+    # short lists merged in the same order (the pending one is at most PENDING_LIMIT rows).
+    scores = [pair for table in ("postings", "pending_postings")
+              for pair in run(search_statement(len(weighted), table), parameters)]
+    scores = sorted(scores, key=lambda pair: (-pair[1], -pair[0]))[:max(0, limit)]
     found = ", ".join("?" * len(scores))
     rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({found}) AND user_id = ?",
                (*(rowid for rowid, _ in scores), user_id))

@@ -16,6 +16,7 @@ def store():
 
 STATEMENTS = [
     (search_statement(2), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10)),
+    (search_statement(2, "pending_postings"), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10)),
     (DOCUMENT_FREQUENCY.format(marks(2)), (1, "deploy", "region")),
     (MATCHING.format(marks(1)), (1, "deploy")),
     (BEFORE, ("ana", "episodic", "t", 5)),
