@@ -59,8 +59,7 @@ class MemoryManager:
                  llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
                  working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
                  min_confidence: float = 0.6, min_content_chars: int = 3,
-                 max_loaded_users: int = MAX_LOADED_USERS,
-                 episodic_scorer: Callable[[], Scorer] | None = None,
+                 max_loaded_users: int = MAX_LOADED_USERS, episodic_scorer: Callable[[], Scorer] | None = None,
                  ) -> None:
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
@@ -99,11 +98,12 @@ class MemoryManager:
         if is_trivial(content, self.min_content_chars):
             self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None
-        chosen, layers = level or route(content, tags), self.layers(user_id)
+        chosen = level or route(content, tags)
+        layers = None if chosen == "episodic" else self.layers(user_id)  # an event needs none loaded
         if chosen == "procedural":
             meta = metadata or {}
-            steps, types = meta.get("steps", ()), meta.get("task_types", ())
-            procedure = layers.procedural.add(content, steps, types, meta.get("keywords", tags))
+            procedure = layers.procedural.add(content, meta.get("steps", ()), meta.get("task_types", ()),
+                                              meta.get("keywords", tags))
             return self.store.get(user_id, procedure.id)
         if level == "semantic":
             subject, value = statement(content) or (content, "true")
@@ -116,8 +116,14 @@ class MemoryManager:
                           importance=0.5 if importance is None else importance,
                           metadata={**(metadata or {}), "tags": tags, "kind": "event"})
         why = f"routed to {chosen} " + ("as given" if level else "by rule")
-        # The item and the audit record of its write commit together (S5).
-        self.store.put([item], [AuditRecord(item.id, "write", why, now, None, user_id)])
+        written = [item], [AuditRecord(item.id, "write", why, now, None, user_id)]  # committed together (S5)
+        try:
+            self.store.put(*written)
+        except ForgottenUserError:  # the user was forgotten elsewhere since this manager last looked
+            if layers is not None:
+                raise  # ... during this call, after its layers were read (S6)
+            self.layers(user_id)  # ... before this call: take the new generation (UL1), then write
+            self.store.put(*written)
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":

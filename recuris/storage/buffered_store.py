@@ -104,12 +104,15 @@ class BufferedStore(QueuedReads):
         if len(self._pending) >= self.max_pending:
             raise StoreError(f"G6: the retry queue is full ({self.max_pending} batches) and the store still "
                              f"fails: this write of {len(_entries(entry))} entries was not kept")
+        if not isinstance(entry, Counted):  # a put: queued as copies, which the caller cannot change
+            items, audit, delete = entry
+            entry = [item.copy() for item in items], audit, delete
         self._pending.append(entry)
 
     def put(self, items: Iterable[MemoryItem],
             audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()) -> None:
         # One put stays one batch in the queue, so it still lands whole (S5).
-        self._write(([item.copy() for item in items], list(audit), list(delete)))
+        self._write((list(items), list(audit), list(delete)))
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)

@@ -27,7 +27,7 @@ from ..retrieval.scoring import analyze
 from .item import MemoryItem
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex", "write",
-           "stored_rows"]
+           "insert_new", "stored_rows"]
 
 SCHEMA_VERSION = 5
 MIGRATES_FROM = (2, 3, 4)  # versions a writing open upgrades in place: their items are all still here
@@ -78,10 +78,9 @@ FORGET = ("INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
 STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
 AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
-UPSERT = (
-    f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
-    f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
-)
+INSERT = f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
+UPSERT = INSERT + f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
+INSERT_NEW = INSERT + "ON CONFLICT (id) DO NOTHING"
 RECORD_ACCESS = ("UPDATE items SET access_count = access_count + 1, last_access_at = ? "
                  "WHERE id = ? AND user_id = ?")
 _BEFORE_METADATA, _AFTER_METADATA = (attrgetter(*COLUMNS[:9]), attrgetter(*COLUMNS[10:]))
@@ -123,13 +122,18 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
                if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)]
     removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4])
                for item in changed if item.id in stored]
-    if len(batch) == 1 and not stored:  # one new item: its rowid comes back with the insert
-        rowids = {batch[0].id: db.execute(UPSERT, row_of(batch[0])).lastrowid}
-    else:
-        db.executemany(UPSERT, [row_of(item) for item in batch])
-        found = stored_rows(db, [item.id for item in changed], "rowid")
-        rowids = {item_id: row[0] for item_id, row in found.items()}
+    db.executemany(UPSERT, [row_of(item) for item in batch])
+    found = stored_rows(db, [item.id for item in changed], "rowid")
+    rowids = {item_id: row[0] for item_id, row in found.items()}
     reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed])
+
+
+def insert_new(db: sqlite3.Connection, item: MemoryItem) -> bool:
+    """Insert the item and its postings if its id is not stored; return False, writing nothing, if it is."""
+    cursor = db.execute(INSERT_NEW, row_of(item))
+    if cursor.rowcount:
+        reindex(db, [], [(item.user_id, item.level, item.content, cursor.lastrowid)])
+    return cursor.rowcount == 1
 
 
 def _scope(db: sqlite3.Connection, user_id: str, level: str) -> int:

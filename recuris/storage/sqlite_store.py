@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -33,11 +34,12 @@ from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of
-from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
+from .store import STORE_B, STORE_K1, Access, IdTakenError, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
 ID_BLOCK = 1024  # ids reserved per transaction (each commits): a process wastes at most this many numbers
+TAKEN = "SELECT id FROM items WHERE id IN (SELECT value FROM json_each(?))"  # of a JSON array of ids
 
 
 class SQLiteStore(SQLiteErasure):
@@ -60,7 +62,8 @@ class SQLiteStore(SQLiteErasure):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
         self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
-        self._reserved: dict[str, tuple[int, int] | None] = {}  # per id prefix: numbers left to hand out
+        self._reserved: dict[str, list[str]] = {}  # per id prefix: ids left to hand out, last first
+        self._minted: set[str] = set()  # ids handed out, not yet written by this object (S3)
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
 
@@ -102,10 +105,8 @@ class SQLiteStore(SQLiteErasure):
             if not waits:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
-    def put(
-        self, items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
-    ) -> None:
+    def put(self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (),
+            delete: Iterable[MemoryItem] = ()) -> None:
         """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
         batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
         records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
@@ -113,12 +114,20 @@ class SQLiteStore(SQLiteErasure):
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
             refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-            stored = schema.stored_rows(db, [item.id for item in batch])  # owners before the deletions (S2)
-            check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
-            if doomed:
-                self._delete_rows(db, "id = ? AND user_id = ?", doomed)
-                stored = schema.stored_rows(db, [item.id for item in batch])
-            schema.write(db, batch, stored)  # the term index follows in the same transaction (SH1)
+            minted = self._minted.intersection([item.id for item in batch])  # now written, or refused
+            self._minted -= minted
+            # One new item (a manager's write) is inserted without first reading its id: only
+            # if the id is taken does the write read the owner (S2) and the old postings.
+            if not (len(batch) == 1 and not doomed and schema.insert_new(db, batch[0])):
+                stored = schema.stored_rows(db, [item.id for item in batch])  # owners before deleting (S2)
+                if taken := sorted(minted.intersection(stored)):
+                    raise IdTakenError(f"S3: new id(s) {', '.join(taken)} were taken by another write "
+                                       "before this one; nothing was written: write again")
+                check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
+                if doomed:
+                    self._delete_rows(db, "id = ? AND user_id = ?", doomed)
+                    stored = schema.stored_rows(db, [item.id for item in batch])
+                schema.write(db, batch, stored)  # the term index follows in the same transaction (SH1)
             if records:
                 db.executemany(schema.AUDIT_INSERT, records)
 
@@ -152,15 +161,14 @@ class SQLiteStore(SQLiteErasure):
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
 
     def new_id(self, prefix: str) -> str:
-        # Numbers are reserved a block at a time (one transaction per ID_BLOCK ids), so that a
-        # manager's write commits once, with its item and audit (S5); another process reserves
-        # its own block, so ids stay unique across processes (S3). An id a caller chose is skipped.
+        # Reserved a block at a time, skipping ids a caller chose: a manager's write reads nothing
+        # first and commits once (S5); another process reserves its own block (S3); an id taken
+        # after its block was reserved is caught by the put that would reuse it (`_minted`).
         with self._lock:
-            while True:
-                start, end = self._reserved.get(prefix) or self._transaction(lambda db: _reserve(db, prefix))
-                self._reserved[prefix] = (start + 1, end) if start < end else None
-                if not self._run("SELECT 1 FROM items WHERE id = ?", (f"{prefix}-{start}",)):
-                    return f"{prefix}-{start}"
+            while not self._reserved.get(prefix):
+                self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
+            self._minted.add(item_id := self._reserved[prefix].pop())
+            return item_id
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
@@ -192,8 +200,10 @@ class SQLiteStore(SQLiteErasure):
         return f"SQLiteStore({self.path!r})"
 
 
-def _reserve(db: sqlite3.Connection, prefix: str) -> tuple[int, int]:
-    """Reserve the next ID_BLOCK id numbers of a prefix in the counters table; return the first and last."""
+def _reserve(db: sqlite3.Connection, prefix: str) -> list[str]:
+    """Reserve the next ID_BLOCK ids of a prefix in the counters table; return those not taken, last first."""
     last = (db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,))[0]
     db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + ID_BLOCK))
-    return last + 1, last + ID_BLOCK
+    block = [f"{prefix}-{number}" for number in range(last + ID_BLOCK, last, -1)]
+    taken = {item_id for item_id, in db.execute(TAKEN, (json.dumps(block),))}
+    return [item_id for item_id in block if item_id not in taken]

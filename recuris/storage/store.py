@@ -12,7 +12,9 @@ Invariants:
         ground on which the manager's MG1 stands).
     S2  an item's user is fixed: putting an id that another user owns is refused, and a
         refused batch writes nothing.
-    S3  ids from `new_id` are never in use, by any user.
+    S3  an id from `new_id` names no stored item of any user, and is never written over:
+        should another write take it before this store object writes it, the put that
+        would reuse it is refused whole (`IdTakenError`).
     S4 what is got back equals what was put, and is a copy: changing it changes nothing stored.
     S5 one `put` is one transaction: its deletions, items and audit records are all
         stored, or none of them is (so an item never lacks the audit record of its write).
@@ -43,7 +45,7 @@ from typing import Protocol
 from ..core.records import AuditRecord
 from .item import MemoryItem
 
-__all__ = ["Store", "StoreError", "ForgottenUserError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
+__all__ = ["Store", "StoreError", "ForgottenUserError", "IdTakenError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
 # length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).
@@ -56,6 +58,10 @@ class StoreError(Exception):
 
 class ForgottenUserError(ValueError):
     """A write was prepared for a user who has been forgotten since: it was refused (S6)."""
+
+
+class IdTakenError(ValueError):
+    """A new id was taken by another write before its own: the put was refused, nothing written (S3)."""
 
 
 @dataclass(frozen=True)

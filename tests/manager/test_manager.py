@@ -351,3 +351,14 @@ def test_the_settings_the_parts_hold_read_as_before_and_cannot_be_set():
         model, 0.7, 500, None)
     with pytest.raises(AttributeError):
         manager.llm = None
+
+
+def test_an_episodic_write_after_another_manager_forgot_the_user_lands_once(tmp_path):
+    """UL1, S6: a write after a forget made elsewhere takes the new generation and is stored, once."""
+    here = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    here.write("booked the hotel by the station", "ana", level="episodic")
+    elsewhere.forget_user("ana")
+    item = here.write("booked the late train home", "ana", level="episodic")
+    assert [stored.content for stored in here.list("ana")] == ["booked the late train home"]
+    assert [record.operation for record in here.history("ana", item.id)] == ["write"]

@@ -14,6 +14,7 @@ from databases import another_application, future_version, version_3, version_4
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.core.records import AuditRecord
 from recuris.storage.sqlite_schema import SCHEMA_VERSION
+from recuris.storage.store import IdTakenError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -289,5 +290,21 @@ def test_two_store_objects_on_one_file_never_hand_out_the_same_id(tmp_path):
     first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
     ids = [store.new_id("item") for _ in range(100) for store in (first, second)]
     assert len(set(ids)) == 200
-    first.put([item("item-999")])  # an id a caller chose is skipped when its number comes up
-    assert "item-999" not in {first.new_id("item") for _ in range(1_000)}
+
+
+def test_an_id_a_caller_chose_before_its_block_was_reserved_is_never_handed_out(tmp_path):
+    """S3: reserving a block of ids skips those already stored."""
+    store = SQLiteStore(tmp_path / "m.db")
+    store.put([item("item-3")])
+    assert "item-3" not in {store.new_id("item") for _ in range(10)}
+
+
+def test_a_new_id_taken_by_another_write_meanwhile_is_refused_not_written_over(tmp_path):
+    """S3: a put reusing a new id that another write took after its block was reserved writes nothing."""
+    first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
+    new_id = first.new_id("item")
+    second.put([item(new_id)], [AuditRecord(new_id, "import", "chosen by a caller", 0.0, None, "ana")])
+    with pytest.raises(IdTakenError, match="S3"):
+        first.put([item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")])
+    assert first.get("ana", new_id).content == "ok then"
+    assert [record.operation for record in first.audit("ana")] == ["import"]
