@@ -45,10 +45,8 @@ TAKEN = "SELECT id FROM items WHERE id IN (SELECT value FROM json_each(?))"  # o
 class SQLiteStore(SQLiteErasure):
     """A Store in one SQLite file (or ":memory:")."""
 
-    def __init__(
-        self, path: str | Path, create: bool = True, timeout: float = 5.0, read_only: bool = False,
-        k1: float = STORE_K1, b: float = STORE_B,
-    ) -> None:
+    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0, read_only: bool = False,
+                 k1: float = STORE_K1, b: float = STORE_B) -> None:
         """Open (and, if `create` and not `read_only`, make) the store at path.
 
         A `read_only` store opens the file so that it cannot write (SF2). Raises
@@ -62,7 +60,7 @@ class SQLiteStore(SQLiteErasure):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
         self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
-        self._reserved: dict[str, list[str]] = {}  # per id prefix: ids left to hand out, last first
+        self._reserved: dict[str, dict[str, None]] = {}  # per id prefix: ids left to hand out, last first
         self._minted: set[str] = set()  # ids handed out, not yet written by this object (S3)
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
@@ -114,13 +112,12 @@ class SQLiteStore(SQLiteErasure):
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
             refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-            minted = self._minted.intersection([item.id for item in batch])  # now written, or refused
-            self._minted -= minted
-            # One new item (a manager's write) is inserted without first reading its id: only
-            # if the id is taken does the write read the owner (S2) and the old postings.
+            # One new item (a manager's write) is inserted first; only a taken id is read (S2, postings).
             if not (len(batch) == 1 and not doomed and schema.insert_new(db, batch[0])):
                 stored = schema.stored_rows(db, [item.id for item in batch])  # owners before deleting (S2)
                 if taken := sorted(minted.intersection(stored)):
+                    self._minted.difference_update(taken)  # another write's now, and another writer uses
+                    self._reserved.clear()  # this object's blocks: new ones are reserved, stored ids skipped
                     raise IdTakenError(f"S3: new id(s) {', '.join(taken)} were taken by another write "
                                        "before this one; nothing was written: write again")
                 check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
@@ -131,7 +128,12 @@ class SQLiteStore(SQLiteErasure):
             if records:
                 db.executemany(schema.AUDIT_INSERT, records)
 
-        self._transaction(write)
+        with self._lock:  # a new id stays guarded until its put commits, so a failed put's retry is too (S3)
+            minted = self._minted.intersection([item.id for item in batch])
+            self._transaction(write)
+            self._minted -= minted
+            for item in batch:  # an id stored here since its block was reserved is not handed out (S3)
+                self._reserved.get(item.id.rpartition("-")[0], {}).pop(item.id, None)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
@@ -161,13 +163,12 @@ class SQLiteStore(SQLiteErasure):
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
 
     def new_id(self, prefix: str) -> str:
-        # Reserved a block at a time, skipping ids a caller chose: a manager's write reads nothing
-        # first and commits once (S5); another process reserves its own block (S3); an id taken
-        # after its block was reserved is caught by the put that would reuse it (`_minted`).
+        # Reserved a block at a time, stored ids skipped: a manager's write reads nothing first (S5);
+        # another process reserves its own block; a put reusing an id it took since is refused (S3).
         with self._lock:
             while not self._reserved.get(prefix):
                 self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
-            self._minted.add(item_id := self._reserved[prefix].pop())
+            self._minted.add(item_id := self._reserved[prefix].popitem()[0])
             return item_id
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
@@ -200,10 +201,10 @@ class SQLiteStore(SQLiteErasure):
         return f"SQLiteStore({self.path!r})"
 
 
-def _reserve(db: sqlite3.Connection, prefix: str) -> list[str]:
+def _reserve(db: sqlite3.Connection, prefix: str) -> dict[str, None]:
     """Reserve the next ID_BLOCK ids of a prefix in the counters table; return those not taken, last first."""
     last = (db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,))[0]
     db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + ID_BLOCK))
     block = [f"{prefix}-{number}" for number in range(last + ID_BLOCK, last, -1)]
     taken = {item_id for item_id, in db.execute(TAKEN, (json.dumps(block),))}
-    return [item_id for item_id in block if item_id not in taken]
+    return dict.fromkeys(item_id for item_id in block if item_id not in taken)

@@ -45,7 +45,8 @@ from typing import Protocol
 from ..core.records import AuditRecord
 from .item import MemoryItem
 
-__all__ = ["Store", "StoreError", "ForgottenUserError", "IdTakenError", "Access", "append_superseding", "STORE_K1", "STORE_B"]
+__all__ = ["Store", "StoreError", "ForgottenUserError", "IdTakenError", "Access", "append_superseding",
+           "STORE_K1", "STORE_B"]
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
 # length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).

@@ -1,4 +1,5 @@
-"""Both stores against a naive model: search, matching and neighbours after any writes (S7, S8, S9, TI1).
+"""Both stores against a naive model: search, matching and neighbours after any writes (S7, S8, S9, TI1),
+and new ids among ids callers chose, here and in another process (S3).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -15,9 +16,9 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from recuris import MemoryItem
+from recuris import MemoryItem, SQLiteStore
 from recuris.retrieval.scoring import analyze
-from recuris.storage.store import STORE_B, STORE_K1
+from recuris.storage.store import STORE_B, STORE_K1, IdTakenError
 
 from factories import store_factories
 
@@ -63,6 +64,12 @@ class StoresAgainstAList(RuleBasedStateMachine):
         self.stores = [make(Path(tempfile.mkdtemp())) for make in store_factories().values()]
         self.model: dict[str, MemoryItem] = {}  # insertion order is write order; a delete forgets it
         self.next_id = 0
+        # S3, per store (each hands out its own ids): user cy's items by id, in write order; the
+        # new ids handed out and not yet put; every id handed out; the ids another process took.
+        self.chosen: list[dict[str, str]] = [{} for _ in self.stores]
+        self.minted, self.handed, self.taken = ([set() for _ in self.stores] for _ in range(3))
+        # A second connection to the same file stands for another process writing its own ids.
+        self.elsewhere = [SQLiteStore(s.path) if isinstance(s, SQLiteStore) else None for s in self.stores]
 
     def put_all(self, item: MemoryItem) -> None:
         for store in self.stores:
@@ -86,6 +93,54 @@ class StoresAgainstAList(RuleBasedStateMachine):
         doomed = self.model.pop(data.draw(st.sampled_from(sorted(self.model))))
         for store in self.stores:
             assert store.delete(doomed.user_id, [doomed.id]) == 1
+
+    @rule()
+    def hand_out_a_new_id(self):
+        for store, chosen, minted, handed, taken in zip(self.stores, self.chosen, self.minted, self.handed,
+                                                         self.taken, strict=True):
+            new = store.new_id("item")
+            assert new not in handed  # never twice
+            assert new not in chosen or new in taken  # stored only if another process took it since (S3)
+            handed.add(new)
+            minted.add(new)
+
+    def put_cy(self, at: int, item_id: str, content: str) -> None:
+        """Put cy's item through store `at`: refused, changing nothing, if a new id taken meanwhile."""
+        item = MemoryItem(id=item_id, user_id="cy", level="episodic", content=content)
+        if item_id in self.minted[at] and item_id in self.chosen[at]:
+            with pytest.raises(IdTakenError, match="S3"):
+                self.stores[at].put([item])
+        else:
+            self.stores[at].put([item])
+            self.chosen[at][item_id] = content
+        self.minted[at].discard(item_id)  # written, or no longer this store's to write
+
+    @rule(n=st.integers(1, 6), content=contents)
+    def put_a_chosen_id(self, n, content):
+        """A caller's own id, of the form the stores hand out: the first put of a new id is its write."""
+        for at in range(len(self.stores)):
+            self.put_cy(at, f"item-{n}", content)
+
+    @precondition(lambda self: any(self.minted))
+    @rule(pick=st.integers(0, 5), content=contents)
+    def put_a_new_id(self, pick, content):
+        for at, minted in enumerate(self.minted):
+            if minted:
+                self.put_cy(at, sorted(minted)[pick % len(minted)], content)
+
+    @rule(n=st.integers(1, 6), content=contents)
+    def take_an_id_elsewhere(self, n, content):
+        """Another process (an import, say) stores its own id, knowing nothing of this store's new ids."""
+        for at, other in enumerate(self.elsewhere):
+            if other is not None:
+                other.put([MemoryItem(id=f"item-{n}", user_id="cy", level="episodic", content=content)])
+                self.chosen[at][f"item-{n}"] = content
+                self.taken[at].add(f"item-{n}")
+
+    @invariant()
+    def S3_a_new_id_never_writes_over_an_item(self):
+        for store, chosen in zip(self.stores, self.chosen, strict=True):
+            assert [(item.id, item.content) for item in store.list("cy")] == list(chosen.items())
 
     def scope(self, user, level):
         return [item for item in self.model.values() if item.user_id == user and item.level == level]
