@@ -59,7 +59,8 @@ class MemoryManager:
                  llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
                  working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
                  min_confidence: float = 0.6, min_content_chars: int = 3,
-                 max_loaded_users: int = MAX_LOADED_USERS, episodic_scorer: Callable[[], Scorer] | None = None,
+                 max_loaded_users: int = MAX_LOADED_USERS,
+                 episodic_scorer: Callable[[], Scorer] | None = None,
                  ) -> None:
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
@@ -116,14 +117,7 @@ class MemoryManager:
                           importance=0.5 if importance is None else importance,
                           metadata={**(metadata or {}), "tags": tags, "kind": "event"})
         why = f"routed to {chosen} " + ("as given" if level else "by rule")
-        written = [item], [AuditRecord(item.id, "write", why, now, None, user_id)]  # committed together (S5)
-        try:
-            self.store.put(*written)
-        except ForgottenUserError:  # the user was forgotten elsewhere since this manager last looked
-            if layers is not None:
-                raise  # ... during this call, after its layers were read (S6)
-            self.layers(user_id)  # ... before this call: take the new generation (UL1), then write
-            self.store.put(*written)
+        item = self.users.put_written(item, why, loaded=layers is not None)  # with its audit record (S5)
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":

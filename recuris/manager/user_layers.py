@@ -15,7 +15,7 @@ Invariants:
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.clock import DAY
 from ..core.episodic import EpisodicMemory
@@ -28,8 +28,9 @@ from ..evolution.semantic import SemanticMemory
 from ..evolution.stored_facts import StoredFacts
 from ..storage.archives import StoredEpisodes
 from ..storage.buffered_store import BufferedStore, QueuedView
+from ..storage.item import MemoryItem
 from ..storage.sqlite_erasure import ErasureIncompleteError
-from ..storage.store import Store, StoreError
+from ..storage.store import ForgottenUserError, IdTakenError, Store, StoreError
 from .bounds import MAX_LOADED_USERS, LayerCache
 
 __all__ = ["Layers", "UserLayers"]
@@ -117,6 +118,39 @@ class UserLayers:
             self.loaded.pop(user_id, None)
             return self._load(user_id, QueuedView(self.store), generation)
         return layers
+
+    def put_written(self, item: MemoryItem, why: str, loaded: bool) -> MemoryItem:
+        """Put a manager's new item with the audit record of its write (S5); return the item as put.
+
+        If another process took its new id since it was reserved, the put is refused (S3) and the
+        item is put once more under a fresh id. A write whose call `loaded` the user's layers is
+        refused if the user was forgotten since (S6); one that did not is written after the forget.
+        """
+        try:
+            self._put(item, why, loaded)
+        except IdTakenError:
+            item = replace(item, id=self.store.new_id(item.id.rpartition("-")[0]))
+            self._put(item, why, loaded)
+        return item
+
+    def _put(self, item: MemoryItem, why: str, loaded: bool) -> None:
+        audit = [AuditRecord(item.id, "write", why, item.created_at, None, item.user_id)]
+        if loaded:
+            self.store.put([item], audit)
+            return
+        # Its put is refused if the user was forgotten since the store last looked, or queued
+        # unchecked while the store fails. Either way the generation is taken now, as a loaded
+        # write takes it first: a forget drops what is cached and queued of the user (UL1, G3),
+        # this write among them, which is then put again, after the forget (G1).
+        try:
+            self.store.put([item], audit)
+            if not self.store.holds(item):
+                return  # written: the store checked the user's generation in its transaction (S6)
+        except ForgottenUserError:
+            pass
+        self.get(item.user_id)
+        if not self.store.holds(item):
+            self.store.put([item], audit)
 
     def _load(self, user_id: str, store: Store, generation: int | None) -> Layers:
         semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)

@@ -114,6 +114,10 @@ class BufferedStore(QueuedReads):
         # One put stays one batch in the queue, so it still lands whole (S5).
         self._write((list(items), list(audit), list(delete)))
 
+    def holds(self, item: MemoryItem) -> bool:
+        """Return whether the queue still holds a put of this item (not deleted since, QR1)."""
+        return bool(self._pending) and item.id in self._view(item.user_id)[0]
+
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
 
@@ -177,7 +181,7 @@ def _entries(queued) -> list:
     return list(queued) if isinstance(queued, Counted) else [entry for part in queued for entry in part]
 
 
-serialize(BufferedStore, ["new_id", "flush", "put", "append_audit", "record_access", "queued", "get",
+serialize(BufferedStore, ["new_id", "flush", "put", "holds", "append_audit", "record_access", "queued", "get",
                           "list", "matching", "search", "adjacent", "audit", "close", "delete",
                           "delete_user", "generation", "scrub_audit", "users"])
 

@@ -1,11 +1,12 @@
 """Example tests for recuris.manager.manager.MemoryManager: routing, recall, isolation, privacy (MG1-MG5, Q1)."""
 
 import logging
+import sqlite3
 import threading
 
 import pytest
 
-from recuris import InMemoryStore, ManualClock, MemoryManager, SQLiteStore, StoreError
+from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore, StoreError
 
 DAY = 86_400.0
 
@@ -361,4 +362,44 @@ def test_an_episodic_write_after_another_manager_forgot_the_user_lands_once(tmp_
     elsewhere.forget_user("ana")
     item = here.write("booked the late train home", "ana", level="episodic")
     assert [stored.content for stored in here.list("ana")] == ["booked the late train home"]
+    assert [record.operation for record in here.history("ana", item.id)] == ["write"]
+
+
+def test_an_episodic_write_queued_after_a_forget_elsewhere_is_kept_and_lands(tmp_path):
+    """G1: an episodic write queued in an outage after a forget made elsewhere lands once the store is up."""
+    here = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.05), clock=ManualClock(0.0))
+    elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    here.write("booked the hotel by the station", "ana", level="episodic")
+    elsewhere.forget_user("ana")
+    lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")  # the outage: another connection holds the write lock
+    here.write("booked the late train home", "ana", level="episodic")
+    lock.execute("ROLLBACK")
+    assert here.store.flush()
+    assert [stored.content for stored in elsewhere.list("ana")] == ["booked the late train home"]
+
+
+def test_an_episodic_write_queued_before_a_forget_elsewhere_never_lands(tmp_path):
+    """S6: an episodic write queued in an outage, then forgotten elsewhere, is not written by a later call."""
+    here = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.05), clock=ManualClock(0.0))
+    elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    here.write("booked the hotel by the station", "ana", level="episodic")
+    lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")  # the outage: another connection holds the write lock
+    here.write("vault code 2222", "ana", level="episodic")
+    lock.execute("ROLLBACK")
+    elsewhere.forget_user("ana")
+    here.recall("vault code", "ana")  # reads the new generation, then counts its uses (a write)
+    here.store.flush()
+    assert elsewhere.list("ana") == []
+
+
+def test_a_write_whose_new_id_another_process_took_meanwhile_is_written_under_a_fresh_id(tmp_path):
+    """S3: a manager's write refused because its new id was taken since it was reserved is written anew."""
+    here = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    here.write("booked the hotel by the station", "ana", level="episodic")  # reserves item-1 .. item-1024
+    imported = MemoryItem(id="item-2", user_id="bob", level="episodic", content="an imported item")
+    SQLiteStore(tmp_path / "m.db").put([imported])  # an import in another process
+    item = here.write("booked the late train home", "ana", level="episodic")
+    assert item.id != "item-2" and here.get(item.id, "ana") == item
     assert [record.operation for record in here.history("ana", item.id)] == ["write"]
