@@ -152,8 +152,8 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
              f"{cycle['peak_mb']:.0f} MB",
              f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
              _growth(sizes, [c["cycle_s"] for c in cycles], n))
-    # Each SQLite write commits (and waits for the disk): a tenth of the sizes keeps the run short.
-    for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 10 for size in sizes[:2]))):
+    # Each SQLite write commits (and waits for the disk): a fifth of the sizes keeps the run short.
+    for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 5 for size in sizes[:2]))):
         writes = [scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite") for size in counts]
         for n, (size, write) in enumerate(zip(counts, writes)):
             # The collector walks every live object, so its share grows with the heap: shown apart.

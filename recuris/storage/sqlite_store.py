@@ -21,7 +21,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -34,12 +33,11 @@ from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of
-from .store import STORE_B, STORE_K1, Access, IdTakenError, StoreError, check_owners, refuse_if_forgotten
+from .sqlite_ids import ID_BLOCK, NewIds
+from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
-ID_BLOCK = 1024  # ids reserved per transaction (each commits): a process wastes at most this many numbers
-TAKEN = "SELECT id FROM items WHERE id IN (SELECT value FROM json_each(?))"  # of a JSON array of ids
 
 
 class SQLiteStore(SQLiteErasure):
@@ -60,8 +58,7 @@ class SQLiteStore(SQLiteErasure):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
         self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
-        self._reserved: dict[str, dict[str, None]] = {}  # per id prefix: ids left to hand out, last first
-        self._minted: set[str] = set()  # ids handed out, not yet written by this object (S3)
+        self._ids = NewIds()  # ids handed out, each guarded until its put commits (S3, ID2)
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
 
@@ -115,11 +112,7 @@ class SQLiteStore(SQLiteErasure):
             # One new item (a manager's write) is inserted first; only a taken id is read (S2, postings).
             if not (len(batch) == 1 and not doomed and schema.insert_new(db, batch[0])):
                 stored = schema.stored_rows(db, [item.id for item in batch])  # owners before deleting (S2)
-                if taken := sorted(minted.intersection(stored)):
-                    self._minted.difference_update(taken)  # another write's now, and another writer uses
-                    self._reserved.clear()  # this object's blocks: new ones are reserved, stored ids skipped
-                    raise IdTakenError(f"S3: new id(s) {', '.join(taken)} were taken by another write "
-                                       "before this one; nothing was written: write again")
+                self._ids.refuse_taken(guarded, stored)
                 check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
                 if doomed:
                     self._delete_rows(db, "id = ? AND user_id = ?", doomed)
@@ -128,12 +121,10 @@ class SQLiteStore(SQLiteErasure):
             if records:
                 db.executemany(schema.AUDIT_INSERT, records)
 
-        with self._lock:  # a new id stays guarded until its put commits, so a failed put's retry is too (S3)
-            minted = self._minted.intersection([item.id for item in batch])
+        with self._lock:  # a new id stays guarded until its put commits, so a failed put's retry is too (ID2)
+            guarded = self._ids.guarded(item.id for item in batch)
             self._transaction(write)
-            self._minted -= minted
-            for item in batch:  # an id stored here since its block was reserved is not handed out (S3)
-                self._reserved.get(item.id.rpartition("-")[0], {}).pop(item.id, None)
+            self._ids.written(item.id for item in batch)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
@@ -163,13 +154,9 @@ class SQLiteStore(SQLiteErasure):
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
 
     def new_id(self, prefix: str) -> str:
-        # Reserved a block at a time, stored ids skipped: a manager's write reads nothing first (S5);
-        # another process reserves its own block; a put reusing an id it took since is refused (S3).
+        # From a block reserved in the file, so that a manager's write reads nothing first (S5, ID1).
         with self._lock:
-            while not self._reserved.get(prefix):
-                self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
-            self._minted.add(item_id := self._reserved[prefix].popitem()[0])
-            return item_id
+            return self._ids.new(prefix, self._transaction)
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
@@ -200,11 +187,3 @@ class SQLiteStore(SQLiteErasure):
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
-
-def _reserve(db: sqlite3.Connection, prefix: str) -> dict[str, None]:
-    """Reserve the next ID_BLOCK ids of a prefix in the counters table; return those not taken, last first."""
-    last = (db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,))[0]
-    db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + ID_BLOCK))
-    block = [f"{prefix}-{number}" for number in range(last + ID_BLOCK, last, -1)]
-    taken = {item_id for item_id, in db.execute(TAKEN, (json.dumps(block),))}
-    return dict.fromkeys(item_id for item_id in block if item_id not in taken)

@@ -14,7 +14,6 @@ from databases import another_application, future_version, version_3, version_4
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.core.records import AuditRecord
 from recuris.storage.sqlite_schema import SCHEMA_VERSION
-from recuris.storage.store import IdTakenError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -283,61 +282,3 @@ def test_threads_share_one_store(tmp_path):
         thread.join()
     assert [len(store.list(user)) for user in ("ana", "bob", "cy")] == [20, 20, 20]
     store.close()
-
-
-def test_two_store_objects_on_one_file_never_hand_out_the_same_id(tmp_path):
-    """S3: ids are reserved a block at a time per store object, so two objects on one file never collide."""
-    first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
-    ids = [store.new_id("item") for _ in range(100) for store in (first, second)]
-    assert len(set(ids)) == 200
-
-
-def test_an_id_a_caller_chose_before_its_block_was_reserved_is_never_handed_out(tmp_path):
-    """S3: reserving a block of ids skips those already stored."""
-    store = SQLiteStore(tmp_path / "m.db")
-    store.put([item("item-3")])
-    assert "item-3" not in {store.new_id("item") for _ in range(10)}
-
-
-def test_a_new_id_taken_by_another_write_meanwhile_is_refused_not_written_over(tmp_path):
-    """S3: a put reusing a new id that another write took after its block was reserved writes nothing."""
-    first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
-    new_id = first.new_id("item")
-    second.put([item(new_id)], [AuditRecord(new_id, "import", "chosen by a caller", 0.0, None, "ana")])
-    with pytest.raises(IdTakenError, match="S3"):
-        first.put([item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")])
-    assert first.get("ana", new_id).content == "ok then"
-    assert [record.operation for record in first.audit("ana")] == ["import"]
-
-
-def test_a_new_id_this_store_object_stored_after_its_block_was_reserved_is_never_handed_out(tmp_path):
-    """S3: an id a caller's put stored through this store object after its block was reserved is skipped."""
-    store = SQLiteStore(tmp_path / "m.db")
-    assert store.new_id("item") == "item-1"  # reserves item-1 .. item-1024
-    store.put([item("item-2"), item("item-3")])
-    assert {store.new_id("item") for _ in range(10)}.isdisjoint({"item-2", "item-3"})
-
-
-def test_a_put_retried_after_its_transaction_failed_still_refuses_a_new_id_taken_meanwhile(tmp_path):
-    """S3: a new id stays guarded when its put fails: once another write took it, the retry writes nothing."""
-    first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
-    new_id = first.new_id("item")
-    written = [item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")]
-    first._run("CREATE TEMP TRIGGER full BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
-    with pytest.raises(StoreError, match="disk full"):  # the transaction fails after the item's insert
-        first.put(*written)
-    first._run("DROP TRIGGER full")
-    second.put([item(new_id)])  # an import in another process, say, takes the id meanwhile
-    with pytest.raises(IdTakenError, match="S3"):
-        first.put(*written)  # a retry queue's second try
-    assert first.get("ana", new_id).content == "ok then" and first.audit("ana") == []
-
-
-def test_after_a_new_id_is_found_taken_no_id_another_write_took_is_handed_out(tmp_path):
-    """S3: once a put finds a new id taken, the rest of its block is not trusted: no stored id comes out."""
-    first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
-    first.new_id("item")  # reserves item-1 .. item-1024
-    second.put([item(f"item-{n}") for n in range(2, 10)])  # an import in another process
-    with pytest.raises(IdTakenError):
-        first.put([item(first.new_id("item"))])
-    assert all(first.get("ana", first.new_id("item")) is None for _ in range(10))
