@@ -34,6 +34,7 @@ LEVELS = ("working", "episodic", "semantic", "procedural")
 # wrong unit, or an overflow, is caught; an int this large still fits SQLite's INTEGER.
 MAX_TIME = 1e12
 MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
+_CANONICAL_JSON = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode  # made once, not per item
 # Fields that older versions wrote and nothing read: an export holding them still imports.
 RETIRED_FIELDS = frozenset({"valid_from"})
 
@@ -107,7 +108,7 @@ class MemoryItem:
         # Canonicalise through JSON once, here: tuples become lists and anything that
         # SQLite or an export could not carry is refused now, not at write time (I2).
         try:
-            text = json.dumps(self.metadata, allow_nan=False, ensure_ascii=False)
+            text = _CANONICAL_JSON(self.metadata)
         except (TypeError, ValueError, RecursionError) as error:
             raise TypeError(f"I2: metadata must be JSON data: {error}") from None
         if problem := unicode_problem(text):

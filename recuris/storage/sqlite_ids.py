@@ -19,6 +19,7 @@ Invariants:
 
 import json
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from .store import IdTakenError
@@ -36,7 +37,7 @@ class NewIds:
 
     def __init__(self) -> None:
         self._reserved: dict[str, dict[str, None]] = {}  # per prefix: ids left to hand out, last first
-        self._minted: dict[str, None] = {}  # ids handed out and not yet written, oldest first
+        self._minted: OrderedDict[str, None] = OrderedDict()  # ids handed out, not yet written, oldest first
 
     def new(self, prefix: str, transaction: Callable) -> str:
         """Return a new id of the prefix, reserving a block through `transaction` when none is left (ID1)."""
@@ -44,12 +45,12 @@ class NewIds:
             self._reserved[prefix] = transaction(lambda db: _reserve(db, prefix))
         self._minted[item_id := self._reserved[prefix].popitem()[0]] = None
         if len(self._minted) > MINTED_LIMIT:
-            del self._minted[next(iter(self._minted))]
+            self._minted.popitem(last=False)
         return item_id
 
     def guarded(self, ids: Iterable[str]) -> set[str]:
         """Return those of the ids handed out here and not yet written."""
-        return set(ids) & self._minted.keys()
+        return {item_id for item_id in ids if item_id in self._minted}
 
     def refuse_taken(self, guarded: set[str], stored: Iterable[str]) -> None:
         """Raise IdTakenError if a guarded id is among the stored ones: another write took it (ID2)."""
@@ -63,8 +64,10 @@ class NewIds:
     def written(self, ids: Iterable[str]) -> None:
         """Note ids this object wrote: no longer guarded, and never handed out (ID2)."""
         for item_id in ids:
-            self._minted.pop(item_id, None)
-            self._reserved.get(item_id.rpartition("-")[0], {}).pop(item_id, None)
+            if item_id in self._minted:  # handed out here, so no longer among those to hand out
+                del self._minted[item_id]
+            elif (block := self._reserved.get(item_id.rpartition("-")[0])) is not None:
+                block.pop(item_id, None)
 
 
 def _reserve(db: sqlite3.Connection, prefix: str) -> dict[str, None]:

@@ -80,9 +80,15 @@ STORED = "user_id, level, content, task_id, rowid"  # what a write compares with
 AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
 INSERT = f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
 UPSERT = INSERT + f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
-INSERT_NEW = INSERT + "ON CONFLICT (id) DO NOTHING"
+# A new row, inserted only if its id is free and its user is at the forget generation given (S6).
+INSERT_NEW = (f"INSERT INTO items ({', '.join(COLUMNS)}) SELECT {', '.join('?' * len(COLUMNS))} "
+              "WHERE coalesce((SELECT generation FROM forgotten WHERE user_id = ?), 0) = ? "
+              "ON CONFLICT (id) DO NOTHING")
 RECORD_ACCESS = ("UPDATE items SET access_count = access_count + 1, last_access_at = ? "
                  "WHERE id = ? AND user_id = ?")
+# Encoders made once: `json.dumps` with any option builds a new encoder at every call.
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 _BEFORE_METADATA, _AFTER_METADATA = (attrgetter(*COLUMNS[:9]), attrgetter(*COLUMNS[10:]))
 
 
@@ -90,7 +96,7 @@ def row_of(item: MemoryItem) -> tuple:
     """Return the item's row: its fields in column order, metadata as JSON text (I2's mapping)."""
     # Field by field rather than through `to_dict`: asdict deep-copies every value, and was
     # more than half the cost of a batched write.
-    metadata = json.dumps(item.metadata, ensure_ascii=False, sort_keys=True)
+    metadata = _METADATA_JSON(item.metadata)
     return *_BEFORE_METADATA(item), metadata, *_AFTER_METADATA(item)
 
 
@@ -128,9 +134,12 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
     reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed])
 
 
-def insert_new(db: sqlite3.Connection, item: MemoryItem) -> bool:
-    """Insert the item and its postings if its id is not stored; return False, writing nothing, if it is."""
-    cursor = db.execute(INSERT_NEW, row_of(item))
+def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> bool:
+    """Insert the item and its postings if its id is free and its user at `generation`; else write nothing.
+
+    Returns whether it inserted.
+    """
+    cursor = db.execute(INSERT_NEW, (*row_of(item), item.user_id, generation))
     if cursor.rowcount:
         reindex(db, [], [(item.user_id, item.level, item.content, cursor.lastrowid)])
     return cursor.rowcount == 1
@@ -171,7 +180,7 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
     if count and waiting + count <= PENDING_LIMIT:  # a few new postings: appended, a page or two
         db.executemany(f"INSERT INTO pending_postings ({POSTING}) "
                        "SELECT ?1, key, ?2, value, ?3 FROM json_each(?4)",  # one statement an item
-                       [(scope, rowid, length, json.dumps(counts, ensure_ascii=False))
+                       [(scope, rowid, length, _JSON(counts))
                         for scope, rowid, length, counts in changes[1]])
     elif count:  # many: merged with those waiting, in key order
         if waiting:

@@ -108,9 +108,12 @@ class SQLiteStore(SQLiteErasure):
 
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
-            refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-            # One new item (a manager's write) is inserted first; only a taken id is read (S2, postings).
-            if not (len(batch) == 1 and not doomed and schema.insert_new(db, batch[0])):
+            # One new item of one user this object has seen (a manager's write) goes in one statement,
+            # which checks the user's generation (S6) and that the id is free; only if it inserts
+            # nothing is either read on its own, and the stored row (S2, old postings).
+            if not (len(batch) == 1 and not doomed and set(users) == {users[0]} and users[0] in self._seen
+                    and schema.insert_new(db, batch[0], self._seen[users[0]])):
+                refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
                 stored = schema.stored_rows(db, [item.id for item in batch])  # owners before deleting (S2)
                 self._ids.refuse_taken(guarded, stored)
                 check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
@@ -122,9 +125,10 @@ class SQLiteStore(SQLiteErasure):
                 db.executemany(schema.AUDIT_INSERT, records)
 
         with self._lock:  # a new id stays guarded until its put commits, so a failed put's retry is too (ID2)
-            guarded = self._ids.guarded(item.id for item in batch)
+            ids = [item.id for item in batch]
+            guarded = self._ids.guarded(ids)
             self._transaction(write)
-            self._ids.written(item.id for item in batch)
+            self._ids.written(ids)
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
