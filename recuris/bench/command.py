@@ -7,6 +7,8 @@ docs/benchmarks.md records them with the machine they ran on.
 
 Invariants:
     BC1 a benchmark reads only the paths it is given and writes only to a temporary folder.
+    BC2 `locomo` prints a markdown table of R@1, R@5, R@10 and MRR@10 with one row per retriever (each
+        store, each ablation, each reference), then R@5 / MRR@10 per category; a bad file exits 1.
 """
 
 import argparse

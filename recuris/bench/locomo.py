@@ -17,6 +17,8 @@ Invariants:
         ten, each once.
     LC2 the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
+    LC3 the loader reads the turns of every session that has turns, in order, each as `speaker: text`
+        followed by its image caption when it has one.
 """
 
 import json

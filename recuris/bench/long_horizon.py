@@ -15,6 +15,8 @@ Invariants:
     LH1 the suite is deterministic; every condition runs the same tasks with the same model.
     LH2 a run succeeds iff every planned step was done, no constraint was broken, no stale
         value was used, and at most one step failed.
+    LH3 the sliding window shows the task statement (goal, pins, plan) only while its first message is
+        within the last `window_size`; after that, only the recent steps.
 """
 
 from collections import Counter

@@ -13,6 +13,8 @@ Invariants:
         generator (never held whole), and merges at every size.
     SZ2 progress goes to standard error, only when it is a terminal and not `quiet`; the
         tables on standard output are the same either way.
+    SZ3 each growth exponent is log(t2 / t1) / log(n2 / n1); the semantic-write measure writes facts
+        through the manager, about half of them superseding the subject's valid fact.
 """
 
 import gc

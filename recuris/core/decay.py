@@ -17,6 +17,7 @@ Invariants:
         times more slowly than raw memory of the same importance and use.
     D6  `audit_log` holds at most `max_audit_log` records, the newest; the durable log is the
         store's (the manager writes every cycle's records there).
+    D7  `weight` is the formula above, `elapsed` never below 0; `on_access` resets it and adds one access.
 """
 
 import time

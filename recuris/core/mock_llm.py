@@ -9,6 +9,8 @@ breaks a constraint, without a failed episode it retries a path known to fail.
 Invariants:
     L1  every mock is a pure function of its inputs and its own call history.
     L2  `PromptFollowingLLM` reads nothing but the prompt text.
+    L3  `PromptFollowingLLM` does the first pending subtask, by an option no pin forbids and not known to fail
+        if there is one (one that worked first); no subtasks: the next undone `[follow]` action; else FINISH.
 """
 
 import json

@@ -9,6 +9,7 @@ Invariants:
     R2  an `Episode`'s status is "success" or "failed"; a failed episode has a reason.
     R3  an `Episode` that was never accessed counts its creation as its last access.
     R4  an `Episode`'s importance (its base weight for decay) lies in [0, 1].
+    R5  each record renders as one line; an episode as a `[follow]` path, or as `[avoid]` at its failed step.
 """
 
 from dataclasses import dataclass

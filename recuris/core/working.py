@@ -12,6 +12,7 @@ Invariants:
     W4  the prompt section's size is bounded by the configuration (goal, pins, subtasks,
         `window_size`, `max_step_chars`, `max_summary_chars`), not by the number of steps.
     W5  every pinned constraint appears in every prompt section.
+    W6  `init_task` starts afresh (no steps, summary, pins or progress); before it, nothing can be added.
 """
 
 from collections import deque

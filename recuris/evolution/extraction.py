@@ -15,6 +15,8 @@ Invariants:
     X3  every entry of the reply is either returned or reported, never silently dropped.
     X4  the same holds for `parse_insights`, which returns None (and the reasons) when the
         reply as a whole is unusable, so that the caller can keep its input and retry.
+    X5  the prompt shows the task (goal, status, steps) and the JSON shape `parse_knowledge` reads; the
+        object is read wherever the reply puts it, in prose or in ``` fences.
 """
 
 import json

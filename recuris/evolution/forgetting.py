@@ -17,6 +17,8 @@ Invariants:
     O4  the cycle decides exactly as the naive one (list every item, compare every pair of the
         band): it streams the items in batches, joins the band with `join.similar_pairs`, and
         compares only pairs with an item new to the band since the last cycle (J2).
+    O5  without `itemized`, a report holds counts only (forgotten, merged, size before and after) and
+        no item, so its memory stays flat however large the store.
 """
 
 from array import array

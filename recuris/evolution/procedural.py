@@ -11,6 +11,7 @@ Invariants:
     H2  a procedure has at least one step and at least one trigger.
     H3  a new procedure with the name of a valid one supersedes it; the old one is kept,
         closed, and no longer matches.
+    H4  a procedure renders as `procedure NAME: 1. a; 2. b`, its steps numbered in order.
 """
 
 import time

@@ -17,6 +17,8 @@ Invariants:
     Y5  each buffered interaction is stored raw at most once, however often it is retried.
     Y6  a prompt holds at most `max_batch` interactions; after a failure, a buffer past
         `max_buffer` keeps its newest `max_buffer`; the older are stored raw, never dropped.
+    Y7  an insight at or above `min_confidence` is stored naming the interactions it came from, each
+        kept raw as an episode; one below it is reported as skipped, and not stored.
 """
 
 from collections.abc import Callable

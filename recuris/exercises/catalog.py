@@ -12,6 +12,7 @@ Invariants:
     EX2 every exercise names modules of the package, chapters that exist in docs/, and, for
         each module, its example tests and its property tests (tests/<group>/test_<module>*.py).
     EX3 every exercise gives exactly two hints.
+    EX4 an unknown exercise name is refused, naming the exercises there are (exit 2 from the command).
 """
 
 import ast

@@ -16,6 +16,7 @@ Invariants:
         docstring, the failing assertion and the input Hypothesis shrank it to (exit 1).
     GR4 a missing test extra (pytest, Hypothesis), missing tests or missing learner files
         are said plainly, with what to do, and exit 2 before anything runs.
+    GR5 a learner's file that does not compile, or fails on import, is named with its line (exit 1).
 """
 
 import importlib.util

@@ -19,6 +19,9 @@ Invariants:
         deadline, and a wait that would pass it is not taken.
     LM5 `embed` returns one vector per text, all of one length (MR2 for each batch); a text
         longer than `max_input_chars` is refused before anything is sent.
+    LM6 a request carries `model`, a prompt as one user message (a `messages` list as given) or at most
+        `batch_size` texts to embed, every option not set to None and every `extra_fields` entry as given;
+        a chat call returns the reply's text.
 """
 
 import json

@@ -17,6 +17,9 @@ Invariants:
         long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
     Z5  a query is cut to MAX_QUERY_CHARS (the answer's "query_truncated" says so) and echoed
         into a prompt at most 200 characters long.
+    Z6  the tool speaks OpenAI's format: `search_memory_tool` is a function whose JSON Schema requires
+        `query`; `parse_tool_call` reads a `function_call` or a `tool_calls` call and nothing else; an
+        answer's prompt section is headed as recalled by search_memory.
 """
 
 import json

@@ -13,6 +13,8 @@ Invariants:
     BU2 a protected item is never evicted.
     BU3 each eviction takes the unprotected item with the lowest score (the older on a tie).
     BU4 when two or more items are given, at least two are kept.
+    BU5 an item's score is importance · 0.6 + recency · 0.3 + access · 0.1, where recency falls linearly
+        to 0 over 24 hours and access is the access count / 10, at most 1.
 """
 
 from collections.abc import Iterable

@@ -23,6 +23,8 @@ Invariants:
     CA2 a neighbour enters only through a relevant item of its own level and task (never
         for items outside a task), and its raw score is `neighbour_weight` times the sum
         of its relevant neighbours' raw scores, plus its own.
+    CA3 recency halves over the policy's half-life or, with `stretch_half_life`, over the age of the
+        oldest candidate if that is longer (its recency is then 1/2): never faster than the policy says.
 """
 
 from collections.abc import Iterable

@@ -33,6 +33,7 @@ Invariants:
         `import` reads them back with the items, in the same transaction.
     V10 every database is opened through `main`'s `open_store` (`SQLiteStore` by default),
         so a fork's store gets the whole command line by passing its own opener.
+    V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back as they were.
 """
 
 import json

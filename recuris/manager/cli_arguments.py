@@ -12,6 +12,8 @@ Invariants:
         1, an `--at` that is not a time, no database named) exits 2 before any file is
         opened, so it creates nothing and changes nothing.
     VA3 every option and argument of every command has help text.
+    VA4 `--at` reads epoch seconds or an ISO 8601 time (UTC unless it gives an offset): one moment,
+        however it is written, is one recall clock for `search`.
 """
 
 from __future__ import annotations

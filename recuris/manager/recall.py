@@ -16,6 +16,8 @@ Invariants:
         most relevant candidate of a recall has relevance 1.
     Q3  assembled results never repeat a content (compared without case or spacing): the
         best-ranked copy is kept (document 002's "no dedup" failure).
+    Q4  every result carries its score's breakdown (relevance, recency, importance, total) and the
+        reason it was recalled (its layer, or the trigger of a procedure).
 """
 
 import math

@@ -16,6 +16,8 @@ Invariants:
         `min_confidence` are reported and not observed.
     N4  finishing a task is one transaction: its episode, the episode's audit record and
         the deletion of its working items commit together, so a crash loses no step.
+    N5  `context` shows the task's goal and last steps, then the user's recall for it; `messages` gives
+        the same text as a system message, then the query (by default the goal) as a user message.
 """
 
 from collections.abc import Callable, Iterable, Iterator

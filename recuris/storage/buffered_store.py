@@ -20,6 +20,8 @@ Invariants:
         no write is ever dropped silently.
     G7  every operation of the Store protocol is a method of the class, written out: none
         reaches the inner store unseen (`users` is forwarded as it is; the rest change something).
+    G8  a read is never queued: one the store cannot answer raises StoreError; a write refused by a rule
+        (S2, S6), not by an outage, raises at once when nothing is queued, and is not queued.
 """
 
 from __future__ import annotations

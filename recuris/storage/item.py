@@ -16,6 +16,7 @@ Invariants:
     I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
     I4  a `CheckedClock` returns only finite numbers of seconds within ±MAX_TIME; any other
         reading (NaN, a string, 10**20) raises ValueError naming this rule.
+    I5  an item renders on one line as `[level] content`, an invalid one saying since when.
 """
 
 import copy

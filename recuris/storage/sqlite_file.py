@@ -14,6 +14,8 @@ Invariants:
         empty file opened for reading) before any byte of it is written; a read-only open
         writes nothing, and only a writing open creates a database or migrates an older
         version whose tables are all kept (`MIGRATES_FROM`), in one transaction.
+    SF3 creating or migrating a database puts it in WAL mode, which the file keeps, so that readers do
+        not wait behind a writer.
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ Invariants:
         content or validity, and an item no longer stored stays gone.
     S11 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
         deleting items it has already yielded, between batches, changes nothing it yields.
+    S12 `delete` and `delete_user` remove only the given user's items (`delete` only the ids it names)
+        and return how many, each counted once; `audit` lists records by user or by item, and
+        `scrub_audit` blanks the reason and weight of each record of the user.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def test_pollution_rate_is_the_share_of_bad_recalls():
 
 
 def test_bad_arguments_are_refused():
-    """k must be at least 1, and a question needs a relevant item."""
+    """EV1: k must be at least 1, and a question needs a relevant item (a ValueError naming the rule)."""
     with pytest.raises(ValueError, match="k must be"):
         recall_at_k(RANKED, {"d1"}, 0)
     with pytest.raises(ValueError, match="relevant"):
@@ -53,5 +53,5 @@ def test_bad_arguments_are_refused():
 
 
 def test_prompt_tokens_estimates_each_prompt():
-    """One estimate per prompt, in order."""
+    """T2 per prompt: one estimate per prompt, in order."""
     assert prompt_tokens(["abcd" * 10, "注册账"]) == [10, 2]

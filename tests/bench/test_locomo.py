@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo`, on a fixture (LC1, LC2)."""
+"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo`, on a fixture (LC1-LC3)."""
 
 import json
 
@@ -49,7 +49,7 @@ def path(tmp_path):
 
 
 def test_loader_reads_turns_with_speaker_and_caption(path):
-    """A turn's text is `speaker: text`, plus the image caption; sessions without turns are skipped."""
+    """LC3: a turn's text is `speaker: text`, plus the image caption; sessions without turns are skipped."""
     conversation = load(path)
     assert [t.id for t in conversation.turns] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2"]
     assert conversation.turns[2].text == "Ana: A beagle named Biscuit. a photo of a dog"
@@ -82,13 +82,13 @@ def test_every_retriever_ranks_every_turn_once(path):
 
 
 def test_bm25_finds_both_answers(path):
-    """On the fixture, BM25 puts each evidence turn first."""
+    """LC2: only the two questions the loader keeps are scored; BM25 puts each evidence turn first."""
     scores = evaluate([load(path)], RETRIEVERS["bm25 (k1 1.2, b 0.75)"])
     assert (scores.questions, scores.r1, scores.mrr) == (2, 1.0, 1.0)
 
 
 def test_bench_prints_a_table_per_retriever(path, capsys):
-    """`python -m recuris.bench locomo PATH` prints R@1-R@10 and MRR@10 for both stores and each reference."""
+    """BC2: `bench locomo PATH` prints R@1-R@10 and MRR@10 for both stores, each ablation and reference."""
     assert bench.main(["locomo", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "2 questions" in lines[0] and lines[2] == "| retriever | R@1 | R@5 | R@10 | MRR@10 |"
@@ -98,6 +98,6 @@ def test_bench_prints_a_table_per_retriever(path, capsys):
 
 
 def test_bench_reports_a_bad_file_and_exits_1(tmp_path, capsys):
-    """A file that is not LoCoMo gives exit status 1 and a message."""
+    """LC2, BC2: a file that is not LoCoMo gives exit status 1 and a message."""
     (tmp_path / "x.json").write_text("[]", encoding="utf-8")
     assert bench.main(["locomo", str(tmp_path / "x.json")]) == 1 and "error:" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.long_horizon: the A/B suite and its traps (LH1, LH2)."""
+"""Example tests for recuris.bench.long_horizon: the A/B suite and its traps (LH1-LH3)."""
 
 from recuris.bench.long_horizon import CONDITIONS, SlidingWindowMemory, Task, run_suite, suite
 
@@ -25,7 +25,7 @@ def test_success_requires_the_plan_done_without_violation_or_stale_value():
 
 
 def test_the_sliding_window_loses_the_task_statement():
-    """The baseline shows the goal only while the first message is in the window."""
+    """LH3: the baseline shows the goal only while the first message is in the window."""
     memory = SlidingWindowMemory(window_size=3)
     memory.init_task("the goal", ["a", "b"])
     memory.add_step("a", "ok")
@@ -37,7 +37,7 @@ def test_the_sliding_window_loses_the_task_statement():
 
 
 def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
-    """A/B, first value wins: recuris succeeds on every task; full history fails only on stale values."""
+    """LH1, LH2, first value wins: recuris succeeds on every task; full history fails only on stale values."""
     results = run_suite()
     ours = results["recuris (window 6 + summary + pins)"]
     full, window = results["full history"], results["sliding window (12 messages)"]
@@ -49,7 +49,7 @@ def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
 
 
 def test_under_the_last_value_rule_full_history_ties_and_only_the_window_fails():
-    """A/B, last value wins: full history succeeds too; the window still loses its plan."""
+    """LH2, last value wins: full history succeeds too; the window fails only by leaving its plan undone."""
     results = run_suite(latest_wins=True)
     ours, full = results["recuris (window 6 + summary + pins)"], results["full history"]
     assert ours.success_rate == full.success_rate == 1.0 and full.pollution == 0.0

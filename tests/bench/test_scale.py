@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (SZ1, SZ2)."""
+"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (SZ1-SZ3)."""
 
 import io
 
@@ -27,13 +27,13 @@ def test_a_cycle_over_the_workload_forgets_and_merges():
 
 @pytest.mark.parametrize("sqlite", [False, True])
 def test_semantic_writes_supersede_facts(sqlite):
-    """The semantic-write measure supersedes a fact in about half of its writes, on either store."""
+    """SZ3: the semantic-write measure supersedes a fact in about half of its writes, on either store."""
     writes = scale.semantic_writes(60, quiet=True, sqlite=sqlite)
     assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
 
 
 def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():
-    """Ten times the items in ten times the time is exponent 1; in a hundred times, 2."""
+    """SZ3: ten times the items in ten times the time is exponent 1; in a hundred times, 2."""
     assert scale.exponent(10, 1.0, 100, 10.0) == 1.0 and round(scale.exponent(10, 1.0, 100, 100.0), 9) == 2
 
 

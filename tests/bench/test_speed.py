@@ -10,7 +10,7 @@ def test_retrieval_timing_checks_index_against_scan():
 
 
 def test_prompt_growth_is_flat_for_recuris_and_linear_for_full_history():
-    """The recuris prompt at step 120 is within 1.1x of step 50; full history grows."""
+    """W4, measured: the recuris prompt at step 120 is within 1.1x of step 50; full history grows."""
     growth = speed.prompt_growth(120, marks=(10, 50, 120))
     assert growth["recuris"][120] <= 1.1 * growth["recuris"][50]
     assert growth["full history"][120] > 2 * growth["full history"][50]

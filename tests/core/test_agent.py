@@ -16,7 +16,7 @@ def make_agent(llm, **options):
 
 
 def test_finish_ends_the_run_in_success():
-    """FINISH from the model ends the run as a success and writes the episode."""
+    """A2: FINISH from the model ends the run as a success and writes its one episode."""
     agent = make_agent(ScriptedLLM(["a", "b"]))
     result = agent.run("goal", "type", MockEnvironment())
     assert (result.success, result.status, result.steps) == (True, "success", 2)
@@ -32,7 +32,7 @@ def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
 
 
 def test_failed_result_ends_the_run_with_its_reason():
-    """A failed action result ends the run as failed; the reason names the step and result."""
+    """A2: a failed result ends the run as failed; its episode's reason names the step and result."""
     result = make_agent(ScriptedLLM(["open page", "submit"])).run("goal", "type", MockEnvironment(SITE))
     assert (result.success, result.failure_reason) == (False, "step 2 failed: error: captcha required")
     assert result.episode.failed_step.action == "submit"
@@ -68,7 +68,7 @@ def test_llm_exception_fails_the_run_and_still_writes_the_episode():
 
 @pytest.mark.parametrize("reply", [None, "", "   ", 42, {"action": "x"}])
 def test_llm_reply_that_is_not_an_action_fails_the_run(reply):
-    """Untrusted model output: a reply that is not non-empty text ends the run as failed."""
+    """A2: untrusted model output: a reply that is not non-empty text ends the run as failed."""
     result = make_agent(lambda prompt: reply).run("goal", "type", MockEnvironment())
     assert result.status == "failed" and "not an action" in result.failure_reason
 
@@ -85,7 +85,7 @@ def test_action_exception_fails_the_run_and_records_the_step():
 
 
 def test_action_returning_non_text_fails_the_run():
-    """An action result that is not text is a failed step."""
+    """A2: an action result that is not text is a failed step, and the run ends with its reason."""
     result = make_agent(ScriptedLLM(["open"])).run("goal", "type", lambda action: 7)
     assert "action_fn returned int" in result.failure_reason
 
@@ -112,7 +112,7 @@ def test_goal_is_in_every_prompt():
 
 
 def test_second_task_avoids_the_path_that_failed_before():
-    """Episodic memory at work: a failed submit is avoided by the next similar task."""
+    """A4: episodic memory at work: recalled at the start, a failed submit is avoided next time."""
     agent = make_agent(PromptFollowingLLM())
     first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
     second = agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
@@ -121,7 +121,7 @@ def test_second_task_avoids_the_path_that_failed_before():
 
 
 def test_without_episodic_memory_the_mistake_repeats():
-    """The control: with retrieval disabled by a threshold of 1, the second task fails too."""
+    """A4, the control: with nothing recalled (a threshold of 1), the second task fails too."""
     agent = make_agent(PromptFollowingLLM(), threshold=1.0)
     agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
     assert not agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
@@ -142,7 +142,7 @@ def test_failed_step_below_max_failures_triggers_a_retrieval():
 
 
 def test_retrieved_episodes_are_reinforced_once_per_run():
-    """Retrieval reinforcement: a hit gets one access per run, not one per re-retrieval."""
+    """A5: retrieval reinforcement: a hit gets one access per run, not one per re-retrieval."""
     clock = ManualClock(0)
     agent = make_agent(PromptFollowingLLM(), decay=DecayManager(clock=clock), clock=clock)
     first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
@@ -186,13 +186,13 @@ def test_pinned_constraints_reach_every_prompt():
     ],
 )
 def test_bad_settings_are_refused(settings, rule):
-    """max_steps < 1, top_k < 1, a threshold outside [0, 1] or max_failures < 1 raise ValueError."""
+    """A1, E1, E2, VL2: max_steps, top_k or max_failures < 1, or a threshold outside [0, 1], raise."""
     with pytest.raises(ValueError, match=rule):
         make_agent(ScriptedLLM([]), **settings)
 
 
 def test_bad_task_is_refused_before_anything_is_written():
-    """An empty goal or a non-text task type raises and writes no episode."""
+    """VL1: an empty goal or a non-text task type raises, naming it, and writes no episode."""
     agent = make_agent(ScriptedLLM([]))
     with pytest.raises(ValueError, match="goal"):
         agent.run("", "type", MockEnvironment())

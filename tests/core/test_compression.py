@@ -14,7 +14,7 @@ def steps(*actions, failed=()):
 
 
 def test_summary_is_structured_done_and_phase():
-    """The summary lists done actions with arrows and names the current phase."""
+    """M4: the summary lists done actions with arrows, and its phase line names the latest one."""
     assert StructuredSummarizer()("", steps("open page", "fill email")) == (
         "done: open page -> fill email\nphase: fill email"
     )
@@ -63,7 +63,7 @@ def test_foreign_summary_text_is_kept_as_a_note():
 
 
 def test_actions_cannot_forge_summary_syntax():
-    """An action that looks like a separator or a count is escaped, so counts stay right."""
+    """M1: an action that looks like a separator or a count is escaped, so counts stay right."""
     summary = StructuredSummarizer()("", steps("(+9 earlier)", "a -> b", "c; d"))
     parts = parse(summary)
     assert parts.done_earlier == 0 and len(parts.done) == 3

@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.decay.DecayManager (D1-D4)."""
+"""Example tests for recuris.core.decay.DecayManager (D1-D4, D6, D7)."""
 
 import math
 
@@ -27,7 +27,7 @@ def clock():
 
 
 def test_fresh_item_weighs_its_importance(clock):
-    """At elapsed 0 with no access the weight is the importance."""
+    """D7: at elapsed 0 with no access the weight is the importance."""
     assert DecayManager(clock=clock).weight(item(importance=0.8)) == 0.8
 
 
@@ -38,7 +38,7 @@ def test_one_half_life_halves_the_weight(clock):
 
 
 def test_weight_matches_the_documented_formula(clock):
-    """Weight = importance * exp(-ln2 * elapsed / half_life) + min(cap, per_access * accesses)."""
+    """D7: weight = importance * exp(-ln2 * elapsed / half_life) + min(cap, per_access * accesses)."""
     clock.advance(3 * DAY)
     expected = 0.9 * math.exp(-math.log(2) * 3 / 7) + min(0.3, 0.05 * 4)
     assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(expected)
@@ -51,7 +51,7 @@ def test_reinforcement_is_capped(clock):
 
 
 def test_on_access_resets_the_clock_and_counts(clock):
-    """Retrieval reinforcement: the last access moves to now and the count grows."""
+    """D7, retrieval reinforcement: the last access moves to now and the count grows."""
     manager, memory = DecayManager(clock=clock), item()
     clock.advance(30 * DAY)
     manager.on_access(memory)
@@ -60,7 +60,7 @@ def test_on_access_resets_the_clock_and_counts(clock):
 
 
 def test_a_future_last_access_counts_as_now(clock):
-    """Clock skew cannot push the weight above importance plus reinforcement."""
+    """D7: a future last access counts as now: clock skew cannot push the weight above its maximum."""
     assert DecayManager(clock=clock).weight(item(last_access_at=5 * DAY)) == 1.0
 
 

@@ -49,7 +49,7 @@ def test_retrieval_matches_on_goal_not_only_task_type(memory):
 
 
 def test_chinese_goal_retrieves_a_similar_chinese_episode(memory):
-    """CJK bigrams let a Chinese query find a Chinese episode."""
+    """T1 in retrieval: CJK bigrams let a Chinese query find a Chinese episode."""
     hits = memory.retrieve("网页表单填写 再注册一个测试账号", top_k=2, threshold=0.25)
     assert [hit.episode.id for hit in hits] == ["episode-3"]
 
@@ -73,7 +73,7 @@ def test_ties_go_to_the_newer_episode():
 
 
 def test_empty_query_returns_no_hits(memory):
-    """An empty query, or one with no tokens, retrieves nothing."""
+    """E2: an empty query, or one with no tokens, shares no term and retrieves nothing."""
     assert memory.retrieve("") == [] and memory.retrieve("!!! ...") == []
 
 

@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.records (R1-R4)."""
+"""Example tests for recuris.core.records (R1-R5)."""
 
 import dataclasses
 
@@ -25,7 +25,7 @@ def test_step_renders_on_one_line_even_with_hostile_newlines():
 
 
 def test_step_render_clips_each_side():
-    """A long result is clipped to the given limit in a prompt, not in the record."""
+    """R1: a long result is clipped to the given limit in a prompt, not in the record."""
     step = Step(1, "read", "x" * 500)
     assert len(step.render(limit=20)) < 40 and len(step.result) == 500
 
@@ -43,7 +43,7 @@ def test_failed_episode_needs_a_reason():
 
 
 def test_episode_goal_must_be_text():
-    """Episode fields are checked: a non-string goal is a TypeError."""
+    """VL1: Episode fields are checked: a non-string goal is a TypeError naming it."""
     with pytest.raises(TypeError, match="goal"):
         make_episode(goal=None)
 
@@ -64,13 +64,13 @@ def test_every_field_but_type_goal_status_has_a_default():
 
 
 def test_successful_episode_renders_as_a_path_to_follow():
-    """A success renders as [follow] with its actions in order."""
+    """R5: a success renders as [follow] with its actions in order."""
     episode = make_episode(trajectory=(Step(1, "open", "ok"), Step(2, "submit", "ok")))
     assert episode.render() == "[follow] register an account (web form) succeeded: open -> submit"
 
 
 def test_failed_episode_renders_as_a_path_to_avoid_with_where_and_why():
-    """A failure renders as [avoid], naming the failed step, its result and that it does not work."""
+    """R5: a failure renders as [avoid], naming the failed step, its result and that it does not work."""
     trajectory = (Step(1, "open", "ok"), Step(2, "submit", "error: captcha", failed=True))
     episode = make_episode(status="failed", failure_reason="step 2 failed", trajectory=trajectory)
     assert episode.render() == (
@@ -79,17 +79,17 @@ def test_failed_episode_renders_as_a_path_to_avoid_with_where_and_why():
 
 
 def test_long_success_path_counts_the_actions_it_does_not_show():
-    """A long path shows its last actions and counts the earlier ones."""
+    """R5: a long path shows its last actions and counts the earlier ones."""
     steps = tuple(Step(i, f"a{i}", "ok") for i in range(1, 21))
     assert "(+8 earlier) -> a9" in make_episode(trajectory=steps).render(max_actions=12)
 
 
 def test_hit_renders_its_similarity():
-    """A Hit shows the episode and its score with two decimals."""
+    """R5: a Hit renders the episode and its score with two decimals, on one line."""
     assert Hit(0.5, make_episode()).render().endswith("(similarity 0.50)")
 
 
 def test_audit_record_renders_one_line():
-    """An audit record renders its operation, item, weight and reason."""
+    """R5: an audit record renders its operation, item, weight and reason on one line."""
     line = AuditRecord("episode-1", "forget", "too old", 10.0, 0.1234).render()
     assert line == "[audit t=10] forget episode-1 weight=0.123: too old"

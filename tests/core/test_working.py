@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.working.WorkingMemory (W1-W5)."""
+"""Example tests for recuris.core.working.WorkingMemory (W1-W6)."""
 
 import pytest
 
@@ -21,7 +21,7 @@ def test_goal_cannot_be_assigned_during_a_task(memory):
 
 
 def test_init_task_resets_window_summary_trajectory_pins_and_progress(memory):
-    """init_task starts from a clean slate."""
+    """W6: init_task starts from a clean slate."""
     memory.pin("do not use MySQL")
     memory.mark_done("fill email")
     for i in range(5):
@@ -52,7 +52,7 @@ def test_trajectory_keeps_every_step(memory):
 
 
 def test_overflow_is_merged_into_the_summary_not_overwriting_it(memory):
-    """The prototype's defect: a second compression must keep the first one's history."""
+    """M1 in working memory: a second compression keeps the first one's history (the prototype's defect)."""
     for i in range(8):
         memory.add_step(f"a{i}", "ok")
     assert memory.summary.startswith("done: a0 -> a1 -> a2 -> a3 -> a4")
@@ -147,14 +147,14 @@ def test_summarizer_receives_old_summary_and_evicted_steps():
 
 
 def test_failed_flag_defaults_to_the_text_rule(memory):
-    """A result mentioning an error is a failed step unless the caller says otherwise."""
+    """R1: the failed flag is decided on observing: by the text rule, unless the caller says otherwise."""
     assert memory.add_step("submit", "Error: 500").failed
     assert not memory.add_step("submit", "Error: 500", failed=False).failed
 
 
 @pytest.mark.parametrize("window_size", [0, -1, 1.5, True])
 def test_window_size_must_be_a_positive_int(window_size):
-    """Bad configuration: window_size < 1 is a ValueError naming the rule."""
+    """W4: bad configuration: window_size < 1 is a ValueError naming the rule."""
     with pytest.raises(ValueError, match="window_size"):
         WorkingMemory(window_size=window_size)
 
@@ -163,13 +163,13 @@ def test_window_size_must_be_a_positive_int(window_size):
     "goal, error", [("", ValueError), ("   ", ValueError), (None, TypeError), (3, TypeError)]
 )
 def test_init_task_needs_a_non_empty_text_goal(goal, error):
-    """init_task with an empty or non-string goal raises, naming the goal."""
+    """VL1: init_task with an empty or non-string goal raises, naming the goal."""
     with pytest.raises(error, match="goal"):
         WorkingMemory().init_task(goal)
 
 
 def test_bad_init_task_leaves_the_current_task_intact(memory):
-    """A refused init_task changes nothing already stored."""
+    """W1: a refused init_task changes nothing already stored: the goal stays, and the steps."""
     memory.add_step("a", "ok")
     with pytest.raises(ValueError):
         memory.init_task("new goal", ["ok", ""])
@@ -178,20 +178,20 @@ def test_bad_init_task_leaves_the_current_task_intact(memory):
 
 @pytest.mark.parametrize("action, error", [(None, TypeError), ("", ValueError), (["x"], TypeError)])
 def test_add_step_needs_a_non_empty_text_action(memory, action, error):
-    """add_step rejects a non-string or empty action and stores nothing."""
+    """VL1: add_step rejects a non-string or empty action, naming it, and stores nothing."""
     with pytest.raises(error, match="action"):
         memory.add_step(action, "ok")
     assert memory.trajectory == ()
 
 
 def test_add_step_before_init_task_is_refused():
-    """There is no step without a task."""
+    """W6: there is no step without a task."""
     with pytest.raises(RuntimeError, match="init_task"):
         WorkingMemory().add_step("a", "ok")
 
 
 def test_steps_are_numbered_from_one():
-    """Steps carry their 1-based index in the task."""
+    """W3: steps carry their 1-based index in the task, in the order added."""
     memory = WorkingMemory()
     memory.init_task("g")
     assert memory.add_step("a", "ok") == Step(1, "a", "ok", False)

@@ -69,13 +69,13 @@ def test_promoted_statement_is_never_promoted_again(consolidator):
 
 @pytest.mark.parametrize("arguments", [("", "v", "s"), ("s", None, "s"), ("s", "v", "  ")])
 def test_empty_or_non_text_statement_is_refused(consolidator, arguments):
-    """Bad input is refused before anything is recorded."""
+    """VL1: an empty or non-text subject, value or source is refused before anything is recorded."""
     with pytest.raises((TypeError, ValueError)):
         consolidator.observe(*arguments)
 
 
 @pytest.mark.parametrize("settings", [dict(min_occurrences=0), dict(window_seconds=0)])
 def test_bad_settings_are_refused(settings):
-    """min_occurrences < 1 or a non-positive window is a ValueError naming C1."""
+    """C1: min_occurrences < 1 or a non-positive window is a ValueError naming the rule."""
     with pytest.raises(ValueError, match="C1"):
         Consolidator(SemanticMemory(), **settings)

@@ -17,7 +17,7 @@ def test_a_well_formed_reply_gives_statements():
 
 
 def test_json_wrapped_in_prose_and_fences_is_found():
-    """Models wrap JSON in prose or ``` fences; the object inside is still read."""
+    """X5: models wrap JSON in prose or ``` fences; the object inside is still read."""
     found, problems = parse_knowledge(f"Sure! Here you go:\n```json\n{GOOD}\n```\nAnything else?")
     assert len(found) == 1 and problems == []
 
@@ -61,7 +61,7 @@ def test_a_flood_of_entries_is_cut_and_reported():
 
 
 def test_prompt_names_the_task_and_the_required_shape():
-    """The extraction prompt shows goal, status and steps, and the JSON shape expected."""
+    """X5: the extraction prompt shows goal, status and steps, and the JSON shape expected."""
     text = extraction_prompt("ship v2", "success", [Step(1, "build", "ok")])
     assert "Goal: ship v2" in text and "1. build -> ok" in text and '"knowledge"' in text
 

@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.forgetting: decay cycles over a manager's store (O1-O4, D5)."""
+"""Example tests for recuris.evolution.forgetting: decay cycles over a manager's store (O1-O5, D4, D5)."""
 
 from dataclasses import replace
 
@@ -33,7 +33,7 @@ def test_stale_items_are_forgotten_with_weight_and_reason(manager, clock):
 
 
 def test_used_items_survive(manager, clock):
-    """Recall reinforces: an item recalled along the way outlives an identical unused one."""
+    """D4 over the store: recall reinforces: an item recalled along the way outlives an unused twin."""
     used = manager.write("the vpn needs the blue token", "ana")
     unused = manager.write("lunch menu changed on tuesday", "ana")
     for _ in range(4):
@@ -84,7 +84,7 @@ def test_consolidated_memory_decays_more_slowly(clock):
 
 
 def test_a_cycle_refreshes_the_layers(manager, clock):
-    """After a cycle, the episodic layer no longer retrieves what was forgotten."""
+    """O1 in the layers: after a cycle, the episodic layer no longer retrieves what was forgotten."""
     from recuris import Episode
 
     episodes = manager.layers("ana").episodic
@@ -128,7 +128,7 @@ def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock
 
 
 def test_a_large_cycle_reports_counts_without_items(manager, clock):
-    """Without `itemized`, the report counts what was forgotten and merged, and holds no items."""
+    """O5: without `itemized`, the report counts what was forgotten and merged, and holds no items."""
     for text in ("printer jammed", "the office plant needs water", "the office plant needs water"):
         manager.write(text, "ana", level="episodic", importance=0.5)
     clock.advance(5 * DAY)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.procedural.ProceduralMemory (H1-H3)."""
+"""Example tests for recuris.evolution.procedural.ProceduralMemory (H1-H4)."""
 
 import pytest
 
@@ -47,7 +47,7 @@ def test_same_name_supersedes_and_keeps_the_old_one(memory):
 
 
 def test_procedure_renders_its_numbered_steps(memory):
-    """A procedure renders as numbered steps."""
+    """H4: a procedure renders as numbered steps."""
     assert memory.procedures[0].render() == "procedure deploy: 1. run tests; 2. build image; 3. roll out"
 
 

@@ -31,7 +31,7 @@ def test_adding_an_interaction_never_calls_the_model(manager):
 
 
 def test_reflection_stores_insights_with_their_sources(manager):
-    """Each insight names the interactions it came from; the raw turns are kept as episodes."""
+    """Y7: each insight names the interactions it came from; the raw turns are kept as episodes."""
     callback = ReflectionCallback(ReflectingLLM(), manager, threshold=2, user_id="ana")
     callback.add_interaction("Hello there", "Hi!")
     callback.add_interaction("Our deploy region is eu-west.", "Noted.")
@@ -102,7 +102,7 @@ def test_a_new_value_supersedes_and_keeps_every_source(manager):
 
 
 def test_insights_below_the_confidence_floor_are_not_stored(manager):
-    """Insights below min_confidence are reported as skipped."""
+    """Y7: insights below min_confidence are reported as skipped, and not stored."""
     callback = ReflectionCallback(ReflectingLLM(), manager, user_id="ana", min_confidence=0.95)
     callback.add_interaction("Our deploy region is eu-west.", "Noted.")
     report = callback.reflect()
@@ -110,7 +110,7 @@ def test_insights_below_the_confidence_floor_are_not_stored(manager):
 
 
 def test_bad_entries_are_audited_and_good_ones_kept(manager):
-    """A reply with one bad entry stores the good one and audits the problem."""
+    """X4: a reply with one bad entry stores the good one and audits the problem."""
     reply = (
         '{"insights": [{"type": "user_fact", "content": "likes tea", "confidence": 0.9}, '
         '{"type": "rumour", "content": "x", "confidence": 1}]}'
@@ -123,7 +123,7 @@ def test_bad_entries_are_audited_and_good_ones_kept(manager):
 
 
 def test_threshold_must_be_positive(manager):
-    """A threshold below 1 is refused."""
+    """VL2: a threshold below 1 is refused, naming it."""
     with pytest.raises(ValueError, match="threshold"):
         ReflectionCallback(ReflectingLLM(), manager, threshold=0)
 

@@ -55,14 +55,14 @@ def test_superseding_never_touches_another_subject(memory):
 
 
 def test_knows_only_the_valid_value(memory):
-    """knows() answers for the valid fact, case- and space-insensitively."""
+    """F2: knows() answers for the one valid fact, case- and space-insensitively."""
     memory.add("database", "MySQL", ["e1"])
     memory.add("database", "PostgreSQL", ["e2"])
     assert memory.knows(" DATABASE ", "postgresql") and not memory.knows("database", "MySQL")
 
 
 def test_prompt_section_lists_the_valid_facts(memory):
-    """The prompt section renders each valid fact with its sources."""
+    """F2, F3: the prompt section renders each valid fact with its sources; superseded ones are left out."""
     memory.add("database", "MySQL", ["e1"])
     memory.add("database", "PostgreSQL", ["e2"])
     section = memory.to_prompt_section()

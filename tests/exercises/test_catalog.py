@@ -1,4 +1,4 @@
-"""Example tests for recuris.exercises.catalog and the `list` command (EX1-EX3)."""
+"""Example tests for recuris.exercises.catalog and the `list` command (EX1-EX4)."""
 
 import re
 
@@ -57,7 +57,7 @@ def test_list_prints_one_line_per_exercise_in_order(capsys):
 
 
 def test_an_unknown_exercise_is_refused_naming_the_ones_there_are(capsys, tmp_path):
-    """An unknown name exits 2 and lists the exercises."""
+    """EX4: an unknown name exits 2 and lists the exercises."""
     with pytest.raises(KeyError, match="working"):
         find("workng")
     assert main(["start", "workng", str(tmp_path)]) == 2

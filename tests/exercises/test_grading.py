@@ -174,7 +174,7 @@ def test_without_the_learners_file_check_says_how_to_start(tmp_path):
 
 
 def test_a_syntax_error_is_named_with_its_line_before_anything_runs(tmp_path):
-    """A file that does not compile: its line, exit 1."""
+    """GR5: a file that does not compile: its line, exit 1."""
     (tmp_path / "text.py").write_text('"""Text."""\n\ndef tokenize(text:\n', encoding="utf-8")
     lines = []
     assert grading.check(find("text"), tmp_path, out=lines.append) == 1
@@ -183,7 +183,7 @@ def test_a_syntax_error_is_named_with_its_line_before_anything_runs(tmp_path):
 
 @pytest.mark.slow
 def test_a_module_that_fails_on_import_is_named_with_the_failing_line(tmp_path):
-    """A NameError on import: the import chain into the learner's file, and the error."""
+    """GR5: a NameError on import: the import chain into the learner's file, and the error."""
     (tmp_path / "text.py").write_text("CJK = undefined_name\n", encoding="utf-8")
     lines = []
     assert grading.check(find("text"), tmp_path, out=lines.append) == 1

@@ -61,7 +61,7 @@ def test_a_protocol_stub_is_kept_as_it_is():
 
 
 def test_start_writes_the_skeleton_and_a_readme_with_chapter_and_hints(tmp_path):
-    """start writes <module>.py and README.md: the chapter to read, two hints, the check command."""
+    """SK3, EX3: start writes <module>.py and a README: the chapter, the two hints, the check command."""
     exercise = find("working")
     written = start(exercise, tmp_path, 2, 7)
     assert sorted(path.name for path in written) == ["README.md", "working.py"]

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible client against stub servers on the loopback interface (LM1-LM5, HT1-HT4, MR1, MR2)."""
+"""The OpenAI-compatible client against stub servers on the loopback interface (LM1-LM6, HT1-HT4, MR1, MR2)."""
 
 import json
 import logging
@@ -43,7 +43,7 @@ def chat(stub, **options):
 
 
 def test_a_prompt_gets_the_assistant_text_and_sends_the_key_as_bearer(stub):
-    """The client posts the prompt as a user message and returns the assistant's content."""
+    """LM6: the client posts the prompt as a user message and returns the assistant's content."""
     stub.script = [("text", "open the page")]
     assert chat(stub)("what next?") == "open the page"
     request = stub.requests[0]
@@ -113,7 +113,7 @@ def test_the_key_never_shows_in_errors_reprs_or_logs(stub, caplog):
 
 
 def test_configuration_comes_from_the_environment(stub, monkeypatch):
-    """Arguments fall back to OPENAI_BASE_URL, OPENAI_API_KEY and RECURIS_MODEL; none set is an error."""
+    """LM3: arguments fall back to OPENAI_BASE_URL, OPENAI_API_KEY and RECURIS_MODEL; none set is refused."""
     monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
     monkeypatch.setenv("RECURIS_MODEL", "env-model")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
@@ -133,7 +133,7 @@ def test_a_tool_call_comes_back_in_the_loops_format(stub):
 
 
 def test_the_tool_call_round_trip_through_the_agent(stub):
-    """The model asks search_memory over HTTP, the loop answers from memory, the next prompt carries it."""
+    """A6, MR1: a search_memory call over HTTP is answered from memory, and the next prompt carries it."""
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
     stub.script = [("tool", "search_memory", {"query": "deploy region"})]
@@ -146,7 +146,7 @@ def test_the_tool_call_round_trip_through_the_agent(stub):
 
 
 def test_a_whole_run_decided_over_http(stub):
-    """Every decision of a RecurisAgent run comes from the stub (a PromptFollowingLLM behind HTTP)."""
+    """LM6: every decision of a RecurisAgent run comes from the stub (a PromptFollowingLLM behind HTTP)."""
     plan = ["open page", "fill email", "submit | solve captcha then submit"]
     site = {"submit": "error: captcha required"}
     agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), chat(stub), clock=ManualClock(0))
@@ -156,7 +156,7 @@ def test_a_whole_run_decided_over_http(stub):
 
 
 def test_an_http_failure_ends_the_run_as_failed_with_the_reason(stub):
-    """A client exception is a failed run with its reason; the episode is still written."""
+    """A2: a client exception is a failed run with its reason; the episode is still written."""
     stub.script = [("status", 503, "maintenance")] * 3
     agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), chat(stub), clock=ManualClock(0))
     result = agent.run("goal", "type", MockEnvironment())
@@ -165,7 +165,7 @@ def test_an_http_failure_ends_the_run_as_failed_with_the_reason(stub):
 
 
 def test_embeddings_come_in_batches_in_order(stub):
-    """Five texts with batch_size 2 are three requests; vectors come back in input order."""
+    """LM5, LM6: five texts with batch_size 2 are three requests; vectors come back in input order."""
     embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model", batch_size=2)
     texts = ["alpha", "beta", "gamma", "delta", "alpha"]
     vectors = embedder.embed(texts)
@@ -549,7 +549,7 @@ def test_a_bad_embeddings_setting_fails_at_construction(setting, rule):
 
 
 def test_max_tokens_stop_temperature_and_extra_fields_are_sent(stub):
-    """The options go into the request as given, and extra fields pass through untouched."""
+    """LM6: the options go into the request as given, and extra fields pass through untouched."""
     stub.script = [("text", "ok")]
     chat(stub, max_tokens=64, stop=["\n"], temperature=0.7, extra_fields={"seed": 7, "top_p": 0.9})("hi")
     body = stub.requests[0]["body"]
@@ -558,7 +558,7 @@ def test_max_tokens_stop_temperature_and_extra_fields_are_sent(stub):
 
 
 def test_options_set_to_none_are_left_out(stub):
-    """max_tokens, temperature and stop set to None are not sent, for servers that refuse them."""
+    """LM6: max_tokens, temperature and stop set to None are not sent, for servers that refuse them."""
     stub.script = [("text", "ok")]
     chat(stub, max_tokens=None, temperature=None, extra_fields={"max_completion_tokens": 32})("hi")
     assert stub.requests[0]["body"] == {"model": "stub-model", "max_completion_tokens": 32,
@@ -566,6 +566,6 @@ def test_options_set_to_none_are_left_out(stub):
 
 
 def test_embeddings_pass_extra_fields_through(stub):
-    """An embeddings request carries its extra fields beside model and input."""
+    """LM6: an embeddings request carries its extra fields beside model and input."""
     OpenAICompatibleEmbeddings(stub.url, "embed-model", extra_fields={"dimensions": 64}).embed(["a"])
     assert stub.requests[0]["body"] == {"model": "embed-model", "input": ["a"], "dimensions": 64}

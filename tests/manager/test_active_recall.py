@@ -19,7 +19,7 @@ def recall():
 
 
 def test_tool_definition_is_the_openai_function_format():
-    """The tool has type function, a name, a description and a JSON Schema object for parameters."""
+    """Z6: the tool has type function, a name, a description and a JSON Schema object for parameters."""
     tool = search_memory_tool()
     assert tool["type"] == "function" and tool["function"]["name"] == "search_memory"
     parameters = tool["function"]["parameters"]
@@ -33,7 +33,7 @@ def test_tool_definition_is_the_openai_function_format():
 
 
 def test_a_call_returns_json_results_with_score_breakdowns(recall):
-    """handle_search_memory answers with content and each score's parts."""
+    """Z3, Q4: handle_search_memory answers in JSON, with content and each score's parts."""
     reply = json.loads(recall.handle_search_memory('{"query": "deploy region", "max_results": 2}', "ana"))
     [first, *_] = reply["results"]
     assert first["content"] == "deploy region: eu-west"
@@ -70,7 +70,7 @@ def test_retrieve_context_stays_within_its_budget(recall):
 
 
 def test_parse_tool_call_accepts_both_shapes_and_nothing_else():
-    """A function_call object or an OpenAI tool_calls message is a call; other text is not."""
+    """Z6: a function_call object or an OpenAI tool_calls message is a call; other text is not."""
     legacy = '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"x\\"}"}}'
     modern = '{"tool_calls": [{"function": {"name": "search_memory", "arguments": "{}"}}]}'
     assert parse_tool_call(legacy)["name"] == parse_tool_call(modern)["name"] == "search_memory"
@@ -79,7 +79,7 @@ def test_parse_tool_call_accepts_both_shapes_and_nothing_else():
 
 
 def test_the_answer_section_says_it_came_from_recall(recall):
-    """The prompt section of an answer is labelled as recalled by search_memory."""
+    """Z6: the prompt section of an answer is labelled as recalled by search_memory."""
     section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
     assert section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
     assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})

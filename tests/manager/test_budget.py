@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.budget: document 001's token-budget eviction (BU1-BU4)."""
+"""Example tests for recuris.manager.budget: document 001's token-budget eviction (BU1-BU5)."""
 
 import pytest
 
@@ -21,7 +21,7 @@ def item(id, content="x" * 40, importance=0.5, created_at=0.0, access_count=0):
 
 
 def test_score_uses_the_documented_weights():
-    """score = importance·0.6 + recency·0.3 + access·0.1; recency fades over 24 h, access saturates at 10."""
+    """BU5: score = importance·0.6 + recency·0.3 + access·0.1; recency fades over 24 h, access caps at 10."""
     fresh = item("a", importance=1.0, access_count=10)
     assert retention_score(fresh, now=0.0) == pytest.approx(1.0)
     assert retention_score(item("b", importance=0.5, access_count=5), now=12 * HOUR) == pytest.approx(
@@ -58,6 +58,6 @@ def test_ties_evict_the_older_item():
 
 
 def test_negative_budget_is_refused():
-    """A negative budget is a ValueError naming BU1."""
+    """BU1: a negative budget is a ValueError naming the rule."""
     with pytest.raises(ValueError, match="BU1"):
         fit([], max_tokens=-1, now=0.0)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.candidates: layers, one scale for relevance and recency, neighbours (Q2, CA1, CA2)."""
+"""Example tests for recuris.manager.candidates: layers, one scale for relevance and recency, neighbours (Q2, CA1-CA3)."""
 
 import pytest
 
@@ -51,7 +51,7 @@ def test_the_most_relevant_candidate_has_relevance_one(store):
 
 
 def test_recency_halves_over_the_age_of_the_oldest_candidate(store):
-    """A memory spanning 60 days: the oldest candidate's recency is 1/2, not 0.5 ** (60 / 7)."""
+    """CA3: a memory spanning 60 days: the oldest candidate's recency is 1/2, not 0.5 ** (60 / 7)."""
     store.put([item("old", "deploy failed", level="episodic", created_at=0.0),
                item("new", "deploy worked", level="episodic", created_at=60 * DAY)])
     found = {r.item.id: r.recency for r in gather(store, "ana", "deploy", RecallPolicy(), 60 * DAY, None, [])}
@@ -59,7 +59,7 @@ def test_recency_halves_over_the_age_of_the_oldest_candidate(store):
 
 
 def test_recency_never_halves_faster_than_the_policy_says(store):
-    """Within the policy's half-life of 7 days, a 7-day-old candidate has recency 1/2."""
+    """CA3: within the policy's half-life of 7 days, a 7-day-old candidate has recency 1/2."""
     store.put([item("old", "deploy failed", level="episodic", created_at=0.0),
                item("new", "deploy worked", level="episodic", created_at=7 * DAY)])
     found = {r.item.id: r.recency for r in gather(store, "ana", "deploy", RecallPolicy(), 7 * DAY, None, [])}
@@ -67,7 +67,7 @@ def test_recency_never_halves_faster_than_the_policy_says(store):
 
 
 def test_a_clearly_relevant_old_memory_beats_a_fresh_weak_one(store):
-    """Recency and importance cannot bury relevance: the old exact match outranks today's passing mention."""
+    """Q2, CA3: recency and importance cannot bury relevance: an old exact match beats a passing mention."""
     store.put([item("match", "the staging database password rotates monthly", level="episodic"),
                item("fresh", "the database was mentioned today", level="episodic", created_at=300 * DAY,
                     importance=0.9)])
@@ -98,7 +98,7 @@ def test_neighbours_never_cross_a_task(store):
 
 
 def test_a_scorer_factory_scores_in_python_what_matching_finds(store):
-    """A policy with a scorer (here Jaccard) ranks the items `matching` returns, on the same scale."""
+    """Q2: a policy with a scorer (Jaccard) ranks what `matching` returns on the same scale."""
     store.put([item("a", "deploy api", level="episodic"), item("b", "deploy the api to eu-west now", level="episodic")])
     policy = RecallPolicy(scorer=JaccardScorer, neighbour_weight=0)
     found = {r.item.id: r.relevance for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])}

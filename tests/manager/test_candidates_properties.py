@@ -23,7 +23,7 @@ def build(rows) -> list[MemoryItem]:
 
 @given(items, queries, st.integers(1, 10))
 def test_S8_both_stores_give_the_same_top_k_through_the_manager(rows, query, top_k):
-    """The same items in memory and on SQLite: recall returns the same items, scores and order."""
+    """S8: the same items in memory and on SQLite: recall returns the same items, scores and order."""
     results = []
     for store in (InMemoryStore(), SQLiteStore(":memory:")):
         store.put(build(rows))

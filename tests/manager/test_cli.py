@@ -45,7 +45,7 @@ def test_stats_counts_users_levels_and_integrity(database):
 
 
 def test_list_and_search_are_scoped_to_the_user(database):
-    """list and search show only the named user's items; search prints breakdowns."""
+    """MG1, Q4: list and search show only the named user's items; search prints breakdowns."""
     status, text = cli("--db", str(database), "list", "--user", "bob")
     assert status == 0 and "green tea" in text and "database" not in text
     status, text = cli("--db", str(database), "search", "database", "--user", "ana")
@@ -53,13 +53,13 @@ def test_list_and_search_are_scoped_to_the_user(database):
 
 
 def test_history_shows_the_supersession(database):
-    """history lists an item's audit trail."""
+    """MG4: history lists an item's audit trail, its supersession among it."""
     status, text = cli("--db", str(database), "history", "fact-1", "--user", "ana")
     assert status == 0 and "supersede fact-1" in text
 
 
 def test_export_then_import_round_trips(database, tmp_path):
-    """export writes JSON Lines that import reads back into another database."""
+    """V11: export writes JSON Lines that import reads back into another database."""
     _, exported = cli("--db", str(database), "export", "--user", "ana")
     (tmp_path / "ana.jsonl").write_text(exported, encoding="utf-8")
     status, text = cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "ana.jsonl"))
@@ -78,7 +78,7 @@ def test_import_of_a_bad_line_writes_nothing(database, tmp_path):
 
 
 def test_forget_user_deletes_their_memory(database):
-    """forget-user deletes the user's items and reports how many."""
+    """MG3: forget-user deletes the user's items and reports how many."""
     assert cli("--db", str(database), "forget-user", "ana", "--yes") == (0, "deleted 3 items of ana\n")
     assert cli("--db", str(database), "list", "--user", "ana") == (0, "")
 
@@ -240,7 +240,7 @@ def test_a_bad_command_line_changes_no_byte_of_the_database(database):
 
 
 def test_search_at_a_time_scores_recency_from_that_time_and_a_task_type_brings_procedures(database):
-    """`--at` is the recall clock; `--task-type` triggers the procedures of that type."""
+    """VA4, H1: `--at` is the recall clock; `--task-type` triggers the procedures of that type."""
     manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
     manager.write("release", "ana", level="procedural", metadata={"steps": ["test", "ship"],
                                                                    "task_types": ["deploy"]})
@@ -252,14 +252,14 @@ def test_search_at_a_time_scores_recency_from_that_time_and_a_task_type_brings_p
 
 
 def test_at_reads_iso_8601_as_the_same_moment_as_epoch_seconds(database):
-    """`--at 1970-01-01T00:16:40Z` and `--at 1000` are the same recall clock."""
+    """VA4: `--at 1970-01-01T00:16:40Z` and `--at 1000` are the same recall clock."""
     runs = [shell("search", "database", "--user", "ana", "--json", "--at", at, "--db", str(database)).stdout
             for at in ("1000", "1970-01-01T00:16:40Z", "1970-01-01T01:16:40+01:00")]
     assert runs[0] and runs[0] == runs[1] == runs[2]
 
 
 def test_import_reads_standard_input_for_a_dash_and_says_so_in_its_help(database, tmp_path):
-    """`import -` reads standard input, and `import --help` says that "-" means standard input."""
+    """V11, VA3: `import -` reads standard input, and `import --help` says that "-" means it."""
     exported = shell("export", "--user", "bob", "--db", str(database)).stdout
     completed = shell("import", "-", "--db", str(tmp_path / "copy.db"), stdin=exported)
     assert completed.returncode == 0 and completed.stdout == "imported 1 items\n"

@@ -22,13 +22,13 @@ def manager(clock):
 
 
 def test_trivial_writes_are_skipped_and_audited(manager):
-    """Empty or trivial content is not stored; the skip is audited."""
+    """U1, MG4: empty or trivial content is not stored; the skip is audited."""
     assert manager.write("ok", "ana") is None
     assert manager.list("ana") == [] and manager.history("ana")[0].operation == "skip"
 
 
 def test_statement_seen_twice_is_promoted_to_a_fact(manager, clock):
-    """A routed statement is an event; the second sighting promotes a fact citing both events."""
+    """C1, C2 in the manager: a routed statement is an event; a second one promotes a fact citing both."""
     first = manager.write("team language: Python", "ana")
     clock.advance(60)
     second = manager.write("Team language: python", "ana")
@@ -46,7 +46,7 @@ def test_explicit_semantic_write_supersedes_and_keeps_the_old_fact(manager):
 
 
 def test_recall_excludes_superseded_facts_unless_asked(manager):
-    """Superseded facts stay out of recall unless include_invalid is set."""
+    """CA1: superseded facts stay out of recall unless include_invalid is set."""
     manager.write("database: MySQL", "ana", level="semantic")
     manager.write("database: PostgreSQL", "ana", level="semantic")
     contents = lambda result: [r.item.content for r in result.results]  # noqa: E731
@@ -55,7 +55,7 @@ def test_recall_excludes_superseded_facts_unless_asked(manager):
 
 
 def test_every_result_carries_its_breakdown_and_reason(manager):
-    """Each recalled item has relevance, recency, importance, total and a reason."""
+    """Q4: each recalled item has relevance, recency, importance, total and a reason."""
     manager.write("database: PostgreSQL", "ana", level="semantic")
     [result] = manager.recall("which database", "ana").results
     assert set(result.breakdown()) == {"relevance", "recency", "importance", "total"}
@@ -63,7 +63,7 @@ def test_every_result_carries_its_breakdown_and_reason(manager):
 
 
 def test_procedure_is_recalled_when_its_trigger_matches(manager):
-    """A procedure comes back when the task type triggers it, and says why."""
+    """H1, Q4: a procedure comes back when the task type triggers it, and says why."""
     manager.write(
         "deploy", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]}
     )
@@ -72,7 +72,7 @@ def test_procedure_is_recalled_when_its_trigger_matches(manager):
 
 
 def test_recall_counts_an_access_and_audits_it(manager, clock):
-    """Recall is use: the item's access count grows and its clock resets; the recall is audited."""
+    """MG4: recall is use: the item's access count grows and its clock resets; the recall is audited."""
     fact = manager.write("database: PostgreSQL", "ana", level="semantic")
     clock.advance(DAY)
     manager.recall("database", "ana")
@@ -92,7 +92,7 @@ def test_a_recall_adds_one_audit_record_however_many_results(manager):
 
 
 def test_recall_stays_within_the_token_budget(manager):
-    """The assembled text never exceeds the budget."""
+    """Q1: the assembled text never exceeds the budget."""
     for n in range(20):
         manager.write(f"fact number {n}: the deployment target is region {n}", "ana", level="semantic")
     result = manager.recall("deployment target region", "ana", top_k=20, token_budget=40)
@@ -142,7 +142,7 @@ def test_a_failing_store_makes_recall_return_nothing_with_a_warning(caplog):
 
 
 def test_bad_arguments_are_refused_before_anything_is_stored(manager):
-    """A non-text content, an unknown level or a blank user raise and store nothing."""
+    """MG6, Q1: a non-text content, an unknown level, a blank user or top_k 0 raise; nothing is stored."""
     with pytest.raises(TypeError, match="content"):
         manager.write(None, "ana")
     with pytest.raises(ValueError, match="level"):
@@ -162,7 +162,7 @@ def test_a_token_budget_that_is_not_a_count_is_refused(manager, budget):
 
 
 def test_tags_given_as_one_string_are_refused_and_nothing_is_stored(manager):
-    """Tags are a collection of text: "abc" is refused, not stored as three tags."""
+    """MG6: tags are a collection of text: "abc" is refused, not stored as three tags, and not audited."""
     with pytest.raises(TypeError, match="tags must be a collection of str"):
         manager.write("deploy failed on step 3", "ana", tags="abc")
     assert manager.list("ana") == [] and manager.history("ana") == []

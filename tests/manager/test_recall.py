@@ -32,7 +32,7 @@ def test_total_is_the_weighted_sum_of_its_parts():
 
 
 def test_relevance_alone_does_not_decide():
-    """Ranking uses recency and importance too: a fresher, more important item can win."""
+    """Q1: ranking is by the weighted total, not relevance alone: a fresher, more important item can win."""
     old = score(
         item("old", "x", importance=0.1), 0.6, now=60 * DAY, weights=Weights(), half_life=7 * DAY, reason=""
     )

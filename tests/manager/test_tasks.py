@@ -69,7 +69,7 @@ def test_the_goal_survives_the_working_budget():
 
 
 def test_extracted_knowledge_is_observed_and_promoted_on_the_second_task():
-    """Extraction feeds the consolidator: the same statement from two tasks becomes a fact."""
+    """C1 in finish_task: extraction feeds the consolidator: one statement from two tasks becomes a fact."""
     manager = manager_with(llm=lambda prompt: GOOD)
     assert run_task(manager).facts == ()
     [fact] = run_task(manager).facts
@@ -105,7 +105,7 @@ def test_low_confidence_knowledge_is_reported_and_not_observed():
 
 
 def test_llm_context_as_text_and_as_messages():
-    """get_llm_context gives the task and recalled memory; get_llm_messages the same as chat messages."""
+    """N5: get_llm_context gives the task and recalled memory; get_llm_messages the same as chat messages."""
     manager = manager_with()
     manager.write("deploy target: eu-west", "ana", level="semantic")
     manager.start_task("ana", "ship to the deploy target")

@@ -60,7 +60,7 @@ def test_removing_a_document_restores_the_index():
 
 
 def test_bm25_settings_are_checked():
-    """k1 must be positive and b within [0, 1]."""
+    """SR1: k1 must be positive and b within [0, 1]; otherwise a ValueError naming the rule."""
     with pytest.raises(ValueError, match="k1"):
         BM25Scorer(k1=0)
     with pytest.raises(ValueError, match="b"):

@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.buffered_store.BufferedStore: outages lose no write (G1-G7, QR1, QR2)."""
+"""Example tests for recuris.storage.buffered_store.BufferedStore: outages lose no write (G1-G8, QR1, QR2)."""
 
 import subprocess
 import sys
@@ -59,14 +59,14 @@ def test_writes_during_an_outage_are_kept_and_written_later_in_order(flaky):
 
 
 def test_reads_during_an_outage_raise_store_error(flaky):
-    """Reads are not buffered: the caller decides how to degrade."""
+    """G8: reads are not buffered: the caller decides how to degrade."""
     flaky.down = True
     with pytest.raises(StoreError):
         BufferedStore(flaky).list("ana")
 
 
 def test_ids_are_still_handed_out_during_an_outage(flaky):
-    """An offline id is time-stamped and carries the store's token, so it cannot collide with store ids."""
+    """G4: an offline id is time-stamped and carries the store's token: it cannot collide with store ids."""
     store = BufferedStore(flaky, clock=lambda: 12.5, token="t0")
     flaky.down = True
     ids = [store.new_id("item"), store.new_id("item")]
@@ -110,7 +110,7 @@ def test_deleting_a_user_drops_their_queued_writes(flaky):
 
 
 def test_a_batch_refused_by_a_rule_is_raised_when_nothing_is_queued(flaky):
-    """A rule violation (S2) is not an outage: it raises at once and is not queued."""
+    """G8: a rule violation (S2) is not an outage: it raises at once and is not queued."""
     store = BufferedStore(flaky)
     store.put([item("i1", "ana")])
     with pytest.raises(ValueError, match="S2"):

@@ -15,7 +15,7 @@ def item(**changes):
 
 
 def test_defaults_fill_access_and_validity_from_creation():
-    """An item never accessed was last accessed when it was created, and is valid."""
+    """I3: a new item is valid, and one never accessed was last accessed when it was created."""
     fresh = item(created_at=42.0)
     assert (fresh.last_access_at, fresh.is_valid) == (42.0, True)
 
@@ -64,7 +64,7 @@ def test_an_item_rebuilt_from_its_stored_row_equals_the_one_written():
 
 @pytest.mark.parametrize("key", ["owner", "_stored"])
 def test_from_dict_refuses_unknown_fields(key):
-    """from_dict names the fields it does not know, `trusted`'s private keyword among them."""
+    """I2: from_dict names the fields it does not know, `trusted`'s private keyword among them."""
     with pytest.raises(TypeError, match="unknown MemoryItem fields"):
         MemoryItem.from_dict({**item().to_dict(), key: "mallory"})
 
@@ -78,7 +78,7 @@ def test_closing_records_time_and_successor():
 
 
 def test_render_is_one_line_with_level():
-    """An item renders as `[level] content` on one line."""
+    """I5: an item renders as `[level] content` on one line."""
     assert item(content="a\nb").render() == "[semantic] a b"
 
 

@@ -38,7 +38,7 @@ def test_reopen_gives_back_items_and_audit(tmp_path):
 
 
 def test_journal_is_write_ahead_logging(tmp_path):
-    """The database runs in WAL mode."""
+    """SF3: the database runs in WAL mode."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -55,21 +55,21 @@ def test_schema_has_the_indexes_the_design_names(tmp_path):
 
 
 def test_missing_file_is_an_error_when_not_creating(tmp_path):
-    """A store opened for reading does not create a database."""
+    """SF2: a store opened without `create` does not create a database."""
     with pytest.raises(FileNotFoundError, match="no recuris database"):
         SQLiteStore(tmp_path / "absent.db", create=False)
     assert not (tmp_path / "absent.db").exists()
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path):
-    """A corrupt or foreign file raises StoreError with the reason."""
+    """SF2: a corrupt or foreign file raises StoreError with the reason."""
     (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a database"):
         SQLiteStore(tmp_path / "junk.db")
 
 
 def test_another_schema_version_is_refused(tmp_path):
-    """The schema version is checked on open."""
+    """SF2: the schema version is checked on open."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
         db.execute("UPDATE schema_version SET version = 99")
@@ -128,7 +128,7 @@ def test_sql_in_text_is_only_ever_data(tmp_path):
 
 
 def test_a_locked_database_raises_store_error(tmp_path):
-    """A write while another connection holds the lock fails with StoreError, not a crash."""
+    """SQ4: a write while another connection holds the lock fails with StoreError, not a crash."""
     store = SQLiteStore(tmp_path / "m.db", timeout=0.05)
     blocker = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")

@@ -1,4 +1,4 @@
-"""The Store contract, run against every implementation: the in-memory model and SQLite (S1-S4)."""
+"""The Store contract, run against every implementation: the in-memory model and SQLite (S1-S4, S12)."""
 
 import pytest
 
@@ -36,7 +36,7 @@ def test_reads_are_scoped_to_one_user(store):
 
 
 def test_list_filters_by_level_and_task_in_insertion_order(store):
-    """list returns the user's items oldest first, filtered by level and task."""
+    """MS1: list returns the user's items oldest first, filtered by level and task."""
     store.put(
         [item("i1", level="working", task_id="t1"), item("i2"), item("i3", level="working", task_id="t2")]
     )
@@ -45,7 +45,7 @@ def test_list_filters_by_level_and_task_in_insertion_order(store):
 
 
 def test_put_replaces_an_item_in_place(store):
-    """A second put of an id updates it and keeps its place in the order."""
+    """MS1: a second put of an id updates it and keeps its place in the order."""
     store.put([item("i1"), item("i2")])
     store.put([item("i1", access_count=3)])
     assert [(i.id, i.access_count) for i in store.list("ana")] == [("i1", 3), ("i2", 0)]
@@ -60,14 +60,14 @@ def test_an_item_cannot_move_to_another_user(store):
 
 
 def test_delete_only_touches_the_users_items(store):
-    """delete with another user's id deletes nothing."""
+    """S12: delete with another user's id deletes nothing."""
     store.put([item("i1", user="ana")])
     assert store.delete("bob", ["i1"]) == 0 and store.get("ana", "i1") is not None
     assert store.delete("ana", ["i1", "i1", "nope"]) == 1
 
 
 def test_delete_user_removes_every_item_of_the_user(store):
-    """delete_user removes all of one user's items, valid or not, and nothing else."""
+    """S12: delete_user removes all of one user's items, valid or not, and nothing else."""
     store.put([item("i1"), item("i2", invalidated_at=5.0), item("i3", user="bob")])
     assert store.delete_user("ana") == 2
     assert store.users() == ["bob"]
@@ -81,7 +81,7 @@ def test_new_ids_are_fresh(store):
 
 
 def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
-    """The audit log filters by user and item; scrubbing keeps id, time and operation only."""
+    """S12: the audit log filters by user and item; scrubbing keeps id, time and operation only."""
     store.append_audit(
         [
             AuditRecord("i1", "write", "secret text", 1.0, 0.5, "ana"),
@@ -168,7 +168,7 @@ def test_deleting_yielded_items_between_batches_changes_nothing_yielded(store):
 
 
 def test_delete_removes_only_the_named_items_of_the_user_and_counts_them(store):
-    """A batched delete removes the user's named items, counts each once, and never another user's."""
+    """S12: a batched delete removes the user's named items, counts each once, and never another user's."""
     store.put([item("i1"), item("i2"), item("i3", user="bob")])
     assert store.delete("ana", ["i1", "i1", "i3", "missing"]) == 1
     assert [i.id for i in store.list("ana")] == ["i2"] and store.get("bob", "i3") is not None
