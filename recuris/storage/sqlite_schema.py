@@ -78,12 +78,11 @@ FORGET = ("INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
 SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
 STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
 AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
-INSERT = f"INSERT INTO items ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
-UPSERT = INSERT + f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS[1:])}"
-# A new row, inserted only if its id is free and its user is at the forget generation given (S6).
-INSERT_NEW = (f"INSERT INTO items ({', '.join(COLUMNS)}) SELECT {', '.join('?' * len(COLUMNS))} "
-              "WHERE coalesce((SELECT generation FROM forgotten WHERE user_id = ?), 0) = ? "
-              "ON CONFLICT (id) DO NOTHING")
+_NAMES, _PLACES = ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))
+UPSERT = (f"INSERT INTO items ({_NAMES}) VALUES ({_PLACES}) ON CONFLICT (id) DO UPDATE SET "
+          + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:]))
+INSERT_NEW = (f"INSERT INTO items ({_NAMES}) SELECT {_PLACES} WHERE coalesce((SELECT generation FROM "
+              "forgotten WHERE user_id = ?), 0) = ? ON CONFLICT (id) DO NOTHING")  # free id, user kept (S6)
 RECORD_ACCESS = ("UPDATE items SET access_count = access_count + 1, last_access_at = ? "
                  "WHERE id = ? AND user_id = ?")
 # Encoders made once: `json.dumps` with any option builds a new encoder at every call.
@@ -135,10 +134,7 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
 
 
 def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> bool:
-    """Insert the item and its postings if its id is free and its user at `generation`; else write nothing.
-
-    Returns whether it inserted.
-    """
+    """Insert the item and its postings if its id is free and its user at `generation`; say if it did."""
     cursor = db.execute(INSERT_NEW, (*row_of(item), item.user_id, generation))
     if cursor.rowcount:
         reindex(db, [], [(item.user_id, item.level, item.content, cursor.lastrowid)])
