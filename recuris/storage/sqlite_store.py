@@ -111,7 +111,8 @@ class SQLiteStore(SQLiteErasure):
             # One new item of one user this object has seen (a manager's write) goes in one statement,
             # which checks the user's generation (S6) and that the id is free; only if it inserts
             # nothing is either read on its own, and the stored row (S2, old postings).
-            if not (len(batch) == 1 and not doomed and set(users) == {users[0]} and users[0] in self._seen
+            one_seen_user = len(set(users)) == 1 and users[0] in self._seen
+            if not (len(batch) == 1 and not doomed and one_seen_user
                     and schema.insert_new(db, batch[0], self._seen[users[0]])):
                 refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
                 stored = schema.stored_rows(db, [item.id for item in batch])  # owners before deleting (S2)
