@@ -148,7 +148,7 @@ def main(argv=None) -> int:
               f"| {naive_ms:.0f} | "
               f"{mine_ms / okapi_ms:.2f} | {same_naive}/{len(few)}, {same_fast}/{len(queries)}, "
               f"{same_okapi}/{len(queries)} |")
-    kept = sum(len(p.cache[1]) * 8 for p in ours.postings.values() if p.cache is not None)
+    kept = sum(len(weights) * 8 for _, weights, _ in ours.cache.values())
     print(f"\nIndex memory (MB, tracemalloc after building): recuris {ours_bytes / 1e6:.1f}, "
           f"rank_bm25 {okapi_bytes / 1e6:.1f}, bm25s {fast_bytes / 1e6:.1f}; recuris / rank_bm25 "
           f"{ours_bytes / okapi_bytes:.2f}. Weights recuris kept for the common terms after the queries: "

@@ -21,7 +21,7 @@ Invariants:
 """
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -85,21 +85,31 @@ class SemanticMemory:
         # walking: a million facts held as objects would slow every collection of the process.
         self._facts: dict[str, tuple] = {}
         self._next_number = 1
-        # Normalised subject -> its facts' ids, oldest first: a write reads one subject's
-        # facts instead of scanning every fact of the user (F6).
-        self._by_subject: dict[str, list[str]] = {}
+        # Normalised subject -> its newest fact's id, and each fact's id -> the id of the fact
+        # of its subject before it: a write reads one subject's facts instead of scanning every
+        # fact of the user (F6). Plain strings, like the tuples, so the collector never walks them.
+        self._newest: dict[str, str] = {}
+        self._older: dict[str, str] = {}
         for fact in archive.load() if archive is not None else ():
             self._remember(fact)
         self._close_contradicted()
 
     def _remember(self, fact: Fact) -> None:
         if fact.id not in self._facts:
-            self._by_subject.setdefault(normalize(fact.subject), []).append(fact.id)
-        self._facts[fact.id] = (fact.id, fact.subject, fact.value, fact.source_ids, fact.created_at,
-                                fact.invalidated_at, fact.superseded_by)
+            subject = normalize(fact.subject)
+            if subject in self._newest:
+                self._older[fact.id] = self._newest[subject]
+            self._newest[subject] = fact.id
+        # Flat, the sources last: a tuple nested in it could keep it tracked by the collector.
+        self._facts[fact.id] = (fact.id, fact.subject, fact.value, fact.created_at, fact.invalidated_at,
+                                fact.superseded_by, *fact.source_ids)
+
+    def _fact(self, fact_id: str) -> Fact:
+        fact_id, subject, value, created_at, invalidated_at, superseded_by, *sources = self._facts[fact_id]
+        return Fact(fact_id, subject, value, tuple(sources), created_at, invalidated_at, superseded_by)
 
     def _all(self) -> list[Fact]:
-        return [Fact(*row) for row in self._facts.values()]
+        return [self._fact(fact_id) for fact_id in self._facts]
 
     def _close_contradicted(self) -> None:
         # F5: two writers that could not see each other's fact leave two valid ones; the
@@ -158,9 +168,14 @@ class SemanticMemory:
         return f"fact-{self._next_number - 1}"
 
     def _current(self, subject: str) -> Fact | None:
-        ids = self._by_subject.get(normalize(subject), ())
-        valid = (i for i in reversed(ids) if self._facts[i][5] is None)  # not invalidated
-        return next((Fact(*self._facts[i]) for i in valid), None)
+        valid = (i for i in self._newest_first(subject) if self._facts[i][4] is None)  # not invalidated
+        return next((self._fact(i) for i in valid), None)
+
+    def _newest_first(self, subject: str) -> Iterator[str]:
+        fact_id = self._newest.get(normalize(subject))
+        while fact_id is not None:
+            yield fact_id
+            fact_id = self._older.get(fact_id)
 
     def knows(self, subject: str, value: str) -> bool:
         """Return True if `subject = value` is the valid fact about the subject."""
@@ -169,7 +184,7 @@ class SemanticMemory:
 
     def about(self, subject: str, include_invalid: bool = False) -> list[Fact]:
         """Return the facts about a subject, newest first; superseded ones only if asked."""
-        facts = (Fact(*self._facts[i]) for i in reversed(self._by_subject.get(normalize(subject), ())))
+        facts = (self._fact(i) for i in self._newest_first(subject))
         return [fact for fact in facts if include_invalid or fact.is_valid]
 
     @property

@@ -2,9 +2,9 @@
 
 Document 000 §3.2 retrieves by similarity; docs/retrieval/scoring.md's `BM25Scorer` ranks by Okapi BM25
 (Robertson and Zaragoza, 2009). At a million documents a query of common words touches
-most of them, so this index keeps each term's postings as two integer arrays (document
-number, term frequency) in insertion order, computes a term's BM25 weights once per state
-of the collection, and answers `top(query, k)` term at a time, strongest term first: once
+most of them, so this index keeps each term's postings as one array of integer pairs
+(document number, term frequency) in insertion order, computes a term's BM25 weights once
+per state of the collection, and answers `top(query, k)` term at a time, strongest term first: once
 the terms left could not lift a new document past the k-th score so far (MaxScore, Turtle
 and Flood, 1995), they only add to the documents already in play. The final candidates are
 rescored exactly, so pruning never changes the answer.
@@ -19,17 +19,19 @@ Invariants:
 """
 
 import math
+import struct
 import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from heapq import nlargest
 
-__all__ = ["BM25Index", "Postings", "bm25_idf"]
+__all__ = ["BM25Index", "bm25_idf"]
 
 SLACK = 1e-9  # relative: approximate sums are within far less of the exact ones
 CACHED = 256  # terms with at least this many documents keep their weights between queries
+POSTING = struct.Struct("=ii")  # (document number, term frequency): one posting, 8 bytes
 
 
 def bm25_idf(documents: int, frequency: int) -> float:
@@ -37,20 +39,10 @@ def bm25_idf(documents: int, frequency: int) -> float:
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
-class Postings:
-    """One term's documents (insertion numbers, ascending) and frequencies; iterating gives keys."""
-
-    __slots__ = ("numbers", "frequencies", "keys", "cache")
-
-    def __init__(self, keys: list) -> None:
-        self.numbers, self.frequencies, self.keys, self.cache = array("i"), array("i"), keys, None
-
-    def __len__(self) -> int:
-        return len(self.numbers)
-
-    def __iter__(self) -> Iterator[str]:
-        keys = self.keys
-        return (keys[number] for number in self.numbers)
+def _columns(postings: bytearray) -> tuple[memoryview, memoryview]:
+    """View a term's postings as its document numbers and their frequencies; release before resizing."""
+    pairs = memoryview(postings).cast("i")
+    return pairs[0::2], pairs[1::2]
 
 
 class BM25Index:
@@ -58,7 +50,10 @@ class BM25Index:
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
-        self.postings: dict[str, Postings] = {}
+        # A term's postings in a bytearray (POSTING pairs): an object the cyclic garbage collector
+        # never walks, where an array or an instance would be one more for every collection to visit.
+        self.postings: dict[str, bytearray] = {}
+        self.cache: dict[str, tuple[int, array, float]] = {}  # term -> (generation, weights, peak)
         self.total_length = 0
         self._number: dict[str, int] = {}  # key -> insertion number (a re-added key gets a new one)
         self._keys: list[str | None] = []  # insertion number -> key, None once removed
@@ -87,9 +82,8 @@ class BM25Index:
         for term in distinct:
             postings = self.postings.get(term)
             if postings is None:
-                postings = self.postings[term] = Postings(self._keys)
-            postings.numbers.append(number)
-            postings.frequencies.append(counts[term])
+                postings = self.postings[term] = bytearray()
+            postings += POSTING.pack(number, counts[term])
         self._generation += 1
 
     def remove(self, key: str) -> None:
@@ -98,47 +92,53 @@ class BM25Index:
             return
         for term in self._terms[number]:
             postings = self.postings[term]
-            position = bisect_left(postings.numbers, number)
-            del postings.numbers[position], postings.frequencies[position]
-            if not postings.numbers:
+            start = _position(postings, number) * POSTING.size
+            del postings[start:start + POSTING.size]
+            if not postings:
                 del self.postings[term]
+                self.cache.pop(term, None)
         self.total_length -= self._lengths[number]
         self._keys[number] = self._terms[number] = None
         self._generation += 1
 
     def candidates(self, query: Iterable[str]) -> set[str]:
         """Return the documents that share at least one term with the query."""
-        return set().union(*(self.postings.get(term, ()) for term in set(query)))
+        return {key for term in set(query) for key in self.holding(term)}
+
+    def holding(self, term: str) -> list[str]:
+        """Return the documents that hold the term, in insertion order."""
+        keys = self._keys
+        return [keys[number] for number in _columns(self.postings.get(term, bytearray()))[0]]
 
     def idf(self, term: str) -> float:
         """The BM25 inverse document frequency, never negative."""
-        return bm25_idf(len(self._number), len(self.postings.get(term, ())))
+        return bm25_idf(len(self._number), len(self.postings.get(term, ())) // POSTING.size)
 
     def _average(self) -> float:
         return max(self.total_length / max(1, len(self._number)), 1e-9)
 
     def _weights(self, term: str) -> tuple[array, float]:
         """Return the term's BM25 weight per posting (B1) and the largest, computed once per state."""
-        postings = self.postings[term]
-        if postings.cache is not None and postings.cache[0] == self._generation:
-            return postings.cache[1], postings.cache[2]
+        cached = self.cache.get(term)
+        if cached is not None and cached[0] == self._generation:
+            return cached[1], cached[2]
         idf, k1, b, lengths, average = self.idf(term), self.k1, self.b, self._lengths, self._average()
         # The same expression as `_weight_of`, so that both give the same floats (B1).
         weights = array("d", [idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[n] / average))
-                              for n, tf in zip(postings.numbers, postings.frequencies)])
+                              for n, tf in zip(*_columns(self.postings[term]))])
         peak = max(weights)
         if len(weights) >= CACHED:
-            postings.cache = (self._generation, weights, peak)
+            self.cache[term] = (self._generation, weights, peak)
         return weights, peak
 
     def _weight_of(self, term: str, number: int) -> float:
-        postings = self.postings.get(term)
-        if postings is None:
+        if term not in self.postings:
             return 0.0
-        position = bisect_left(postings.numbers, number)
-        if position == len(postings.numbers) or postings.numbers[position] != number:
+        numbers, frequencies = _columns(self.postings[term])
+        position = bisect_left(numbers, number)
+        if position == len(numbers) or numbers[position] != number:
             return 0.0
-        idf, k1, b, tf = self.idf(term), self.k1, self.b, postings.frequencies[position]
+        idf, k1, b, tf = self.idf(term), self.k1, self.b, frequencies[position]
         return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lengths[number] / self._average()))
 
     def raw(self, query: Iterable[str], key: str) -> float:
@@ -151,7 +151,7 @@ class BM25Index:
         parts: dict[int, list[float]] = {}
         for term in set(query):
             if term in self.postings:
-                for number, weight in zip(self.postings[term].numbers, self._weights(term)[0]):
+                for number, weight in zip(_columns(self.postings[term])[0], self._weights(term)[0]):
                     parts.setdefault(number, []).append(weight)
         return {self._keys[number]: math.fsum(weights) for number, weights in parts.items()}
 
@@ -163,7 +163,7 @@ class BM25Index:
         lists = sorted(((*self._weights(term), term) for term in terms), key=lambda entry: -entry[1])
         scores: dict[int, float] = {}
         for position, (weights, _, term) in enumerate(lists):
-            numbers = self.postings[term].numbers
+            numbers = _columns(self.postings[term])[0]
             left = sum(entry[1] for entry in lists[position:])  # the most the terms left can add
             floor = nlargest(k, scores.values())[-1] if len(scores) >= k else 0.0
             if floor and left * (1 + SLACK) < floor * (1 - SLACK):
@@ -171,7 +171,7 @@ class BM25Index:
                 # add to those that still can.
                 scores = {n: s for n, s in scores.items() if (s + left) * (1 + SLACK) >= floor * (1 - SLACK)}
                 for weights, _, term in lists[position:]:
-                    self._add_to_known(scores, self.postings[term].numbers, weights)
+                    self._add_to_known(scores, _columns(self.postings[term])[0], weights)
                 break
             new = dict(zip(numbers, weights))
             for number in new.keys() & scores.keys():
@@ -179,13 +179,13 @@ class BM25Index:
             scores.update(new)
         floor = nlargest(k, scores.values())[-1] if len(scores) >= k else 0.0
         close = [n for n, s in scores.items() if s >= floor * (1 - 4 * SLACK)]
-        found = [(self.postings[term].numbers, weights) for weights, _, term in lists]
+        found = [(_columns(self.postings[term])[0], weights) for weights, _, term in lists]
         exact = [(math.fsum(_lookup(numbers, weights, n) for numbers, weights in found), n) for n in close]
         best = nlargest(k, exact)  # by score, then by insertion number: the later first
         return [(self._keys[number], score) for score, number in best]
 
     @staticmethod
-    def _add_to_known(scores: dict[int, float], numbers: array, weights: array) -> None:
+    def _add_to_known(scores: dict[int, float], numbers: memoryview, weights: array) -> None:
         # Few known documents against a long list: look each one up; otherwise walk the list.
         if len(scores) * max(1, len(numbers).bit_length()) < len(numbers):
             for number in scores:
@@ -198,6 +198,11 @@ class BM25Index:
                     scores[number] += weight
 
 
-def _lookup(numbers: array, weights: array, number: int) -> float:
+def _position(postings: bytearray, number: int) -> int:
+    # In a function of its own, so that the views are gone (and the bytearray resizable) on return.
+    return bisect_left(_columns(postings)[0], number)
+
+
+def _lookup(numbers: memoryview, weights: array, number: int) -> float:
     position = bisect_left(numbers, number)
     return weights[position] if position < len(numbers) and numbers[position] == number else 0.0

@@ -114,3 +114,15 @@ def test_a_fact_record_without_sources_is_refused():
 
     with pytest.raises(ValueError, match="F3"):
         Fact("fact-1", "team language", "Python", ())
+
+
+def test_held_facts_leave_nothing_for_the_garbage_collector_to_walk():
+    """F6: facts and the subject index are plain tuples and strings, which a collection stops tracking."""
+    import gc
+
+    memory = SemanticMemory(None, ManualClock(0))
+    for number in range(300):
+        memory.add(f"setting {number % 100}", f"value {number}", [f"episode-{number}"])
+    gc.collect()
+    held = [*memory._facts.values(), memory._newest, memory._older]
+    assert len(memory.facts) == 300 and not any(gc.is_tracked(part) for part in held)

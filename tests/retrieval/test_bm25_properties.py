@@ -82,7 +82,7 @@ class BM25Machine(RuleBasedStateMachine):
         for key, (_, counts) in self.model.documents.items():
             for term in counts:
                 expected.setdefault(term, set()).add(key)
-        assert {term: set(postings) for term, postings in self.index.postings.items()} == expected
+        assert {term: set(self.index.holding(term)) for term in self.index.postings} == expected
         assert len(self.index) == len(self.model.documents)
 
 
