@@ -13,6 +13,7 @@ Invariants:
         on the same rows; the queries are drawn from the corpus's own distribution.
 """
 
+import itertools
 import random
 import sqlite3
 import statistics
@@ -35,8 +36,9 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
     """Return `size` texts of `words` words from a Zipf-like vocabulary of 20,000 words."""
     rng = random.Random(seed)
     vocabulary = [f"{prefix}{rank}" for rank in range(1, 20_001)]
-    weights = [1 / rank for rank in range(1, 20_001)]
-    return [" ".join(rng.choices(vocabulary, weights, k=words)) for _ in range(size)]
+    # Cumulative weights summed once: `choices` would sum all 20,000 again at every call.
+    cumulative = list(itertools.accumulate(1 / rank for rank in range(1, 20_001)))
+    return [" ".join(rng.choices(vocabulary, cum_weights=cumulative, k=words)) for _ in range(size)]
 
 
 def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:

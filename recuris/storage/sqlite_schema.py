@@ -95,7 +95,7 @@ def row_of(item: MemoryItem) -> tuple:
     """Return the item's row: its fields in column order, metadata as JSON text (I2's mapping)."""
     # Field by field rather than through `to_dict`: asdict deep-copies every value, and was
     # more than half the cost of a batched write.
-    metadata = _METADATA_JSON(item.metadata)
+    metadata = _METADATA_JSON(item.metadata) if item.metadata else "{}"
     return *_BEFORE_METADATA(item), metadata, *_AFTER_METADATA(item)
 
 

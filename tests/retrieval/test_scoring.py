@@ -25,6 +25,18 @@ def test_analyze_drops_stop_words_and_keeps_cjk_bigrams():
         "carolin", "research", "adoption", "agency", "注册", "册账", "账号"]
 
 
+def test_the_stem_memo_is_bounded_and_changes_no_result(monkeypatch):
+    """SR3: analysing through the memo gives each token's own stem, and the memo never outgrows its bound."""
+    from recuris.retrieval import scoring
+
+    monkeypatch.setattr(scoring, "STEMS_KEPT", 3)
+    monkeypatch.setattr(scoring, "_stems", {})
+    text = "deployments deployed running quickly classes analysis making deployments"
+    for _ in range(3):
+        assert analyze(text) == [stem(word) for word in text.split()]
+        assert len(scoring._stems) <= 3
+
+
 def test_bm25_matches_the_okapi_formula():
     """SR1: a hand-computed Okapi score, divided by the query's best possible score."""
     scorer = BM25Scorer(k1=1.2, b=0.75, analyzer=str.split)
