@@ -149,7 +149,7 @@ def _growth(sizes: tuple[int, ...], seconds: list[float], n: int, apart: list[fl
     return text + f"; {scale.exponent(before, less[n - 1], size, less[n]):.2f} without GC"
 
 
-RUNS, LONG_RUN = 3, 1_000_000  # semantic-write runs per size; a run this long is timed once
+RUNS = 3  # semantic-write runs per size, of which the one of median time is shown
 
 
 def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
@@ -164,12 +164,12 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
              _growth(sizes, [c["cycle_s"] for c in cycles], n))
     # Each SQLite write commits (and waits for the disk): a fifth of the sizes keeps the run short.
     for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 5 for size in sizes[:2]))):
-        writes = [scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite",
-                                        runs=1 if size >= LONG_RUN else RUNS) for size in counts]
+        writes = [scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite", runs=RUNS)
+                  for size in counts]
         for n, (size, write) in enumerate(zip(counts, writes)):
             # The collector walks every live object, so its share grows with the heap: shown apart.
-            _row(f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC s); "
-                 f"the median of {RUNS} runs below {LONG_RUN:,}",
+            _row(f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC s), "
+                 f"the median of {RUNS} runs",
                  f"{size:,} writes",
                  f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs ({write['gc_s']:.2f})",
                  f"{write['superseded']:,} superseded a fact",

@@ -30,7 +30,7 @@ from ..storage.archives import StoredEpisodes
 from ..storage.buffered_store import BufferedStore, QueuedView
 from ..storage.item import MemoryItem
 from ..storage.sqlite_erasure import ErasureIncompleteError
-from ..storage.store import ForgottenUserError, IdTakenError, Store, StoreError
+from ..storage.store import ForgottenUserError, IdTakenError, Store, StoreError, id_prefix
 from .bounds import MAX_LOADED_USERS, LayerCache
 
 __all__ = ["Layers", "UserLayers"]
@@ -129,7 +129,7 @@ class UserLayers:
         try:
             self._put(item, why, loaded)
         except IdTakenError:
-            item = replace(item, id=self.store.new_id(item.id.rpartition("-")[0]))
+            item = replace(item, id=self.store.new_id(id_prefix(item.id)))
             self._put(item, why, loaded)
         return item
 

@@ -22,7 +22,7 @@ import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from .store import IdTakenError
+from .store import IdTakenError, id_prefix
 
 __all__ = ["NewIds", "ID_BLOCK", "MINTED_LIMIT"]
 
@@ -66,7 +66,7 @@ class NewIds:
         for item_id in ids:
             if item_id in self._minted:  # handed out here, so no longer among those to hand out
                 del self._minted[item_id]
-            elif (block := self._reserved.get(item_id.rpartition("-")[0])) is not None:
+            elif (block := self._reserved.get(id_prefix(item_id))) is not None:
                 block.pop(item_id, None)
 
 

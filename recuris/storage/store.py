@@ -49,7 +49,7 @@ from ..core.records import AuditRecord
 from .item import MemoryItem
 
 __all__ = ["Store", "StoreError", "ForgottenUserError", "IdTakenError", "Access", "append_superseding",
-           "STORE_K1", "STORE_B"]
+           "id_prefix", "STORE_K1", "STORE_B"]
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
 # length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).
@@ -66,6 +66,11 @@ class ForgottenUserError(ValueError):
 
 class IdTakenError(ValueError):
     """A new id was taken by another write before its own: the put was refused, nothing written (S3)."""
+
+
+def id_prefix(item_id: str) -> str:
+    """Return the prefix an id from `new_id` was made of: `new_id(prefix)` gives prefix, "-", a number."""
+    return item_id.rpartition("-")[0]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ import pytest
 
 from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
 from recuris.core.records import AuditRecord
-from recuris.storage.store import Access
+from recuris.storage.store import Access, id_prefix
 
 from factories import store_factories
 
@@ -78,6 +78,11 @@ def test_new_ids_are_fresh(store):
     store.put([item("episode-1", user="bob")])
     first, second = store.new_id("episode"), store.new_id("episode")
     assert "episode-1" not in (first, second) and first != second
+
+
+def test_a_new_ids_prefix_is_recovered_from_it(store):
+    """S3: `id_prefix` gives back the prefix `new_id` was given, dashes in it included."""
+    assert [id_prefix(store.new_id(prefix)) for prefix in ("episode", "ana-task-7")] == ["episode", "ana-task-7"]
 
 
 def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
