@@ -1,13 +1,13 @@
 """BM25 index: postings in arrays, each term's weights computed once, the top k by MaxScore pruning.
 
 Document 000 §3.2 retrieves by similarity; docs/retrieval/scoring.md's `BM25Scorer` ranks by Okapi BM25
-(Robertson and Zaragoza, 2009). At a million documents a query of common words touches
-most of them, so this index keeps each term's postings as one array of integer pairs
-(document number, term frequency) in insertion order, computes a term's BM25 weights once
-per state of the collection, and answers `top(query, k)` term at a time, strongest term first: once
-the terms left could not lift a new document past the k-th score so far (MaxScore, Turtle
-and Flood, 1995), they only add to the documents already in play. The final candidates are
-rescored exactly, so pruning never changes the answer.
+(Robertson and Zaragoza, 2009). At a million documents a query of common words touches most
+of them, so this index keeps each term's postings as one array of integer pairs (document
+number, term frequency) in insertion order, computes a term's BM25 weights once per state of
+the collection, and answers `top(query, k)` term at a time, strongest term first: once the
+terms left could not lift a new document past the k-th score so far (MaxScore, Turtle and
+Flood, 1995), they only add to the documents in play. The final candidates are rescored
+exactly, so pruning never changes the answer.
 
 Invariants:
     B1 every score is exact and path-independent: `math.fsum` over the distinct query terms
@@ -50,8 +50,7 @@ class BM25Index:
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
-        # A term's postings in a bytearray (POSTING pairs): an object the cyclic garbage collector
-        # never walks, where an array or an instance would be one more for every collection to visit.
+        # Term -> POSTING pairs in a bytearray: unlike an array, an object the collector never walks.
         self.postings: dict[str, bytearray] = {}
         self.cache: dict[str, tuple[int, array, float]] = {}  # term -> (generation, weights, peak)
         self.total_length = 0
@@ -80,10 +79,11 @@ class BM25Index:
         self._lengths.append(sum(counts.values()))
         self.total_length += self._lengths[number]
         for term in distinct:
-            postings = self.postings.get(term)
-            if postings is None:
-                postings = self.postings[term] = bytearray()
-            postings += POSTING.pack(number, counts[term])
+            postings = self.postings.setdefault(term, bytearray())
+            try:
+                postings += POSTING.pack(number, counts[term])
+            except BufferError:  # a reader still holds a view (another thread, a kept traceback): a copy
+                self.postings[term] = postings + POSTING.pack(number, counts[term])
         self._generation += 1
 
     def remove(self, key: str) -> None:
@@ -93,7 +93,10 @@ class BM25Index:
         for term in self._terms[number]:
             postings = self.postings[term]
             start = _position(postings, number) * POSTING.size
-            del postings[start:start + POSTING.size]
+            try:
+                del postings[start:start + POSTING.size]
+            except BufferError:  # as in `add`: a reader's view never makes a write fail halfway
+                self.postings[term] = postings = postings[:start] + postings[start + POSTING.size:]
             if not postings:
                 del self.postings[term]
                 self.cache.pop(term, None)
@@ -199,8 +202,7 @@ class BM25Index:
 
 
 def _position(postings: bytearray, number: int) -> int:
-    # In a function of its own, so that the views are gone (and the bytearray resizable) on return.
-    return bisect_left(_columns(postings)[0], number)
+    return bisect_left(_columns(postings)[0], number)  # its views are gone on return: resizable again
 
 
 def _lookup(numbers: memoryview, weights: array, number: int) -> float:

@@ -52,22 +52,9 @@ def stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word  # make, making -> mak
 
 
-STEMS_KEPT = 50_000  # words whose stem `analyze` remembers; all are forgotten at once past it
-_stems: dict[str, str] = {}  # a memo of `stem`, a pure function: it changes no result (SR3)
-
-
 def analyze(text: str) -> list[str]:
     """Return the terms BM25 indexes: tokens minus stop words, stemmed (SR3)."""
-    # Every write and recall analyses its text; a word's stem is looked up rather than
-    # recomputed, since a vocabulary repeats far more often than it grows.
-    return [_stems.get(token) or _stem_kept(token) for token in tokenize(text) if token not in STOP_WORDS]
-
-
-def _stem_kept(word: str) -> str:
-    if len(_stems) >= STEMS_KEPT:
-        _stems.clear()
-    stemmed = _stems[word] = stem(word)
-    return stemmed
+    return [stem(token) for token in tokenize(text) if token not in STOP_WORDS]
 
 
 class BM25Scorer(BM25Index):

@@ -69,7 +69,7 @@ class IdTakenError(ValueError):
 
 
 def id_prefix(item_id: str) -> str:
-    """Return the prefix an id from `new_id` was made of: `new_id(prefix)` gives prefix, "-", a number."""
+    """Return all of an id before its last "-": for the shipped stores' `new_id(prefix)`, the prefix."""
     return item_id.rpartition("-")[0]
 
 

@@ -23,3 +23,16 @@ def test_removing_a_document_after_a_query_resizes_its_postings():
     assert [key for key, _ in index.top(["deploy"], 2)] == ["b", "a"]
     index.remove("b")
     assert index.holding("deploy") == ["a"] and [key for key, _ in index.top(["deploy"], 2)] == ["a"]
+
+
+def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole():
+    """B2: a view left alive (another thread's query, a kept traceback) never makes an add or remove fail."""
+    index = BM25Index()
+    index.add("a", ["t", "u"])
+    index.add("b", ["t"])
+    held = memoryview(index.postings["t"])  # stands for a reader that has not let go yet
+    index.add("c", ["u", "t"])
+    assert index.holding("t") == ["a", "b", "c"] and index.holding("u") == ["a", "c"]
+    index.remove("b")
+    assert index.holding("t") == ["a", "c"] and [key for key, _ in index.top(["t"], 3)] == ["c", "a"]
+    assert held.nbytes == 16  # the reader's snapshot is unchanged: a and b

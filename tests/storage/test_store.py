@@ -80,8 +80,10 @@ def test_new_ids_are_fresh(store):
     assert "episode-1" not in (first, second) and first != second
 
 
-def test_a_new_ids_prefix_is_recovered_from_it(store):
-    """S3: `id_prefix` gives back the prefix `new_id` was given, dashes in it included."""
+@pytest.mark.parametrize("make", [lambda path: InMemoryStore(), lambda path: SQLiteStore(path / "ids.db")])
+def test_a_new_ids_prefix_is_recovered_from_it(make, tmp_path):
+    """S3: on the stores recuris ships, `id_prefix` gives back the prefix `new_id` was given, dashes included."""
+    store = make(tmp_path)
     assert [id_prefix(store.new_id(prefix)) for prefix in ("episode", "ana-task-7")] == ["episode", "ana-task-7"]
 
 
