@@ -18,7 +18,8 @@ Invariants:
     LC2 the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
     LC3 the loader reads the turns of every session that has turns, in order, each as `speaker: text`
-        followed by its image caption when it has one.
+        followed by its image caption when it has one, numbered by its session and dated at
+        the session's date plus a minute per turn before it.
 """
 
 import json
@@ -81,9 +82,11 @@ def load(path: str | Path) -> Conversation:
         session = body.get(f"session_{number}")
         if session is None and f"session_{number}_date_time" not in body:
             break
-        for turn in session or ():
+        date = _date(body.get(f"session_{number}_date_time"))
+        for index, turn in enumerate(session or ()):
             caption = f" {turn['blip_caption']}" if turn.get("blip_caption") else ""
-            turns.append(Turn(turn["dia_id"], f"{turn['speaker']}: {turn['text']}{caption}"))
+            text = f"{turn['speaker']}: {turn['text']}{caption}"
+            turns.append(Turn(turn["dia_id"], text, date + 60.0 * index, number))  # a minute a turn (LC3)
     questions = tuple(
         Question(str(q["question"]), tuple(q["evidence"]), int(q["category"]))
         for q in data.get("qa", ())

@@ -55,6 +55,14 @@ def test_loader_reads_turns_with_speaker_and_caption(path):
     assert conversation.turns[2].text == "Ana: A beagle named Biscuit. a photo of a dog"
 
 
+def test_each_turn_carries_its_session_and_the_sessions_date_plus_a_minute_a_turn(path):
+    """LC3: turns are dated from their session's date, a minute apart, and numbered by session."""
+    turns = load(path).turns
+    may_8 = 1683550800.0  # 1:00 pm on 8 May 2023, UTC
+    assert [(t.session, t.at - may_8) for t in turns] == [
+        (1, 0.0), (1, 60.0), (1, 120.0), (2, 86400.0 + 3600.0), (2, 86400.0 + 3660.0)]
+
+
 def test_loader_keeps_categories_one_to_four_with_evidence(path):
     """LC2: no-evidence and category-5 questions are left out."""
     assert [q.text for q in load(path).questions] == [
