@@ -49,11 +49,12 @@ class ManagedExperience:
                                        count_access=False)
         shown = {hit.episode.id for hit in hits}
         others = [result for result in recalled.results if result.item.id not in shown]
-        episodes = [Recalled(episode_to_item(hit.episode, self.user_id), hit.score, 0.0,
-                             hit.episode.importance, hit.score, "a similar past task") for hit in hits]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
-        fresh = [result for result in [*episodes, *others] if result.item.id not in self.counted]
+        episodes = [Recalled(episode_to_item(hit.episode, self.user_id), hit.score, 0.0,
+                             hit.episode.importance, hit.score, "a similar past task")
+                    for hit in hits if hit.episode.id not in self.counted]
+        fresh = [*episodes, *(result for result in others if result.item.id not in self.counted)]
         self.manager.count_access(self.user_id, fresh)
         self.counted.update(result.item.id for result in fresh)
         return hits, [result.render() for result in others]

@@ -34,12 +34,13 @@ COLUMNS = ("id", "user_id", "level", "content", "task_id", "created_at", "last_a
            "importance", "metadata", "invalidated_at", "superseded_by")
 USER, LEVEL, CONTENT, TASK, ACCESSED, ACCESSES, METADATA = 1, 2, 3, 4, 6, 7, 9  # positions in a row
 _VALUES = attrgetter(*COLUMNS)
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False).encode  # made once: `json.dumps` builds one per call
 
 
 def _row(item: MemoryItem) -> tuple:
     """The stored form of an item: its fields in COLUMNS order, metadata as JSON text (its own copy, S4)."""
     values = _VALUES(item)
-    return (*values[:METADATA], json.dumps(item.metadata, ensure_ascii=False), *values[METADATA + 1:])
+    return (*values[:METADATA], _METADATA_JSON(item.metadata), *values[METADATA + 1:])
 
 
 def _item(row: tuple) -> MemoryItem:

@@ -75,14 +75,14 @@ SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
 GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
 FORGET = ("INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
           "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1")
-SELECT_ITEMS = f"SELECT {', '.join(COLUMNS)} FROM items"
+_NAMES, _PLACES = ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))
+SELECT_ITEMS = f"SELECT {_NAMES} FROM items"
 STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
 AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
-_NAMES, _PLACES = ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))
 UPSERT = (f"INSERT INTO items ({_NAMES}) VALUES ({_PLACES}) ON CONFLICT (id) DO UPDATE SET "
           + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:]))
-INSERT_NEW = (f"INSERT INTO items ({_NAMES}) SELECT {_PLACES} WHERE coalesce((SELECT generation FROM "
-              "forgotten WHERE user_id = ?), 0) = ? ON CONFLICT (id) DO NOTHING")  # free id, user kept (S6)
+INSERT_NEW = (f"INSERT INTO items ({_NAMES}) SELECT {_PLACES} WHERE coalesce(({GENERATION}), 0) = ? "
+              "ON CONFLICT (id) DO NOTHING")  # free id, user kept (S6)
 RECORD_ACCESS = ("UPDATE items SET access_count = access_count + 1, last_access_at = ? "
                  "WHERE id = ? AND user_id = ?")
 # Encoders made once: `json.dumps` with any option builds a new encoder at every call.
@@ -111,7 +111,7 @@ POSTING = "scope, term, item, frequency, length"  # both postings tables' column
 AMONG = "item IN (SELECT value FROM json_each(?))"  # the rowids of one JSON array
 POSTINGS_DELETE_USER = [f"DELETE FROM {table} WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
                         for table in ("postings", "pending_postings")]
-SELECT_WITH_ROWID = f"SELECT {', '.join(COLUMNS)}, rowid FROM items"
+SELECT_WITH_ROWID = f"SELECT {_NAMES}, rowid FROM items"
 
 
 def term_counts(text: str) -> Counter:
@@ -128,8 +128,9 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
     removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4])
                for item in changed if item.id in stored]
     db.executemany(UPSERT, [row_of(item) for item in batch])
-    found = stored_rows(db, [item.id for item in changed], "rowid")
-    rowids = {item_id: row[0] for item_id, row in found.items()}
+    found = stored_rows(db, [item.id for item in changed if item.id not in stored], "rowid")  # new items
+    rowids = {item_id: row[4] for item_id, row in stored.items()}  # a stored item keeps its rowid (upsert)
+    rowids.update((item_id, row[0]) for item_id, row in found.items())
     reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed])
 
 

@@ -111,16 +111,15 @@ class SQLiteStore(SQLiteErasure):
             # One new item of one user this object has seen (a manager's write) goes in one statement,
             # which checks the user's generation (S6) and that the id is free; only if it inserts
             # nothing is either read on its own, and the stored row (S2, old postings).
-            one_seen_user = len(set(users)) == 1 and users[0] in self._seen
-            if not (len(batch) == 1 and not doomed and one_seen_user
+            if not (len(batch) == 1 and not doomed and len(set(users)) == 1 and users[0] in self._seen
                     and schema.insert_new(db, batch[0], self._seen[users[0]])):
                 refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
-                stored = schema.stored_rows(db, [item.id for item in batch])  # owners before deleting (S2)
+                stored = schema.stored_rows(db, ids)  # owners before deleting (S2)
                 self._ids.refuse_taken(guarded, stored)
                 check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
                 if doomed:
                     self._delete_rows(db, "id = ? AND user_id = ?", doomed)
-                    stored = schema.stored_rows(db, [item.id for item in batch])
+                    stored = schema.stored_rows(db, ids)
                 schema.write(db, batch, stored)  # the term index follows in the same transaction (SH1)
             if records:
                 db.executemany(schema.AUDIT_INSERT, records)
