@@ -35,14 +35,15 @@ TAKEN = "SELECT id FROM items WHERE id IN (SELECT value FROM json_each(?))"  # o
 class NewIds:
     """Hand out one store object's new ids; the caller holds the store's lock around every call."""
 
-    def __init__(self) -> None:
+    def __init__(self, transaction: Callable) -> None:
+        self._transaction = transaction  # runs a function of the connection in one write transaction
         self._reserved: dict[str, dict[str, None]] = {}  # per prefix: ids left to hand out, last first
         self._minted: OrderedDict[str, None] = OrderedDict()  # ids handed out, not yet written, oldest first
 
-    def new(self, prefix: str, transaction: Callable) -> str:
-        """Return a new id of the prefix, reserving a block through `transaction` when none is left (ID1)."""
+    def new(self, prefix: str) -> str:
+        """Return a new id of the prefix, reserving a block in a transaction when none is left (ID1)."""
         while not self._reserved.get(prefix):
-            self._reserved[prefix] = transaction(lambda db: _reserve(db, prefix))
+            self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
         self._minted[item_id := self._reserved[prefix].popitem()[0]] = None
         if len(self._minted) > MINTED_LIMIT:
             self._minted.popitem(last=False)

@@ -39,7 +39,6 @@ from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_i
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
 
-
 class SQLiteStore(SQLiteErasure):
     """A Store in one SQLite file (or ":memory:")."""
 
@@ -58,7 +57,7 @@ class SQLiteStore(SQLiteErasure):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
         self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
-        self._ids = NewIds()  # ids handed out, each guarded until its put commits (S3, ID2)
+        self._ids = NewIds(self._transaction)  # ids handed out, each guarded until its put commits (S3, ID2)
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
 
@@ -160,7 +159,7 @@ class SQLiteStore(SQLiteErasure):
     def new_id(self, prefix: str) -> str:
         # From a block reserved in the file, so that a manager's write reads nothing first (S5, ID1).
         with self._lock:
-            return self._ids.new(prefix, self._transaction)
+            return self._ids.new(prefix)
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.put((), records)
