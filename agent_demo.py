@@ -75,8 +75,12 @@ class Tour:
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
         decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=self.clock)
-        self.decay = self.recorder.watch(decay)  # every access and cycle is kept, for the trace's plot
-        self.llm = self.recorder.wrap(llm)  # every prompt is kept: printed below, and in the HTML trace
+        self.decay = self.recorder.watch(
+            decay
+        )  # every access and cycle is kept, for the trace's plot
+        self.llm = self.recorder.wrap(
+            llm
+        )  # every prompt is kept: printed below, and in the HTML trace
 
     def part(self, letter: str, title: str) -> None:
         print(f"\n=== {letter}. {title}")
@@ -97,12 +101,18 @@ class Tour:
 
     def settle(self, audit=()) -> None:
         """Record what each tier of the agent's own memory holds now."""
-        self.recorder.settle({
-            "working memory": self.working.to_prompt_section().splitlines()[1:],
-            "episodic memory": [f"{e.id}: {e.render()} [weight {self.decay.weight(e):.3f}, "
-                                f"accesses {e.access_count}]" for e in self.episodic.episodes],
-            "semantic memory": [fact.render() for fact in self.semantic.facts],
-        }, audit)
+        self.recorder.settle(
+            {
+                "working memory": self.working.to_prompt_section().splitlines()[1:],
+                "episodic memory": [
+                    f"{e.id}: {e.render()} [weight {self.decay.weight(e):.3f}, "
+                    f"accesses {e.access_count}]"
+                    for e in self.episodic.episodes
+                ],
+                "semantic memory": [fact.render() for fact in self.semantic.facts],
+            },
+            audit,
+        )
 
 
 def print_prompt(prompt: str) -> None:
@@ -119,8 +129,10 @@ def why_it_ended(run, agent) -> str:
     reason = run.failure_reason
     if "failed:" in reason:
         markers = ", ".join(repr(marker) for marker in FAILURE_MARKERS)
-        return (f"{reason}; a result containing a failure marker ({markers}) is a failed step, and "
-                f"this agent stops after {agent.max_failures} (max_failures={agent.max_failures})")
+        return (
+            f"{reason}; a result containing a failure marker ({markers}) is a failed step, and "
+            f"this agent stops after {agent.max_failures} (max_failures={agent.max_failures})"
+        )
     if "max_steps" in reason:
         return f"{reason}: the agent's step budget ran out"
     return reason
@@ -149,13 +161,20 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
     tour.say(f"working memory : {tour.working!r}")
     held = ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes)
     tour.say(f"episodic memory: {len(episodic)} episodes: {held}")
-    tour.say(f"semantic memory: {len(semantic)} fact(s): " + "; ".join(f.render() for f in semantic.facts))
-    tour.say(f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: {len(tour.llm.prompts)}")
+    tour.say(
+        f"semantic memory: {len(semantic)} fact(s): "
+        + "; ".join(f.render() for f in semantic.facts)
+    )
+    tour.say(
+        f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: {len(tour.llm.prompts)}"
+    )
     tour.settle()
     if html:
         year = simulate(per_day=5)
-        caption = (f"The forgetting simulation (recuris/bench/simulation.py) at {year.per_day} memories a "
-                   "day: the store levels off instead of growing with everything ever written.")
+        caption = (
+            f"The forgetting simulation (recuris/bench/simulation.py) at {year.per_day} memories a "
+            "day: the store levels off instead of growing with everything ever written."
+        )
         figures = [("(c) The store over a simulated year", caption, year_plot(year))]
         write_page(html, tour.recorder, "recuris: the guided tour, traced", figures)
         print(f"\nThe trace is in {html}: open it in a browser.")
@@ -163,8 +182,15 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
 
 def failure_then_recovery(tour: Tour) -> tuple:
     """A and B: a task fails; a similar one retrieves the failure and takes the other option."""
-    agent = RecurisAgent(tour.working, tour.episodic, tour.llm, max_steps=30, decay=tour.decay,
-                         clock=tour.clock, observer=tour.show)
+    agent = RecurisAgent(
+        tour.working,
+        tour.episodic,
+        tour.llm,
+        max_steps=30,
+        decay=tour.decay,
+        clock=tour.clock,
+        observer=tour.show,
+    )
     signup = ["打开注册页", "填写邮箱", "设置密码", "提交表单 | 完成验证码后提交"]
     website = {"提交表单": "失败：需要先完成验证码"}
 
@@ -173,18 +199,26 @@ def failure_then_recovery(tour: Tour) -> tuple:
     tour.say("plan, one subtask a line:")
     for number, step in enumerate(signup, 1):
         tour.say(f"{number}. {glossed(step)}", "      ")
-    tour.say('" | " separates alternative actions for one subtask: the model takes the first one not '
-             "known to fail.")
-    tour.say(f"the website answers 提交表单 with {glossed('失败：需要先完成验证码')}, "
-             f"anything else with {glossed('ok：页面响应正常')}")
+    tour.say(
+        '" | " separates alternative actions for one subtask: the model takes the first one not '
+        "known to fail."
+    )
+    tour.say(
+        f"the website answers 提交表单 with {glossed('失败：需要先完成验证码')}, "
+        f"anything else with {glossed('ok：页面响应正常')}"
+    )
     tour.say(
         "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the first subtask "
         "not ticked [x], it replies with the first option that no failed step, [avoid] experience or pin "
         "rules out; FINISH once all are ticked."
     )
     calls = len(tour.llm.prompts)
-    first = agent.run("注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup)
-    tour.say(f"-> success={first.success}; stored as {first.episode.id}: {first.episode.render()}", "  ")
+    first = agent.run(
+        "注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup
+    )
+    tour.say(
+        f"-> success={first.success}; stored as {first.episode.id}: {first.episode.render()}", "  "
+    )
     tour.say(f"why: {why_it_ended(first, agent)}.", "     ")
     tour.say("The first prompt of this task, with nothing remembered yet, section by section:")
     before = tour.llm.prompts[calls]
@@ -201,20 +235,35 @@ def failure_then_recovery(tour: Tour) -> tuple:
     tour.say(f"-> success={second.success} in {second.steps} steps; the prompt said:", "  ")
     experience = tour.llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
     tour.say(f"{experience.strip()}", "     ")
-    if second.success and "完成验证码后提交" in second.episode.actions and "提交表单" not in second.episode.actions:
-        tour.say("why: at the last subtask the [avoid] line ruled out 提交表单, so the model took the next "
-                 "option, 完成验证码后提交; with every subtask ticked it replied FINISH.", "     ")
+    if (
+        second.success
+        and "完成验证码后提交" in second.episode.actions
+        and "提交表单" not in second.episode.actions
+    ):
+        tour.say(
+            "why: at the last subtask the [avoid] line ruled out 提交表单, so the model took the next "
+            "option, 完成验证码后提交; with every subtask ticked it replied FINISH.",
+            "     ",
+        )
     else:
         tour.say(f"why: {why_it_ended(second, agent)}.", "     ")
     shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
-    tour.say(f"The two goals share {len(shared)} space-separated words; their CJK bigrams (注册, 账号, ...) "
-             f"bring the failure back, above the similarity threshold {agent.experience.threshold}.")
-    tour.say(f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on {tour.day()} "
-             f"and it has {first.episode.access_count} access(es). Part E depends on this.")
+    tour.say(
+        f"The two goals share {len(shared)} space-separated words; their CJK bigrams (注册, 账号, ...) "
+        f"bring the failure back, above the similarity threshold {agent.experience.threshold}."
+    )
+    tour.say(
+        f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on {tour.day()} "
+        f"and it has {first.episode.access_count} access(es). Part E depends on this."
+    )
     after = tour.llm.prompts[calls]
-    changed = [label for (label, text), (_, old) in zip(sections(after), sections(before)) if text != old]
-    tour.say(f"Its first prompt, with the failure remembered; the sections that differ from A's: "
-             f"{', '.join(changed)}:")
+    changed = [
+        label for (label, text), (_, old) in zip(sections(after), sections(before)) if text != old
+    ]
+    tour.say(
+        f"Its first prompt, with the failure remembered; the sections that differ from A's: "
+        f"{', '.join(changed)}:"
+    )
     print_prompt(after)
     tour.settle()
     return first, second
@@ -223,7 +272,9 @@ def failure_then_recovery(tour: Tour) -> tuple:
 def long_task(tour: Tour):
     """C: 32 steps through a window of 6; the goal and the pin stay, the prompt stays flat."""
     tour.clock.advance(DAY)
-    tour.part("C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat")
+    tour.part(
+        "C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat"
+    )
     tables = [
         f"migrate table {name}"
         for name in (
@@ -232,11 +283,20 @@ def long_task(tour: Tour):
             "taxes currencies warehouses bins pickers routes labels manifests invoices_archive logs"
         ).split()
     ]
-    plan = tables + ["create indexes in MySQL | create indexes in PostgreSQL", "run consistency checks"]
+    plan = tables + [
+        "create indexes in MySQL | create indexes in PostgreSQL",
+        "run consistency checks",
+    ]
     goal = "move the shop database off the legacy server without losing a row"
     tour.say(f"task: {goal}; {len(plan)} subtasks, and one pinned constraint: do not use MySQL")
-    agent = RecurisAgent(tour.working, tour.episodic, tour.llm, max_steps=40, clock=tour.clock,
-                         observer=tour.recorder.observe)  # recorded for the trace, not printed
+    agent = RecurisAgent(
+        tour.working,
+        tour.episodic,
+        tour.llm,
+        max_steps=40,
+        clock=tour.clock,
+        observer=tour.recorder.observe,
+    )  # recorded for the trace, not printed
     calls = len(tour.llm.prompts)
 
     def migrate(action: str) -> str:
@@ -256,8 +316,10 @@ def long_task(tour: Tour):
         "characters. The full-history prompt is the same prompt with every step verbatim instead."
     )
     if len(prompts) >= 16:
-        tour.say(f"From step 16 to step {len(prompts)}, recuris's prompt grew by {ours[-1] - ours[15]} "
-                 f"tokens, the full history by {full[-1] - full[15]}.")
+        tour.say(
+            f"From step 16 to step {len(prompts)}, recuris's prompt grew by {ours[-1] - ours[15]} "
+            f"tokens, the full history by {full[-1] - full[15]}."
+        )
     tour.say(
         f"-> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
         f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}",
@@ -265,9 +327,14 @@ def long_task(tour: Tour):
     )
     if not third.success:
         tour.say(f"why: {why_it_ended(third, agent)}.", "     ")
-    index_step = next((s for s in third.episode.trajectory if s.action.startswith("create indexes")), None)
-    chose = f"step {index_step.index} chose {index_step.action!r}, as the pin requires" if index_step else (
-        "no step built indexes")
+    index_step = next(
+        (s for s in third.episode.trajectory if s.action.startswith("create indexes")), None
+    )
+    chose = (
+        f"step {index_step.index} chose {index_step.action!r}, as the pin requires"
+        if index_step
+        else ("no step built indexes")
+    )
     kept = len(third.episode.trajectory)
     tour.say(f"-> {chose}; the episode keeps all {kept} steps; the summary at the end:", "  ")
     for line in third.episode.summary.splitlines():
@@ -279,10 +346,16 @@ def long_task(tour: Tour):
 def consolidation(tour: Tour, runs: list) -> None:
     """D: two agreeing episodes promote a fact; two disagreeing ones report a conflict."""
     tour.part("D", "Repeated statements consolidate into a semantic fact")
-    consolidator = Consolidator(tour.semantic, min_occurrences=2, window_seconds=7 * DAY, clock=tour.clock)
-    tour.say("A statement becomes a fact once 2 different episodes state it within 7 days, and none "
-             "contradicts it.")
-    tour.say(f"注册网站: 提交前需要验证码 means '{GLOSS['注册网站']}: {GLOSS['提交前需要验证码']}'.")
+    consolidator = Consolidator(
+        tour.semantic, min_occurrences=2, window_seconds=7 * DAY, clock=tour.clock
+    )
+    tour.say(
+        "A statement becomes a fact once 2 different episodes state it within 7 days, and none "
+        "contradicts it."
+    )
+    tour.say(
+        f"注册网站: 提交前需要验证码 means '{GLOSS['注册网站']}: {GLOSS['提交前需要验证码']}'."
+    )
     first, second, third = (run.episode.id for run in runs)
     sightings = [
         ("注册网站", "提交前需要验证码", first),
@@ -309,10 +382,14 @@ def decay_cycle(tour: Tour, first) -> None:
     """E: the weights, the cycle's verdicts, and why each survivor survived."""
     tour.clock.advance(20 * DAY)
     decay = tour.decay
-    tour.part("E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive")
+    tour.part(
+        "E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive"
+    )
     per_access, cap = decay.reinforcement_per_access, decay.reinforcement_cap
-    tour.say(f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} per "
-             f"access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten.")
+    tour.say(
+        f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} per "
+        f"access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten."
+    )
     for episode in tour.episodic.episodes:
         weight = decay.weight(episode)
         bonus = min(cap, per_access * episode.access_count)
@@ -328,13 +405,18 @@ def decay_cycle(tour: Tour, first) -> None:
     for episode in report.kept:
         tour.say(
             f"kept {episode.id} ({episode.status}, weight {report.weights[episode.id]:.3f}): "
-            + (f"it was retrieved {episode.access_count} time(s), which restarted its decay clock and added "
-               f"{min(cap, per_access * episode.access_count):.2f}; that lifts it over the threshold."
-               if episode.access_count else "it was written recently enough.")
+            + (
+                f"it was retrieved {episode.access_count} time(s), which restarted its decay clock and added "
+                f"{min(cap, per_access * episode.access_count):.2f}; that lifts it over the threshold."
+                if episode.access_count
+                else "it was written recently enough."
+            )
         )
     if first.episode in report.kept and any(e.status == "success" for e in report.forgotten):
-        tour.say("A memory survives by being used, not by being a success: the failure that saved task B "
-                 "stays, while the successes no task has needed yet are forgotten.")
+        tour.say(
+            "A memory survives by being used, not by being a success: the failure that saved task B "
+            "stays, while the successes no task has needed yet are forgotten."
+        )
     tour.settle(report.audit)
 
 
@@ -344,7 +426,9 @@ def manager_tiers(manager: MemoryManager, *users: str) -> dict:
     for user in users:
         for item in manager.list(user):
             closed = "" if item.invalidated_at is None else f" [superseded by {item.superseded_by}]"
-            tiers.setdefault(f"{user}: {item.level}", []).append(f"{item.id}: {item.content}{closed}")
+            tiers.setdefault(f"{user}: {item.level}", []).append(
+                f"{item.id}: {item.content}{closed}"
+            )
     return tiers
 
 
@@ -355,7 +439,9 @@ def manager_tour(tour: Tour, reflector) -> None:
     path = Path(folder.name) / "memory.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
 
-    tour.part("F", "One manager, many users: routing, a superseded fact, layered recall with breakdowns")
+    tour.part(
+        "F", "One manager, many users: routing, a superseded fact, layered recall with breakdowns"
+    )
     writes = [  # (user, content, level, importance)
         ("ana", "database: MySQL", "semantic", None),
         ("ana", "deploy region: eu-west", None, None),  # a statement: consolidated once seen twice
@@ -369,7 +455,9 @@ def manager_tour(tour: Tour, reflector) -> None:
     for user, content, level, importance in writes:
         clock.advance(600)
         item = manager.write(content, user, level=level, importance=importance)
-        outcome = f"{item.id} at level {item.level}" if item else "skipped as trivial (好的 means 'OK')"
+        outcome = (
+            f"{item.id} at level {item.level}" if item else "skipped as trivial (好的 means 'OK')"
+        )
         tour.say(f"write({content!r}, {user!r}, level={level!r}) -> {outcome}")
     manager.write(
         "deploy",
@@ -379,15 +467,19 @@ def manager_tour(tour: Tour, reflector) -> None:
     )
     facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
-    tour.say("'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
-             "citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it supersedes it:")
+    tour.say(
+        "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
+        "citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it supersedes it:"
+    )
     for record in manager.history("ana", "fact-1"):
         print(f"    {record.render()}")
     query = "which database and deploy region for the release"
     tour.say(f"recall({query!r}, 'ana', task_type='release'):")
     for result in manager.recall(query, "ana", task_type="release").results:
         tour.say(f"{result.explain()}\n        {result.render()}", "      ")
-    tour.say(f"the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}")
+    tour.say(
+        f"the same recall for 'bob': {[r.render() for r in manager.recall(query, 'bob').results]}"
+    )
     tour.recorder.settle(manager_tiers(manager, "ana", "bob"), manager.history("ana"))
 
     tour.part("G", "The agent on the manager follows a recalled procedure")
@@ -397,7 +489,9 @@ def manager_tour(tour: Tour, reflector) -> None:
     tour.say("the agent's first prompt recalled:")
     for line in recalled:
         tour.say(f"{line}")
-    tour.say(f"-> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}")
+    tour.say(
+        f"-> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}"
+    )
     if not run.success:
         tour.say(f"why: {why_it_ended(run, agent)}.", "     ")
     tour.recorder.settle(manager_tiers(manager, "ana", "bob"))
@@ -421,7 +515,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
     clock, llm = tour.clock, tour.llm
     tour.part(
-        "H", "Reflection turns a conversation into an insight; a later task asks for it with search_memory"
+        "H",
+        "Reflection turns a conversation into an insight; a later task asks for it with search_memory",
     )
     reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
     for user, agent_reply in [
@@ -433,37 +528,53 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     tour.say(f"3 interactions buffered (no model call yet); ready={reflection.ready}")
     reflected = reflection.reflect()
     for insight in reflected.stored:
-        tour.say(f"insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
-                 f" from {insight.metadata['source_ids']}")
+        tour.say(
+            f"insight {insight.id} ({insight.metadata['type']}): {insight.content!r}"
+            f" from {insight.metadata['source_ids']}"
+        )
     if reflected.failed:
         tour.say(f"the reflection failed and said why: {'; '.join(reflected.problems)}")
-        tour.say(f"nothing was stored; the {len(reflection.buffer)} interactions stay buffered for the "
-                 "next try.")
+        tour.say(
+            f"nothing was stored; the {len(reflection.buffer)} interactions stay buffered for the "
+            "next try."
+        )
     for problem in () if reflected.failed else reflected.problems:
         tour.say(f"the reflection reported a problem: {problem}")
     clock.advance(DAY)
     agent = manager.agent("ana", llm, clock=clock, threshold=1.0, observer=tour.recorder.observe)
     environment = MockEnvironment()
-    tour.say("the next task's plan has a slot, {staging host}, that no prompt fills: the model must ask "
-             "memory.")
-    run = agent.run("get release 8 ready for QA", "qa", environment, ["build", "deploy to {staging host}"])
+    tour.say(
+        "the next task's plan has a slot, {staging host}, that no prompt fills: the model must ask "
+        "memory."
+    )
+    run = agent.run(
+        "get release 8 ready for QA", "qa", environment, ["build", "deploy to {staging host}"]
+    )
     answered = next((p for p in reversed(llm.prompts) if "## Recalled by search_memory" in p), "")
     if answered:
-        tour.say("the model asked search_memory for the {staging host} slot; its next prompt carried:")
-        for line in answered.split("## Recalled by search_memory")[1].split("\n\n")[0].splitlines()[:3]:
+        tour.say(
+            "the model asked search_memory for the {staging host} slot; its next prompt carried:"
+        )
+        for line in (
+            answered.split("## Recalled by search_memory")[1].split("\n\n")[0].splitlines()[:3]
+        ):
             tour.say(f"{line.strip()}", "      ")
     tour.say(f"-> success={run.success}; executed: {environment.executed}")
     if not run.success:
         tour.say(f"why: {why_it_ended(run, agent)}.", "     ")
     tour.recorder.settle(manager_tiers(manager, "ana"))
 
-    tour.part("I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused")
+    tour.part(
+        "I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused"
+    )
     clock.advance(14 * DAY)
     decay = DecayManager(half_life_days=7, clock=clock)
     report = manager.run_decay(decay, "ana")
     for record in report.audit:
         print(f"    {record.render()}")
-    tour.say(f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after")
+    tour.say(
+        f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after"
+    )
     kept: dict[str, list[str]] = {}
     for item in manager.list("ana"):
         if item.level not in ("episodic", "semantic") or not item.is_valid:
@@ -477,8 +588,12 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         kept.setdefault(why, []).append(f"{item.id} ({decay.weight(item):.2f})")
     for why, items in kept.items():
         tour.say(f"kept, {why}: {', '.join(items)}")
-    if {"item-1", "item-4"} <= {record.item_id for record in report.audit if record.operation == "forget"}:
-        tour.say("item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events go.")
+    if {"item-1", "item-4"} <= {
+        record.item_id for record in report.audit if record.operation == "forget"
+    }:
+        tour.say(
+            "item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events go."
+        )
     tour.recorder.settle(manager_tiers(manager, "ana"), report.audit)
 
 
@@ -517,7 +632,9 @@ if __name__ == "__main__":
         "--llm", metavar="URL", help="an OpenAI-compatible base URL, e.g. http://localhost:8000/v1"
     )
     parser.add_argument("--model", help="the model name the endpoint serves (or set RECURIS_MODEL)")
-    parser.add_argument("--html", metavar="FILE", help="also write the tour as one self-contained HTML trace")
+    parser.add_argument(
+        "--html", metavar="FILE", help="also write the tour as one self-contained HTML trace"
+    )
     arguments = parser.parse_args()
     if arguments.llm:
         main(*http_models(arguments.llm, arguments.model), html=arguments.html)

@@ -31,8 +31,12 @@ def corpus(size: int, seed: int) -> tuple[list[str], list[list[str]]]:
     """Return the vocabulary, most frequent first, and `size` documents drawn from it (Zipf, s = 1)."""
     rng = random.Random(seed)
     letters = "bcdfghjklmnpqrstvwz"
-    words = list(dict.fromkeys("".join(rng.choice(letters) + rng.choice("aeiou") for _ in range(4))
-                                for _ in range(VOCABULARY * 2)))[:VOCABULARY]
+    words = list(
+        dict.fromkeys(
+            "".join(rng.choice(letters) + rng.choice("aeiou") for _ in range(4))
+            for _ in range(VOCABULARY * 2)
+        )
+    )[:VOCABULARY]
     weights = [1 / rank for rank in range(1, VOCABULARY + 1)]
     cumulative = [0.0]
     for weight in weights:
@@ -103,12 +107,16 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--naive-queries", type=int, default=5, help="the naive BM25 scans everything")
+    parser.add_argument(
+        "--naive-queries", type=int, default=5, help="the naive BM25 scans everything"
+    )
     arguments = parser.parse_args(argv)
     words, documents = corpus(arguments.size, arguments.seed)
     rng = random.Random(arguments.seed + 1)
-    kinds = {"common": [rng.sample(words[:50], 3) for _ in range(arguments.queries)],
-             "rare": [rng.sample(words[10_000:], 3) for _ in range(arguments.queries)]}
+    kinds = {
+        "common": [rng.sample(words[:50], 3) for _ in range(arguments.queries)],
+        "rare": [rng.sample(words[10_000:], 3) for _ in range(arguments.queries)],
+    }
 
     keys = [str(number) for number in range(len(documents))]  # rank_bm25 and bm25s number documents
 
@@ -129,30 +137,42 @@ def main(argv=None) -> int:
     fast, fast_bytes = measured(build_bm25s)
     naive = NaiveBM25(documents)
 
-    print(f"BM25 side by side: {arguments.size:,} documents, seed {arguments.seed}, top {TOP}; "
-          f"Python {sys.version.split()[0]}, rank_bm25 0.2.2, bm25s {bm25s.__version__}, "
-          f"numpy {numpy.__version__}\n")
-    print("| queries | recuris (ms; first query) | rank_bm25 (ms) | bm25s (ms) | naive (ms) "
-          "| recuris / rank_bm25 time | same top 10: naive, bm25s, rank_bm25 |")
+    print(
+        f"BM25 side by side: {arguments.size:,} documents, seed {arguments.seed}, top {TOP}; "
+        f"Python {sys.version.split()[0]}, rank_bm25 0.2.2, bm25s {bm25s.__version__}, "
+        f"numpy {numpy.__version__}\n"
+    )
+    print(
+        "| queries | recuris (ms; first query) | rank_bm25 (ms) | bm25s (ms) | naive (ms) "
+        "| recuris / rank_bm25 time | same top 10: naive, bm25s, rank_bm25 |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for kind, queries in kinds.items():
-        mine_ms, mine, first_ms = timed(lambda q: [int(key) for key, _ in ours.top(q, TOP)], queries)
+        mine_ms, mine, first_ms = timed(
+            lambda q: [int(key) for key, _ in ours.top(q, TOP)], queries
+        )
         okapi_ms, theirs, _ = timed(lambda q: _positive(okapi.get_scores(q)), queries)
-        fast_ms, fastest, _ = timed(lambda q: _found(fast.retrieve([q], k=TOP, show_progress=False)), queries)
+        fast_ms, fastest, _ = timed(
+            lambda q: _found(fast.retrieve([q], k=TOP, show_progress=False)), queries
+        )
         few = queries[: arguments.naive_queries]
         naive_ms, naive_top, _ = timed(lambda q: [number for number, _ in naive.top(q, TOP)], few)
         same_naive = sum(a == b for a, b in zip(mine, naive_top))
         same_fast = sum(set(a) == set(b) for a, b in zip(mine, fastest))
         same_okapi = sum(set(a) == set(b) for a, b in zip(mine, theirs))
-        print(f"| {kind} words | {mine_ms:.1f}; {first_ms:.1f} | {okapi_ms:.1f} | {fast_ms:.1f} "
-              f"| {naive_ms:.0f} | "
-              f"{mine_ms / okapi_ms:.2f} | {same_naive}/{len(few)}, {same_fast}/{len(queries)}, "
-              f"{same_okapi}/{len(queries)} |")
+        print(
+            f"| {kind} words | {mine_ms:.1f}; {first_ms:.1f} | {okapi_ms:.1f} | {fast_ms:.1f} "
+            f"| {naive_ms:.0f} | "
+            f"{mine_ms / okapi_ms:.2f} | {same_naive}/{len(few)}, {same_fast}/{len(queries)}, "
+            f"{same_okapi}/{len(queries)} |"
+        )
     kept = sum(len(weights) * 8 for _, weights, _ in ours.cache.values())
-    print(f"\nIndex memory (MB, tracemalloc after building): recuris {ours_bytes / 1e6:.1f}, "
-          f"rank_bm25 {okapi_bytes / 1e6:.1f}, bm25s {fast_bytes / 1e6:.1f}; recuris / rank_bm25 "
-          f"{ours_bytes / okapi_bytes:.2f}. Weights recuris kept for the common terms after the queries: "
-          f"{kept / 1e6:.1f} MB.")
+    print(
+        f"\nIndex memory (MB, tracemalloc after building): recuris {ours_bytes / 1e6:.1f}, "
+        f"rank_bm25 {okapi_bytes / 1e6:.1f}, bm25s {fast_bytes / 1e6:.1f}; recuris / rank_bm25 "
+        f"{ours_bytes / okapi_bytes:.2f}. Weights recuris kept for the common terms after the queries: "
+        f"{kept / 1e6:.1f} MB."
+    )
     return 0
 
 

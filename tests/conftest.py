@@ -12,14 +12,19 @@ import tempfile
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", max_examples=100, deadline=None)
 # The edit-test loop (README): `--hypothesis-profile quick` tries each property on a few
 # examples; the full run, and CI, try each on 100 (60 on CI).
 settings.register_profile("quick", max_examples=10, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-MEMORY_FOLDER, ROOM = "/dev/shm", 1 << 30  # a container's default 64 MB /dev/shm is too small to use
+MEMORY_FOLDER, ROOM = (
+    "/dev/shm",
+    1 << 30,
+)  # a container's default 64 MB /dev/shm is too small to use
 
 
 def _in_memory_folder() -> str | None:

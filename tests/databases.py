@@ -94,8 +94,10 @@ def version_3(path: Path, items) -> Path:
         columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(items)"))
         db.execute("ALTER TABLE items RENAME TO items_4")
         db.execute(VERSION_3_ITEMS)
-        db.execute(f"INSERT INTO items (rowid, {columns}, valid_from) "
-                   f"SELECT rowid, {columns}, created_at FROM items_4")
+        db.execute(
+            f"INSERT INTO items (rowid, {columns}, valid_from) "
+            f"SELECT rowid, {columns}, created_at FROM items_4"
+        )
         db.execute("DROP TABLE items_4")
         db.execute("CREATE INDEX items_thread ON items (user_id, level, task_id)")
         db.execute("CREATE INDEX items_task ON items (task_id)")

@@ -95,7 +95,9 @@ def scorer_references() -> dict[str, Callable]:
     """Return, for each fork scorer whose module defines `reference_score`, that function, by spec."""
     found = {}
     for spec in _named("RECURIS_SCORERS"):
-        reference = getattr(importlib.import_module(spec.partition(":")[0]), "reference_score", None)
+        reference = getattr(
+            importlib.import_module(spec.partition(":")[0]), "reference_score", None
+        )
         if reference is not None:
             found[spec] = reference
     return found

@@ -10,7 +10,9 @@ from collections import Counter
 
 def trigrams(text: str) -> list[str]:
     """Each word's character trigrams (a shorter word is its own): "deploys" meets "deploy"."""
-    return sorted({word[i : i + 3] for word in text.lower().split() for i in range(max(1, len(word) - 2))})
+    return sorted(
+        {word[i : i + 3] for word in text.lower().split() for i in range(max(1, len(word) - 2))}
+    )
 
 
 class TrigramScorer:

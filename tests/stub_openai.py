@@ -43,7 +43,9 @@ class StubServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                stub.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
                 behaviour = stub.script.pop(0) if stub.script else ("auto",)
                 stub.answer(self, behaviour, body)
 
@@ -64,7 +66,11 @@ class StubServer:
         kind = behaviour[0]
         if kind == "status":  # ("status", code, message or raw body bytes[, headers])
             headers = behaviour[3] if len(behaviour) > 3 else {}
-            body = behaviour[2] if isinstance(behaviour[2], bytes) else {"error": {"message": behaviour[2]}}
+            body = (
+                behaviour[2]
+                if isinstance(behaviour[2], bytes)
+                else {"error": {"message": behaviour[2]}}
+            )
             self.send(handler, behaviour[1], body, headers)
         elif kind == "redirect":  # ("redirect", code, location)
             self.send(handler, behaviour[1], b"", {"Location": behaviour[2]})
@@ -78,14 +84,26 @@ class StubServer:
             time.sleep(behaviour[1])
             self.send(handler, 200, self.chat("late"))
         elif kind == "tool":
-            call = {"id": "call-1", "type": "function",
-                    "function": {"name": behaviour[1], "arguments": json.dumps(behaviour[2])}}
-            self.send(handler, 200, {"choices": [{"message": {"role": "assistant", "content": None,
-                                                              "tool_calls": [call]}}]})
+            call = {
+                "id": "call-1",
+                "type": "function",
+                "function": {"name": behaviour[1], "arguments": json.dumps(behaviour[2])},
+            }
+            self.send(
+                handler,
+                200,
+                {
+                    "choices": [
+                        {"message": {"role": "assistant", "content": None, "tool_calls": [call]}}
+                    ]
+                },
+            )
         elif kind == "text":
             self.send(handler, 200, self.chat(behaviour[1]))
         elif handler.path.endswith("/embeddings"):
-            rows = [{"index": i, "embedding": hash_vector(text)} for i, text in enumerate(body["input"])]
+            rows = [
+                {"index": i, "embedding": hash_vector(text)} for i, text in enumerate(body["input"])
+            ]
             self.send(handler, 200, {"data": list(reversed(rows))})  # out of order on purpose
         else:
             self.send(handler, 200, self.chat(self.model(body["messages"][-1]["content"])))
@@ -116,7 +134,9 @@ class RawServer:
     def __init__(self, respond: Callable[["RawServer", socket.socket], None]) -> None:
         self.respond, self.requests, self.stopping = respond, 0, threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.01)  # how often `serve` looks at `stopping`: leaving is that quick
+        self.listener.settimeout(
+            0.01
+        )  # how often `serve` looks at `stopping`: leaving is that quick
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
         self.thread = threading.Thread(target=self.serve, daemon=True)
 
@@ -150,8 +170,14 @@ class RawServer:
         while b"\r\n\r\n" not in data and len(data) < 65536:
             data += connection.recv(4096) or b"\r\n\r\n"
         head, _, body = data.partition(b"\r\n\r\n")
-        length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                       if line.lower().startswith(b"content-length:")), 0)
+        length = next(
+            (
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
         while len(body) < length:
             body += connection.recv(4096) or b" " * length
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
-PROMPT_LINE = re.compile(r"^      (.{16})\| ")  # a printed prompt's line: its section's label, then the text
+PROMPT_LINE = re.compile(
+    r"^      (.{16})\| "
+)  # a printed prompt's line: its section's label, then the text
 
 
 def run_demo() -> str:
@@ -45,20 +47,31 @@ def test_demo_shows_each_part_the_design_asks_for():
         and "(procedure triggered by task type 'release')" in text
     )
     assert (
-        "it followed the procedure" in text and "forget_user('bob') deleted 1 item(s); bob now has []" in text
+        "it followed the procedure" in text
+        and "forget_user('bob') deleted 1 item(s); bob now has []" in text
     )
     assert "insight insight-1 (user_fact): 'staging host: stage-7.internal'" in text
     assert "executed: ['build', 'deploy to stage-7.internal']" in text
     assert "] merge item-3" in text and "] forget item-1" in text
-    for stage in ("[1 initialise]", "[2 decide]", "[3 act]", "[4 observe]", "[5 update]", "[6 settle]"):
+    for stage in (
+        "[1 initialise]",
+        "[2 decide]",
+        "[3 act]",
+        "[4 observe]",
+        "[5 update]",
+        "[6 settle]",
+    ):
         assert stage in text
 
 
 def test_demo_glosses_each_chinese_task_in_english_the_first_time():
     """The tasks of document 000 stay in Chinese (they need CJK bigrams), each glossed on first use."""
     text = GOLDEN.read_text(encoding="utf-8")
-    glosses = [("注册一个新账号", "sign up for a new account"), ("打开注册页", "open the sign-up page"),
-               ("再注册一个测试账号", "sign up for another, test account")]
+    glosses = [
+        ("注册一个新账号", "sign up for a new account"),
+        ("打开注册页", "open the sign-up page"),
+        ("再注册一个测试账号", "sign up for another, test account"),
+    ]
     for chinese, english in glosses:
         assert text.index(f"{chinese} ({english})") <= text.index(chinese)
 
@@ -69,9 +82,20 @@ def test_demo_prints_the_first_prompt_before_and_after_the_failure_is_remembered
     a = text.split("=== A.")[1].split("=== B.")[0]
     b = text.split("=== B.")[1].split("=== C.")[0]
     for part in (a, b):
-        labels = [match.group(1).strip() for line in part.splitlines() if (match := PROMPT_LINE.match(line))]
+        labels = [
+            match.group(1).strip()
+            for line in part.splitlines()
+            if (match := PROMPT_LINE.match(line))
+        ]
         assert [label for label in labels if label] == [
-            "goal", "pins", "progress", "summary", "recent steps", "experience", "instruction"]
+            "goal",
+            "pins",
+            "progress",
+            "summary",
+            "recent steps",
+            "experience",
+            "instruction",
+        ]
     assert "|   - [avoid]" not in a and "|   - [avoid] 注册一个新账号" in b
     assert "the sections that differ from A's: goal, experience" in b
 
@@ -89,8 +113,12 @@ def test_demo_compares_the_flat_prompt_with_the_full_history_and_says_what_flat_
     text = GOLDEN.read_text(encoding="utf-8")
     assert "step  recuris prompt (tokens)  full-history prompt (tokens)" in text
     assert "Flat means bounded by configuration, not by the number of steps" in text
-    rows = [line.split() for line in text.split("full-history prompt (tokens)")[1].splitlines()[1:7]]
-    assert all(int(ours) <= int(full) for _, ours, full in rows) and int(rows[-1][2]) > 2 * int(rows[-1][1])
+    rows = [
+        line.split() for line in text.split("full-history prompt (tokens)")[1].splitlines()[1:7]
+    ]
+    assert all(int(ours) <= int(full) for _, ours, full in rows) and int(rows[-1][2]) > 2 * int(
+        rows[-1][1]
+    )
 
 
 def test_demo_explains_each_outcome_where_it_is_printed():

@@ -32,7 +32,9 @@ def test_every_module_has_a_chapter():
     told = [module for path in MODULE_CHAPTERS for module in chapter_modules(path)]
     assert sorted(told) == sorted(MODULES)
     for path in MODULE_CHAPTERS:
-        assert {module.split(".")[0] for module in chapter_modules(path)} == {path.parent.name}, path
+        assert {module.split(".")[0] for module in chapter_modules(path)} == {path.parent.name}, (
+            path
+        )
 
 
 @pytest.mark.parametrize("path", MODULE_CHAPTERS, ids=lambda p: p.name)
@@ -91,9 +93,13 @@ def test_readme_module_map_names_every_module():
 
 def test_every_chapter_links_its_documents_to_the_page_that_tells_them():
     """Each chapter's opening names the sections it implements as links to anchors of docs/documents.md."""
-    anchors = set(re.findall(r'id="([^"]+)"', (ROOT / "docs" / "documents.md").read_text(encoding="utf-8")))
+    anchors = set(
+        re.findall(r'id="([^"]+)"', (ROOT / "docs" / "documents.md").read_text(encoding="utf-8"))
+    )
     for path in MODULE_CHAPTERS:
-        opening = re.search(r"^Modules?: .*?(?=\n\n)", path.read_text(encoding="utf-8"), re.S | re.M).group(0)
+        opening = re.search(
+            r"^Modules?: .*?(?=\n\n)", path.read_text(encoding="utf-8"), re.S | re.M
+        ).group(0)
         links = re.findall(r"\(\.\./documents\.md#([^)]+)\)", opening)
         assert links and set(links) <= anchors, path.name
 
@@ -111,7 +117,10 @@ def test_the_chapter_table_lists_every_invariant_of_each_module():
                 named |= {f"{ids[0][0]}{n}" for n in range(int(ids[0][1]), int(ids[1][1]) + 1)}
             else:
                 named |= {f"{letter}{number}" for letter, number in ids}
-        assert set(declared(f"{group}.{module}")) <= named, (module, sorted(set(declared(f"{group}.{module}")) - named))
+        assert set(declared(f"{group}.{module}")) <= named, (
+            module,
+            sorted(set(declared(f"{group}.{module}")) - named),
+        )
 
 
 def test_every_link_and_named_file_in_the_docs_exists():

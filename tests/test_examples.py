@@ -25,18 +25,34 @@ EXPECTED = {
     "06_custom_parts.py": "the manager finds: ['deploy the billing service (0.36)']",
 }
 SET_UP = 'python -m pip install -e ".[test]"'
-HEADER = re.compile(r"Run from the repository root after the README's set-up, `" + re.escape(SET_UP)
-                    + r"`:\n    (python examples/\S+\.py)")
+HEADER = re.compile(
+    r"Run from the repository root after the README's set-up, `"
+    + re.escape(SET_UP)
+    + r"`:\n    (python examples/\S+\.py)"
+)
 
 
 def run_as_written(path: Path, home: Path, *arguments: str) -> subprocess.CompletedProcess:
     """Run the command of the example's header in the repository root, with no PYTHONPATH."""
     command = HEADER.search(path.read_text(encoding="utf-8")).group(1).split()
     # HOME and the temporary folder point at a fresh folder; SYSTEMROOT lets Windows start Python.
-    environment = {"PATH": "", "HOME": str(home), "TMPDIR": str(home), "TEMP": str(home), "TMP": str(home),
-                   "SYSTEMROOT": os.environ.get("SYSTEMROOT", "")}
-    return subprocess.run([sys.executable, *command[1:], *arguments], cwd=ROOT, capture_output=True,
-                          text=True, encoding="utf-8", env=environment, timeout=60)
+    environment = {
+        "PATH": "",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "TEMP": str(home),
+        "TMP": str(home),
+        "SYSTEMROOT": os.environ.get("SYSTEMROOT", ""),
+    }
+    return subprocess.run(
+        [sys.executable, *command[1:], *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=environment,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)

@@ -21,17 +21,36 @@ STORE_TESTS = ["tests/storage/test_store.py", "tests/storage/test_store_properti
 SCORER_TESTS = ["tests/retrieval/test_scorer_contract.py", "tests/core/test_episodic_properties.py"]
 SUMMARIZER_TESTS = ["tests/core/test_working_properties.py"]
 MANAGER_TESTS = ["tests/manager/test_manager_properties.py"]
-PARTS = {"RECURIS_STORES": "fork_store:make_store", "RECURIS_SCORERS": "fork_parts:make_scorer",
-         "RECURIS_SUMMARIZERS": "fork_parts:make_summarizer"}
+PARTS = {
+    "RECURIS_STORES": "fork_store:make_store",
+    "RECURIS_SCORERS": "fork_parts:make_scorer",
+    "RECURIS_SUMMARIZERS": "fork_parts:make_summarizer",
+}
 
 
 def run_shared_tests_on(parts: dict[str, str], paths: list[str]) -> subprocess.CompletedProcess:
     """Run the shared tests in `paths` with the fork's parts named in the environment, verbosely."""
     environment = {**os.environ, **parts, "PYTHONPATH": str(ROOT / "tests")}
-    command = [sys.executable, "-m", "pytest", "-o", "addopts=", "-v", "-p", "no:cacheprovider",
-               "-p", "no:warnings", "--hypothesis-profile", "quick", "-k", "fork_ or StoresAgainstAList",
-               *paths]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=environment, timeout=300)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-o",
+        "addopts=",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:warnings",
+        "--hypothesis-profile",
+        "quick",
+        "-k",
+        "fork_ or StoresAgainstAList",
+        *paths,
+    ]
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, env=environment, timeout=300
+    )
 
 
 @pytest.mark.slow
@@ -49,8 +68,10 @@ def test_a_forks_store_scorer_and_summarizer_named_by_factories_run_the_shared_t
 @pytest.fixture(scope="module")
 def broken_parts_run() -> subprocess.CompletedProcess:
     """One run of the store and scorer contracts on a broken store and a broken scorer: one child, not two."""
-    broken = {"RECURIS_STORES": "fork_store:make_broken_store",
-              "RECURIS_SCORERS": "fork_parts:make_broken_scorer"}
+    broken = {
+        "RECURIS_STORES": "fork_store:make_broken_store",
+        "RECURIS_SCORERS": "fork_parts:make_broken_scorer",
+    }
     return run_shared_tests_on(broken, STORE_TESTS + SCORER_TESTS[:1])
 
 
@@ -76,19 +97,32 @@ def test_a_broken_forks_scorer_fails_the_shared_tests_naming_the_invariant(broke
 @pytest.mark.slow
 def test_the_command_line_runs_on_a_forks_store_opened_through_the_lines_the_guide_shows(tmp_path):
     """V2: its store name bound to a fork's opener, the command line imports, lists and checks: exit 0."""
-    lines = [MemoryItem(id=f"item-{n}", user_id="ana", content=text, level="semantic").to_dict()
-             for n, text in enumerate(["database: PostgreSQL", "language: Python"], 1)]
-    (tmp_path / "ana.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    lines = [
+        MemoryItem(id=f"item-{n}", user_id="ana", content=text, level="semantic").to_dict()
+        for n, text in enumerate(["database: PostgreSQL", "language: Python"], 1)
+    ]
+    (tmp_path / "ana.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
+    )
     # This checkout's recuris, not an installed one: a script's folder, not the root, starts sys.path.
     folders = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
     database, environment = str(tmp_path / "fork.db"), {**os.environ, "PYTHONPATH": folders}
 
     def fork_cli(*arguments):
-        return subprocess.run([sys.executable, "tests/fork_cli.py", *arguments, "--db", database], cwd=ROOT,
-                              capture_output=True, text=True, env=environment, timeout=60)
+        return subprocess.run(
+            [sys.executable, "tests/fork_cli.py", *arguments, "--db", database],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=60,
+        )
 
-    runs = [fork_cli("import", str(tmp_path / "ana.jsonl")), fork_cli("list", "--user", "ana"),
-            fork_cli("stats")]
+    runs = [
+        fork_cli("import", str(tmp_path / "ana.jsonl")),
+        fork_cli("list", "--user", "ana"),
+        fork_cli("stats"),
+    ]
     assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
     assert all(f"opened {database} as a ForkStore" in run.stderr for run in runs)
     assert "database: PostgreSQL" in runs[1].stdout and "integrity: ok" in runs[2].stdout

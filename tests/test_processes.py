@@ -50,7 +50,9 @@ class PausingStore(SQLiteStore):
 """
 
 
-WAITING = PRELUDE + """
+WAITING = (
+    PRELUDE
+    + """
 from pathlib import Path
 
 go = Path(sys.argv[2])
@@ -70,6 +72,7 @@ class WaitingStore(SQLiteStore):
             wait_for_go()
         super().put(*arguments, **keywords)
 """
+)
 
 
 class Child:
@@ -78,7 +81,14 @@ class Child:
     def __init__(self, tmp_path: Path, script: str, *arguments: str) -> None:
         self.go = tmp_path / "go"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", WAITING + script, str(tmp_path / "m.db"), str(self.go), *arguments],
+            [
+                sys.executable,
+                "-c",
+                WAITING + script,
+                str(tmp_path / "m.db"),
+                str(self.go),
+                *arguments,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -155,7 +165,10 @@ manager.write("deploy failed on step 3", "ana")
         str(path),
     )
     store = SQLiteStore(path, create=False)
-    items, audited = store.list("ana"), {r.item_id for r in store.audit("ana") if r.operation == "write"}
+    items, audited = (
+        store.list("ana"),
+        {r.item_id for r in store.audit("ana") if r.operation == "write"},
+    )
     assert items and [item.id for item in items if item.id not in audited] == []
 
 
@@ -197,7 +210,9 @@ def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_pa
     children = [
         subprocess.Popen(
             [sys.executable, "-c", CREATOR, str(path), str(arrivals), str(creators)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(creators)
     ]
@@ -209,7 +224,9 @@ def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_pa
 
 def test_a_write_prepared_before_another_process_forgets_the_user_never_lands(tmp_path):
     """S6: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
-    child = Child(tmp_path, """
+    child = Child(
+        tmp_path,
+        """
 manager = MemoryManager(WaitingStore(sys.argv[1]), clock=ManualClock(1_000))
 manager.write("vault code: 1111 MARKER", "ana", level="semantic")
 manager.store.inner.armed = True
@@ -218,17 +235,22 @@ try:
     print("landed")
 except ValueError as error:
     print(error)
-""")
+""",
+    )
     child.paused()
     forget_ana(tmp_path)
     assert child.release().startswith("S6: user 'ana' was forgotten")
     assert leftovers(tmp_path, "MARKER") == []
 
 
-def test_writes_queued_during_an_outage_are_not_flushed_after_another_process_forgets_the_user(tmp_path):
+def test_writes_queued_during_an_outage_are_not_flushed_after_another_process_forgets_the_user(
+    tmp_path,
+):
     """S6, G3: writes a manager queued while the database was locked are dropped after a forget."""
     lock = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
-    child = Child(tmp_path, """
+    child = Child(
+        tmp_path,
+        """
 manager = MemoryManager(SQLiteStore(sys.argv[1], timeout=0.05), clock=ManualClock(1_000))
 manager.write("vault code: 1111 MARKER", "ana", level="semantic")
 wait_for_go()
@@ -239,7 +261,9 @@ while Path(sys.argv[3]).exists():
     time.sleep(0.01)
 manager.write("likes green tea", "bob")
 print("left", manager.store.pending)
-""", str(tmp_path / "outage"))
+""",
+        str(tmp_path / "outage"),
+    )
     child.paused()
     lock.execute("BEGIN IMMEDIATE")  # the outage: another process holds the write lock
     child.go.touch()
@@ -254,7 +278,9 @@ print("left", manager.store.pending)
 
 def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
     """UL1: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
-    child = Child(tmp_path, """
+    child = Child(
+        tmp_path,
+        """
 manager = MemoryManager(SQLiteStore(sys.argv[1]), clock=ManualClock(1_000))
 steps = {"steps": ["open the vault MARKER"], "task_types": ["release"]}
 manager.write("vault", "ana", level="procedural", metadata=steps)
@@ -263,11 +289,14 @@ manager.start_task("ana", "open the vault MARKER", "release")
 wait_for_go()
 print(manager.recall("vault code", "ana", task_type="release").results, sorted(manager.tasks))
 manager.write("vault code: 2222", "ana", level="semantic")
-""")
+""",
+    )
     child.paused()
     forget_ana(tmp_path)
     assert child.release() == "() []\n"
-    assert [item.content for item in SQLiteStore(tmp_path / "m.db").list("ana")] == ["vault code: 2222"]
+    assert [item.content for item in SQLiteStore(tmp_path / "m.db").list("ana")] == [
+        "vault code: 2222"
+    ]
 
 
 HOLDER = """
@@ -285,7 +314,9 @@ def another_process_holding(path: Path, begin: str):
     """Hold a transaction from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path), begin],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline() == "holding\n"
@@ -313,7 +344,9 @@ def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
 
     def forget():
-        with pytest.raises(ErasureIncompleteError, match="SE1: erasure of user 'ana' is incomplete") as error:
+        with pytest.raises(
+            ErasureIncompleteError, match="SE1: erasure of user 'ana' is incomplete"
+        ) as error:
             manager.forget_user("ana")
         assert error.value.deleted == 1
 

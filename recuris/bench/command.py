@@ -42,19 +42,30 @@ def _files(paths: list[str]) -> list[Path]:
 def _locomo(paths: list[str]) -> None:
     conversations = [locomo.load(path) for path in _files(paths)]
     questions = sum(len(c.questions) for c in conversations)
-    print(f"LoCoMo retrieval: {len(conversations)} conversations, {questions} questions "
-          "(categories 1-4 with evidence)\n")
+    print(
+        f"LoCoMo retrieval: {len(conversations)} conversations, {questions} questions "
+        "(categories 1-4 with evidence)\n"
+    )
     with tempfile.TemporaryDirectory() as folder:
         counter = iter(range(10**6))
         retrievers = {
-            "MemoryManager.recall, default, InMemoryStore (what users run)": locomo.through_manager(InMemoryStore),
+            "MemoryManager.recall, default, InMemoryStore (what users run)": locomo.through_manager(
+                InMemoryStore
+            ),
             "MemoryManager.recall, default, SQLiteStore (what users run)": locomo.through_manager(
-                lambda: SQLiteStore(Path(folder) / f"conversation-{next(counter)}.db")),
-            **{f"MemoryManager.recall, InMemoryStore, {name}": locomo.through_manager(InMemoryStore, policy)
-               for name, policy in locomo.ABLATIONS.items()},
+                lambda: SQLiteStore(Path(folder) / f"conversation-{next(counter)}.db")
+            ),
+            **{
+                f"MemoryManager.recall, InMemoryStore, {name}": locomo.through_manager(
+                    InMemoryStore, policy
+                )
+                for name, policy in locomo.ABLATIONS.items()
+            },
             **{f"reference: {name}": build for name, build in locomo.RETRIEVERS.items()},
         }
-        results = {name: locomo.evaluate(conversations, build) for name, build in retrievers.items()}
+        results = {
+            name: locomo.evaluate(conversations, build) for name, build in retrievers.items()
+        }
     _row("retriever", "R@1", "R@5", "R@10", "MRR@10")
     _row("---", "---", "---", "---", "---")
     for name, scores in results.items():
@@ -64,43 +75,89 @@ def _locomo(paths: list[str]) -> None:
     _row("retriever", *categories)
     _row("---", *("---" for _ in categories))
     for name, scores in results.items():
-        _row(name, *(f"{part.r5:.3f} / {part.mrr:.3f} ({part.questions})" for _, part in scores.by_category))
+        _row(
+            name,
+            *(
+                f"{part.r5:.3f} / {part.mrr:.3f} ({part.questions})"
+                for _, part in scores.by_category
+            ),
+        )
 
 
 def _speed(quick: bool, large: bool = False) -> None:
     sizes = (1_000, 5_000) if quick else (1_000, 10_000, 100_000)
-    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}\n")
+    print(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}\n"
+    )
     _row("measure", "size", "recuris", "baseline", "ratio")
     _row("---", "---", "---", "---", "---")
     for size in sizes:
         timing = speed.retrieval(size, queries=20 if quick else 50)
         (p50, p95), (s50, s95) = timing["indexed"], timing["scan"]
-        _row("episodic retrieval p50 / p95 (ms): index vs scan, same top-5", f"{size:,} episodes",
-             f"{p50:.2f} / {p95:.2f}", f"{s50:.2f} / {s95:.2f}", f"1/{s50 / max(p50, 1e-9):.0f}")
+        _row(
+            "episodic retrieval p50 / p95 (ms): index vs scan, same top-5",
+            f"{size:,} episodes",
+            f"{p50:.2f} / {p95:.2f}",
+            f"{s50:.2f} / {s95:.2f}",
+            f"1/{s50 / max(p50, 1e-9):.0f}",
+        )
     steps = 200 if quick else 1000
     growth = speed.prompt_growth(steps, marks=(10, 50, 100, steps))
     ours, full = growth["recuris"], growth["full history"]
     for mark in (10, 50, 100, steps):
-        _row(f"prompt tokens at step {mark}", f"{steps}-step task", ours[mark], full[mark],
-             f"{ours[mark] / full[mark]:.2f}")
-    _row(f"prompt tokens, step {steps} / step 50", "", f"{ours[steps] / ours[50]:.2f}",
-         f"{full[steps] / full[50]:.2f}", "")
+        _row(
+            f"prompt tokens at step {mark}",
+            f"{steps}-step task",
+            ours[mark],
+            full[mark],
+            f"{ours[mark] / full[mark]:.2f}",
+        )
+    _row(
+        f"prompt tokens, step {steps} / step 50",
+        "",
+        f"{ours[steps] / ours[50]:.2f}",
+        f"{full[steps] / full[50]:.2f}",
+        "",
+    )
     cycle = speed.decay_cycle(sizes[-1])
-    _row("decay cycle (s): decide / manager forget + merge", f"{sizes[-1]:,} items",
-         f"{cycle['decide_s']:.3f} / {cycle['manager_cycle_s']:.3f}", "",
-         f"{cycle['forgotten']:,} forgotten, {cycle['after']:,} left")
+    _row(
+        "decay cycle (s): decide / manager forget + merge",
+        f"{sizes[-1]:,} items",
+        f"{cycle['decide_s']:.3f} / {cycle['manager_cycle_s']:.3f}",
+        "",
+        f"{cycle['forgotten']:,} forgotten, {cycle['after']:,} left",
+    )
     year = simulate(days=90 if quick else 365)
-    _row(f"store size after {year.days} simulated days, {year.per_day} a day", f"{year.written:,} written",
-         f"{year.sizes[-1]} (plateau {year.plateau:.0f})", f"{year.written:,} (no forgetting)",
-         f"1/{year.written / max(1, year.sizes[-1]):.0f}")
+    _row(
+        f"store size after {year.days} simulated days, {year.per_day} a day",
+        f"{year.written:,} written",
+        f"{year.sizes[-1]} (plateau {year.plateau:.0f})",
+        f"{year.written:,} (no forgetting)",
+        f"1/{year.written / max(1, year.sizes[-1]):.0f}",
+    )
     store = speed.sqlite(sizes[-1])
     (r50, r95) = store["recall"]
-    _row("SQLite: items written per second, batches of 1,000", f"{sizes[-1]:,} items",
-         f"{store['items_per_s']:,.0f}", "", "")
-    _row("SQLite: reopen / first recall (ms)", f"{sizes[-1]:,} items",
-         f"{store['reopen_ms']:.1f} / {store['first_recall_ms']:.0f}", "", "")
-    _row("SQLite: manager recall p50 / p95 (ms), BM25 in SQL", f"{sizes[-1]:,} items",
-         f"{r50:.1f} / {r95:.1f}", "", "")
+    _row(
+        "SQLite: items written per second, batches of 1,000",
+        f"{sizes[-1]:,} items",
+        f"{store['items_per_s']:,.0f}",
+        "",
+        "",
+    )
+    _row(
+        "SQLite: reopen / first recall (ms)",
+        f"{sizes[-1]:,} items",
+        f"{store['reopen_ms']:.1f} / {store['first_recall_ms']:.0f}",
+        "",
+        "",
+    )
+    _row(
+        "SQLite: manager recall p50 / p95 (ms), BM25 in SQL",
+        f"{sizes[-1]:,} items",
+        f"{r50:.1f} / {r95:.1f}",
+        "",
+        "",
+    )
     _recall_at_scale(sizes[-1:] + ((1_000_000,) if large else ()), quick)
 
 
@@ -109,40 +166,80 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
     for size in sizes:
         scale = recall_scale.against_fts5(size)
         peaks[size] = scale["peak_mb"]
-        _row("SQLite: manager recall vs one direct FTS5 bm25() query, p50 (ms)", f"{size:,} items",
-             f"{scale['warm_ms']:.1f}", f"{scale['fts5_ms']:.1f}", f"{scale['warm_ms'] / scale['fts5_ms']:.2f}")
-        _row("SQLite: first recall of a fresh manager vs a warm one (ms)", f"{size:,} items",
-             f"{scale['first_ms']:.1f}", f"{scale['warm_ms']:.1f}", f"{scale['first_ms'] / scale['warm_ms']:.2f}")
-        _row("SQLite: recall counting accesses (writes back), p50 (ms)", f"{size:,} items",
-             f"{scale['counted_ms']:.1f}", "", "")
-        _row("SQLite: items written per second, put in batches of 10,000 vs the same rows + FTS5",
-             f"{size:,} items", f"{scale['fill_items_per_s']:,.0f}", f"{scale['raw_fill_items_per_s']:,.0f}",
-             f"{scale['raw_fill_items_per_s'] / scale['fill_items_per_s']:.2f}x slower")
+        _row(
+            "SQLite: manager recall vs one direct FTS5 bm25() query, p50 (ms)",
+            f"{size:,} items",
+            f"{scale['warm_ms']:.1f}",
+            f"{scale['fts5_ms']:.1f}",
+            f"{scale['warm_ms'] / scale['fts5_ms']:.2f}",
+        )
+        _row(
+            "SQLite: first recall of a fresh manager vs a warm one (ms)",
+            f"{size:,} items",
+            f"{scale['first_ms']:.1f}",
+            f"{scale['warm_ms']:.1f}",
+            f"{scale['first_ms'] / scale['warm_ms']:.2f}",
+        )
+        _row(
+            "SQLite: recall counting accesses (writes back), p50 (ms)",
+            f"{size:,} items",
+            f"{scale['counted_ms']:.1f}",
+            "",
+            "",
+        )
+        _row(
+            "SQLite: items written per second, put in batches of 10,000 vs the same rows + FTS5",
+            f"{size:,} items",
+            f"{scale['fill_items_per_s']:,.0f}",
+            f"{scale['raw_fill_items_per_s']:,.0f}",
+            f"{scale['raw_fill_items_per_s'] / scale['fill_items_per_s']:.2f}x slower",
+        )
     if len(peaks) > 1:
         small, large = min(peaks), max(peaks)
-        _row("SQLite: recall's peak traced memory (MB), largest vs smallest store", f"{large:,} / {small:,} items",
-             f"{peaks[large]:.2f}", f"{peaks[small]:.2f}", f"{peaks[large] / peaks[small]:.2f}")
+        _row(
+            "SQLite: recall's peak traced memory (MB), largest vs smallest store",
+            f"{large:,} / {small:,} items",
+            f"{peaks[large]:.2f}",
+            f"{peaks[small]:.2f}",
+            f"{peaks[large] / peaks[small]:.2f}",
+        )
     # A write costs a fraction of a millisecond, most of it the commit: one run of a few hundred
     # moves by a few hundredths with the disk, so five are run, each in fresh files.
-    runs = sorted((recall_scale.single_writes(100 if quick else 500, seed) for seed in range(1, 6)),
-                  key=lambda run: run["write_ms"] / run["raw_ms"])
+    runs = sorted(
+        (recall_scale.single_writes(100 if quick else 500, seed) for seed in range(1, 6)),
+        key=lambda run: run["write_ms"] / run["raw_ms"],
+    )
     ratios = [run["write_ms"] / run["raw_ms"] for run in runs]
-    _row("SQLite: one MemoryManager.write, one commit (ms) vs the same row + FTS5: the median of 5 runs "
-         "(lowest and highest ratio)", "one item a transaction", f"{runs[2]['write_ms']:.2f}",
-         f"{runs[2]['raw_ms']:.2f}", f"{ratios[2]:.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})")
+    _row(
+        "SQLite: one MemoryManager.write, one commit (ms) vs the same row + FTS5: the median of 5 runs "
+        "(lowest and highest ratio)",
+        "one item a transaction",
+        f"{runs[2]['write_ms']:.2f}",
+        f"{runs[2]['raw_ms']:.2f}",
+        f"{ratios[2]:.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})",
+    )
     related, unrelated = (2_000, 20_000) if quick else (10_000, 100_000)
     alone, crowded = (recall_scale.unrelated_items(related, extra) for extra in (0, unrelated))
     exponent = math.log(crowded / alone) / math.log((related + unrelated) / related)
-    _row("in-memory recall p50 (ms): with vs without items sharing no term", f"{related:,} + {unrelated:,}",
-         f"{crowded:.1f}", f"{alone:.1f}", f"{crowded / alone:.2f} (exponent {exponent:.2f})")
+    _row(
+        "in-memory recall p50 (ms): with vs without items sharing no term",
+        f"{related:,} + {unrelated:,}",
+        f"{crowded:.1f}",
+        f"{alone:.1f}",
+        f"{crowded / alone:.2f} (exponent {exponent:.2f})",
+    )
 
 
-def _growth(sizes: tuple[int, ...], seconds: list[float], n: int, apart: list[float] | None = None) -> str:
+def _growth(
+    sizes: tuple[int, ...], seconds: list[float], n: int, apart: list[float] | None = None
+) -> str:
     """The growth exponent from the previous size; with `apart`, also of the seconds less those."""
     if not n:
         return ""
     before, size = sizes[n - 1], sizes[n]
-    text = f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
+    text = (
+        f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
+    )
     if apart is None:
         return text
     less = [total - part for total, part in zip(seconds, apart)]
@@ -156,35 +253,46 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
     """Rows for the forgetting cycle and semantic writes at each size, with growth exponents."""
     cycles = [scale.forgetting_cycle(size, quiet=quiet) for size in sizes]
     for n, (size, cycle) in enumerate(zip(sizes, cycles)):
-        _row("forgetting cycle, SQLite filled by batched put: cycle s (its CPU s; fill s), peak MB",
-             f"{size:,} items",
-             f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
-             f"{cycle['peak_mb']:.0f} MB",
-             f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
-             _growth(sizes, [c["cycle_s"] for c in cycles], n))
+        _row(
+            "forgetting cycle, SQLite filled by batched put: cycle s (its CPU s; fill s), peak MB",
+            f"{size:,} items",
+            f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
+            f"{cycle['peak_mb']:.0f} MB",
+            f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
+            _growth(sizes, [c["cycle_s"] for c in cycles], n),
+        )
     # Each SQLite write commits (and waits for the disk): a fifth of the sizes keeps the run short.
     for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 5 for size in sizes[:2]))):
-        writes = [scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite", runs=RUNS)
-                  for size in counts]
+        writes = [
+            scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite", runs=RUNS)
+            for size in counts
+        ]
         for n, (size, write) in enumerate(zip(counts, writes)):
             # The collector walks every live object, so its share grows with the heap: shown apart.
-            _row(f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC s), "
-                 f"the median of {RUNS} runs",
-                 f"{size:,} writes",
-                 f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs ({write['gc_s']:.2f})",
-                 f"{write['superseded']:,} superseded a fact",
-                 _growth(counts, [w["seconds"] for w in writes], n, [w["gc_s"] for w in writes]))
+            _row(
+                f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC s), "
+                f"the median of {RUNS} runs",
+                f"{size:,} writes",
+                f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs ({write['gc_s']:.2f})",
+                f"{write['superseded']:,} superseded a fact",
+                _growth(counts, [w["seconds"] for w in writes], n, [w["gc_s"] for w in writes]),
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run a benchmark; return the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m recuris.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m recuris.bench", description=__doc__.splitlines()[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("locomo", help="retrieval on LoCoMo files or folders of them").add_argument(
-        "paths", nargs="+")
+        "paths", nargs="+"
+    )
     speed_command = commands.add_parser("speed", help="speed and scale")
     speed_command.add_argument("--quick", action="store_true")
-    speed_command.add_argument("--large", action="store_true", help="also measure costs at 1,000,000 items")
+    speed_command.add_argument(
+        "--large", action="store_true", help="also measure costs at 1,000,000 items"
+    )
     speed_command.add_argument("--quiet", action="store_true", help="no progress on standard error")
     arguments = parser.parse_args(argv)
     try:

@@ -17,7 +17,13 @@ from statistics import fmean
 from ..core.text import estimate_tokens
 from ..core.validation import require_count
 
-__all__ = ["recall_at_k", "reciprocal_rank", "mean_reciprocal_rank", "pollution_rate", "prompt_tokens"]
+__all__ = [
+    "recall_at_k",
+    "reciprocal_rank",
+    "mean_reciprocal_rank",
+    "pollution_rate",
+    "prompt_tokens",
+]
 
 
 def _check(relevant: Collection[str]) -> set[str]:

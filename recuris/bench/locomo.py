@@ -36,7 +36,17 @@ from ..retrieval.scoring import BM25Scorer
 from ..storage.store import Store
 from .evaluation import recall_at_k, reciprocal_rank
 
-__all__ = ["Turn", "Question", "Conversation", "load", "RETRIEVERS", "evaluate", "through_manager", "ABLATIONS", "Scores"]
+__all__ = [
+    "Turn",
+    "Question",
+    "Conversation",
+    "load",
+    "RETRIEVERS",
+    "evaluate",
+    "through_manager",
+    "ABLATIONS",
+    "Scores",
+]
 
 
 @dataclass(frozen=True)
@@ -50,7 +60,11 @@ class Turn:
 def _date(text: str | None) -> float:
     # LoCoMo writes "1:56 pm on 8 May, 2023"; a missing or odd date counts as the epoch.
     try:
-        return datetime.strptime(text or "", "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc).timestamp()
+        return (
+            datetime.strptime(text or "", "%I:%M %p on %d %B, %Y")
+            .replace(tzinfo=timezone.utc)
+            .timestamp()
+        )
     except ValueError:
         return 0.0
 
@@ -86,7 +100,9 @@ def load(path: str | Path) -> Conversation:
         for index, turn in enumerate(session or ()):
             caption = f" {turn['blip_caption']}" if turn.get("blip_caption") else ""
             text = f"{turn['speaker']}: {turn['text']}{caption}"
-            turns.append(Turn(turn["dia_id"], text, date + 60.0 * index, number))  # a minute a turn (LC3)
+            turns.append(
+                Turn(turn["dia_id"], text, date + 60.0 * index, number)
+            )  # a minute a turn (LC3)
     questions = tuple(
         Question(str(q["question"]), tuple(q["evidence"]), int(q["category"]))
         for q in data.get("qa", ())
@@ -111,7 +127,9 @@ def _indexed(scorer_factory, neighbours: float = 0.0) -> Callable[[Conversation]
             # A turn's neighbours are its context: an answer often sits next to the turn
             # that shares the question's words ("What did you adopt?" / "A puppy!").
             blended = [
-                score + neighbours * ((own[i - 1] if i else 0.0) + (own[i + 1] if i + 1 < len(own) else 0.0))
+                score
+                + neighbours
+                * ((own[i - 1] if i else 0.0) + (own[i + 1] if i + 1 < len(own) else 0.0))
                 for i, score in enumerate(own)
             ]
             return [order[i] for i in sorted(range(len(order)), key=lambda i: (-blended[i], i))]
@@ -130,24 +148,35 @@ RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
     "jaccard, recuris tokens": _indexed(JaccardScorer),
     "bm25 (k1 1.2, b 0.75)": _indexed(BM25Scorer),
     # Short documents: weaker length normalisation and earlier term saturation (docs/benchmarks.md).
-    "bm25 (k1 0.9, b 0.5) + neighbouring turns": _indexed(lambda: BM25Scorer(k1=0.9, b=0.5), neighbours=0.25),
+    "bm25 (k1 0.9, b 0.5) + neighbouring turns": _indexed(
+        lambda: BM25Scorer(k1=0.9, b=0.5), neighbours=0.25
+    ),
 }
 
 
-def through_manager(store_factory: Callable[[], Store], policy: RecallPolicy | None = None
-                    ) -> Callable[[Conversation], Ranker]:
+def through_manager(
+    store_factory: Callable[[], Store], policy: RecallPolicy | None = None
+) -> Callable[[Conversation], Ranker]:
     """Return the product as a retriever: a manager writes every turn, then recalls for each question."""
+
     def build(conversation: Conversation) -> Ranker:
         clock = ManualClock(conversation.turns[0].at if conversation.turns else 0.0)
         manager, user = MemoryManager(store_factory(), clock=clock, policy=policy), "speaker"
         for turn in conversation.turns:
             clock.advance(max(0.0, turn.at - clock()))
-            manager.write(turn.text, user, level="episodic", task_id=f"session-{turn.session}",
-                          metadata={"turn": turn.id})
+            manager.write(
+                turn.text,
+                user,
+                level="episodic",
+                task_id=f"session-{turn.session}",
+                metadata={"turn": turn.id},
+            )
         clock.advance(DAY)  # the questions come a day after the last session
 
         def rank(question: str) -> list[str]:
-            return [r.item.metadata["turn"] for r in manager.recall(question, user, top_k=10).results]
+            return [
+                r.item.metadata["turn"] for r in manager.recall(question, user, top_k=10).results
+            ]
 
         return rank
 
@@ -156,7 +185,9 @@ def through_manager(store_factory: Callable[[], Store], policy: RecallPolicy | N
 
 # The default recall with one of its choices undone, to show what each choice does.
 ABLATIONS = {
-    "relevance weight only (no recency, no importance)": RecallPolicy(weights=Weights(1.0, 0.0, 0.0)),
+    "relevance weight only (no recency, no importance)": RecallPolicy(
+        weights=Weights(1.0, 0.0, 0.0)
+    ),
     "recency at a fixed 7-day half-life": RecallPolicy(stretch_half_life=False),
     "no neighbouring turns": RecallPolicy(neighbour_weight=0.0),
 }
@@ -182,7 +213,9 @@ def _mean(rows: list[list[float]]) -> Scores:
     return Scores(len(rows), *(sum(column) / len(rows) for column in zip(*rows, strict=True)))
 
 
-def evaluate(conversations: Iterable[Conversation], build: Callable[[Conversation], Ranker]) -> Scores:
+def evaluate(
+    conversations: Iterable[Conversation], build: Callable[[Conversation], Ranker]
+) -> Scores:
     """Rank each question's conversation with the retriever; return R@1, R@5, R@10 and MRR@10."""
     rows: dict[int, list[list[float]]] = {}
     for conversation in conversations:
@@ -191,7 +224,8 @@ def evaluate(conversations: Iterable[Conversation], build: Callable[[Conversatio
             ranked = rank(question.text)[:10]
             rows.setdefault(question.category, []).append(
                 [recall_at_k(ranked, question.evidence, k) for k in (1, 5, 10)]
-                + [reciprocal_rank(ranked, question.evidence)])
+                + [reciprocal_rank(ranked, question.evidence)]
+            )
     total = _mean([row for category in sorted(rows) for row in rows[category]])
     parts = tuple((CATEGORIES.get(c, str(c)), _mean(rows[c])) for c in sorted(rows))
     return Scores(total.questions, total.r1, total.r5, total.r10, total.mrr, parts)

@@ -44,7 +44,9 @@ class Task:
     constraints: list[str] = field(default_factory=list)
     failing: set[str] = field(default_factory=set)  # actions whose result is an error
     forbidden: str | None = None  # a word an action must not contain (the constraint)
-    notes: dict[int, str] = field(default_factory=dict)  # step -> a "note: x = y" its result carries
+    notes: dict[int, str] = field(
+        default_factory=dict
+    )  # step -> a "note: x = y" its result carries
     stale: set[str] = field(default_factory=set)  # actions that use a revised value
     log: dict = field(default_factory=dict)
 
@@ -64,9 +66,18 @@ class Task:
     def succeeded(self) -> bool:
         actions = self.log.get("actions", [])
         # A {slot} step is done with the slot's current value: a later note revises an earlier one.
-        values = {normalize(key): value for key, value in (note.split(" = ", 1) for _, note in sorted(self.notes.items()))}
-        done = all(any(layout.matches_option(a, o, values) for a in actions for o in layout.subtask_options(step))
-                   for step in self.plan)
+        values = {
+            normalize(key): value
+            for key, value in (note.split(" = ", 1) for _, note in sorted(self.notes.items()))
+        }
+        done = all(
+            any(
+                layout.matches_option(a, o, values)
+                for a in actions
+                for o in layout.subtask_options(step)
+            )
+            for step in self.plan
+        )
         errors = sum(action in self.failing for action in actions)
         return done and not self.log.get("violations") and not self.log.get("stale") and errors <= 1
 
@@ -91,7 +102,9 @@ def suite(count: int = 24) -> list[Task]:
         task = Task(goal=f"migrate database {number} to the new cluster", plan=plan)
         if number % 2 == 0:  # a path that fails early, and the same choice again late
             for at in (2, length - 3):
-                plan[at] = f"connect to replica {number} | connect to replica {number} via the proxy"
+                plan[at] = (
+                    f"connect to replica {number} | connect to replica {number} via the proxy"
+                )
             task.failing.add(f"connect to replica {number}")
         if number % 3 == 0:  # a constraint stated first, needed last
             task.constraints.append("do not use MySQL")
@@ -149,8 +162,14 @@ def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, Condi
         outcomes, stale_uses, slot_uses, tokens, failures = [], 0, 0, [], Counter()
         for task in tasks_factory():
             llm = PromptFollowingLLM(latest_wins)
-            agent = RecurisAgent(memory(), EpisodicMemory(), llm, max_steps=len(task.plan) + 10,
-                                 max_failures=3, clock=ManualClock(0))
+            agent = RecurisAgent(
+                memory(),
+                EpisodicMemory(),
+                llm,
+                max_steps=len(task.plan) + 10,
+                max_failures=3,
+                clock=ManualClock(0),
+            )
             agent.run(task.goal, "migration", task.act, task.plan, task.constraints)
             outcomes.append(task.succeeded())
             failures.update([task.failure()] if task.failure() else [])
@@ -159,17 +178,27 @@ def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, Condi
             stale_uses += sum(a in task.stale for a in uses)
             tokens.extend(prompt_tokens(llm.prompts))
         polluted = ["stale"] * stale_uses + ["fresh"] * (slot_uses - stale_uses)
-        results[name] = ConditionResult(fmean(outcomes), pollution_rate(polluted, ["stale"]),
-                                        fmean(tokens), len(outcomes), slot_uses, tuple(sorted(failures.items())))
+        results[name] = ConditionResult(
+            fmean(outcomes),
+            pollution_rate(polluted, ["stale"]),
+            fmean(tokens),
+            len(outcomes),
+            slot_uses,
+            tuple(sorted(failures.items())),
+        )
     return results
 
 
 if __name__ == "__main__":
     for rule, latest in (("the first value met wins", False), ("the last value met wins", True)):
         print(f"\nA value noted twice: {rule}\n")
-        print("| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | runs | failures |")
+        print(
+            "| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | runs | failures |"
+        )
         print("| --- | --- | --- | --- | --- | --- |")
         for condition, result in run_suite(latest_wins=latest).items():
             failed = ", ".join(f"{count} {why}" for why, count in result.failures) or "none"
-            print(f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of {result.value_uses} "
-                  f"| {result.tokens_per_step:.0f} | {result.runs} | {failed} |")
+            print(
+                f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of {result.value_uses} "
+                f"| {result.tokens_per_step:.0f} | {result.runs} | {failed} |"
+            )

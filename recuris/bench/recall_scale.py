@@ -42,8 +42,12 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
 
 
 def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
-    return [MemoryItem(id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n)
-            for n, text in enumerate(texts)]
+    return [
+        MemoryItem(
+            id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n
+        )
+        for n, text in enumerate(texts)
+    ]
 
 
 def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
@@ -51,7 +55,7 @@ def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
     items = _items(texts)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
-        store.put(items[offset:offset + batch])
+        store.put(items[offset : offset + batch])
     return time.perf_counter() - started
 
 
@@ -73,8 +77,10 @@ def _raw_write(db: sqlite3.Connection, items: list[MemoryItem]) -> None:
     """Insert the rows recuris would write and their FTS5 entries, in one transaction."""
     db.execute("BEGIN IMMEDIATE")
     db.executemany(UPSERT, [row_of(item) for item in items])
-    db.executemany("INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
-                   [(item.id,) for item in items])
+    db.executemany(
+        "INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
+        [(item.id,) for item in items],
+    )
     db.execute("COMMIT")
 
 
@@ -83,7 +89,7 @@ def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000) -> 
     items = _items(texts)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
-        _raw_write(db, items[offset:offset + batch])
+        _raw_write(db, items[offset : offset + batch])
     return time.perf_counter() - started
 
 
@@ -93,8 +99,16 @@ def single_writes(count: int = 300, seed: int = 1) -> dict:
     The two sides take turns, one write each, so that both meet the disk in the same state.
     """
     texts = corpus(count, seed)
-    rows = [MemoryItem(id=f"i{n}", user_id="u", level="episodic", content=text,
-                       metadata={"kind": "event", "tags": []}) for n, text in enumerate(texts)]
+    rows = [
+        MemoryItem(
+            id=f"i{n}",
+            user_id="u",
+            level="episodic",
+            content=text,
+            metadata={"kind": "event", "tags": []},
+        )
+        for n, text in enumerate(texts)
+    ]
     ours = raw = 0.0
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(Path(folder) / "recuris.db")
@@ -131,20 +145,33 @@ def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
         direct = _direct(Path(folder) / "fts.db", store)
         store.close()
         raw_fill_s = _raw_fill(direct, texts)
-        statement = "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"
-        fts_ms = _median_ms(lambda q: direct.execute(statement, (" OR ".join(q.split()),)).fetchall(), asked)
+        statement = (
+            "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"
+        )
+        fts_ms = _median_ms(
+            lambda q: direct.execute(statement, (" OR ".join(q.split()),)).fetchall(), asked
+        )
         # The first recall runs in a manager that has never seen the user, on a fresh connection.
         tracemalloc.start()
         manager = MemoryManager(SQLiteStore(path), clock=ManualClock(size * 60.0 + DAY))
-        first_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked[:1])
+        first_ms = _median_ms(
+            lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked[:1]
+        )
         warm_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)
         peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         used_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10), asked[:10])
         manager.store.close()
         direct.close()
-    return {"fill_items_per_s": size / fill_s, "raw_fill_items_per_s": size / raw_fill_s, "fts5_ms": fts_ms, "first_ms": first_ms, "warm_ms": warm_ms,
-            "counted_ms": used_ms, "peak_mb": peak_mb}
+    return {
+        "fill_items_per_s": size / fill_s,
+        "raw_fill_items_per_s": size / raw_fill_s,
+        "fts5_ms": fts_ms,
+        "first_ms": first_ms,
+        "warm_ms": warm_ms,
+        "counted_ms": used_ms,
+        "peak_mb": peak_mb,
+    }
 
 
 def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int = 1) -> float:
@@ -153,7 +180,17 @@ def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int =
     texts = corpus(related, seed) + corpus(unrelated, seed + 7, prefix="x")
     manager = MemoryManager(store, clock=ManualClock(len(texts) * 60.0))
     for offset in range(0, len(texts), 10_000):
-        store.put([MemoryItem(id=f"i{offset + n}", user_id="u", level="episodic", content=text,
-                              created_at=(offset + n) * 60.0) for n, text in enumerate(texts[offset:offset + 10_000])])
+        store.put(
+            [
+                MemoryItem(
+                    id=f"i{offset + n}",
+                    user_id="u",
+                    level="episodic",
+                    content=text,
+                    created_at=(offset + n) * 60.0,
+                )
+                for n, text in enumerate(texts[offset : offset + 10_000])
+            ]
+        )
     asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts[:related], queries)]
     return _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)

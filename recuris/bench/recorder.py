@@ -32,9 +32,14 @@ __all__ = ["Recorder", "Part", "Cycle", "sections", "full_history", "SECTION_LAB
 
 # How each section's first line starts, and what a reader calls it (document 000 §3.3's order).
 SECTION_LABELS = (
-    (layout.WORKING_HEADER, "goal"), (layout.PINNED, "pins"), (layout.SUBTASKS, "progress"),
-    (layout.SUMMARY, "summary"), (layout.RECENT, "recent steps"), (layout.EXPERIENCE_HEADER, "experience"),
-    (layout.RECALLED_HEADER, "recalled memory"), (TOOL_RESULT_HEADER, "search_memory results"),
+    (layout.WORKING_HEADER, "goal"),
+    (layout.PINNED, "pins"),
+    (layout.SUBTASKS, "progress"),
+    (layout.SUMMARY, "summary"),
+    (layout.RECENT, "recent steps"),
+    (layout.EXPERIENCE_HEADER, "experience"),
+    (layout.RECALLED_HEADER, "recalled memory"),
+    (TOOL_RESULT_HEADER, "search_memory results"),
     (layout.INSTRUCTION.splitlines()[0], "instruction"),
 )
 _STEP_LINE = re.compile(r"^\s+(\d+)\. ")
@@ -92,7 +97,9 @@ class Part:
 
     title: str
     at: float
-    entries: list[tuple[str, object]] = field(default_factory=list)  # ("note"|"prompt"|"event", ...)
+    entries: list[tuple[str, object]] = field(
+        default_factory=list
+    )  # ("note"|"prompt"|"event", ...)
     tiers: dict[str, list[str]] = field(default_factory=dict)
     audit: list[str] = field(default_factory=list)
 
@@ -122,7 +129,9 @@ class Recorder:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock, self.start, self.parts = clock, clock(), []
-        self.accesses: dict[str, list[float]] = {}  # item id -> the times a watched decay reinforced it
+        self.accesses: dict[
+            str, list[float]
+        ] = {}  # item id -> the times a watched decay reinforced it
         self.cycles: list[Cycle] = []
 
     def _part(self) -> Part:
@@ -145,7 +154,9 @@ class Recorder:
         """Record what each tier holds at the end of the open part, and its audit lines."""
         part = self._part()
         part.tiers = {name: [str(line) for line in lines] for name, lines in tiers.items()}
-        part.audit += [record.render() if hasattr(record, "render") else str(record) for record in audit]
+        part.audit += [
+            record.render() if hasattr(record, "render") else str(record) for record in audit
+        ]
 
     def wrap(self, llm: Callable[[str], str]) -> "RecordingLLM":
         """Return a callable that records each prompt, then asks `llm` (RC2)."""
@@ -186,7 +197,9 @@ class WatchedDecay:
         report = self.decay.run_cycle(items, now)
         seen, forgotten = tuple(map(_state, items)), frozenset(item.id for item in report.forgotten)
         cycles = self.recorder.cycles
-        if cycles and cycles[-1].at == report.at and cycles[-1].decay is self.decay:  # one cycle, in batches
+        if (
+            cycles and cycles[-1].at == report.at and cycles[-1].decay is self.decay
+        ):  # one cycle, in batches
             seen, forgotten = cycles[-1].items + seen, cycles.pop().forgotten | forgotten
         cycles.append(Cycle(report.at, self.decay, seen, forgotten))
         return report

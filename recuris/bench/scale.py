@@ -68,11 +68,15 @@ def exponent(size_a: int, seconds_a: float, size_b: int, seconds_b: float) -> fl
     return math.log(seconds_b / seconds_a) / math.log(size_b / size_a)
 
 
-def memories(size: int, seed: int = 7, user: str = "u", batch: int = 1000) -> Iterator[list[MemoryItem]]:
+def memories(
+    size: int, seed: int = 7, user: str = "u", batch: int = 1000
+) -> Iterator[list[MemoryItem]]:
     """Yield the forgetting workload in batches (SZ1)."""
     rng = random.Random(seed)
-    common = [f"{rng.choice('bdfgklmnprstvz')}{rng.choice('aeiou')}{rng.choice('lmnrst')}{n}"
-              for n in range(2000)]
+    common = [
+        f"{rng.choice('bdfgklmnprstvz')}{rng.choice('aeiou')}{rng.choice('lmnrst')}{n}"
+        for n in range(2000)
+    ]
     cumulative = list(_accumulate(1 / rank for rank in range(1, len(common) + 1)))
     pool, recent, items = max(100, size // 4), [], []
     for n in range(size):
@@ -85,8 +89,17 @@ def memories(size: int, seed: int = 7, user: str = "u", batch: int = 1000) -> It
             words = [*names, *rng.choices(common, cum_weights=cumulative, k=6)]
             used, importance = rng.uniform(0, HORIZON), rng.uniform(0.1, 1.0)
             recent = [*recent[-99:], (words, used, importance)]
-        items.append(MemoryItem(id=f"{user}-{n}", user_id=user, level="episodic", content=" ".join(words),
-                                created_at=used, last_access_at=used, importance=importance))
+        items.append(
+            MemoryItem(
+                id=f"{user}-{n}",
+                user_id=user,
+                level="episodic",
+                content=" ".join(words),
+                created_at=used,
+                last_access_at=used,
+                importance=importance,
+            )
+        )
         if len(items) == batch:
             yield items
             items = []
@@ -113,7 +126,10 @@ def _peak_mb() -> float:
     # child would report its parent's peak if that was higher.
     try:
         status = Path("/proc/self/status").read_text()
-        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
+        return (
+            next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+            / 1024
+        )
     except (OSError, StopIteration):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux and BSD report KiB
 
@@ -129,17 +145,31 @@ def _cycle(size: int, seed: int, quiet: bool) -> dict:
         progress.close()
         filled = time.perf_counter() - started
         clock = ManualClock(HORIZON)
-        manager, progress = MemoryManager(store, clock=clock), Progress(f"cycle {size:,}", size, quiet)
+        manager, progress = (
+            MemoryManager(store, clock=clock),
+            Progress(f"cycle {size:,}", size, quiet),
+        )
         started, cpu = time.perf_counter(), time.process_time()
-        report = manager.run_decay(DecayManager(clock=clock), "u", itemized=False, on_batch=progress.update)
+        report = manager.run_decay(
+            DecayManager(clock=clock), "u", itemized=False, on_batch=progress.update
+        )
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         progress.close()
         left = sum(len(batch) for batch in store.iterate("u"))
         store.close()
     if left != report.size_after:
-        raise AssertionError(f"the report says {report.size_after} items are left, the store holds {left}")
-    return {"fill_s": filled, "cycle_s": seconds, "cycle_cpu_s": cpu, "forgotten": report.forgotten_count,
-            "merged": report.merged_count, "left": left, "peak_mb": _peak_mb()}
+        raise AssertionError(
+            f"the report says {report.size_after} items are left, the store holds {left}"
+        )
+    return {
+        "fill_s": filled,
+        "cycle_s": seconds,
+        "cycle_cpu_s": cpu,
+        "forgotten": report.forgotten_count,
+        "merged": report.merged_count,
+        "left": left,
+        "peak_mb": _peak_mb(),
+    }
 
 
 def forgetting_cycle(size: int, seed: int = 7, quiet: bool = False) -> dict:
@@ -165,8 +195,11 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
     gc.callbacks.append(collector)
     folder = tempfile.TemporaryDirectory()
     store = SQLiteStore(Path(folder.name) / "facts.db") if sqlite else None
-    rng, manager, progress = random.Random(seed), MemoryManager(store, clock=ManualClock(0)), Progress(
-        f"semantic writes {count:,}", count, quiet)
+    rng, manager, progress = (
+        random.Random(seed),
+        MemoryManager(store, clock=ManualClock(0)),
+        Progress(f"semantic writes {count:,}", count, quiet),
+    )
     subjects, current, superseded = max(1, count // 2), {}, 0
     started = time.perf_counter()
     for n in range(count):
@@ -184,16 +217,24 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
     if store is not None:
         store.close()
     folder.cleanup()
-    return {"seconds": seconds, "gc_s": collector.seconds, "superseded": superseded, "peak_mb": _peak_mb()}
+    return {
+        "seconds": seconds,
+        "gc_s": collector.seconds,
+        "superseded": superseded,
+        "peak_mb": _peak_mb(),
+    }
 
 
-def semantic_writes(count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False,
-                    runs: int = 1) -> dict:
+def semantic_writes(
+    count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False, runs: int = 1
+) -> dict:
     """Time `count` semantic writes through the manager (in memory or SQLite), half superseding a fact.
 
     Of `runs` runs, the one of median time is returned: a run of a few seconds moves by several
     percent on a shared machine, and a growth exponent over a tenfold size by a few hundredths.
     """
-    timed = sorted((_in_child(_writes, count, seed, quiet, sqlite) for _ in range(runs)),
-                   key=lambda run: run["seconds"])
+    timed = sorted(
+        (_in_child(_writes, count, seed, quiet, sqlite) for _ in range(runs)),
+        key=lambda run: run["seconds"],
+    )
     return timed[len(timed) // 2]

@@ -70,18 +70,25 @@ def simulate(
     manager = MemoryManager(InMemoryStore(), clock=clock)
     decay = DecayManager(half_life_days=half_life_days, clock=clock)
     habit_texts = [
-        f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6)) for n in range(habits)
+        f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6))
+        for n in range(habits)
     ]
-    habit_ids = [manager.write(text, "sim", level="episodic", importance=0.6).id for text in habit_texts]
+    habit_ids = [
+        manager.write(text, "sim", level="episodic", importance=0.6).id for text in habit_texts
+    ]
     one_off_ids, one_off_texts, sizes, forgotten, merged = [], [], [], 0, 0
     for day in range(days):
         for _ in range(per_day):
             if one_off_texts and rng.random() < repeat_probability:
-                text = rng.choice(one_off_texts[-per_day * 7 :])  # people repeat themselves: merge fodder
+                text = rng.choice(
+                    one_off_texts[-per_day * 7 :]
+                )  # people repeat themselves: merge fodder
             else:
                 words = " ".join(rng.choice(WORDS) for _ in range(5))
                 text = f"{rng.choice(VERBS)} the {rng.choice(TOPICS)} ticket: {words}"
-            item = manager.write(text, "sim", level="episodic", importance=round(rng.uniform(0.3, 0.7), 2))
+            item = manager.write(
+                text, "sim", level="episodic", importance=round(rng.uniform(0.3, 0.7), 2)
+            )
             one_off_texts.append(text)
             if day < days // 2:
                 one_off_ids.append(item.id)
@@ -113,16 +120,26 @@ def year_plot(report: SimulationReport) -> str:
         f"Store size over a simulated year ({report.per_day} memories a day, nightly forgetting cycles)",
         "day of the simulated year (days)",
         "memories in the store (items)",
-        [Series(f"items in the store after each night's cycle ({report.written:,} written in all)",
-                [(day, size) for day, size in enumerate(report.sizes, 1)])],
-        [Reference(f"plateau: mean of the last quarter, {report.plateau:.0f} items", report.plateau)],
+        [
+            Series(
+                f"items in the store after each night's cycle ({report.written:,} written in all)",
+                [(day, size) for day, size in enumerate(report.sizes, 1)],
+            )
+        ],
+        [
+            Reference(
+                f"plateau: mean of the last quarter, {report.plateau:.0f} items", report.plateau
+            )
+        ],
     )
 
 
 def main(argv: list[str] | None = None) -> None:
     """Print the simulated year: the store's size by day, its plateau, and what survived; `--svg` plots it."""
     parser = argparse.ArgumentParser(prog="python -m recuris.simulation", description=main.__doc__)
-    parser.add_argument("--svg", metavar="FILE", help="also write the store size by day as an SVG plot")
+    parser.add_argument(
+        "--svg", metavar="FILE", help="also write the store size by day as an SVG plot"
+    )
     arguments = parser.parse_args(argv)
     result = simulate()
     print(f"{result.written} memories written over {result.days} days ({result.per_day} a day)")

@@ -35,12 +35,15 @@ __all__ = ["retrieval", "prompt_growth", "decay_cycle", "sqlite", "percentiles"]
 def percentiles(seconds: list[float]) -> tuple[float, float]:
     """Return (p50, p95) in milliseconds."""
     ordered = sorted(seconds)
-    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000
+    return statistics.median(ordered) * 1000, ordered[
+        min(len(ordered) - 1, int(0.95 * len(ordered)))
+    ] * 1000
 
 
 def _words(rng: random.Random, count: int) -> list[str]:
     return [
-        "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3)) for _ in range(count)
+        "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+        for _ in range(count)
     ]
 
 
@@ -51,7 +54,9 @@ def retrieval(size: int, queries: int = 50, seed: int = 1) -> dict:
     memory = EpisodicMemory()
     for n in range(size):
         goal = " ".join(rng.sample(vocabulary, 5))
-        memory.add_episode(Episode(task_type=rng.choice(types), goal=goal, status="success", created_at=n))
+        memory.add_episode(
+            Episode(task_type=rng.choice(types), goal=goal, status="success", created_at=n)
+        )
     timings = {"indexed": [], "scan": []}
     for _ in range(queries):
         query = f"{rng.choice(types)} " + " ".join(rng.sample(vocabulary, 3))
@@ -71,13 +76,22 @@ def prompt_growth(steps: int = 1000, marks: tuple[int, ...] = (10, 50, 100, 1000
     result = {}
     for name, window in (("recuris", 6), ("full history", steps + 1)):
         llm = ScriptedLLM([f"process record {n:05d} of the import" for n in range(steps)])
-        agent = RecurisAgent(WorkingMemory(window_size=window), EpisodicMemory(), llm, max_steps=steps + 1,
-                             clock=ManualClock(0))
+        agent = RecurisAgent(
+            WorkingMemory(window_size=window),
+            EpisodicMemory(),
+            llm,
+            max_steps=steps + 1,
+            clock=ManualClock(0),
+        )
         agent.run(
-            "import every customer record without duplicates", "import", MockEnvironment(default="ok: saved")
+            "import every customer record without duplicates",
+            "import",
+            MockEnvironment(default="ok: saved"),
         )
         result[name] = {
-            mark: estimate_tokens(llm.prompts[mark - 1]) for mark in marks if mark <= len(llm.prompts)
+            mark: estimate_tokens(llm.prompts[mark - 1])
+            for mark in marks
+            if mark <= len(llm.prompts)
         }
     return result
 
@@ -87,8 +101,16 @@ def _items(count: int, user: str, rng: random.Random, start: float = 0.0) -> lis
     for n in range(count):
         content = " ".join(rng.sample(vocabulary, 8))
         created, importance = start + rng.uniform(0, 60 * DAY), rng.uniform(0.1, 1.0)
-        items.append(MemoryItem(id=f"{user}-{n}", user_id=user, level="episodic", content=content,
-                                created_at=created, importance=importance))
+        items.append(
+            MemoryItem(
+                id=f"{user}-{n}",
+                user_id=user,
+                level="episodic",
+                content=content,
+                created_at=created,
+                importance=importance,
+            )
+        )
     return items
 
 
@@ -131,7 +153,9 @@ def sqlite(size: int, batch: int = 1000, seed: int = 3) -> dict:
         manager = MemoryManager(reopened, clock=ManualClock(60 * DAY))
         queries = [items[rng.randrange(size)].content.split()[0] for _ in range(21)]
         started = time.perf_counter()
-        manager.recall(queries[0], "u", count_access=False)  # a fresh manager: nothing of the user loaded yet
+        manager.recall(
+            queries[0], "u", count_access=False
+        )  # a fresh manager: nothing of the user loaded yet
         first = time.perf_counter() - started
         latencies = []
         for query in queries[1:]:
@@ -139,5 +163,9 @@ def sqlite(size: int, batch: int = 1000, seed: int = 3) -> dict:
             manager.recall(query, "u", count_access=False)
             latencies.append(time.perf_counter() - started)
         reopened.close()
-    return {"items_per_s": size / written, "reopen_ms": reopen * 1000, "first_recall_ms": first * 1000,
-            "recall": percentiles(latencies)}
+    return {
+        "items_per_s": size / written,
+        "reopen_ms": reopen * 1000,
+        "first_recall_ms": first * 1000,
+        "recall": percentiles(latencies),
+    }

@@ -72,7 +72,9 @@ def _span(values: list[float], floor: float | None) -> tuple[float, float]:
     low, high = min(values), max(values)
     if floor is not None:
         low, high = min(low, floor), max(high, floor)
-    if not high - low > 1e-9 * max(1.0, abs(low), abs(high)):  # too narrow to scale (or draw ticks on)
+    if not high - low > 1e-9 * max(
+        1.0, abs(low), abs(high)
+    ):  # too narrow to scale (or draw ticks on)
         low, high = low - 0.5, high + 0.5
     return low, high
 
@@ -108,8 +110,10 @@ def line_plot(
     y_low, y_high = _span([y for _, y in points] + [r.y for r in references], y_floor)
     y_high += (y_high - y_low) * 0.05  # headroom: the highest point does not touch the frame
     right, bottom = width - RIGHT, height - BOTTOM
-    legend = [(s.name, PALETTE[n % len(PALETTE)], ' stroke-dasharray="6 4"' if s.dashed else "", False)
-              for n, s in enumerate(series)]  # (label, colour, dash, is the marker entry)
+    legend = [
+        (s.name, PALETTE[n % len(PALETTE)], ' stroke-dasharray="6 4"' if s.dashed else "", False)
+        for n, s in enumerate(series)
+    ]  # (label, colour, dash, is the marker entry)
     legend += [(r.name, "#000", ' stroke-dasharray="2 3"', False) for r in references]
     legend += [(marker_label, "#000", "", True)] if any(s.markers for s in series) else []
     placed, x, y = [], LEFT, bottom + 58
@@ -121,8 +125,10 @@ def line_plot(
     height = max(height, y + 12)
 
     def at(x: float, y: float) -> tuple[float, float]:
-        return (LEFT + (x - x_low) / (x_high - x_low) * (right - LEFT),
-                bottom - (y - y_low) / (y_high - y_low) * (bottom - TOP))
+        return (
+            LEFT + (x - x_low) / (x_high - x_low) * (right - LEFT),
+            bottom - (y - y_low) / (y_high - y_low) * (bottom - TOP),
+        )
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -135,8 +141,12 @@ def line_plot(
     ]
     for tick in nice_ticks(x_low, x_high):
         x = at(tick, y_low)[0]
-        out.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#888"/>')
-        out.append(f'<text x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">{_number(tick)}</text>')
+        out.append(
+            f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#888"/>'
+        )
+        out.append(
+            f'<text x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">{_number(tick)}</text>'
+        )
     for tick in nice_ticks(y_low, y_high):
         y = at(x_low, tick)[1]
         out.append(_hline(y, "#eee", "", LEFT, right))
@@ -153,14 +163,18 @@ def line_plot(
     for line, (_, colour, dash, _) in zip(series, legend):
         if line.points:
             path = " ".join("{:.1f},{:.1f}".format(*at(x, y)) for x, y in line.points)
-            out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{path}"/>')
+            out.append(
+                f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{path}"/>'
+            )
         for x, y in line.markers:
             out.append(_circle(*at(x, y), colour))
     for reference in references:
         y = at(x_low, reference.y)[1]
         out.append(_hline(y, "#000", ' stroke-dasharray="2 3"', LEFT, right))
     for x, y, label, colour, dash, marker in placed:
-        out.append(_circle(x + 11, y - 4, colour) if marker else _hline(y - 4, colour, dash, x, x + 22, 2))
+        out.append(
+            _circle(x + 11, y - 4, colour) if marker else _hline(y - 4, colour, dash, x, x + 22, 2)
+        )
         out.append(f'<text class="legend" x="{x + 28}" y="{y}">{_text(label)}</text>')
     out.append("</svg>")
     return "\n".join(out)
@@ -176,5 +190,7 @@ def _circle(x: float, y: float, colour: str) -> str:
 
 
 def _hline(y: float, colour: str, dash: str, start: float, end: float, width: int = 1) -> str:
-    return (f'<line x1="{start}" y1="{y:.1f}" x2="{end}" y2="{y:.1f}" stroke="{colour}" '
-            f'stroke-width="{width}"{dash}/>')
+    return (
+        f'<line x1="{start}" y1="{y:.1f}" x2="{end}" y2="{y:.1f}" stroke="{colour}" '
+        f'stroke-width="{width}"{dash}/>'
+    )

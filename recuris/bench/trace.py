@@ -34,33 +34,49 @@ __all__ = ["render_page", "write_page", "prompt_plot", "decay_plots", "weight_cu
 
 STAGE_COLOURS = ("#dbe4ff", "#fff3bf", "#d3f9d8", "#e3fafc", "#f3d9fa", "#ffe3e3")
 SECTION_COLOURS = {
-    "goal": "#fff3bf", "pins": "#ffe3e3", "progress": "#e6fcf5", "summary": "#f1f3f5",
-    "recent steps": "#e7f5ff", "experience": "#f3f0ff", "recalled memory": "#fff0f6",
-    "search_memory results": "#fff4e6", "instruction": "#f8f9fa", "prompt": "#f8f9fa",
+    "goal": "#fff3bf",
+    "pins": "#ffe3e3",
+    "progress": "#e6fcf5",
+    "summary": "#f1f3f5",
+    "recent steps": "#e7f5ff",
+    "experience": "#f3f0ff",
+    "recalled memory": "#fff0f6",
+    "search_memory results": "#fff4e6",
+    "instruction": "#f8f9fa",
+    "prompt": "#f8f9fa",
 }
 PROMPT_HEADING = "(a) The prompt stays flat; the full history grows"
-PROMPT_CAPTION = ("Tokens sent to the model at each step of the longest task. recuris's prompt is bounded by "
-                  "its configuration (window size, summary cap); the full history grows with every step.")
+PROMPT_CAPTION = (
+    "Tokens sent to the model at each step of the longest task. recuris's prompt is bounded by "
+    "its configuration (window size, summary cap); the full history grows with every step."
+)
 DECAY_HEADING = "(b) Decay weights and the retention threshold"
-DECAY_CAPTION = ("Each memory's weight halves every half-life; an access (circle) restarts the clock and "
-                 "adds reinforcement. At the cycle, the memories under the dotted threshold are forgotten.")
+DECAY_CAPTION = (
+    "Each memory's weight halves every half-life; an access (circle) restarts the clock and "
+    "adds reinforcement. At the cycle, the memories under the dotted threshold are forgotten."
+)
 INTRODUCTION = (
     "<p>Plots first, then each part of the run: the stage events in order (1 initialise, 2 decide, "
     "3 act, 4 observe, 5 update, 6 settle), every prompt cut into its labelled sections (open a "
     "<em>the prompt</em> line), what each tier holds after the part, and its audit lines.</p>"
 )
-STYLE = "\n".join([
-    "body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;color:#212529}",
-    "pre{white-space:pre-wrap;margin:0;font-size:.85rem}",
-    ".run{list-style:none;padding:0}.run li{margin:.2rem 0;padding:.2rem .4rem;border-radius:4px}",
-    ".tag{display:inline-block;min-width:6.5rem;font-weight:bold}",
-    ".prompt{margin:.3rem 0 .3rem 1rem}.section{display:flex;border-left:4px solid #868e96;margin:2px 0}",
-    ".label{min-width:10rem;padding:.2rem .4rem;font-weight:bold;font-size:.8rem}",
-    ".section pre{padding:.2rem .4rem}.note{margin:.3rem 0}.audit{background:#f8f9fa}",
-    "table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:.2rem .4rem;text-align:left}",
-    *(f".stage-{n + 1}{{background:{colour}}}" for n, colour in enumerate(STAGE_COLOURS)),
-    *(f".s-{name.replace(' ', '-')}{{background:{colour}}}" for name, colour in SECTION_COLOURS.items()),
-])
+STYLE = "\n".join(
+    [
+        "body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;color:#212529}",
+        "pre{white-space:pre-wrap;margin:0;font-size:.85rem}",
+        ".run{list-style:none;padding:0}.run li{margin:.2rem 0;padding:.2rem .4rem;border-radius:4px}",
+        ".tag{display:inline-block;min-width:6.5rem;font-weight:bold}",
+        ".prompt{margin:.3rem 0 .3rem 1rem}.section{display:flex;border-left:4px solid #868e96;margin:2px 0}",
+        ".label{min-width:10rem;padding:.2rem .4rem;font-weight:bold;font-size:.8rem}",
+        ".section pre{padding:.2rem .4rem}.note{margin:.3rem 0}.audit{background:#f8f9fa}",
+        "table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:.2rem .4rem;text-align:left}",
+        *(f".stage-{n + 1}{{background:{colour}}}" for n, colour in enumerate(STAGE_COLOURS)),
+        *(
+            f".s-{name.replace(' ', '-')}{{background:{colour}}}"
+            for name, colour in SECTION_COLOURS.items()
+        ),
+    ]
+)
 
 
 def _prompt_block(prompt: str) -> str:
@@ -75,13 +91,18 @@ def _prompt_block(prompt: str) -> str:
 
 
 def _part(number: int, part: Part, start: float) -> str:
-    out = [f'<section id="part-{number}"><h3>{escape(part.title)}</h3>',
-           f"<p>day {(part.at - start) / DAY:.1f} of the trace</p>", '<ol class="run">']
+    out = [
+        f'<section id="part-{number}"><h3>{escape(part.title)}</h3>',
+        f"<p>day {(part.at - start) / DAY:.1f} of the trace</p>",
+        '<ol class="run">',
+    ]
     pending: list[str] = []  # prompts sent, waiting for the decide event that answers them
 
     def unanswered() -> None:  # a model call that ended the run (an exception, an empty reply)
-        out.extend(f'<li class="stage-2"><span class="tag">no reply</span>{_prompt_block(text)}</li>'
-                   for text in pending)
+        out.extend(
+            f'<li class="stage-2"><span class="tag">no reply</span>{_prompt_block(text)}</li>'
+            for text in pending
+        )
         pending.clear()
 
     for kind, value in part.entries:
@@ -92,8 +113,10 @@ def _part(number: int, part: Part, start: float) -> str:
             out.append(f'</ol><p class="note">{escape(value)}</p><ol class="run">')
         else:
             block = _prompt_block(pending.pop(0)) if value.stage == 2 and pending else ""
-            out.append(f'<li class="stage-{value.stage}"><span class="tag">{value.stage} {escape(value.name)}'
-                       f"</span>{escape(value.detail)}{block}</li>")
+            out.append(
+                f'<li class="stage-{value.stage}"><span class="tag">{value.stage} {escape(value.name)}'
+                f"</span>{escape(value.detail)}{block}</li>"
+            )
     unanswered()
     out.append("</ol>")
     if part.tiers:
@@ -103,7 +126,9 @@ def _part(number: int, part: Part, start: float) -> str:
             out.append(f"<tr><th>{escape(name)}</th><td><ul>{items}</ul></td></tr>")
         out.append("</table>")
     if part.audit:
-        out.append(f'<h4>Audit lines</h4><pre class="audit">{escape(chr(10).join(part.audit))}</pre>')
+        out.append(
+            f'<h4>Audit lines</h4><pre class="audit">{escape(chr(10).join(part.audit))}</pre>'
+        )
     out.append("</section>")
     return "\n".join(out).replace('<ol class="run">\n</ol>', "")  # no empty lists between notes
 
@@ -120,13 +145,21 @@ def prompt_plot(recorder: Recorder) -> str | None:
         f"Prompt size per step: the longest task ({len(run)} model calls)",
         "step of the task (model call number)",
         "prompt size (estimated tokens)",
-        [Series("recuris prompt (goal, pins, summary, window, experience)", ours),
-         Series("full-history prompt (every step verbatim)", full, dashed=True)],
+        [
+            Series("recuris prompt (goal, pins, summary, window, experience)", ours),
+            Series("full-history prompt (every step verbatim)", full, dashed=True),
+        ],
     )
 
 
-def weight_curve(decay, item: SimpleNamespace, accesses: Sequence[float], start: float, end: float,
-                 samples: int = 60) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+def weight_curve(
+    decay,
+    item: SimpleNamespace,
+    accesses: Sequence[float],
+    start: float,
+    end: float,
+    samples: int = 60,
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """Sample an item's weight (days since `start`, weight) with `decay.weight`, jumping at each access.
 
     `item` carries its state at `end`. Accesses the recorder did not see (an item reinforced
@@ -139,12 +172,18 @@ def weight_curve(decay, item: SimpleNamespace, accesses: Sequence[float], start:
     def weight(at: float, before: bool) -> float:
         done = [a for a in accesses if a < at or (a == at and not before)]
         last = max(done, default=item.created_at)
-        state = SimpleNamespace(importance=item.importance, level=item.level,
-                                access_count=earlier + len(done), last_access_at=last)
+        state = SimpleNamespace(
+            importance=item.importance,
+            level=item.level,
+            access_count=earlier + len(done),
+            last_access_at=last,
+        )
         return decay.weight(state, now=at)
 
-    times = sorted({begin + (end - begin) * n / samples for n in range(samples + 1)}
-                   | {a for a in accesses if begin <= a <= end})
+    times = sorted(
+        {begin + (end - begin) * n / samples for n in range(samples + 1)}
+        | {a for a in accesses if begin <= a <= end}
+    )
     points, markers = [], []
     for at in times:
         x = (at - start) / DAY
@@ -161,39 +200,63 @@ def decay_plots(recorder: Recorder) -> list[str]:
     for cycle in recorder.cycles:
         series = []
         for item in cycle.items:
-            points, markers = weight_curve(cycle.decay, item, recorder.accesses.get(item.id, []),
-                                           recorder.start, cycle.at)
+            points, markers = weight_curve(
+                cycle.decay, item, recorder.accesses.get(item.id, []), recorder.start, cycle.at
+            )
             verdict = "forgotten" if item.id in cycle.forgotten else "kept"
-            series.append(Series(f"{item.id} ({flatten(str(item.text), 28)}): {verdict}", points, markers))
-        threshold = Reference(f"retention threshold {cycle.decay.retention_threshold:g}",
-                              cycle.decay.retention_threshold)
-        plots.append(line_plot(f"Decay weight until the cycle on day {(cycle.at - recorder.start) / DAY:.1f}",
-                               "time (days since the trace began)", "retention weight (no unit)", series,
-                               [threshold], marker_label="access (a retrieval reinforces it)"))
+            series.append(
+                Series(f"{item.id} ({flatten(str(item.text), 28)}): {verdict}", points, markers)
+            )
+        threshold = Reference(
+            f"retention threshold {cycle.decay.retention_threshold:g}",
+            cycle.decay.retention_threshold,
+        )
+        plots.append(
+            line_plot(
+                f"Decay weight until the cycle on day {(cycle.at - recorder.start) / DAY:.1f}",
+                "time (days since the trace began)",
+                "retention weight (no unit)",
+                series,
+                [threshold],
+                marker_label="access (a retrieval reinforces it)",
+            )
+        )
     return plots
 
 
-def render_page(recorder: Recorder, title: str = "recuris trace",
-                figures: Sequence[tuple[str, str, str]] = ()) -> str:
+def render_page(
+    recorder: Recorder, title: str = "recuris trace", figures: Sequence[tuple[str, str, str]] = ()
+) -> str:
     """Return the page: the plots, then each part; `figures` adds (heading, caption, svg) plots (TR1-TR4)."""
     flat = prompt_plot(recorder)
     plots = [(PROMPT_HEADING, PROMPT_CAPTION, flat)] if flat else []
     plots += [(DECAY_HEADING, DECAY_CAPTION, svg) for svg in decay_plots(recorder)] + list(figures)
     parts = enumerate(recorder.parts, 1)
     links = "".join(f'<li><a href="#part-{n}">{escape(part.title)}</a></li>' for n, part in parts)
-    body = [f"<h1>{escape(title)}</h1>", INTRODUCTION,
-            f'<nav><h2>Contents</h2><ol><li><a href="#plots">Plots</a></li>{links}</ol></nav>',
-            '<h2 id="plots">Plots</h2>']
-    body += [f"<figure><h3>{escape(heading)}</h3>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
-             for heading, caption, svg in plots]
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        INTRODUCTION,
+        f'<nav><h2>Contents</h2><ol><li><a href="#plots">Plots</a></li>{links}</ol></nav>',
+        '<h2 id="plots">Plots</h2>',
+    ]
+    body += [
+        f"<figure><h3>{escape(heading)}</h3>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
+        for heading, caption, svg in plots
+    ]
     body.append("<h2>The run, part by part</h2>")
     body += [_part(n, part, recorder.start) for n, part in enumerate(recorder.parts, 1)]
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>{escape(title)}</title>\n'
-            f"<style>\n{STYLE}\n</style></head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>{escape(title)}</title>\n'
+        f"<style>\n{STYLE}\n</style></head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+    )
 
 
-def write_page(path: str | Path, recorder: Recorder, title: str = "recuris trace",
-               figures: Sequence[tuple[str, str, str]] = ()) -> Path:
+def write_page(
+    path: str | Path,
+    recorder: Recorder,
+    title: str = "recuris trace",
+    figures: Sequence[tuple[str, str, str]] = (),
+) -> Path:
     """Write `render_page(...)` to `path` as UTF-8 and return the path."""
     path = Path(path)
     path.write_text(render_page(recorder, title, figures), encoding="utf-8")

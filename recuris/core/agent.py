@@ -45,14 +45,20 @@ class Tools(Protocol):
     """Tools the model may call: `instruction` ends each prompt; `respond` answers a call, or None."""
 
     instruction: str
+
     def respond(self, reply: str) -> str | None: ...
 
 
 class EpisodicExperience:
     """Experience from one episodic memory: similar episodes, each reinforced once per run (A5)."""
 
-    def __init__(self, episodic: EpisodicMemory, top_k: int = 2, threshold: float = 0.25,
-                 decay: DecayManager | None = None) -> None:
+    def __init__(
+        self,
+        episodic: EpisodicMemory,
+        top_k: int = 2,
+        threshold: float = 0.25,
+        decay: DecayManager | None = None,
+    ) -> None:
         check_query(top_k, threshold)
         self.episodic, self.top_k, self.threshold, self.decay = episodic, top_k, threshold, decay
         self.reinforced: set[str] = set()
@@ -78,11 +84,21 @@ class RecurisAgent:
     """Run tasks with an LLM, remembering within a task and across tasks."""
 
     def __init__(
-        self, working_memory: WorkingMemory, episodic_memory: EpisodicMemory, llm_fn: Callable[[str], str],
-        max_steps: int = 15, *, top_k: int | None = None, threshold: float | None = None,
-        decay: DecayManager | None = None, experience: Experience | None = None, tools: Tools | None = None,
-        max_failures: int = 1, is_failure: Callable[[str], bool] = looks_like_failure,
-        observer: Callable[[StageEvent], None] | None = None, clock: Callable[[], float] = time.time,
+        self,
+        working_memory: WorkingMemory,
+        episodic_memory: EpisodicMemory,
+        llm_fn: Callable[[str], str],
+        max_steps: int = 15,
+        *,
+        top_k: int | None = None,
+        threshold: float | None = None,
+        decay: DecayManager | None = None,
+        experience: Experience | None = None,
+        tools: Tools | None = None,
+        max_failures: int = 1,
+        is_failure: Callable[[str], bool] = looks_like_failure,
+        observer: Callable[[StageEvent], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """Build the loop; `experience` replaces recall from `episodic_memory` (top_k 2, threshold 0.25).
 
@@ -93,13 +109,25 @@ class RecurisAgent:
         self.max_failures = require_count("max_failures", max_failures, minimum=1)
         self.working, self.episodic, self.llm_fn = working_memory, episodic_memory, llm_fn
         if experience is not None and (top_k, threshold, decay) != (None, None, None):
-            raise ValueError("top_k, threshold and decay belong to the experience given: pass them to it")
+            raise ValueError(
+                "top_k, threshold and decay belong to the experience given: pass them to it"
+            )
         self.experience = experience or EpisodicExperience(
-            episodic_memory, 2 if top_k is None else top_k, 0.25 if threshold is None else threshold, decay)
+            episodic_memory,
+            2 if top_k is None else top_k,
+            0.25 if threshold is None else threshold,
+            decay,
+        )
         self.is_failure, self.tools, self.observer, self.clock = is_failure, tools, observer, clock
 
-    def run(self, task_goal: str, task_type: str, action_fn: Callable[[str], str],
-            subtasks: Sequence[str] | None = None, constraints: Sequence[str] = ()) -> RunResult:
+    def run(
+        self,
+        task_goal: str,
+        task_type: str,
+        action_fn: Callable[[str], str],
+        subtasks: Sequence[str] | None = None,
+        constraints: Sequence[str] = (),
+    ) -> RunResult:
         """Run one task to FINISH, failure or `max_steps`; write and return its episode (A2).
 
         Raises TypeError/ValueError for a bad goal, type, subtask or constraint, first. An
@@ -114,7 +142,9 @@ class RecurisAgent:
         try:
             status, reason = self._loop(f"{task_type} {task_goal}", action_fn)
         except Exception as error:
-            self._settle(task_goal, task_type, "failed", f"run aborted by {type(error).__name__}: {error}")
+            self._settle(
+                task_goal, task_type, "failed", f"run aborted by {type(error).__name__}: {error}"
+            )
             raise
         episode = self._settle(task_goal, task_type, status, reason)
         steps = len(episode.trajectory)
@@ -124,8 +154,13 @@ class RecurisAgent:
         hits = self._retrieve(query, 1, "task start")
         failures = 0
         for number in range(1, self.max_steps + 1):
-            prompt = build_prompt(self.working.to_prompt_section(), hits, self._recalled, self._tool_answers,
-                                  self.tools.instruction if self.tools else "")
+            prompt = build_prompt(
+                self.working.to_prompt_section(),
+                hits,
+                self._recalled,
+                self._tool_answers,
+                self.tools.instruction if self.tools else "",
+            )
             self._slot_values = slot_values(prompt)
             # The model and the environment are untrusted: an exception or a reply that
             # is not text ends the task as failed, with the reason, never the process.
@@ -160,7 +195,9 @@ class RecurisAgent:
             self._emit(4, step.render(80))
             if len(self.working.compressed_steps) > folded:
                 chars = len(self.working.summary)
-                self._emit(5, f"window full: step {folded + 1} folded into the summary ({chars} chars)")
+                self._emit(
+                    5, f"window full: step {folded + 1} folded into the summary ({chars} chars)"
+                )
             if failed:
                 failures += 1
                 if failures >= self.max_failures:
@@ -172,7 +209,10 @@ class RecurisAgent:
 
     def _complete_subtask(self, action: str) -> bool:
         for subtask in self.working.pending_subtasks:
-            if any(matches_option(action, option, self._slot_values) for option in subtask_options(subtask)):
+            if any(
+                matches_option(action, option, self._slot_values)
+                for option in subtask_options(subtask)
+            ):
                 self.working.mark_done(subtask)
                 self._emit(5, f"subtask done: {flatten(subtask, 80)!r}")
                 return True
@@ -181,13 +221,22 @@ class RecurisAgent:
     def _retrieve(self, query: str, stage: int, why: str) -> list[Hit]:
         hits, self._recalled = self.experience.recall(query, self._task_type)
         self._retrievals += 1
-        found = "; ".join(f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits)
+        found = "; ".join(
+            f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits
+        )
         self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
         return hits
 
     def _settle(self, goal: str, task_type: str, status: str, reason: str) -> Episode:
-        episode = Episode(task_type=task_type, goal=goal, status=status, trajectory=self.working.trajectory,
-                          summary=self.working.summary, failure_reason=reason, created_at=self.clock())
+        episode = Episode(
+            task_type=task_type,
+            goal=goal,
+            status=status,
+            trajectory=self.working.trajectory,
+            summary=self.working.summary,
+            failure_reason=reason,
+            created_at=self.clock(),
+        )
         episode = self.experience.settle(episode)
         ending = f" ({reason})" if reason else ""
         self._emit(6, f"{episode.id} written: {status}, {len(episode.trajectory)} steps{ending}")

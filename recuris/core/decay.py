@@ -55,13 +55,23 @@ class DecayReport:
 class DecayManager:
     """Weigh items by recency and use; forget those that fall below the threshold."""
 
-    def __init__(self, half_life_days: float = 7, retention_threshold: float = 0.15,
-                 reinforcement_per_access: float = 0.05, reinforcement_cap: float = 0.3,
-                 clock: Callable[[], float] = time.time, consolidated_slowdown: float = 3.0,
-                 max_audit_log: int = 1_000) -> None:
-        settings = {"half_life_days": half_life_days, "retention_threshold": retention_threshold,
-                    "reinforcement_per_access": reinforcement_per_access,
-                    "reinforcement_cap": reinforcement_cap, "consolidated_slowdown": consolidated_slowdown}
+    def __init__(
+        self,
+        half_life_days: float = 7,
+        retention_threshold: float = 0.15,
+        reinforcement_per_access: float = 0.05,
+        reinforcement_cap: float = 0.3,
+        clock: Callable[[], float] = time.time,
+        consolidated_slowdown: float = 3.0,
+        max_audit_log: int = 1_000,
+    ) -> None:
+        settings = {
+            "half_life_days": half_life_days,
+            "retention_threshold": retention_threshold,
+            "reinforcement_per_access": reinforcement_per_access,
+            "reinforcement_cap": reinforcement_cap,
+            "consolidated_slowdown": consolidated_slowdown,
+        }
         for name, value in settings.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} must be a number, got {type(value).__name__}")
@@ -90,7 +100,9 @@ class DecayManager:
         elapsed = max(0.0, now - item.last_access_at)
         # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
         decayed = item.importance * 0.5 ** (elapsed / self.half_life(item))
-        reinforcement = min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)
+        reinforcement = min(
+            self.reinforcement_cap, self.reinforcement_per_access * item.access_count
+        )
         return decayed + reinforcement
 
     def on_access(self, item: Decaying) -> None:
@@ -107,8 +119,10 @@ class DecayManager:
             if weight < self.retention_threshold:
                 forgotten.append(item)
                 idle_days = (now - item.last_access_at) / DAY
-                reason = (f"below retention threshold {self.retention_threshold} after "
-                          f"{idle_days:.1f} idle days, accesses={item.access_count}")
+                reason = (
+                    f"below retention threshold {self.retention_threshold} after "
+                    f"{idle_days:.1f} idle days, accesses={item.access_count}"
+                )
                 audit.append(AuditRecord(item.id, "forget", reason, now, weight))
             else:
                 kept.append(item)
@@ -116,5 +130,7 @@ class DecayManager:
         return DecayReport(now, tuple(forgotten), tuple(kept), tuple(audit), weights)
 
     def __repr__(self) -> str:
-        return (f"DecayManager(half_life_days={self.half_life_seconds / DAY:g}, "
-                f"retention_threshold={self.retention_threshold}, audit_records={len(self.audit_log)})")
+        return (
+            f"DecayManager(half_life_days={self.half_life_seconds / DAY:g}, "
+            f"retention_threshold={self.retention_threshold}, audit_records={len(self.audit_log)})"
+        )

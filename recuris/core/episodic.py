@@ -39,7 +39,9 @@ class EpisodeArchive(Protocol):
 
     def load(self) -> Iterable[tuple[Episode, Sequence | None]]: ...
     def new_id(self) -> str: ...
-    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable, delete: Iterable) -> None: ...
+    def write(
+        self, episode: Episode, terms: Sequence | None, audit: Iterable, delete: Iterable
+    ) -> None: ...
     def delete(self, episode_ids: list[str]) -> None: ...
 
 
@@ -68,7 +70,9 @@ class EpisodicMemory:
         self._inserted, self._next_number = 0, 1
         for episode, stored in archive.load() if archive is not None else ():
             # Stored terms (embedding vectors) are reused: a reload must not pay the embedder again.
-            self._index(episode, stored if self.scorer.persist and stored else self._analyze(episode))
+            self._index(
+                episode, stored if self.scorer.persist and stored else self._analyze(episode)
+            )
 
     def add_episode(self, episode: Episode, audit: Iterable = (), delete: Iterable = ()) -> Episode:
         """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
@@ -83,7 +87,9 @@ class EpisodicMemory:
             raise ValueError(f"E5: an episode with id {episode.id!r} is already stored")
         terms = self._analyze(episode)
         episode_id = episode.id or self._new_id()
-        if self.archive is not None:  # the archive may refuse (another user owns the id): nothing changes
+        if (
+            self.archive is not None
+        ):  # the archive may refuse (another user owns the id): nothing changes
             self.archive.write(replace(episode, id=episode_id), self._kept(terms), audit, delete)
         episode.id = episode_id
         self._index(episode, terms)
@@ -154,7 +160,9 @@ class EpisodicMemory:
         """Return what `retrieve` returns, by scoring every episode (the reference for E4)."""
         check_query(top_k, threshold)
         terms = self.scorer.analyzer(query)
-        return self._rank([(key, self.scorer.score(terms, key)) for key in self._episodes], top_k, threshold)
+        return self._rank(
+            [(key, self.scorer.score(terms, key)) for key in self._episodes], top_k, threshold
+        )
 
     def _rank(self, scored: list[tuple[str, float]], top_k: int, threshold: float) -> list[Hit]:
         # Rank plain tuples (best score, then newest: E3) and build Hits for the top k only.

@@ -57,7 +57,9 @@ _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+
 _PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
-_FORBIDS = re.compile(r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.I)
+_FORBIDS = re.compile(
+    r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.I
+)
 
 
 def _path(text: str, separator: str) -> list[str]:
@@ -70,7 +72,9 @@ def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
     Slot values are read by `prompt.slot_values`, with `latest_wins` as it says.
     """
     view, section = PromptView(known=layout.slot_values(text, latest_wins)), None
-    view.can_search = "search_memory" in text.rsplit("\n\n", 1)[-1]  # the instruction ends the prompt
+    view.can_search = (
+        "search_memory" in text.rsplit("\n\n", 1)[-1]
+    )  # the instruction ends the prompt
     for line in text.splitlines():
         if not line.startswith(layout.INDENT):
             section = line
@@ -85,7 +89,9 @@ def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
         elif section == layout.SUMMARY and body.startswith("done: "):
             view.done.extend(_path(body[len("done: ") :], " -> "))
         elif section == layout.SUMMARY and body.startswith("failed: "):
-            view.failed.extend(item.partition(": ")[0] for item in _path(body[len("failed: ") :], "; "))
+            view.failed.extend(
+                item.partition(": ")[0] for item in _path(body[len("failed: ") :], "; ")
+            )
         elif section == layout.RECENT and (match := layout.RECENT_STEP.match(body)):
             (view.failed if match.group(3) else view.done).append(match.group(1))
         elif section == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
@@ -93,7 +99,9 @@ def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
         elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
             view.avoid.append(match.group(1))
         elif section == layout.RECALLED_HEADER and (match := _PROCEDURE.match(body)):
-            view.follow.append(_path(match.group(1), " -> "))  # a recalled procedure is a path to follow
+            view.follow.append(
+                _path(match.group(1), " -> ")
+            )  # a recalled procedure is a path to follow
         elif section == layout.TOOL_RESULT_HEADER and body.startswith("query: "):
             view.asked.append(normalize(body[len("query: ") :]))
     return view
@@ -138,11 +146,15 @@ class PromptFollowingLLM:
 
         def allowed(option: str) -> bool:
             words = _stems(option)
-            return normalize(option) not in known_bad and not any(ban and ban <= words for ban in forbidden)
+            return normalize(option) not in known_bad and not any(
+                ban and ban <= words for ban in forbidden
+            )
 
         for finished, subtask in view.subtasks:
             options = layout.subtask_options(subtask)
-            if finished or any(layout.matches_option(a, o, view.known) for a in done for o in options):
+            if finished or any(
+                layout.matches_option(a, o, view.known) for a in done for o in options
+            ):
                 continue
             # Prefer an option that worked before, then any option not known to fail.
             ranked = sorted(options, key=lambda option: normalize(option) not in followed)

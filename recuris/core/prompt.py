@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from .records import Hit
 from .text import normalize, statement
 
-__all__ = ["build_prompt", "render_experience", "subtask_options", "matches_option", "slot_values", "FINISH"]
+__all__ = [
+    "build_prompt",
+    "render_experience",
+    "subtask_options",
+    "matches_option",
+    "slot_values",
+    "FINISH",
+]
 
 WORKING_HEADER = "## Working memory"
 GOAL = "Goal:"
@@ -84,8 +91,13 @@ def render_experience(hits: Sequence[Hit]) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(working_section: str, hits: Sequence[Hit], recalled: Sequence[str] = (),
-                 tool_results: Sequence[str] = (), tools_instruction: str = "") -> str:
+def build_prompt(
+    working_section: str,
+    hits: Sequence[Hit],
+    recalled: Sequence[str] = (),
+    tool_results: Sequence[str] = (),
+    tools_instruction: str = "",
+) -> str:
     """Assemble a prompt: working memory, experience, recalled memory, tool results, instruction (P1).
 
     The recalled section and tool results appear only when there are some.

@@ -33,7 +33,9 @@ class Step:
     failed: bool = False
 
     @classmethod
-    def observed(cls, index: int, action: str, result: object, failed: bool | None = None) -> "Step":
+    def observed(
+        cls, index: int, action: str, result: object, failed: bool | None = None
+    ) -> "Step":
         """Check and build an observed step; `failed` defaults to `looks_like_failure(result)`.
 
         Raises TypeError/ValueError for an empty or non-text action, or a non-text result.

@@ -86,7 +86,10 @@ class JaccardScorer:
         for term in query_terms:
             shared.update(self.postings.get(term, ()))
         size = len(query_terms)
-        return [(key, jaccard_from_sizes(count, size, len(self.terms[key]))) for key, count in shared.items()]
+        return [
+            (key, jaccard_from_sizes(count, size, len(self.terms[key])))
+            for key, count in shared.items()
+        ]
 
     def __len__(self) -> int:
         return len(self.terms)

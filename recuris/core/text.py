@@ -15,7 +15,15 @@ Invariants:
 import math
 import re
 
-__all__ = ["tokenize", "estimate_tokens", "looks_like_failure", "clip", "flatten", "normalize", "statement"]
+__all__ = [
+    "tokenize",
+    "estimate_tokens",
+    "looks_like_failure",
+    "clip",
+    "flatten",
+    "normalize",
+    "statement",
+]
 
 # Han ideographs (with extension A and compatibility forms), kana and Hangul: scripts
 # written without spaces, where a bigram is the smallest unit that carries meaning.

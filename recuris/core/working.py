@@ -40,7 +40,9 @@ class WorkingMemory:
         max_step_chars: int = 200,
     ) -> None:
         self.window_size = require_count("W4: window_size", window_size, minimum=1)
-        self.max_summary_chars = require_count("W4: max_summary_chars", max_summary_chars, minimum=MIN_CHARS)
+        self.max_summary_chars = require_count(
+            "W4: max_summary_chars", max_summary_chars, minimum=MIN_CHARS
+        )
         self.max_step_chars = require_count("W4: max_step_chars", max_step_chars, minimum=1)
         # The rule-based summarizer doubles as the fallback when a pluggable one fails.
         self._fallback = StructuredSummarizer(max_summary_chars)
@@ -75,7 +77,9 @@ class WorkingMemory:
 
     @goal.setter
     def goal(self, value: str) -> None:
-        raise AttributeError("W1: the goal is fixed for the whole task; call init_task to start another")
+        raise AttributeError(
+            "W1: the goal is fixed for the whole task; call init_task to start another"
+        )
 
     @property
     def subtasks(self) -> tuple[str, ...]:
@@ -180,5 +184,7 @@ class WorkingMemory:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"WorkingMemory(goal={self._goal!r}, steps={len(self._trajectory)}, "
-                f"recent={len(self._recent)}/{self.window_size}, summary_chars={len(self._summary)})")
+        return (
+            f"WorkingMemory(goal={self._goal!r}, steps={len(self._trajectory)}, "
+            f"recent={len(self._recent)}/{self.window_size}, summary_chars={len(self._summary)})"
+        )

@@ -29,8 +29,17 @@ from ..core.records import Step
 from ..core.text import flatten
 from ..core.validation import unicode_problem
 
-__all__ = ["Knowledge", "Insight", "CATEGORIES", "INSIGHT_TYPES", "extraction_prompt", "parse_knowledge",
-           "reflection_prompt", "parse_insights", "ask"]
+__all__ = [
+    "Knowledge",
+    "Insight",
+    "CATEGORIES",
+    "INSIGHT_TYPES",
+    "extraction_prompt",
+    "parse_knowledge",
+    "reflection_prompt",
+    "parse_insights",
+    "ask",
+]
 
 CATEGORIES = ("user_pref", "tech_rule", "project_rule", "general")
 INSIGHT_TYPES = ("user_fact", "agent_learning")
@@ -156,7 +165,10 @@ def parse_knowledge(reply: object) -> tuple[list[Knowledge], list[str]]:
 
 def reflection_prompt(interactions: list[str], existing: list[tuple[str, str]]) -> str:
     """Ask for insights on a batch of interactions, showing the insights already held."""
-    held = "\n".join(f"  [{item_id}] {flatten(content, 200)}" for item_id, content in existing) or "  (none)"
+    held = (
+        "\n".join(f"  [{item_id}] {flatten(content, 200)}" for item_id, content in existing)
+        or "  (none)"
+    )
     batch = "\n".join(f"  {line}" for line in interactions)
     return (
         f"Interactions:\n{batch}\n\nInsights already held:\n{held}\n\n"

@@ -35,7 +35,9 @@ from .join import rank_tokens, similar_pairs
 __all__ = ["ForgettingCycle", "ForgettingReport"]
 
 CYCLED_LEVELS = ("episodic", "semantic")
-DELETE_BATCH = 50_000  # forgotten items deleted per transaction (ids and audit tuples held until then)
+DELETE_BATCH = (
+    50_000  # forgotten items deleted per transaction (ids and audit tuples held until then)
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,9 @@ class ForgettingReport:
     """What one cycle did to one user's memory (the items themselves only if `itemized`)."""
 
     forgotten: tuple[MemoryItem, ...]
-    merged: tuple[tuple[MemoryItem, tuple[MemoryItem, ...]], ...]  # (survivor, items merged into it)
+    merged: tuple[
+        tuple[MemoryItem, tuple[MemoryItem, ...]], ...
+    ]  # (survivor, items merged into it)
     audit: tuple[AuditRecord, ...]
     size_before: int
     size_after: int
@@ -90,7 +94,9 @@ class _Band:
         self.weights.append(weight)
         self.created.append(item.created_at)
         self.levels.append(CYCLED_LEVELS.index(item.level))
-        self.tokens.extend({vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)})
+        self.tokens.extend(
+            {vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)}
+        )
         self.ends.append(len(self.tokens))
         self.prints.append(hash((item.level, item.content)))
 
@@ -108,14 +114,28 @@ class ForgettingCycle:
     reloads it. It remembers, per user and similarity, which band items it compared (J2).
     """
 
-    def __init__(self, store: Store, clock: Callable[[], float], *,
-                 on_change: Callable[[str], None] = lambda user_id: None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], float],
+        *,
+        on_change: Callable[[str], None] = lambda user_id: None,
+    ) -> None:
         self.store, self.clock, self.on_change = store, clock, on_change
-        self.compared: dict[tuple[str, float], dict[str, int]] = {}  # (user, similarity) -> id -> fingerprint
+        self.compared: dict[
+            tuple[str, float], dict[str, int]
+        ] = {}  # (user, similarity) -> id -> fingerprint
 
     def run(
-        self, decay: DecayManager, user_id: str, merge_ceiling: float = 0.4, merge_similarity: float = 0.7,
-        *, itemized: bool = True, batch_size: int = 5000, delete_batch: int = DELETE_BATCH,
+        self,
+        decay: DecayManager,
+        user_id: str,
+        merge_ceiling: float = 0.4,
+        merge_similarity: float = 0.7,
+        *,
+        itemized: bool = True,
+        batch_size: int = 5000,
+        delete_batch: int = DELETE_BATCH,
         on_batch: Callable[[int], None] | None = None,
     ) -> ForgettingReport:
         """Forget what fell below the threshold; merge similar items in the band below the ceiling (O4).
@@ -136,13 +156,17 @@ class ForgettingCycle:
             size, forgotten_count = size + len(items), forgotten_count + len(decided.forgotten)
             doomed += [item.id for item in decided.forgotten]
             # Plain tuples until written: the garbage collector soon stops walking them.
-            records += [(r.item_id, r.operation, r.reason, r.at, r.weight, user_id) for r in decided.audit]
+            records += [
+                (r.item_id, r.operation, r.reason, r.at, r.weight, user_id) for r in decided.audit
+            ]
             for item in decided.kept:
                 if item.is_valid and decided.weights[item.id] < merge_ceiling:
                     band.add(item, decided.weights[item.id])
             if itemized:
                 forgotten += decided.forgotten
-                audit += [AuditRecord(*record) for record in records[len(records) - len(decided.audit):]]
+                audit += [
+                    AuditRecord(*record) for record in records[len(records) - len(decided.audit) :]
+                ]
             if len(doomed) >= delete_batch:
                 self._forget(user_id, doomed, records)
                 doomed, records = [], []
@@ -155,8 +179,15 @@ class ForgettingCycle:
         merged_count = sum(len(others) for _, others in merged)
         if itemized:
             audit += merge_audit
-        return ForgettingReport(tuple(forgotten), tuple(merged) if itemized else (), tuple(audit), size,
-                                size - forgotten_count - merged_count, forgotten_count, merged_count)
+        return ForgettingReport(
+            tuple(forgotten),
+            tuple(merged) if itemized else (),
+            tuple(audit),
+            size,
+            size - forgotten_count - merged_count,
+            forgotten_count,
+            merged_count,
+        )
 
     def _forget(self, user_id: str, doomed: list[str], records: list[tuple]) -> None:
         # Many at a time: a deletion rewrites every postings page it touches, and a few thousand
@@ -181,7 +212,9 @@ class ForgettingCycle:
         for lead in order:  # strongest first, each item into one group at most, as the naive cycle
             if lead in grouped or lead not in neighbours:
                 continue
-            others = sorted((n for n in neighbours[lead] if n not in grouped), key=position.__getitem__)
+            others = sorted(
+                (n for n in neighbours[lead] if n not in grouped), key=position.__getitem__
+            )
             if not others:
                 continue
             grouped.update([lead, *others])
@@ -191,12 +224,16 @@ class ForgettingCycle:
             doomed += [item.id for item in group[1:]]
             merged.append((survivor, tuple(group[1:])))
             why = f"merged into {survivor.id}: similar, weight below the merge ceiling {ceiling}"
-            audit += [AuditRecord(band.ids[n], "merge", why, now, band.weights[n], user_id) for n in others]
+            audit += [
+                AuditRecord(band.ids[n], "merge", why, now, band.weights[n], user_id)
+                for n in others
+            ]
         for offset in range(0, len(survivors), 1000):
             self.store.put(survivors[offset : offset + 1000])
         for offset in range(0, len(doomed), DELETE_BATCH):
             self.store.delete(user_id, doomed[offset : offset + DELETE_BATCH])
         gone = set(doomed)
-        self.compared[(user_id, similarity)] = {band.ids[n]: p for n, p in enumerate(band.prints)
-                                                if band.ids[n] not in gone}
+        self.compared[(user_id, similarity)] = {
+            band.ids[n]: p for n, p in enumerate(band.prints) if band.ids[n] not in gone
+        }
         return merged, audit

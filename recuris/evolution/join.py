@@ -51,7 +51,9 @@ def similar_pairs(
     every: dict[int, list[tuple[int, int]]] = {}
     new_only = every if fresh is None else {}
     pairs = []
-    for x in sorted((n for n, record in enumerate(records) if record), key=lambda n: len(records[n])):
+    for x in sorted(
+        (n for n, record in enumerate(records) if record), key=lambda n: len(records[n])
+    ):
         tokens, size = records[x], len(records[x])
         is_fresh = fresh is None or fresh[x]
         # A set known before is compared only with fresh ones (J2).
@@ -64,7 +66,9 @@ def similar_pairs(
                     continue
                 # Positional filter: what is shared so far, plus every token still to come.
                 reachable = seen + 1 + min(size - i - 1, other - j - 1)
-                counts[y] = seen + 1 if reachable >= math.ceil(ratio * (size + other) - SLACK) else -1
+                counts[y] = (
+                    seen + 1 if reachable >= math.ceil(ratio * (size + other) - SLACK) else -1
+                )
         # Sets come shortest first, so a later partner is at least as long: a shorter prefix suffices.
         for i in range(size - math.ceil(2 * ratio * size - SLACK) + 1):
             every.setdefault(tokens[i], []).append((x, i))

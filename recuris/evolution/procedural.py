@@ -46,7 +46,11 @@ class Procedure:
 def _procedure(item: MemoryItem) -> Procedure:
     meta = item.metadata
     return Procedure(
-        item.id, meta["name"], tuple(meta["steps"]), tuple(meta["task_types"]), tuple(meta["keywords"])
+        item.id,
+        meta["name"],
+        tuple(meta["steps"]),
+        tuple(meta["task_types"]),
+        tuple(meta["keywords"]),
     )
 
 
@@ -54,14 +58,21 @@ class ProceduralMemory:
     """One user's procedures, persisted in a Store as `procedural` items."""
 
     def __init__(
-        self, store: Store | None = None, user_id: str = "default", clock: Callable[[], float] = time.time
+        self,
+        store: Store | None = None,
+        user_id: str = "default",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store if store is not None else InMemoryStore()
         self.user_id, self.clock = require_text("user_id", user_id), clock
         self._items = {item.id: item for item in self.store.list(user_id, "procedural")}
 
     def add(
-        self, name: str, steps: Sequence[str], task_types: Iterable[str] = (), keywords: Iterable[str] = ()
+        self,
+        name: str,
+        steps: Sequence[str],
+        task_types: Iterable[str] = (),
+        keywords: Iterable[str] = (),
     ) -> Procedure:
         """Store a procedure; one of the same name is superseded (H3).
 
@@ -79,10 +90,17 @@ class ProceduralMemory:
         now = self.clock()
         metadata = {"name": name, "steps": steps, "task_types": task_types, "keywords": keywords}
         item = MemoryItem(
-            id=self.store.new_id("procedure"), user_id=self.user_id, level="procedural",
-            content=f"{name}: " + " -> ".join(steps), created_at=now, importance=0.7, metadata=metadata,
+            id=self.store.new_id("procedure"),
+            user_id=self.user_id,
+            level="procedural",
+            content=f"{name}: " + " -> ".join(steps),
+            created_at=now,
+            importance=0.7,
+            metadata=metadata,
         )
-        same_name = [old for old in self._valid() if normalize(old.metadata["name"]) == normalize(name)]
+        same_name = [
+            old for old in self._valid() if normalize(old.metadata["name"]) == normalize(name)
+        ]
         written = append_superseding(self.store, item, same_name, f"procedure {name!r}")
         self._items.update((stored.id, stored) for stored in written)
         return _procedure(item)
@@ -101,7 +119,9 @@ class ProceduralMemory:
         matches = []
         for procedure in self.procedures:
             why = None
-            if task_type is not None and normalize(task_type) in map(normalize, procedure.task_types):
+            if task_type is not None and normalize(task_type) in map(
+                normalize, procedure.task_types
+            ):
                 why = f"task type {task_type!r}"
             for keyword in procedure.keywords:
                 if why is None and set(tokenize(keyword)) <= tokens and tokenize(keyword):

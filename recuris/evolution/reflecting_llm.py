@@ -46,8 +46,15 @@ class ReflectingLLM:
                 if (hit := pattern.search(match["user"]))
             ]
             if _APOLOGY.search(match["agent"]):
-                found.append((f"check before answering: {match['user'][:80]}", "agent_learning", 0.6))
+                found.append(
+                    (f"check before answering: {match['user'][:80]}", "agent_learning", 0.6)
+                )
             for content, kind, confidence in found:
-                entry = {"type": kind, "content": content, "confidence": confidence, "sources": [match["id"]]}
+                entry = {
+                    "type": kind,
+                    "content": content,
+                    "confidence": confidence,
+                    "sources": [match["id"]],
+                }
                 insights.setdefault(content, entry)
         return json.dumps({"insights": list(insights.values())}, ensure_ascii=False)

@@ -60,16 +60,30 @@ class ReflectionReport:
 class ReflectionCallback:
     """Buffer interactions on the live path; reflect on them in batches with an LLM."""
 
-    def __init__(self, llm: Callable[[str], str], manager, threshold: int = 3, *, user_id: str = "default",
-                 min_confidence: float = 0.5, merge_similarity: float = 0.5,
-                 timeout_seconds: float | None = None, max_batch: int = 20, max_buffer: int = 200) -> None:
+    def __init__(
+        self,
+        llm: Callable[[str], str],
+        manager,
+        threshold: int = 3,
+        *,
+        user_id: str = "default",
+        min_confidence: float = 0.5,
+        merge_similarity: float = 0.5,
+        timeout_seconds: float | None = None,
+        max_batch: int = 20,
+        max_buffer: int = 200,
+    ) -> None:
         require_count("threshold", threshold, 1)
         require_count("Y6: max_batch", max_batch, 1)
         require_count("Y6: max_buffer", max_buffer, 1)
         self.llm, self.manager, self.threshold = llm, manager, threshold
         self.user_id = require_text("user_id", user_id)
         self.min_confidence, self.merge_similarity = min_confidence, merge_similarity
-        self.timeout_seconds, self.max_batch, self.max_buffer = timeout_seconds, max_batch, max_buffer
+        self.timeout_seconds, self.max_batch, self.max_buffer = (
+            timeout_seconds,
+            max_batch,
+            max_buffer,
+        )
         self.buffer: list[Interaction] = []
         self.failures: list[str] = []
         self._count = 0
@@ -95,10 +109,14 @@ class ReflectionCallback:
         """Ask the LLM for insights on the oldest `max_batch` turns; store them; clear those on success."""
         if not self.buffer:
             return ReflectionReport()
-        batch = self.buffer[: self.max_batch]  # Y6: the prompt stays bounded however long the buffer
+        batch = self.buffer[
+            : self.max_batch
+        ]  # Y6: the prompt stays bounded however long the buffer
         try:
             existing = self._insights()
-            prompt = reflection_prompt([i.render() for i in batch], [(i.id, i.content) for i in existing])
+            prompt = reflection_prompt(
+                [i.render() for i in batch], [(i.id, i.content) for i in existing]
+            )
             insights, problems = parse_insights(ask(self.llm, prompt, self.timeout_seconds))
             if insights is None or (problems and not insights):  # nothing usable is not a success
                 raise ValueError("; ".join(problems))
@@ -114,7 +132,9 @@ class ReflectionCallback:
         for problem in problems:
             self.manager.audit(self.user_id, "-", "reflect-problem", problem)
         self._release(len(batch))  # only now; anything added meanwhile stays
-        self.manager.audit(self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights")
+        self.manager.audit(
+            self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights"
+        )
         return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
 
     def _overflow(self) -> None:
@@ -123,7 +143,9 @@ class ReflectionCallback:
         if (excess := len(self.buffer) - self.max_buffer) > 0:
             self._keep_raw(self.buffer[:excess])
             self._release(excess)
-            self.manager.audit(self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw")
+            self.manager.audit(
+                self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw"
+            )
 
     def _release(self, count: int) -> None:
         for interaction in self.buffer[:count]:
@@ -134,7 +156,9 @@ class ReflectionCallback:
         stored_ids = self._keep_raw(batch)  # lossless: the raw turns become episodic items
         stored, skipped = [], []
         for insight in insights:
-            sources = [stored_ids[i] for i in insight.sources if i in stored_ids] or list(stored_ids.values())
+            sources = [stored_ids[i] for i in insight.sources if i in stored_ids] or list(
+                stored_ids.values()
+            )
             if insight.confidence < self.min_confidence:
                 skipped.append(
                     f"{insight.content!r}: confidence {insight.confidence} < {self.min_confidence}"
@@ -149,11 +173,21 @@ class ReflectionCallback:
 
     def _keep_raw(self, batch: list[Interaction]) -> dict[str, str]:
         store, fresh = self.manager.store, [i for i in batch if i.id not in self._kept]  # Y5
-        items = [MemoryItem(id=store.new_id("interaction"), user_id=self.user_id, level="episodic",
-                            content=f"user: {i.user} | agent: {i.agent}", created_at=i.at,
-                            metadata={"kind": "interaction"}) for i in fresh]
+        items = [
+            MemoryItem(
+                id=store.new_id("interaction"),
+                user_id=self.user_id,
+                level="episodic",
+                content=f"user: {i.user} | agent: {i.agent}",
+                created_at=i.at,
+                metadata={"kind": "interaction"},
+            )
+            for i in fresh
+        ]
         store.put(items)
-        self._kept.update((interaction.id, item.id) for interaction, item in zip(fresh, items, strict=True))
+        self._kept.update(
+            (interaction.id, item.id) for interaction, item in zip(fresh, items, strict=True)
+        )
         return {interaction.id: self._kept[interaction.id] for interaction in batch}
 
     def _insights(self) -> list[MemoryItem]:
@@ -173,8 +207,9 @@ class ReflectionCallback:
         best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
         return best[1] if best[0] >= self.merge_similarity else None
 
-    def _store(self, insight: Insight, sources: list[str],
-               existing: list[MemoryItem]) -> tuple[MemoryItem, MemoryItem | None] | None:
+    def _store(
+        self, insight: Insight, sources: list[str], existing: list[MemoryItem]
+    ) -> tuple[MemoryItem, MemoryItem | None] | None:
         """Write the insight, superseding the memory it updates; return (new, replaced), or None."""
         same_type = [item for item in existing if item.metadata["type"] == insight.type]
         if any(normalize(item.content) == normalize(insight.content) for item in same_type):
@@ -183,10 +218,18 @@ class ReflectionCallback:
         target = named or self._similar(insight, same_type)
         kept = list(target.metadata["source_ids"]) if target is not None else []  # Y4
         item = MemoryItem(
-            id=self.manager.store.new_id("insight"), user_id=self.user_id, level="semantic",
-            content=insight.content, created_at=self.manager.clock(), importance=max(0.5, insight.confidence),
-            metadata={"kind": "insight", "type": insight.type, "confidence": insight.confidence,
-                      "source_ids": list(dict.fromkeys(kept + sources))},
+            id=self.manager.store.new_id("insight"),
+            user_id=self.user_id,
+            level="semantic",
+            content=insight.content,
+            created_at=self.manager.clock(),
+            importance=max(0.5, insight.confidence),
+            metadata={
+                "kind": "insight",
+                "type": insight.type,
+                "confidence": insight.confidence,
+                "source_ids": list(dict.fromkeys(kept + sources)),
+            },
         )
         reason = f"reflected {insight.type}" + (f", superseding {target.id}" if target else "")
         append_superseding(self.manager.store, item, [target] if target else [], reason)

@@ -79,7 +79,9 @@ class FactArchive(Protocol):
 class SemanticMemory:
     """The facts of one user, append-only, kept in an optional archive."""
 
-    def __init__(self, archive: FactArchive | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, archive: FactArchive | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.archive, self.clock = archive, clock
         # Each fact as a plain tuple of its fields, which the cyclic garbage collector stops
         # walking: a million facts held as objects would slow every collection of the process.
@@ -101,12 +103,23 @@ class SemanticMemory:
                 self._older[fact.id] = self._newest[subject]
             self._newest[subject] = fact.id
         # Flat, the sources last: a tuple nested in it could keep it tracked by the collector.
-        self._facts[fact.id] = (fact.id, fact.subject, fact.value, fact.created_at, fact.invalidated_at,
-                                fact.superseded_by, *fact.source_ids)
+        self._facts[fact.id] = (
+            fact.id,
+            fact.subject,
+            fact.value,
+            fact.created_at,
+            fact.invalidated_at,
+            fact.superseded_by,
+            *fact.source_ids,
+        )
 
     def _fact(self, fact_id: str) -> Fact:
-        fact_id, subject, value, created_at, invalidated_at, superseded_by, *sources = self._facts[fact_id]
-        return Fact(fact_id, subject, value, tuple(sources), created_at, invalidated_at, superseded_by)
+        fact_id, subject, value, created_at, invalidated_at, superseded_by, *sources = self._facts[
+            fact_id
+        ]
+        return Fact(
+            fact_id, subject, value, tuple(sources), created_at, invalidated_at, superseded_by
+        )
 
     def _all(self) -> list[Fact]:
         return [self._fact(fact_id) for fact_id in self._facts]
@@ -114,8 +127,12 @@ class SemanticMemory:
     def _close_contradicted(self) -> None:
         # F5: two writers that could not see each other's fact leave two valid ones; the
         # newest wins, as it would have had the second writer seen the first.
-        valid = sorted((fact for fact in self._all() if fact.is_valid), key=lambda fact: fact.created_at)
-        newest = {normalize(fact.subject): fact for fact in valid}  # stable sort: a tie goes to the later
+        valid = sorted(
+            (fact for fact in self._all() if fact.is_valid), key=lambda fact: fact.created_at
+        )
+        newest = {
+            normalize(fact.subject): fact for fact in valid
+        }  # stable sort: a tie goes to the later
         stale = [
             replace(fact, invalidated_at=winner.created_at, superseded_by=winner.id)
             for fact in valid
@@ -168,7 +185,9 @@ class SemanticMemory:
         return f"fact-{self._next_number - 1}"
 
     def _current(self, subject: str) -> Fact | None:
-        valid = (i for i in self._newest_first(subject) if self._facts[i][4] is None)  # not invalidated
+        valid = (
+            i for i in self._newest_first(subject) if self._facts[i][4] is None
+        )  # not invalidated
         return next((self._fact(i) for i in valid), None)
 
     def _newest_first(self, subject: str) -> Iterator[str]:

@@ -27,18 +27,34 @@ __all__ = ["StoredFacts", "fact_to_item", "item_to_fact"]
 def fact_to_item(fact: Fact, user_id: str, importance: float = 0.8) -> MemoryItem:
     """Map a fact onto a semantic item whose content reads `subject: value`."""
     return MemoryItem(
-        id=fact.id, user_id=user_id, level="semantic", content=f"{fact.subject}: {fact.value}",
-        created_at=fact.created_at, importance=importance, invalidated_at=fact.invalidated_at,
+        id=fact.id,
+        user_id=user_id,
+        level="semantic",
+        content=f"{fact.subject}: {fact.value}",
+        created_at=fact.created_at,
+        importance=importance,
+        invalidated_at=fact.invalidated_at,
         superseded_by=fact.superseded_by,
-        metadata={"subject": fact.subject, "value": fact.value, "source_ids": list(fact.source_ids)},
+        metadata={
+            "subject": fact.subject,
+            "value": fact.value,
+            "source_ids": list(fact.source_ids),
+        },
     )
 
 
 def item_to_fact(item: MemoryItem) -> Fact:
     """Rebuild the fact that `fact_to_item` stored (FA1)."""
     meta = item.metadata
-    return Fact(item.id, meta["subject"], meta["value"], tuple(meta["source_ids"]), item.created_at,
-                item.invalidated_at, item.superseded_by)
+    return Fact(
+        item.id,
+        meta["subject"],
+        meta["value"],
+        tuple(meta["source_ids"]),
+        item.created_at,
+        item.invalidated_at,
+        item.superseded_by,
+    )
 
 
 class StoredFacts:
@@ -49,8 +65,11 @@ class StoredFacts:
 
     def load(self) -> Iterable[Fact]:
         # Reflection's insights are semantic items too, but not subject = value facts.
-        return [item_to_fact(item) for item in self.store.list(self.user_id, "semantic")
-                if "subject" in item.metadata]
+        return [
+            item_to_fact(item)
+            for item in self.store.list(self.user_id, "semantic")
+            if "subject" in item.metadata
+        ]
 
     def new_id(self) -> str:
         return self.store.new_id("fact")
@@ -59,14 +78,29 @@ class StoredFacts:
         # append_superseding closes the store's own copy of each replaced fact, so accesses
         # counted since it was loaded are kept; the item and its audit commit together (FA2).
         reopened = [fact_to_item(_reopened(old), self.user_id) for old in closed]
-        append_superseding(self.store, fact_to_item(fact, self.user_id, importance), reopened, reason)
+        append_superseding(
+            self.store, fact_to_item(fact, self.user_id, importance), reopened, reason
+        )
 
     def close(self, stale: list[Fact], reason: str) -> bool:
         try:
             current = [(self.store.get(self.user_id, fact.id), fact) for fact in stale]
-            closed = [item.closed(fact.invalidated_at, fact.superseded_by) for item, fact in current if item]
-            audit = [AuditRecord(item.id, "supersede", f"superseded by {item.superseded_by}: {reason}",
-                                 item.invalidated_at, None, self.user_id) for item in closed]
+            closed = [
+                item.closed(fact.invalidated_at, fact.superseded_by)
+                for item, fact in current
+                if item
+            ]
+            audit = [
+                AuditRecord(
+                    item.id,
+                    "supersede",
+                    f"superseded by {item.superseded_by}: {reason}",
+                    item.invalidated_at,
+                    None,
+                    self.user_id,
+                )
+                for item in closed
+            ]
             self.store.put(closed, audit)  # closed together with their audit records (FA2)
         except StoreError:
             return False

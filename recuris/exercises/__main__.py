@@ -22,8 +22,12 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("name", help="an exercise, as `list` names it")
         command.add_argument("dir", type=Path, help="the folder holding your files")
     begin.add_argument("--force", action="store_true", help="replace files already there")
-    grade.add_argument("--all", action="store_true", help="run every test, not only up to the first failure")
-    grade.add_argument("--thorough", action="store_true", help="try each property on 100 examples, not 10")
+    grade.add_argument(
+        "--all", action="store_true", help="run every test, not only up to the first failure"
+    )
+    grade.add_argument(
+        "--thorough", action="store_true", help="try each property on 100 examples, not 10"
+    )
     arguments = parser.parse_args(argv)
 
     if arguments.command == "list":
@@ -31,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         for number, exercise in enumerate(EXERCISES, 1):
             modules = ", ".join(f"recuris/{m.replace('.', '/')}.py" for m in exercise.modules)
             chapter = exercise.chapters[0]
-            print(f"{number}. {exercise.name:<{width}}  {exercise.title} ({modules}; read {chapter})")
+            print(
+                f"{number}. {exercise.name:<{width}}  {exercise.title} ({modules}; read {chapter})"
+            )
         return 0
     try:
         exercise = find(arguments.name)
@@ -47,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         wrote = ", ".join(map(str, written))
         print(f"Exercise {number} of {len(EXERCISES)}: {exercise.title}. Wrote {wrote}.")
-        print(f"Read {written[-1]}, fill in every TODO, then: python -m recuris.exercises check "
-              f"{exercise.name} {arguments.dir}")
+        print(
+            f"Read {written[-1]}, fill in every TODO, then: python -m recuris.exercises check "
+            f"{exercise.name} {arguments.dir}"
+        )
         return 0
     return check(exercise, arguments.dir, every=arguments.all, thorough=arguments.thorough)
 

@@ -39,16 +39,22 @@ def _refusal(exercise: Exercise, folder: Path) -> str | None:
     """GR4: what stops a check before it starts, in words the learner can act on."""
     missing = [name for name in ("pytest", "hypothesis") if importlib.util.find_spec(name) is None]
     if missing:
-        return (f"check runs the project's tests, which need {' and '.join(missing)} (the test extra).\n"
-                f"Install it from the repository's root: {INSTALL_TESTS}")
+        return (
+            f"check runs the project's tests, which need {' and '.join(missing)} (the test extra).\n"
+            f"Install it from the repository's root: {INSTALL_TESTS}"
+        )
     absent = [test for test in exercise.tests if not (ROOT / test).is_file()]
     if absent:
-        return (f"The project's tests for this exercise are not here: {', '.join(absent)} under {ROOT}.\n"
-                f"check needs a clone of the repository (tests/ beside recuris/): {INSTALL_TESTS}")
+        return (
+            f"The project's tests for this exercise are not here: {', '.join(absent)} under {ROOT}.\n"
+            f"check needs a clone of the repository (tests/ beside recuris/): {INSTALL_TESTS}"
+        )
     unwritten = [name for name in exercise.files if not (folder / name).is_file()]
     if unwritten:
-        return (f"{folder} has no {', '.join(unwritten)}: start with "
-                f"`python -m recuris.exercises start {exercise.name} {folder}`")
+        return (
+            f"{folder} has no {', '.join(unwritten)}: start with "
+            f"`python -m recuris.exercises start {exercise.name} {folder}`"
+        )
     return None
 
 
@@ -88,23 +94,57 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
                 stale.unlink()
         _share_hypothesis_tables(Path(tmp))
         # A grade must not depend on where it runs: CI=... changes Hypothesis's and pytest's reports.
-        env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONDONTWRITEBYTECODE": "1",
-               "RECURIS_EXERCISE_REPORT": str(report),
-               "RECURIS_EXERCISE_COPY": str(copy),
-               "RECURIS_EXERCISE_FILES": os.pathsep.join(map(str, targets)),
-               "PYTHONPATH": os.pathsep.join([tmp, *filter(None, [os.environ.get("PYTHONPATH")])])}
-        command = [sys.executable, "-m", "pytest", *(str(ROOT / test) for test in exercise.tests),
-                   "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-                   "-p", "recuris.exercises.plugin", "--hypothesis-profile", profile, "-q", "--tb=no"]
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "CI"},
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "RECURIS_EXERCISE_REPORT": str(report),
+            "RECURIS_EXERCISE_COPY": str(copy),
+            "RECURIS_EXERCISE_FILES": os.pathsep.join(map(str, targets)),
+            "PYTHONPATH": os.pathsep.join([tmp, *filter(None, [os.environ.get("PYTHONPATH")])]),
+        }
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            *(str(ROOT / test) for test in exercise.tests),
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(ROOT),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "recuris.exercises.plugin",
+            "--hypothesis-profile",
+            profile,
+            "-q",
+            "--tb=no",
+        ]
         try:
-            done = subprocess.run(command + ([] if every else ["-x"]), cwd=tmp, env=env,
-                                  capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(
+                command + ([] if every else ["-x"]),
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
-            return {"crash": f"the tests did not finish within {timeout:g} s: does a loop never end?"}
-        text = report.read_text(encoding="utf-8") if report.is_file() else done.stderr or done.stdout
+            return {
+                "crash": f"the tests did not finish within {timeout:g} s: does a loop never end?"
+            }
+        text = (
+            report.read_text(encoding="utf-8") if report.is_file() else done.stderr or done.stdout
+        )
         if not report.is_file():  # pytest stopped early; Python's own traceback names the lines
-            probe = subprocess.run([sys.executable, "-c", "import recuris"], cwd=tmp, env=env,
-                                   capture_output=True, text=True, timeout=timeout)
+            probe = subprocess.run(
+                [sys.executable, "-c", "import recuris"],
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             text = probe.stderr if probe.returncode else text
         for target, learner in zip(targets, mine):  # the learner's files by the learner's names
             text = text.replace(str(target), learner)
@@ -115,17 +155,24 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
 def _crash(output: str, mine: list[str]) -> str:
     """Why pytest stopped before any test: the frames in the package or the learner's files, the error."""
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s+(.*)', output)
-    lines = [f"  {path}, line {n}, in {name}: {code}" for path, n, name, code in frames
-             if path.startswith("recuris/") or path in mine]
+    lines = [
+        f"  {path}, line {n}, in {name}: {code}"
+        for path, n, name, code in frames
+        if path.startswith("recuris/") or path in mine
+    ]
     last = output.strip().splitlines()[-1] if output.strip() else "pytest stopped without a word"
     return "\n".join(["importing recuris failed:", *lines, last] if lines else [last])
 
 
 def _steps(example: list[str]) -> list[str]:
     """A state machine's steps without the invariant checks Hypothesis lists after each, but the last."""
-    checks = [i for i, line in enumerate(example) if re.match(r"state\.[A-Z]{1,2}\d+_\w*\(\)$", line)]
+    checks = [
+        i for i, line in enumerate(example) if re.match(r"state\.[A-Z]{1,2}\d+_\w*\(\)$", line)
+    ]
     kept = [line for i, line in enumerate(example) if i not in checks[:-1]]
-    return [line.removeprefix("Falsifying example: ") for line in kept if line != "Falsifying example:"]
+    return [
+        line.removeprefix("Falsifying example: ") for line in kept if line != "Falsifying example:"
+    ]
 
 
 def _describe(failure: dict, texts: dict[str, str], out) -> None:
@@ -135,21 +182,32 @@ def _describe(failure: dict, texts: dict[str, str], out) -> None:
     machine = any(line.startswith("state = ") for line in failure["example"])
     other = "(an invariant of another module)"
     if todo:
-        out(f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a TODO.")
+        out(
+            f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a TODO."
+        )
     elif len(ids) == 1:
         out(f"{ids[0]} broken: {texts.get(ids[0], other)}")
     else:
-        out(f"{', '.join(ids)} broken (the test checks them together):" if ids else f"Broken: {rule}")
+        out(
+            f"{', '.join(ids)} broken (the test checks them together):"
+            if ids
+            else f"Broken: {rule}"
+        )
     for invariant in ids if todo or len(ids) > 1 else ():
         out(f"  {invariant:<4} {texts.get(invariant, other)}")
-    out(f"  test     {failure['test']}" + (f" (a state machine, at {failure['step']})" if machine else ""))
+    out(
+        f"  test     {failure['test']}"
+        + (f" (a state machine, at {failure['step']})" if machine else "")
+    )
     if rule and ids or machine and not ids and failure["checks"]:
         out(f"           {rule or 'it checks ' + ', '.join(failure['checks'])}")
     setup = "   (setting up the test)" if failure["when"] == "setup" else ""
     for label, line in zip(["failing"] + [""] * 5, failure["statement"].splitlines()[:6]):
         out(f"  {label:<8} {line.strip()}{setup}")
     # pytest's explanation of an assert: its diff lines, else its "where" lines; object ids dropped.
-    lines = [re.sub(r" at 0x[0-9a-f]+", "", line).strip() for line in error.splitlines() if line.strip()]
+    lines = [
+        re.sub(r" at 0x[0-9a-f]+", "", line).strip() for line in error.splitlines() if line.strip()
+    ]
     first, *more = lines
     shown = [line for line in more if not line.startswith(("+", "Use -v"))]
     shown = shown or (more if re.fullmatch(r"\w+: assert \(?(False|True|None)\)?", first) else [])
@@ -166,8 +224,14 @@ def _describe(failure: dict, texts: dict[str, str], out) -> None:
         out("  on input: the test's own example (read it in the test file)")
 
 
-def check(exercise: Exercise, folder: Path, every: bool = False, thorough: bool = False,
-          timeout: float = 600, out=print) -> int:
+def check(
+    exercise: Exercise,
+    folder: Path,
+    every: bool = False,
+    thorough: bool = False,
+    timeout: float = 600,
+    out=print,
+) -> int:
     """Grade the learner's files in `folder`; print what holds or broke; return the exit code."""
     folder = Path(folder).resolve()
     if refusal := _refusal(exercise, folder):
@@ -179,29 +243,45 @@ def check(exercise: Exercise, folder: Path, every: bool = False, thorough: bool 
     report = _run(exercise, folder, every, "dev" if thorough else "quick", timeout)
     if "crash" in report or report["errors"]:
         problem = report.get("crash") or "\n".join(report["errors"])
-        advice = "\nKeep every name the skeleton defines: the tests import them." * ("import name" in problem)
+        advice = "\nKeep every name the skeleton defines: the tests import them." * (
+            "import name" in problem
+        )
         out(f"The tests could not run against your {', '.join(exercise.files)}:\n{problem}{advice}")
         return 1
     texts, failures, passed = exercise.invariants(), report["failures"], report["passed"]
     if not failures:
-        named = set().union(*(ids_named_in((ROOT / t).read_text(encoding="utf-8")) for t in exercise.tests))
+        named = set().union(
+            *(ids_named_in((ROOT / t).read_text(encoding="utf-8")) for t in exercise.tests)
+        )
         held, unnamed = [i for i in texts if i in named], [i for i in texts if i not in named]
-        tried = "100 inputs per property" if thorough else "10 inputs per property; --thorough tries 100"
-        out(f"check {exercise.name}: all {passed} tests pass (examples, properties, state machines): "
+        tried = (
+            "100 inputs per property"
+            if thorough
+            else "10 inputs per property; --thorough tries 100"
+        )
+        out(
+            f"check {exercise.name}: all {passed} tests pass (examples, properties, state machines): "
             f"{', '.join(held)} hold on every input tried ({tried})."
-            + (f" No test here names {', '.join(unnamed)}." if unnamed else ""))
+            + (f" No test here names {', '.join(unnamed)}." if unnamed else "")
+        )
         return 0
-    out(f"check {exercise.name}: {passed} passed, {len(failures)} failed"
-        + ("." if every else " (stopped at the first; --all runs every test)."))
+    out(
+        f"check {exercise.name}: {passed} passed, {len(failures)} failed"
+        + ("." if every else " (stopped at the first; --all runs every test).")
+    )
     groups = {}  # one paragraph per invariant (or unnamed rule), in the order they failed
     for failure in failures:
-        groups.setdefault(tuple(failure["ids"]) or failure["rule"] or failure["test"], []).append(failure)
+        groups.setdefault(tuple(failure["ids"]) or failure["rule"] or failure["test"], []).append(
+            failure
+        )
     for first, *others in groups.values():
         out("")
         _describe(first, texts, out)
         for other in others:
             out(f"  (also broke in {other['test']})")
         shrunk = [other for other in others if other["example"]]
-        if shrunk and not first["example"]:  # and the input Hypothesis found, if an example test failed first
+        if (
+            shrunk and not first["example"]
+        ):  # and the input Hypothesis found, if an example test failed first
             _describe(shrunk[0], texts, lambda line: out(line) if line.startswith(" ") else None)
     return 1

@@ -38,7 +38,9 @@ _state = {"passed": 0, "failures": [], "errors": []}
 
 
 def _spell(match: re.Match) -> str:
-    (first, low), (last, high) = (re.match(r"([A-Z]+)(\d+)", part).groups() for part in match.groups())
+    (first, low), (last, high) = (
+        re.match(r"([A-Z]+)(\d+)", part).groups() for part in match.groups()
+    )
     if first != last:
         return match.group(0)
     return ", ".join(f"{first}{n}" for n in range(int(low), int(high) + 1))
@@ -55,7 +57,9 @@ def ids_named_in(source: str) -> set[str]:
     return {invariant for parts in found for invariant in ids_in(" ".join(parts).replace("_", " "))}
 
 
-def invariant_ids(comment_line: str, methods: list[str], docstring: str, test_name: str) -> tuple[list, str]:
+def invariant_ids(
+    comment_line: str, methods: list[str], docstring: str, test_name: str
+) -> tuple[list, str]:
     """Return (ids, how they were found) for one failure, most precise source first (PG1)."""
     if match := _COMMENT.search(comment_line):
         return ids_in(match.group(1)), "the failing line's comment"
@@ -72,8 +76,10 @@ def falsifying_example(error: BaseException) -> list[str]:
     """Hypothesis's notes from the falsifying example on, without the advice on reproducing it (PG2)."""
     notes = [str(note) for note in getattr(error, "__notes__", None) or []]
     # Hypothesis heads the example "Falsifying example: ..." or, since 6.16x, "Failing test case: ...".
-    start = next((i for i, note in enumerate(notes) if note.startswith(("Falsifying", "Failing test case"))),
-                 len(notes))
+    start = next(
+        (i for i, note in enumerate(notes) if note.startswith(("Falsifying", "Failing test case"))),
+        len(notes),
+    )
     notes = [note for note in notes[start:] if note != "Failing test case: <state machine>"]
     return [line for note in notes if "reproduce_failure" not in note for line in note.splitlines()]
 
@@ -86,8 +92,13 @@ def _statement(path: str, line: int) -> str:
     except (OSError, SyntaxError):
         return ""
     compound = (ast.FunctionDef, ast.ClassDef, ast.With, ast.For, ast.While, ast.If, ast.Try)
-    spans = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)
-             and not isinstance(node, compound) and node.lineno <= line <= node.end_lineno]
+    spans = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
+        and not isinstance(node, compound)
+        and node.lineno <= line <= node.end_lineno
+    ]
     node = min(spans, key=lambda node: node.end_lineno - node.lineno, default=None)
     return "\n".join(source.splitlines()[node.lineno - 1 : node.end_lineno]) if node else ""
 
@@ -99,14 +110,20 @@ def _describe(error: BaseException, node, when: str) -> dict:
     statement = _statement(tests[-1].filename, tests[-1].lineno) if tests else ""
     obj = getattr(node, "obj", None)
     docstring = getattr(obj, "__doc__", "") or ""
-    ids, found_by = invariant_ids(statement, [f.name for f in tests], docstring, getattr(node, "name", ""))
+    ids, found_by = invariant_ids(
+        statement, [f.name for f in tests], docstring, getattr(node, "name", "")
+    )
     module_doc = ast.get_docstring(ast.parse(Path(node.path).read_text(encoding="utf-8"))) or ""
     message = str(error).strip()
     return {
-        "test": node.nodeid, "when": when, "ids": ids, "found_by": found_by,
+        "test": node.nodeid,
+        "when": when,
+        "ids": ids,
+        "found_by": found_by,
         "rule": docstring.strip().splitlines()[0] if docstring.strip() else "",
         "checks": ids_in(module_doc.splitlines()[0] if module_doc else ""),
-        "step": tests[-1].name if tests else "", "statement": statement.strip(),
+        "step": tests[-1].name if tests else "",
+        "statement": statement.strip(),
         "error": f"{type(error).__name__}: {message}" if message else type(error).__name__,
         "raised_at": [f"{f.filename}:{f.lineno}:{f.name}" for f in mine[-1:]],
         "example": falsifying_example(error),
@@ -122,7 +139,9 @@ def _leaves(error: BaseException) -> list[BaseException]:
 def pytest_configure(config):
     """PG3: stop at once unless this plugin, and so `recuris`, is the patched copy."""
     if COPY and HERE != Path(COPY).resolve():
-        _state["errors"].append(f"the tests imported recuris from {HERE}, not from the copy at {COPY}")
+        _state["errors"].append(
+            f"the tests imported recuris from {HERE}, not from the copy at {COPY}"
+        )
         _write()
         os._exit(3)
 

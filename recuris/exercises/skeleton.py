@@ -30,7 +30,8 @@ KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, as
 def _is_stub(statements: list[ast.stmt]) -> bool:
     """A protocol's method: nothing but `...` or `pass` after the docstring."""
     return all(
-        isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and getattr(s.value, "value", None) is Ellipsis)
+        isinstance(s, ast.Pass)
+        or (isinstance(s, ast.Expr) and getattr(s.value, "value", None) is Ellipsis)
         for s in statements
     )
 
@@ -39,7 +40,9 @@ def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(getattr(node.value, "value", None), str)
 
 
-def _body_cut(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], name: str) -> tuple | None:
+def _body_cut(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], name: str
+) -> tuple | None:
     """Return (first line, last line, new text) replacing the body after its docstring, 1-based (SK2)."""
     documented = _is_docstring(node.body[0])
     rest = node.body[1:] if documented else node.body
@@ -69,14 +72,18 @@ def _cuts(body: list[ast.stmt], lines: list[str], prefix: str, top: bool) -> lis
         elif isinstance(node, ast.ClassDef):
             cuts += _cuts(node.body, lines, f"{prefix}{node.name}.", top=False)
         elif top and not isinstance(node, KEPT) and not (index == 0 and _is_docstring(node)):
-            cuts.append((node.lineno, node.end_lineno, ""))  # module-level code that would run on import
+            cuts.append(
+                (node.lineno, node.end_lineno, "")
+            )  # module-level code that would run on import
     return cuts
 
 
 def skeleton(source: str, header: str = "") -> str:
     """Return the skeleton of a module's source (SK1, SK2), after `header` comment lines."""
     lines = source.splitlines(keepends=True)
-    for first, last, text in sorted(_cuts(ast.parse(source).body, lines, "", top=True), reverse=True):
+    for first, last, text in sorted(
+        _cuts(ast.parse(source).body, lines, "", top=True), reverse=True
+    ):
         lines[first - 1 : last] = [text] if text else []
     text = "".join(lines)
     ast.parse(text)  # SK1: what is handed out always compiles
@@ -102,16 +109,22 @@ def readme(exercise: Exercise, number: int, total: int, folder: str) -> str:
     )
 
 
-def start(exercise: Exercise, folder: Path, number: int, total: int, force: bool = False) -> list[Path]:
+def start(
+    exercise: Exercise, folder: Path, number: int, total: int, force: bool = False
+) -> list[Path]:
     """Write the exercise's skeletons and README.md into `folder`; return the paths written (SK3).
 
     Raises FileExistsError naming the files already there, and writes nothing, unless `force`.
     """
     folder = Path(folder)
-    header = (f"# Exercise {number} of {total}: {exercise.title}. Fill in every TODO, then run\n"
-              f"#     python -m recuris.exercises check {exercise.name} {folder}\n")
-    texts = {folder / name: skeleton(exercise.source(module).read_text(encoding="utf-8"), header)
-             for module, name in zip(exercise.modules, exercise.files)}
+    header = (
+        f"# Exercise {number} of {total}: {exercise.title}. Fill in every TODO, then run\n"
+        f"#     python -m recuris.exercises check {exercise.name} {folder}\n"
+    )
+    texts = {
+        folder / name: skeleton(exercise.source(module).read_text(encoding="utf-8"), header)
+        for module, name in zip(exercise.modules, exercise.files)
+    }
     texts[folder / "README.md"] = readme(exercise, number, total, str(folder))
     existing = [str(path) for path in texts if path.exists()]
     if existing and not force:

@@ -76,7 +76,9 @@ def redact(text: str, secret: str | None, limit: int) -> str:
     text = text[: limit + len(secret or "")]
     if secret:
         for length in range(len(secret), min(SHORTEST_SECRET_FRAGMENT, len(secret)) - 1, -1):
-            for start in range(len(secret) - length + 1):  # longest first, so the whole key is one mark
+            for start in range(
+                len(secret) - length + 1
+            ):  # longest first, so the whole key is one mark
                 text = text.replace(secret[start : start + length], "***")
     return text[:limit]
 
@@ -112,11 +114,21 @@ def origin(url: str) -> str | None:
         port = parts.port or (443 if scheme == "https" else 80)
     except ValueError:  # a port that is not a number from 0 to 65535
         return None
-    return f"{scheme}://{parts.hostname}:{port}" if scheme in ("http", "https") and parts.hostname else None
+    return (
+        f"{scheme}://{parts.hostname}:{port}"
+        if scheme in ("http", "https") and parts.hostname
+        else None
+    )
 
 
-def post(url: str, body: bytes, headers: dict[str, str], deadline: Deadline, max_reply_bytes: int,
-         secret: str | None = None) -> Reply:
+def post(
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    deadline: Deadline,
+    max_reply_bytes: int,
+    secret: str | None = None,
+) -> Reply:
     """POST `body`, following same-origin redirects; return any reply, else raise an LLMError (HT1-HT4)."""
     home = origin(url) or ""  # the clients check their base URL when they are made
     for _ in range(MAX_REDIRECTS + 1):
@@ -125,20 +137,37 @@ def post(url: str, body: bytes, headers: dict[str, str], deadline: Deadline, max
         if reply.status not in REDIRECT_STATUSES or not location:
             return reply
         # Percent-encode what http.client refuses in a path (spaces, other scripts), as browsers do:
-        target = urllib.parse.quote(urllib.parse.urljoin(url, location), safe="/:?#[]@!$&'()*+,;=%~")
+        target = urllib.parse.quote(
+            urllib.parse.urljoin(url, location), safe="/:?#[]@!$&'()*+,;=%~"
+        )
         if (moved := origin(target)) != home:
-            raise LLMRedirectError(redact(
-                f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the key goes "
-                "to no other origin (set base_url to the new address if it is to be trusted)", secret, 300))
+            raise LLMRedirectError(
+                redact(
+                    f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the key goes "
+                    "to no other origin (set base_url to the new address if it is to be trusted)",
+                    secret,
+                    300,
+                )
+            )
         url = target
     raise LLMRedirectError(f"{home} redirected more than {MAX_REDIRECTS} times")
 
 
-def _post_once(url: str, body: bytes, headers: dict[str, str], deadline: Deadline, max_reply_bytes: int,
-               secret: str | None) -> Reply:
+def _post_once(
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    deadline: Deadline,
+    max_reply_bytes: int,
+    secret: str | None,
+) -> Reply:
     parts = urllib.parse.urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    kind = http.client.HTTPSConnection if parts.scheme.lower() == "https" else http.client.HTTPConnection
+    kind = (
+        http.client.HTTPSConnection
+        if parts.scheme.lower() == "https"
+        else http.client.HTTPConnection
+    )
     deadline.stage = "while connecting"
     connection = kind(parts.hostname, parts.port, timeout=deadline.left())
     connection.response_class = functools.partial(_DeadlineResponse, deadline=deadline)
@@ -154,7 +183,9 @@ def _post_once(url: str, body: bytes, headers: dict[str, str], deadline: Deadlin
     except TimeoutError:
         raise deadline.expired() from None
     except http.client.IncompleteRead as error:
-        raise LLMResponseError(f"the reply ended {error.expected} bytes short of its length") from None
+        raise LLMResponseError(
+            f"the reply ended {error.expected} bytes short of its length"
+        ) from None
     except http.client.RemoteDisconnected:
         raise LLMConnectionError(f"{origin(url)} closed the connection without replying") from None
     except http.client.HTTPException as error:
@@ -172,7 +203,9 @@ def _post_once(url: str, body: bytes, headers: dict[str, str], deadline: Deadlin
 def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
     if response.length is not None:  # a Content-Length, so the size is known before reading
         if response.length > limit:
-            raise LLMReplyTooLarge(f"the reply declares {response.length} bytes; max_reply_bytes is {limit}")
+            raise LLMReplyTooLarge(
+                f"the reply declares {response.length} bytes; max_reply_bytes is {limit}"
+            )
         return response.read()  # IncompleteRead if the body stops short
     body = bytearray()
     while len(body) <= limit and (chunk := response.read(min(65536, limit + 1 - len(body)))):
@@ -200,7 +233,9 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int | None:
-        self.sock.settimeout(self.deadline.left())  # the per-read timeout shrinks as the call goes on
+        self.sock.settimeout(
+            self.deadline.left()
+        )  # the per-read timeout shrinks as the call goes on
         return self.raw.readinto(buffer)
 
     def close(self) -> None:

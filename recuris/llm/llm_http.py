@@ -32,23 +32,48 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 
-from recuris.llm.http_transport import (Deadline, LLMConnectionError, LLMError, LLMHTTPError, LLMInputTooLarge,
-                                    LLMRedirectError, LLMReplyTooLarge, LLMResponseError, LLMTimeout, origin,
-                                    post, redact)
+from recuris.llm.http_transport import (
+    Deadline,
+    LLMConnectionError,
+    LLMError,
+    LLMHTTPError,
+    LLMInputTooLarge,
+    LLMRedirectError,
+    LLMReplyTooLarge,
+    LLMResponseError,
+    LLMTimeout,
+    origin,
+    post,
+    redact,
+)
 from recuris.llm.model_replies import chat_reply_text, embedding_vectors
 
-__all__ = ["OpenAICompatibleChat", "OpenAICompatibleEmbeddings", "LLMError", "LLMConnectionError",
-           "LLMTimeout", "LLMHTTPError", "LLMInputTooLarge", "LLMResponseError", "LLMReplyTooLarge",
-           "LLMRedirectError"]
+__all__ = [
+    "OpenAICompatibleChat",
+    "OpenAICompatibleEmbeddings",
+    "LLMError",
+    "LLMConnectionError",
+    "LLMTimeout",
+    "LLMHTTPError",
+    "LLMInputTooLarge",
+    "LLMResponseError",
+    "LLMReplyTooLarge",
+    "LLMRedirectError",
+]
 
-CLIENT_FIELDS = frozenset({"model", "messages", "tools", "input", "max_tokens", "temperature", "stop"})
+CLIENT_FIELDS = frozenset(
+    {"model", "messages", "tools", "input", "max_tokens", "temperature", "stop"}
+)
 # llama.cpp: "input is too large to process. increase the physical batch size"; others say "too long"
 INPUT_TOO_LARGE = re.compile(r"too (large|long)|exceeds? the (available )?context", re.IGNORECASE)
 
 
 def _check(name: str, value, minimum: float, whole: bool = False, above: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not (
-        math.isfinite(value) and value >= minimum and not (above and value == minimum)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int if whole else (int, float))
+        or not (math.isfinite(value) and value >= minimum and not (above and value == minimum))
+    ):
         rule = f"{'more than' if above else 'at least'} {minimum}"
         kind = "whole number" if whole else "number"
         raise ValueError(f"LM3: {name} must be a finite {kind} {rule}, not {value!r}")
@@ -57,21 +82,39 @@ def _check(name: str, value, minimum: float, whole: bool = False, above: bool = 
 class _Endpoint:
     """POST JSON to an OpenAI-compatible endpoint, within one deadline, retrying what may change."""
 
-    def __init__(self, base_url: str | None, model: str | None, api_key: str | None, *,
-                 timeout: float = 60, max_retries: int = 2, sleep: Callable[[float], None] = time.sleep,
-                 backoff: float = 0.5, max_retry_after: float = 30, max_reply_bytes: int = 16 * 2**20,
-                 extra_fields: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str | None,
+        model: str | None,
+        api_key: str | None,
+        *,
+        timeout: float = 60,
+        max_retries: int = 2,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 0.5,
+        max_retry_after: float = 30,
+        max_reply_bytes: int = 16 * 2**20,
+        extra_fields: Mapping[str, object] | None = None,
+    ) -> None:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         self.model = model or os.environ.get("RECURIS_MODEL") or ""
         if not self.base_url or not self.model:
             raise ValueError("LM3: set base_url and model (or OPENAI_BASE_URL and RECURIS_MODEL)")
-        if origin(self.base_url) is None or not self.base_url.isascii() or not self.base_url.isprintable() \
-                or " " in self.base_url:
-            raise ValueError(f"LM3: base_url must be an http:// or https:// URL with a host and no spaces or "
-                             f"non-ASCII characters, not {self.base_url!r}")
+        if (
+            origin(self.base_url) is None
+            or not self.base_url.isascii()
+            or not self.base_url.isprintable()
+            or " " in self.base_url
+        ):
+            raise ValueError(
+                f"LM3: base_url must be an http:// or https:// URL with a host and no spaces or "
+                f"non-ASCII characters, not {self.base_url!r}"
+            )
         self._key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if self._key and not (self._key.isascii() and self._key.isprintable()):
-            raise ValueError("LM3: api_key must be printable ASCII (no line breaks): it goes in a header")
+            raise ValueError(
+                "LM3: api_key must be printable ASCII (no line breaks): it goes in a header"
+            )
         _check("timeout", timeout, 0, above=True)
         _check("max_retries", max_retries, 0, whole=True)
         _check("backoff", backoff, 0)
@@ -81,8 +124,15 @@ class _Endpoint:
             raise ValueError(f"LM3: sleep must be a callable taking seconds, not {sleep!r}")
         self.extra_fields = dict(extra_fields or {})
         if self.extra_fields.keys() & CLIENT_FIELDS or not _json_ready(self.extra_fields):
-            raise ValueError(f"LM3: extra_fields must be JSON values, with none of {sorted(CLIENT_FIELDS)}")
-        self.timeout, self.max_retries, self.sleep, self.backoff = timeout, max_retries, sleep, backoff
+            raise ValueError(
+                f"LM3: extra_fields must be JSON values, with none of {sorted(CLIENT_FIELDS)}"
+            )
+        self.timeout, self.max_retries, self.sleep, self.backoff = (
+            timeout,
+            max_retries,
+            sleep,
+            backoff,
+        )
         self.max_retry_after, self.max_reply_bytes = max_retry_after, max_reply_bytes
 
     def post(self, path: str, payload: dict) -> dict:
@@ -93,7 +143,9 @@ class _Endpoint:
             headers["Authorization"] = f"Bearer {self._key}"
         attempt = 0
         while True:
-            reply = post(self.base_url + path, body, headers, deadline, self.max_reply_bytes, self._key)
+            reply = post(
+                self.base_url + path, body, headers, deadline, self.max_reply_bytes, self._key
+            )
             if 200 <= reply.status < 300:
                 return self._json(reply.body)
             message = self._server_message(reply.body)
@@ -102,10 +154,15 @@ class _Endpoint:
             may_change = reply.status == 429 or (reply.status >= 500 and reply.status != 501)
             if attempt == self.max_retries or not may_change:
                 raise LLMHTTPError(reply.status, message)
-            wait = max(self.backoff * 2**attempt, min(_retry_after(reply.headers), self.max_retry_after))
+            wait = max(
+                self.backoff * 2**attempt, min(_retry_after(reply.headers), self.max_retry_after)
+            )
             if wait >= deadline.end - time.monotonic():
-                raise LLMHTTPError(reply.status, f"{message} (waiting {wait:g} s to retry would pass the "
-                                                 f"{self.timeout:g} s timeout)")
+                raise LLMHTTPError(
+                    reply.status,
+                    f"{message} (waiting {wait:g} s to retry would pass the "
+                    f"{self.timeout:g} s timeout)",
+                )
             self.sleep(wait)
             attempt += 1
 
@@ -159,24 +216,40 @@ class OpenAICompatibleChat(_Endpoint):
     `max_reply_bytes`, `extra_fields`) are every endpoint's, checked as it is made (LM3).
     """
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 *, tools: Sequence[dict] = (), max_tokens: int | None = 512, temperature: float | None = 0.0,
-                 stop: str | Sequence[str] | None = None, **options) -> None:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        tools: Sequence[dict] = (),
+        max_tokens: int | None = 512,
+        temperature: float | None = 0.0,
+        stop: str | Sequence[str] | None = None,
+        **options,
+    ) -> None:
         super().__init__(base_url, model, api_key, **options)
         if max_tokens is not None:
             _check("max_tokens", max_tokens, 1, whole=True)
         if temperature is not None:
             _check("temperature", temperature, 0)
-        if stop is not None and not isinstance(stop, str) and not (
-                isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop)):
+        if (
+            stop is not None
+            and not isinstance(stop, str)
+            and not (isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop))
+        ):
             raise ValueError(f"LM3: stop must be a string or a list of strings, not {stop!r}")
         self.tools, self.max_tokens, self.temperature = list(tools), max_tokens, temperature
         self.stop = stop if stop is None or isinstance(stop, str) else list(stop)
 
     def __call__(self, prompt: str | list[dict]) -> str:
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-        fields = {"tools": self.tools or None, "max_tokens": self.max_tokens,
-                  "temperature": self.temperature, "stop": self.stop}
+        fields = {
+            "tools": self.tools or None,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stop": self.stop,
+        }
         payload = {"model": self.model, "messages": messages, **self.extra_fields}
         payload.update((name, value) for name, value in fields.items() if value is not None)
         return chat_reply_text(self.post("/chat/completions", payload))
@@ -185,8 +258,16 @@ class OpenAICompatibleChat(_Endpoint):
 class OpenAICompatibleEmbeddings(_Endpoint):
     """`embed(texts) -> vectors` over /embeddings, in batches, order kept (MR2)."""
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 *, batch_size: int = 64, max_input_chars: int = 8000, **options) -> None:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        batch_size: int = 64,
+        max_input_chars: int = 8000,
+        **options,
+    ) -> None:
         super().__init__(base_url, model, api_key, **options)
         _check("batch_size", batch_size, 1, whole=True)
         _check("max_input_chars", max_input_chars, 1, whole=True)
@@ -196,13 +277,20 @@ class OpenAICompatibleEmbeddings(_Endpoint):
         """Return one vector per text; each batch is one call under `timeout` (LM4, LM5)."""
         for number, text in enumerate(texts):
             if len(text) > self.max_input_chars:
-                raise LLMInputTooLarge(None, f"text {number} has {len(text)} characters; max_input_chars "
-                                             f"is {self.max_input_chars}: split it before embedding")
+                raise LLMInputTooLarge(
+                    None,
+                    f"text {number} has {len(text)} characters; max_input_chars "
+                    f"is {self.max_input_chars}: split it before embedding",
+                )
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            data = self.post("/embeddings", {**self.extra_fields, "model": self.model, "input": batch})
+            data = self.post(
+                "/embeddings", {**self.extra_fields, "model": self.model, "input": batch}
+            )
             vectors.extend(embedding_vectors(data, len(batch)))
         if len({len(vector) for vector in vectors}) > 1:
-            raise LLMResponseError(f"the vectors differ in length: {sorted({len(v) for v in vectors})}")
+            raise LLMResponseError(
+                f"the vectors differ in length: {sorted({len(v) for v in vectors})}"
+            )
         return vectors

@@ -38,7 +38,9 @@ def chat_reply_text(data: dict) -> str:
     function = calls[0].get("function") if isinstance(calls[0], dict) else None
     name = function.get("name") if isinstance(function, dict) else None
     arguments = function.get("arguments", "{}") if isinstance(function, dict) else None
-    if isinstance(arguments, dict):  # some servers send the arguments as an object, not as JSON text
+    if isinstance(
+        arguments, dict
+    ):  # some servers send the arguments as an object, not as JSON text
         arguments = json.dumps(arguments)
     if not isinstance(name, str) or not isinstance(arguments, str):
         raise LLMResponseError("tool_calls[0] has no function with a name and arguments")
@@ -58,8 +60,13 @@ def embedding_vectors(data: dict, count: int) -> list[list[float]]:
         if index in found:
             raise LLMResponseError(f"index {index} appears twice in data")
         vector = row.get("embedding")
-        if not isinstance(vector, list) or not vector or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vector
+        if (
+            not isinstance(vector, list)
+            or not vector
+            or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                for x in vector
+            )
         ):
             raise LLMResponseError(f"data[{index}].embedding is not a list of finite numbers")
         found[index] = [float(x) for x in vector]

@@ -94,7 +94,11 @@ class ActiveRecall:
     def __init__(self, manager, user_id: str = "default", threshold: float = 0.3) -> None:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"Z2: threshold must lie in [0, 1], got {threshold!r}")
-        self.manager, self.user_id, self.threshold = manager, require_text("user_id", user_id), threshold
+        self.manager, self.user_id, self.threshold = (
+            manager,
+            require_text("user_id", user_id),
+            threshold,
+        )
 
     def _arguments(self, arguments: object) -> tuple[str, int]:
         data = json.loads(arguments) if isinstance(arguments, str) else arguments
@@ -115,14 +119,31 @@ class ActiveRecall:
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})
-        results = [{"id": r.item.id, "level": r.item.level, "content": r.item.content,
-                    "score": r.breakdown(), "reason": r.reason} for r in found.results]
-        return json.dumps({"query": query, "query_truncated": cut, "results": results,
-                           "degraded": found.degraded}, ensure_ascii=False)
+        results = [
+            {
+                "id": r.item.id,
+                "level": r.item.level,
+                "content": r.item.content,
+                "score": r.breakdown(),
+                "reason": r.reason,
+            }
+            for r in found.results
+        ]
+        return json.dumps(
+            {
+                "query": query,
+                "query_truncated": cut,
+                "results": results,
+                "degraded": found.degraded,
+            },
+            ensure_ascii=False,
+        )
 
     # How a model calls the tool; the agent ends every prompt with it (core/agent.py's Tools).
-    instruction = ('To search memory, reply with\n'
-                   '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}')
+    instruction = (
+        "To search memory, reply with\n"
+        '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}'
+    )
 
     def respond(self, reply: str) -> str | None:
         """Answer the tool call in a model's reply, or return None if the reply is an action."""
@@ -137,8 +158,10 @@ class ActiveRecall:
         if "error" in reply:
             return f"{TOOL_RESULT_HEADER}\n  error: {reply['error']}"
         lines = [f"{TOOL_RESULT_HEADER}", f"  query: {flatten(reply['query'], 200)}"]
-        lines += [f"  - [{r['level']}] {flatten(r['content'], 200)} (relevance {r['score']['relevance']:.2f})"
-                  for r in reply["results"]] or ["  (nothing found)"]
+        lines += [
+            f"  - [{r['level']}] {flatten(r['content'], 200)} (relevance {r['score']['relevance']:.2f})"
+            for r in reply["results"]
+        ] or ["  (nothing found)"]
         return "\n".join(lines)
 
     def best_similarity(self, text: str) -> float:

@@ -38,7 +38,9 @@ from .recall import RecallPolicy, Recalled, score
 __all__ = ["gather"]
 
 
-def _hits(store: Store, user_id: str, level: str, query: str, policy: RecallPolicy) -> list[tuple[MemoryItem, float]]:
+def _hits(
+    store: Store, user_id: str, level: str, query: str, policy: RecallPolicy
+) -> list[tuple[MemoryItem, float]]:
     """Return the level's best candidates with their raw relevance, best first."""
     if policy.scorer is None:
         found = store.search(user_id, level, analyze(query), policy.candidate_pool)
@@ -47,14 +49,17 @@ def _hits(store: Store, user_id: str, level: str, query: str, policy: RecallPoli
         for item in items:
             scorer.add(item.id, scorer.analyzer(item.content))
         scores = dict(scorer.score_candidates(scorer.analyzer(query)))
-        found = sorted(((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1])
+        found = sorted(
+            ((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1]
+        )
         found = [pair for pair in found[: policy.candidate_pool] if pair[1] > 0]
     # Rounded so that two stores summing the same terms in another order rank alike (S8).
     return [(item, round(raw, 9)) for item, raw in found]
 
 
-def _with_neighbours(store: Store, user_id: str, hits: list[tuple[MemoryItem, float]],
-                     weight: float) -> list[tuple[MemoryItem, float]]:
+def _with_neighbours(
+    store: Store, user_id: str, hits: list[tuple[MemoryItem, float]], weight: float
+) -> list[tuple[MemoryItem, float]]:
     """Add to each hit a share of its neighbours' scores, and the neighbours themselves (CA2)."""
     own = {item.id: raw for item, raw in hits}
     threaded = [item.id for item, _ in hits if item.task_id is not None]
@@ -70,32 +75,63 @@ def _with_neighbours(store: Store, user_id: str, hits: list[tuple[MemoryItem, fl
     return [(items[key], round(own.get(key, 0.0) + extra, 9)) for key, extra in blended.items()]
 
 
-def gather(store: Store, user_id: str, query: str, policy: RecallPolicy, now: float,
-           task_id: str | None, procedures: Iterable[tuple[MemoryItem, str]],
-           include_invalid: bool = False) -> list[Recalled]:
+def gather(
+    store: Store,
+    user_id: str,
+    query: str,
+    policy: RecallPolicy,
+    now: float,
+    task_id: str | None,
+    procedures: Iterable[tuple[MemoryItem, str]],
+    include_invalid: bool = False,
+) -> list[Recalled]:
     """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (CA1)."""
     relevant = {item.id: raw for item, raw in _hits(store, user_id, "working", query, policy)}
-    layers = [([(item, relevant.get(item.id, 0.0)) for item in store.list(user_id, "working", task_id)],
-               "working memory of the current task")]
-    facts = [(item, raw) for item, raw in _hits(store, user_id, "semantic", query, policy)
-             if item.is_valid or include_invalid]
+    layers = [
+        (
+            [
+                (item, relevant.get(item.id, 0.0))
+                for item in store.list(user_id, "working", task_id)
+            ],
+            "working memory of the current task",
+        )
+    ]
+    facts = [
+        (item, raw)
+        for item, raw in _hits(store, user_id, "semantic", query, policy)
+        if item.is_valid or include_invalid
+    ]
     layers.append((facts, "semantic fact"))
     valid = sum(item.is_valid for item, _ in facts)
     if valid < policy.thin_semantic:
-        episodes = _with_neighbours(store, user_id, _hits(store, user_id, "episodic", query, policy),
-                                    policy.neighbour_weight)
+        episodes = _with_neighbours(
+            store,
+            user_id,
+            _hits(store, user_id, "episodic", query, policy),
+            policy.neighbour_weight,
+        )
         layers.append((episodes, f"episode (semantic memory had {valid} relevant fact(s))"))
     procedures = list(procedures)
-    candidates = [item for found, _ in layers for item, _ in found] + [item for item, _ in procedures]
+    candidates = [item for found, _ in layers for item, _ in found] + [
+        item for item, _ in procedures
+    ]
     best = max((raw for found, _ in layers for _, raw in found), default=0.0) or 1.0
     # Recency halves over the span of these candidates, never faster than the policy says.
     oldest = max((now - item.last_access_at for item in candidates), default=0.0)
-    half_life = max(policy.recency_half_life_days * DAY, oldest if policy.stretch_half_life else 0.0)
+    half_life = max(
+        policy.recency_half_life_days * DAY, oldest if policy.stretch_half_life else 0.0
+    )
     found = []
     for layer, reason in layers:
         for item, raw in layer:
-            why = "semantic fact, superseded" if item.level == "semantic" and not item.is_valid else reason
+            why = (
+                "semantic fact, superseded"
+                if item.level == "semantic" and not item.is_valid
+                else reason
+            )
             found.append(score(item, raw / best, now, policy.weights, half_life, why))
     for item, trigger in procedures:
-        found.append(score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}"))
+        found.append(
+            score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}")
+        )
     return found

@@ -62,7 +62,9 @@ class UsageError(Exception):
 
 def _audit_of(data: dict) -> AuditRecord:
     if not isinstance(data, dict) or set(data) != {*AUDIT_FIELDS, "weight"}:
-        raise TypeError(f"an audit record has exactly the fields {sorted({*AUDIT_FIELDS, 'weight'})}")
+        raise TypeError(
+            f"an audit record has exactly the fields {sorted({*AUDIT_FIELDS, 'weight'})}"
+        )
     wrong = [name for name, kind in AUDIT_FIELDS.items() if not isinstance(data[name], kind)]
     if wrong or not isinstance(data["weight"], (int, float, type(None))):
         raise TypeError(f"audit fields of the wrong type: {wrong or ['weight']}")
@@ -92,8 +94,12 @@ def _read_lines(name: str) -> tuple[list[MemoryItem], list[AuditRecord]]:
 def _stats(store: SQLiteStore, arguments):
     users = store.users()
     levels = Counter(item.level for user in users for item in store.list(user))
-    data = {"users": len(users), "levels": {level: levels[level] for level in LEVELS},
-            "audit_records": len(store.audit()), "integrity": store.integrity()}
+    data = {
+        "users": len(users),
+        "levels": {level: levels[level] for level in LEVELS},
+        "audit_records": len(store.audit()),
+        "integrity": store.integrity(),
+    }
     counts = "".join(f"{level}: {levels[level]}\n" for level in LEVELS)
     tail = f"audit records: {data['audit_records']}\nintegrity: {data['integrity']}"
     yield data, f"users: {len(users)}\n{counts}{tail}"
@@ -102,13 +108,23 @@ def _stats(store: SQLiteStore, arguments):
 def _search(store: SQLiteStore, arguments):
     clock = ManualClock(arguments.at) if arguments.at is not None else None
     manager = MemoryManager(store, clock=clock) if clock else MemoryManager(store)
-    found = manager.recall(arguments.query, arguments.user, arguments.top_k, task_type=arguments.task_type,
-                           count_access=False)
+    found = manager.recall(
+        arguments.query,
+        arguments.user,
+        arguments.top_k,
+        task_type=arguments.task_type,
+        count_access=False,
+    )
     if found.degraded:  # recall degrades to nothing for an agent; an operator must hear of it (V5)
         raise StoreError(f"search could not read {arguments.db}; see the warning above")
     for result in found.results:
-        data = {"id": result.item.id, "level": result.item.level, **result.breakdown(),
-                "reason": result.reason, "content": result.item.content}
+        data = {
+            "id": result.item.id,
+            "level": result.item.level,
+            **result.breakdown(),
+            "reason": result.reason,
+            "content": result.item.content,
+        }
         yield data, f"{result.item.id}\t{result.explain()}\n\t{result.render()}"
 
 
@@ -137,26 +153,38 @@ def _reading(store: SQLiteStore, arguments):
 
 
 def _forget(store: SQLiteStore, arguments) -> str:
-    user, items, records = arguments.user, len(store.list(arguments.user)), len(store.audit(arguments.user))
+    user, items, records = (
+        arguments.user,
+        len(store.list(arguments.user)),
+        len(store.audit(arguments.user)),
+    )
     if not items and not records:  # a mistyped name must not look like a deletion done (V7)
         raise ValueError(f"user {user!r} has no memory in {arguments.db}: nothing to delete")
     if not arguments.yes:
-        raise UsageError(f"forget-user would delete {items} items of {user!r} and scrub the text of "
-                         f"{records} audit records; run it again with --yes to do it")
+        raise UsageError(
+            f"forget-user would delete {items} items of {user!r} and scrub the text of "
+            f"{records} audit records; run it again with --yes to do it"
+        )
     return f"deleted {MemoryManager(store).forget_user(user)} items of {user}"
 
 
 def _import(arguments, open_store) -> str:
     items, records = _read_lines(arguments.file)  # read and checked before any file is opened (V8)
     path = Path(arguments.db)
-    companions = [path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+    companions = [
+        path,
+        *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+    ]
     existed = path.exists()
     store = None
     try:
         store = open_store(path, create=True, timeout=arguments.timeout)
         now = max((item.created_at for item in items), default=0.0)
         why = "imported from JSON Lines"
-        audit = [*records, *(AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items)]
+        audit = [
+            *records,
+            *(AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items),
+        ]
         store.put(items, audit)  # one transaction: all lines or none, with their audit (V3, V9)
     except BaseException:
         if store is not None:
@@ -166,7 +194,9 @@ def _import(arguments, open_store) -> str:
                 companion.unlink(missing_ok=True)
         raise
     store.close()
-    return f"imported {len(items)} items" + (f" and {len(records)} audit records" if records else "")
+    return f"imported {len(items)} items" + (
+        f" and {len(records)} audit records" if records else ""
+    )
 
 
 def _run(arguments, out, open_store) -> None:
@@ -180,7 +210,10 @@ def _run(arguments, out, open_store) -> None:
             print(_forget(store, arguments), file=out)
             return
         for data, text in _reading(store, arguments):
-            print(json.dumps(data, ensure_ascii=False, sort_keys=True) if arguments.json else text, file=out)
+            print(
+                json.dumps(data, ensure_ascii=False, sort_keys=True) if arguments.json else text,
+                file=out,
+            )
     finally:
         store.close()
 

@@ -30,7 +30,9 @@ __all__ = ["parse", "parser", "READING", "ENVIRONMENT_DATABASE"]
 
 ENVIRONMENT_DATABASE = "RECURIS_DB"
 READING = ("stats", "list", "search", "history", "export")
-DATABASE_HELP = f"path of the SQLite database file (default: the {ENVIRONMENT_DATABASE} environment variable)"
+DATABASE_HELP = (
+    f"path of the SQLite database file (default: the {ENVIRONMENT_DATABASE} environment variable)"
+)
 
 
 def positive_int(text: str) -> int:
@@ -51,7 +53,9 @@ def seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, 0 or more, got {text}")
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds, 0 or more, got {text}"
+        )
     return value
 
 
@@ -64,7 +68,9 @@ def moment(text: str) -> float:
     try:  # Python 3.10's fromisoformat does not read the "Z" suffix; it means +00:00
         when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not epoch seconds or an ISO 8601 time: {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"not epoch seconds or an ISO 8601 time: {text!r}"
+        ) from None
     return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
 
 
@@ -74,21 +80,32 @@ def _shared(suppress: bool) -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     default = argparse.SUPPRESS if suppress else None
     shared.add_argument("--db", metavar="FILE", default=default, help=DATABASE_HELP)
-    shared.add_argument("--timeout", metavar="SECONDS", type=seconds, default=argparse.SUPPRESS if suppress
-                        else 5.0, help="seconds to wait for another process's lock (default 5)")
+    shared.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=seconds,
+        default=argparse.SUPPRESS if suppress else 5.0,
+        help="seconds to wait for another process's lock (default 5)",
+    )
     return shared
 
 
 def parser() -> argparse.ArgumentParser:
     """Return the parser of the whole command line."""
     main = argparse.ArgumentParser(
-        prog="python -m recuris", parents=[_shared(False)],
+        prog="python -m recuris",
+        parents=[_shared(False)],
         description="Inspect and maintain a recuris SQLite database. Exit status: 0 done, "
         "1 the database or the input is bad, 2 the command line is bad.",
         epilog=f"--db and --timeout may be written before or after the command; without --db, "
-        f"the {ENVIRONMENT_DATABASE} environment variable names the database.")
-    commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                   help="what to do; `COMMAND --help` explains its options")
+        f"the {ENVIRONMENT_DATABASE} environment variable names the database.",
+    )
+    commands = main.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="what to do; `COMMAND --help` explains its options",
+    )
     common = [_shared(True)]
 
     def command(name: str, text: str, reading: bool = True) -> argparse.ArgumentParser:
@@ -104,23 +121,38 @@ def parser() -> argparse.ArgumentParser:
     search = command("search", "recall with each score's breakdown and reason (counts no access)")
     search.add_argument("query", help="what to recall, in words")
     search.add_argument("--user", required=True, help="whose memory to search")
-    search.add_argument("--top-k", type=positive_int, default=5,
-                        help="how many results, 1 or more (default 5)")
+    search.add_argument(
+        "--top-k", type=positive_int, default=5, help="how many results, 1 or more (default 5)"
+    )
     search.add_argument("--task-type", help="the task type that triggers procedures (e.g. release)")
-    search.add_argument("--at", type=moment, metavar="TIME", help="the recall clock: epoch seconds or "
-                        "ISO 8601, UTC unless an offset is given (default: now)")
+    search.add_argument(
+        "--at",
+        type=moment,
+        metavar="TIME",
+        help="the recall clock: epoch seconds or "
+        "ISO 8601, UTC unless an offset is given (default: now)",
+    )
     history = command("history", "the audit trail of one item")
     history.add_argument("item_id", help="the item's id, as list or search print it")
     history.add_argument("--user", help="only this user's records (default: whoever owns the item)")
-    forget = command("forget-user", "delete a user's items and scrub their audit text", reading=False)
+    forget = command(
+        "forget-user", "delete a user's items and scrub their audit text", reading=False
+    )
     forget.add_argument("user", help="whose memory to delete")
-    forget.add_argument("--yes", action="store_true", help="do it (without it, say what would be deleted)")
+    forget.add_argument(
+        "--yes", action="store_true", help="do it (without it, say what would be deleted)"
+    )
     export = command("export", "a user's items as JSON Lines on standard output")
     export.add_argument("--user", required=True, help="whose items")
-    export.add_argument("--with-audit", action="store_true",
-                        help='also the user\'s audit trail, one {"audit": {...}} line per record')
+    export.add_argument(
+        "--with-audit",
+        action="store_true",
+        help='also the user\'s audit trail, one {"audit": {...}} line per record',
+    )
     importing = command("import", "items from JSON Lines, all of them or none", reading=False)
-    importing.add_argument("file", help='a JSON Lines file as export writes it; "-" reads standard input')
+    importing.add_argument(
+        "file", help='a JSON Lines file as export writes it; "-" reads standard input'
+    )
     return main
 
 

@@ -45,35 +45,61 @@ class ManagedExperience:
 
     def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]:
         hits = self.episodic.retrieve(query, self.top_k, self.threshold)
-        recalled = self.manager.recall(query, self.user_id, self.top_k + OTHER_MEMORIES, task_type=task_type,
-                                       count_access=False)
+        recalled = self.manager.recall(
+            query,
+            self.user_id,
+            self.top_k + OTHER_MEMORIES,
+            task_type=task_type,
+            count_access=False,
+        )
         shown = {hit.episode.id for hit in hits}
         others = [result for result in recalled.results if result.item.id not in shown]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
-        episodes = [Recalled(episode_to_item(hit.episode, self.user_id), hit.score, 0.0,
-                             hit.episode.importance, hit.score, "a similar past task")
-                    for hit in hits if hit.episode.id not in self.counted]
+        episodes = [
+            Recalled(
+                episode_to_item(hit.episode, self.user_id),
+                hit.score,
+                0.0,
+                hit.episode.importance,
+                hit.score,
+                "a similar past task",
+            )
+            for hit in hits
+            if hit.episode.id not in self.counted
+        ]
         fresh = [*episodes, *(result for result in others if result.item.id not in self.counted)]
         self.manager.count_access(self.user_id, fresh)
         self.counted.update(result.item.id for result in fresh)
         return hits, [result.render() for result in others]
 
     def settle(self, episode: Episode) -> Episode:
-        self.manager.settle_episode(self.user_id, episode)  # assigns the id, in one transaction (MX3)
+        self.manager.settle_episode(
+            self.user_id, episode
+        )  # assigns the id, in one transaction (MX3)
         return episode
 
     def __repr__(self) -> str:
         return f"ManagedExperience(user={self.user_id!r}, top_k={self.top_k}, threshold={self.threshold})"
 
 
-def agent_on_manager(manager, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
+def agent_on_manager(
+    manager, user_id: str, llm_fn: Callable[[str], str], **options
+) -> RecurisAgent:
     """Build an agent on one user's memory in a manager; `working_memory` is optional.
 
     `top_k` and `threshold` go to its experience; the other options are `RecurisAgent`'s.
     Its tools answer `search_memory` calls from the user's memory.
     """
     working = options.pop("working_memory", None) or WorkingMemory()
-    experience = ManagedExperience(manager, user_id, options.pop("top_k", 2), options.pop("threshold", 0.25))
-    return RecurisAgent(working, experience.episodic, llm_fn, experience=experience,
-                        tools=ActiveRecall(manager, user_id), **options)
+    experience = ManagedExperience(
+        manager, user_id, options.pop("top_k", 2), options.pop("threshold", 0.25)
+    )
+    return RecurisAgent(
+        working,
+        experience.episodic,
+        llm_fn,
+        experience=experience,
+        tools=ActiveRecall(manager, user_id),
+        **options,
+    )

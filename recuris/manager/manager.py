@@ -57,22 +57,44 @@ class MemoryManager:
     `users` (each user's layers, loaded on use) and `forgetting` (decay cycles).
     """
 
-    def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time,
-                 llm: Callable[[str], str] | None = None, policy: RecallPolicy | None = None,
-                 working_token_budget: int = 800, min_occurrences: int = 2, window_seconds: float = 7 * DAY,
-                 min_confidence: float = 0.6, min_content_chars: int = 3,
-                 max_loaded_users: int = MAX_LOADED_USERS,
-                 episodic_scorer: Callable[[], Scorer] | None = None,
-                 ) -> None:
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        llm: Callable[[str], str] | None = None,
+        policy: RecallPolicy | None = None,
+        working_token_budget: int = 800,
+        min_occurrences: int = 2,
+        window_seconds: float = 7 * DAY,
+        min_confidence: float = 0.6,
+        min_content_chars: int = 3,
+        max_loaded_users: int = MAX_LOADED_USERS,
+        episodic_scorer: Callable[[], Scorer] | None = None,
+    ) -> None:
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
         self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
         self.min_content_chars = min_content_chars
-        self.tasks = Tasks(self.store, self.clock, write=self.write, layers=self.layers, recall=self.recall,
-                           llm=llm, min_confidence=min_confidence, working_token_budget=working_token_budget)
-        self.users = UserLayers(self.store, self.clock, on_forget=self.tasks.drop,
-                                min_occurrences=min_occurrences, window_seconds=window_seconds,
-                                max_loaded_users=max_loaded_users, episodic_scorer=episodic_scorer)
+        self.tasks = Tasks(
+            self.store,
+            self.clock,
+            write=self.write,
+            layers=self.layers,
+            recall=self.recall,
+            llm=llm,
+            min_confidence=min_confidence,
+            working_token_budget=working_token_budget,
+        )
+        self.users = UserLayers(
+            self.store,
+            self.clock,
+            on_forget=self.tasks.drop,
+            min_occurrences=min_occurrences,
+            window_seconds=window_seconds,
+            max_loaded_users=max_loaded_users,
+            episodic_scorer=episodic_scorer,
+        )
         self.forgetting = ForgettingCycle(self.store, self.clock, on_change=self.refresh)
         self._lock = threading.RLock()  # one public operation at a time (TS1)
 
@@ -82,11 +104,21 @@ class MemoryManager:
 
     def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
         """Append one audit record for the user."""
-        self.store.append_audit([AuditRecord(item_id, operation, reason, self.clock(), None, user_id)])
+        self.store.append_audit(
+            [AuditRecord(item_id, operation, reason, self.clock(), None, user_id)]
+        )
 
-    def write(self, content: str, user_id: str, *, level: str | None = None, importance: float | None = None,
-              tags: Iterable[str] = (), task_id: str | None = None, metadata: dict | None = None,
-              ) -> MemoryItem | None:
+    def write(
+        self,
+        content: str,
+        user_id: str,
+        *,
+        level: str | None = None,
+        importance: float | None = None,
+        tags: Iterable[str] = (),
+        task_id: str | None = None,
+        metadata: dict | None = None,
+    ) -> MemoryItem | None:
         """Store content at its level (given, or chosen by `route`); return the item, or None if trivial.
 
         A routed `subject: value` is kept as an event and observed by the consolidator.
@@ -102,11 +134,17 @@ class MemoryManager:
             self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None
         chosen = level or route(content, tags)
-        layers = None if chosen == "episodic" else self.layers(user_id)  # an event needs none loaded
+        layers = (
+            None if chosen == "episodic" else self.layers(user_id)
+        )  # an event needs none loaded
         if chosen == "procedural":
             meta = metadata or {}
-            procedure = layers.procedural.add(content, meta.get("steps", ()), meta.get("task_types", ()),
-                                              meta.get("keywords", tags))
+            procedure = layers.procedural.add(
+                content,
+                meta.get("steps", ()),
+                meta.get("task_types", ()),
+                meta.get("keywords", tags),
+            )
             return self.store.get(user_id, procedure.id)
         if level == "semantic":
             subject, value = statement(content) or (content, "true")
@@ -114,12 +152,20 @@ class MemoryManager:
             return self.store.get(user_id, fact.id)
         if task_id is None and chosen == "working" and (task := self.tasks.get(user_id)):
             task_id = task.id
-        item = MemoryItem(id=self.store.new_id("item"), user_id=user_id, content=content, task_id=task_id,
-                          level="episodic" if chosen == "semantic" else chosen, created_at=now,
-                          importance=0.5 if importance is None else importance,
-                          metadata={**(metadata or {}), "tags": tags, "kind": "event"})
+        item = MemoryItem(
+            id=self.store.new_id("item"),
+            user_id=user_id,
+            content=content,
+            task_id=task_id,
+            level="episodic" if chosen == "semantic" else chosen,
+            created_at=now,
+            importance=0.5 if importance is None else importance,
+            metadata={**(metadata or {}), "tags": tags, "kind": "event"},
+        )
         why = f"routed to {chosen} " + ("as given" if level else "by rule")
-        item = self.users.put_written(item, why, loaded=layers is not None)  # with its audit record (S5)
+        item = self.users.put_written(
+            item, why, loaded=layers is not None
+        )  # with its audit record (S5)
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
         if item.level == "working":
@@ -143,8 +189,14 @@ class MemoryManager:
         return self.store.audit(require_text("user_id", user_id), item_id)
 
     def recall(
-        self, query: str, user_id: str, top_k: int = 5, token_budget: int | None = None,
-        task_type: str | None = None, include_invalid: bool = False, count_access: bool = True,
+        self,
+        query: str,
+        user_id: str,
+        top_k: int = 5,
+        token_budget: int | None = None,
+        task_type: str | None = None,
+        include_invalid: bool = False,
+        count_access: bool = True,
     ) -> RecallResult:
         """Recall across layers, ranked by relevance, recency and importance (Q1, MG5).
 
@@ -159,9 +211,13 @@ class MemoryManager:
             now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
             triggered = layers.procedural.match(query, task_type or (task and task.task_type))
             stored = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
-            procedures = [(item, why) for item, why in stored if item is not None]  # deleted meanwhile
+            procedures = [
+                (item, why) for item, why in stored if item is not None
+            ]  # deleted meanwhile
             task_id = task and task.id
-            found = gather(self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid)
+            found = gather(
+                self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid
+            )
             chosen, text = assemble(rank(found)[:top_k], token_budget)
             if count_access:
                 self.count_access(user_id, chosen)
@@ -202,5 +258,11 @@ class MemoryManager:
 
 # Several threads may share one manager: its caches change with the store, so each
 # public operation runs whole under the manager's lock (TS1).
-serialize(MemoryManager, [name for name, value in vars(MemoryManager).items()
-                          if not name.startswith("_") and not isinstance(value, property)])
+serialize(
+    MemoryManager,
+    [
+        name
+        for name, value in vars(MemoryManager).items()
+        if not name.startswith("_") and not isinstance(value, property)
+    ],
+)

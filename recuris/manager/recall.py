@@ -53,9 +53,9 @@ class Weights:
 
     def __post_init__(self) -> None:
         parts = (self.relevance, self.recency, self.importance)
-        if not all(isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in parts) or not any(
-            parts
-        ):
+        if not all(
+            isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in parts
+        ) or not any(parts):
             raise ValueError(f"Q2: weights must be finite, >= 0 and not all 0, got {parts}")
 
 
@@ -77,10 +77,14 @@ class RecallPolicy:
 
     def __post_init__(self) -> None:
         if not self.recency_half_life_days > 0:
-            raise ValueError(f"recency_half_life_days must be > 0, got {self.recency_half_life_days!r}")
+            raise ValueError(
+                f"recency_half_life_days must be > 0, got {self.recency_half_life_days!r}"
+            )
         require_count("candidate_pool", self.candidate_pool, 1)
         if not 0 <= self.neighbour_weight <= 1:
-            raise ValueError(f"CA2: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}")
+            raise ValueError(
+                f"CA2: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -96,13 +100,19 @@ class Recalled:
 
     def breakdown(self) -> dict[str, float]:
         """Return each part of the score and the total."""
-        return {"relevance": self.relevance, "recency": self.recency, "importance": self.importance,
-                "total": self.total}
+        return {
+            "relevance": self.relevance,
+            "recency": self.recency,
+            "importance": self.importance,
+            "total": self.total,
+        }
 
     def explain(self) -> str:
         """Return one line: total, parts and reason."""
-        return (f"{self.total:.3f} = relevance {self.relevance:.2f}, recency {self.recency:.2f}, "
-                f"importance {self.importance:.2f} ({self.reason})")
+        return (
+            f"{self.total:.3f} = relevance {self.relevance:.2f}, recency {self.recency:.2f}, "
+            f"importance {self.importance:.2f} ({self.reason})"
+        )
 
     def render(self) -> str:
         """Render the item for a prompt."""
@@ -115,7 +125,11 @@ def score(
     """Score one candidate: relevance as given, recency halving every `half_life` seconds."""
     relevance = min(1.0, max(0.0, relevance))
     recency = 0.5 ** (max(0.0, now - item.last_access_at) / half_life)
-    total = weights.relevance * relevance + weights.recency * recency + weights.importance * item.importance
+    total = (
+        weights.relevance * relevance
+        + weights.recency * recency
+        + weights.importance * item.importance
+    )
     return Recalled(item, relevance, recency, item.importance, total, reason)
 
 
@@ -154,14 +168,18 @@ def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list
     return chosen, "\n".join(lines)
 
 
-def reinforce(store: Store, user_id: str, chosen: Iterable[Recalled], now: float) -> list[MemoryItem]:
+def reinforce(
+    store: Store, user_id: str, chosen: Iterable[Recalled], now: float
+) -> list[MemoryItem]:
     """Count a recall as use: reset each item's decay clock, add an access, audit why (document 004 §2).
 
     Only the access fields are written (S10): a copy read before another writer superseded
     the item cannot reopen it. One audit record per recall names every result and its reason.
     """
     chosen = list(chosen)
-    touched = [replace(r.item, access_count=r.item.access_count + 1, last_access_at=now) for r in chosen]
+    touched = [
+        replace(r.item, access_count=r.item.access_count + 1, last_access_at=now) for r in chosen
+    ]
     store.record_access([Access(user_id, r.item.id, now) for r in chosen])
     if chosen:
         why = "; ".join(f"{r.item.id}: {r.reason}, total {r.total:.3f}" for r in chosen)

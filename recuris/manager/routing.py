@@ -17,7 +17,9 @@ from ..core.text import normalize, statement
 
 __all__ = ["route", "is_trivial", "TRIVIAL"]
 
-TRIVIAL = frozenset({"ok", "okay", "thanks", "thank you", "yes", "no", "好的", "嗯", "谢谢", "收到"})
+TRIVIAL = frozenset(
+    {"ok", "okay", "thanks", "thank you", "yes", "no", "好的", "嗯", "谢谢", "收到"}
+)
 
 
 def is_trivial(content: str, min_chars: int = 3) -> bool:

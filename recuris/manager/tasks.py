@@ -56,18 +56,39 @@ class TaskState:
     goal_item_id: str | None = None  # never evicted from working memory (N1, BU2)
 
     def __repr__(self) -> str:
-        return (f"TaskState({self.id!r}, goal={flatten(self.goal, 60)!r}, task_type={self.task_type!r}, "
-                f"steps={len(self.steps)}, goal_item_id={self.goal_item_id!r})")
+        return (
+            f"TaskState({self.id!r}, goal={flatten(self.goal, 60)!r}, task_type={self.task_type!r}, "
+            f"steps={len(self.steps)}, goal_item_id={self.goal_item_id!r})"
+        )
 
 
 class Tasks:
     """Each user's task in progress (at most one, N1), from start to settled episode."""
 
-    def __init__(self, store: Store, clock: Callable[[], float], *, write: Callable[..., MemoryItem | None],
-                 layers: Callable, recall: Callable, llm: Callable[[str], str] | None = None,
-                 min_confidence: float = 0.6, working_token_budget: int = 800) -> None:
-        self.store, self.clock, self.write, self.layers, self.recall = store, clock, write, layers, recall
-        self.llm, self.min_confidence, self.working_token_budget = llm, min_confidence, working_token_budget
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], float],
+        *,
+        write: Callable[..., MemoryItem | None],
+        layers: Callable,
+        recall: Callable,
+        llm: Callable[[str], str] | None = None,
+        min_confidence: float = 0.6,
+        working_token_budget: int = 800,
+    ) -> None:
+        self.store, self.clock, self.write, self.layers, self.recall = (
+            store,
+            clock,
+            write,
+            layers,
+            recall,
+        )
+        self.llm, self.min_confidence, self.working_token_budget = (
+            llm,
+            min_confidence,
+            working_token_budget,
+        )
         self.in_progress: dict[str, TaskState] = {}  # user id -> their task
 
     def __iter__(self) -> Iterator[str]:
@@ -95,9 +116,13 @@ class Tasks:
             raise ValueError(f"N1: user {user_id!r} already has task {task.id!r} in progress")
         task = self.in_progress[user_id] = TaskState(self.store.new_id("task"), goal, task_type)
         try:
-            goal_item = self.write(f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task.id)
+            goal_item = self.write(
+                f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task.id
+            )
         except Exception:
-            del self.in_progress[user_id]  # a refused goal (a broken clock, say) leaves no task behind
+            del self.in_progress[
+                user_id
+            ]  # a refused goal (a broken clock, say) leaves no task behind
             raise
         task.goal_item_id = goal_item.id
         return task.id
@@ -128,23 +153,39 @@ class Tasks:
         if evicted:
             why, now = f"working memory over {self.working_token_budget} tokens", self.clock()
             self.store.delete(user_id, [item.id for item in evicted])
-            self.store.append_audit([AuditRecord(item.id, "evict", why, now, None, user_id)
-                                     for item in evicted])
+            self.store.append_audit(
+                [AuditRecord(item.id, "evict", why, now, None, user_id) for item in evicted]
+            )
 
-    def finish(self, user_id: str, status: str = "success", failure_reason: str = "") -> FinishReport:
+    def finish(
+        self, user_id: str, status: str = "success", failure_reason: str = ""
+    ) -> FinishReport:
         """Settle the user's task as one episode and clear its working items, in one transaction (N2, N4)."""
         task = self.current(user_id)
-        episode = Episode(task_type=task.task_type, goal=task.goal, status=status, trajectory=task.steps,
-                          failure_reason=failure_reason, created_at=self.clock())
+        episode = Episode(
+            task_type=task.task_type,
+            goal=task.goal,
+            status=status,
+            trajectory=task.steps,
+            failure_reason=failure_reason,
+            created_at=self.clock(),
+        )
         working = self.store.list(user_id, "working", task.id)
-        cleared = [AuditRecord(item.id, "clear", f"{task.id} finished", self.clock(), None, user_id)
-                   for item in working]
+        cleared = [
+            AuditRecord(item.id, "clear", f"{task.id} finished", self.clock(), None, user_id)
+            for item in working
+        ]
         report = self.settle(user_id, episode, cleared, working)
         self.in_progress.pop(user_id, None)
         return report
 
-    def settle(self, user_id: str, episode: Episode, audit: Iterable[AuditRecord] = (),
-               delete: Iterable[MemoryItem] = ()) -> FinishReport:
+    def settle(
+        self,
+        user_id: str,
+        episode: Episode,
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
+    ) -> FinishReport:
         """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3).
 
         The episode, the audit of its write, `audit` and the deletion of `delete` commit in
@@ -161,21 +202,32 @@ class Tasks:
         try:
             knowledge, problems = parse_knowledge(self.llm(prompt))
         except Exception as error:  # noqa: BLE001 - the model is untrusted; its failure is reported
-            knowledge, problems = [], [f"llm raised {type(error).__name__}: {flatten(str(error), 120)}"]
+            knowledge, problems = (
+                [],
+                [f"llm raised {type(error).__name__}: {flatten(str(error), 120)}"],
+            )
         facts = []
         for statement in knowledge:
             if statement.confidence < self.min_confidence:
                 problems.append(
                     f"{statement.subject!r}: confidence {statement.confidence} < {self.min_confidence}"
                 )
-            elif fact := layers.consolidator.observe(statement.subject, statement.value, episode.id):
+            elif fact := layers.consolidator.observe(
+                statement.subject, statement.value, episode.id
+            ):
                 facts.append(fact)
         if problems:
-            self.store.append_audit([AuditRecord(episode.id, "extract-problem", problem, self.clock(), None,
-                                                 user_id) for problem in problems])
+            self.store.append_audit(
+                [
+                    AuditRecord(episode.id, "extract-problem", problem, self.clock(), None, user_id)
+                    for problem in problems
+                ]
+            )
         return FinishReport(episode, tuple(facts), tuple(knowledge), tuple(problems))
 
-    def context(self, user_id: str, query: str | None = None, token_budget: int | None = 600) -> str:
+    def context(
+        self, user_id: str, query: str | None = None, token_budget: int | None = 600
+    ) -> str:
         """Assemble the model's context: the task's goal and steps, then recalled memory."""
         task = self.in_progress.get(user_id)
         lines = ["## Current task"]
@@ -184,11 +236,19 @@ class Tasks:
             lines.extend(f"  {step.render(120)}" for step in task.steps[-5:])
         else:
             lines.append("  (none)")
-        recalled = self.recall(query or (task.goal if task else ""), user_id, token_budget=token_budget)
-        lines += ["", "## Recalled memory (from recall, ranked)", recalled.text or "  (nothing relevant)"]
+        recalled = self.recall(
+            query or (task.goal if task else ""), user_id, token_budget=token_budget
+        )
+        lines += [
+            "",
+            "## Recalled memory (from recall, ranked)",
+            recalled.text or "  (nothing relevant)",
+        ]
         return "\n".join(lines)
 
-    def messages(self, user_id: str, query: str | None = None, token_budget: int | None = 600) -> list[dict]:
+    def messages(
+        self, user_id: str, query: str | None = None, token_budget: int | None = 600
+    ) -> list[dict]:
         """Return the context as OpenAI-style chat messages: memory as system text, then the query."""
         context = self.context(user_id, query, token_budget)
         task = self.in_progress.get(user_id)

@@ -65,13 +65,25 @@ class UserLayers:
     that the manager drops what else it keeps of them (the task in progress).
     """
 
-    def __init__(self, store: BufferedStore, clock: Callable[[], float], *,
-                 on_forget: Callable[[str], None] = lambda user_id: None, min_occurrences: int = 2,
-                 window_seconds: float = 7 * DAY, max_loaded_users: int = MAX_LOADED_USERS,
-                 episodic_scorer: Callable[[], Scorer] | None = None) -> None:
+    def __init__(
+        self,
+        store: BufferedStore,
+        clock: Callable[[], float],
+        *,
+        on_forget: Callable[[str], None] = lambda user_id: None,
+        min_occurrences: int = 2,
+        window_seconds: float = 7 * DAY,
+        max_loaded_users: int = MAX_LOADED_USERS,
+        episodic_scorer: Callable[[], Scorer] | None = None,
+    ) -> None:
         self.store, self.clock, self.on_forget = store, clock, on_forget
-        self.consolidation, self.episodic_scorer = (min_occurrences, window_seconds), episodic_scorer
-        self.loaded: LayerCache = LayerCache(max_loaded_users)  # user id -> Layers, most recent last
+        self.consolidation, self.episodic_scorer = (
+            (min_occurrences, window_seconds),
+            episodic_scorer,
+        )
+        self.loaded: LayerCache = LayerCache(
+            max_loaded_users
+        )  # user id -> Layers, most recent last
 
     def forget(self, user_id: str) -> int:
         """Delete every item of the user, superseded ones included, and scrub their audit text (MG3).
@@ -86,14 +98,18 @@ class UserLayers:
         self.on_forget(user_id)
         try:
             deleted = self.store.delete_user(user_id)
-        except ErasureIncompleteError as error:  # deleted, but copies may remain: audit it, then say so
+        except (
+            ErasureIncompleteError
+        ) as error:  # deleted, but copies may remain: audit it, then say so
             self._audit(user_id, f"{error.deleted} items deleted; erasure incomplete")
             raise
         self._audit(user_id, f"{deleted} items deleted")
         return deleted
 
     def _audit(self, user_id: str, reason: str) -> None:
-        self.store.append_audit([AuditRecord("*", "forget-user", reason, self.clock(), None, user_id)])
+        self.store.append_audit(
+            [AuditRecord("*", "forget-user", reason, self.clock(), None, user_id)]
+        )
 
     def get(self, user_id: str) -> Layers:
         """Return the user's layers, loading them on first use or after a forget (UL1).
@@ -156,7 +172,9 @@ class UserLayers:
         semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)
         consolidator = Consolidator(semantic, *self.consolidation, clock=self.clock)
         procedural = ProceduralMemory(store, user_id, self.clock)
-        return Layers(semantic, procedural, consolidator, generation, store, user_id, self.episodic_scorer)
+        return Layers(
+            semantic, procedural, consolidator, generation, store, user_id, self.episodic_scorer
+        )
 
     def generation_of(self, user_id: str) -> int | None:
         """Return the user's forget generation; None if the store cannot say and their layers are cached."""

@@ -82,7 +82,9 @@ class BM25Index:
             postings = self.postings.setdefault(term, bytearray())
             try:
                 postings += POSTING.pack(number, counts[term])
-            except BufferError:  # a reader still holds a view (another thread, a kept traceback): a copy
+            except (
+                BufferError
+            ):  # a reader still holds a view (another thread, a kept traceback): a copy
                 self.postings[term] = postings + POSTING.pack(number, counts[term])
         self._generation += 1
 
@@ -94,9 +96,9 @@ class BM25Index:
             postings = self.postings[term]
             start = _position(postings, number) * POSTING.size
             try:
-                del postings[start:start + POSTING.size]
+                del postings[start : start + POSTING.size]
             except BufferError:  # as in `add`: a reader's view never makes a write fail halfway
-                self.postings[term] = postings = postings[:start] + postings[start + POSTING.size:]
+                self.postings[term] = postings = postings[:start] + postings[start + POSTING.size :]
             if not postings:
                 del self.postings[term]
                 self.cache.pop(term, None)
@@ -125,10 +127,21 @@ class BM25Index:
         cached = self.cache.get(term)
         if cached is not None and cached[0] == self._generation:
             return cached[1], cached[2]
-        idf, k1, b, lengths, average = self.idf(term), self.k1, self.b, self._lengths, self._average()
+        idf, k1, b, lengths, average = (
+            self.idf(term),
+            self.k1,
+            self.b,
+            self._lengths,
+            self._average(),
+        )
         # The same expression as `_weight_of`, so that both give the same floats (B1).
-        weights = array("d", [idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[n] / average))
-                              for n, tf in zip(*_columns(self.postings[term]))])
+        weights = array(
+            "d",
+            [
+                idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[n] / average))
+                for n, tf in zip(*_columns(self.postings[term]))
+            ],
+        )
         peak = max(weights)
         if len(weights) >= CACHED:
             self.cache[term] = (self._generation, weights, peak)
@@ -142,7 +155,9 @@ class BM25Index:
         if position == len(numbers) or numbers[position] != number:
             return 0.0
         idf, k1, b, tf = self.idf(term), self.k1, self.b, frequencies[position]
-        return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lengths[number] / self._average()))
+        return (
+            idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lengths[number] / self._average()))
+        )
 
     def raw(self, query: Iterable[str], key: str) -> float:
         """The unnormalised BM25 score of one document (B1). Raises KeyError for an unknown key."""
@@ -163,7 +178,9 @@ class BM25Index:
         terms = [term for term in dict.fromkeys(query_terms) if term in self.postings]
         if k < 1 or not terms:
             return []
-        lists = sorted(((*self._weights(term), term) for term in terms), key=lambda entry: -entry[1])
+        lists = sorted(
+            ((*self._weights(term), term) for term in terms), key=lambda entry: -entry[1]
+        )
         scores: dict[int, float] = {}
         for position, (weights, _, term) in enumerate(lists):
             numbers = _columns(self.postings[term])[0]
@@ -172,7 +189,11 @@ class BM25Index:
             if floor and left * (1 + SLACK) < floor * (1 - SLACK):
                 # No document outside `scores` can reach the k-th score: the terms left only
                 # add to those that still can.
-                scores = {n: s for n, s in scores.items() if (s + left) * (1 + SLACK) >= floor * (1 - SLACK)}
+                scores = {
+                    n: s
+                    for n, s in scores.items()
+                    if (s + left) * (1 + SLACK) >= floor * (1 - SLACK)
+                }
                 for weights, _, term in lists[position:]:
                     self._add_to_known(scores, _columns(self.postings[term])[0], weights)
                 break
@@ -183,7 +204,10 @@ class BM25Index:
         floor = nlargest(k, scores.values())[-1] if len(scores) >= k else 0.0
         close = [n for n, s in scores.items() if s >= floor * (1 - 4 * SLACK)]
         found = [(_columns(self.postings[term])[0], weights) for weights, _, term in lists]
-        exact = [(math.fsum(_lookup(numbers, weights, n) for numbers, weights in found), n) for n in close]
+        exact = [
+            (math.fsum(_lookup(numbers, weights, n) for numbers, weights in found), n)
+            for n in close
+        ]
         best = nlargest(k, exact)  # by score, then by insertion number: the later first
         return [(self._keys[number], score) for score, number in best]
 
@@ -202,7 +226,9 @@ class BM25Index:
 
 
 def _position(postings: bytearray, number: int) -> int:
-    return bisect_left(_columns(postings)[0], number)  # its views are gone on return: resizable again
+    return bisect_left(
+        _columns(postings)[0], number
+    )  # its views are gone on return: resizable again
 
 
 def _lookup(numbers: memoryview, weights: array, number: int) -> float:

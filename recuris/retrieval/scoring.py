@@ -24,17 +24,31 @@ from .bm25 import BM25Index
 
 __all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem"]
 
-STOP_WORDS = frozenset((
+STOP_WORDS = frozenset(
+    (
         "a about after again all also am an and any are as at be because been before being both but by "
         "can could did do does doing during each few for from had has have having he her here hers him "
         "his how i if in into is it its itself just me more most my no nor not now of off on once only "
         "or other our out over own same she should so some such than that the their them then there "
         "these they this those through to too under until up very was we were what when where which "
-        "while who whom why will with would you your yours").split())
+        "while who whom why will with would you your yours"
+    ).split()
+)
 
 
-SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ments", ""), ("ment", ""), ("ness", ""), ("ings", ""),
-            ("ing", ""), ("edly", ""), ("ed", ""), ("ly", ""), ("s", ""))
+SUFFIXES = (
+    ("sses", "ss"),
+    ("ies", "y"),
+    ("ments", ""),
+    ("ment", ""),
+    ("ness", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("edly", ""),
+    ("ed", ""),
+    ("ly", ""),
+    ("s", ""),
+)
 
 
 def stem(word: str) -> str:
@@ -108,8 +122,12 @@ class CosineScorer:
 
     def score(self, query: list[float], key: str) -> float:
         vector = self.vectors[key]
-        norm = math.sqrt(math.fsum(x * x for x in query)) * math.sqrt(math.fsum(x * x for x in vector))
-        cosine = math.fsum(a * b for a, b in zip(query, vector, strict=True)) / norm if norm else 0.0
+        norm = math.sqrt(math.fsum(x * x for x in query)) * math.sqrt(
+            math.fsum(x * x for x in vector)
+        )
+        cosine = (
+            math.fsum(a * b for a, b in zip(query, vector, strict=True)) / norm if norm else 0.0
+        )
         return min(1.0, max(0.0, cosine))
 
     def score_candidates(self, query: list[float]) -> list[tuple[str, float]]:

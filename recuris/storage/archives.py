@@ -35,9 +35,15 @@ def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
         "trajectory": steps,
     }
     return MemoryItem(
-        id=episode.id, user_id=user_id, level="episodic", content=episode.render(),
-        created_at=episode.created_at, last_access_at=episode.last_access_at,
-        access_count=episode.access_count, importance=episode.importance, metadata=metadata,
+        id=episode.id,
+        user_id=user_id,
+        level="episodic",
+        content=episode.render(),
+        created_at=episode.created_at,
+        last_access_at=episode.last_access_at,
+        access_count=episode.access_count,
+        importance=episode.importance,
+        metadata=metadata,
     )
 
 
@@ -45,10 +51,17 @@ def item_to_episode(item: MemoryItem) -> Episode:
     """Rebuild the episode that `episode_to_item` stored (AR1)."""
     meta = item.metadata
     return Episode(
-        task_type=meta["task_type"], goal=meta["goal"], status=meta["status"], id=item.id,
-        trajectory=tuple(Step(*step) for step in meta["trajectory"]), summary=meta["summary"],
-        failure_reason=meta["failure_reason"], created_at=item.created_at, importance=item.importance,
-        last_access_at=item.last_access_at, access_count=item.access_count,
+        task_type=meta["task_type"],
+        goal=meta["goal"],
+        status=meta["status"],
+        id=item.id,
+        trajectory=tuple(Step(*step) for step in meta["trajectory"]),
+        summary=meta["summary"],
+        failure_reason=meta["failure_reason"],
+        created_at=item.created_at,
+        importance=item.importance,
+        last_access_at=item.last_access_at,
+        access_count=item.access_count,
     )
 
 
@@ -66,12 +79,15 @@ class StoredEpisodes:
     def new_id(self) -> str:
         return self.store.new_id("episode")
 
-    def write(self, episode: Episode, terms: Sequence | None, audit: Iterable = (),
-              delete: Iterable = ()) -> None:
+    def write(
+        self, episode: Episode, terms: Sequence | None, audit: Iterable = (), delete: Iterable = ()
+    ) -> None:
         item = episode_to_item(episode, self.user_id)
         if terms is not None:
             item.metadata["embedding"] = list(terms)
-        self.store.put([item], audit, delete)  # raises ValueError if another user owns the id (AR2, AR3)
+        self.store.put(
+            [item], audit, delete
+        )  # raises ValueError if another user owns the id (AR2, AR3)
 
     def delete(self, episode_ids: list[str]) -> None:
         self.store.delete(self.user_id, episode_ids)

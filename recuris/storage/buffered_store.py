@@ -52,8 +52,14 @@ class BufferedStore(QueuedReads):
     waiting to be written. Every Store operation is written out here or in QueuedReads (G7).
     """
 
-    def __init__(self, inner: Store, clock: Callable[[], float] = time.time, *,
-                 max_pending: int = 10_000, token: str | None = None) -> None:
+    def __init__(
+        self,
+        inner: Store,
+        clock: Callable[[], float] = time.time,
+        *,
+        max_pending: int = 10_000,
+        token: str | None = None,
+    ) -> None:
         self.inner, self.clock, self.max_pending = inner, clock, max_pending
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
@@ -88,7 +94,11 @@ class BufferedStore(QueuedReads):
             try:
                 self._send(self._pending[0])
             except StoreError as error:
-                log.warning("store still failing, %d batch(es) kept for retry: %s", len(self._pending), error)
+                log.warning(
+                    "store still failing, %d batch(es) kept for retry: %s",
+                    len(self._pending),
+                    error,
+                )
                 return False
             except ValueError as error:
                 # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
@@ -104,15 +114,23 @@ class BufferedStore(QueuedReads):
             except StoreError as error:
                 log.warning("store write failed, batch kept for retry: %s", error)
         if len(self._pending) >= self.max_pending:
-            raise StoreError(f"G6: the retry queue is full ({self.max_pending} batches) and the store still "
-                             f"fails: this write of {len(_entries(entry))} entries was not kept")
-        if not isinstance(entry, Counted):  # a put: queued as copies, which the caller cannot change
+            raise StoreError(
+                f"G6: the retry queue is full ({self.max_pending} batches) and the store still "
+                f"fails: this write of {len(_entries(entry))} entries was not kept"
+            )
+        if not isinstance(
+            entry, Counted
+        ):  # a put: queued as copies, which the caller cannot change
             items, audit, delete = entry
             entry = [item.copy() for item in items], audit, delete
         self._pending.append(entry)
 
-    def put(self, items: Iterable[MemoryItem],
-            audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = ()) -> None:
+    def put(
+        self,
+        items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
+    ) -> None:
         # One put stays one batch in the queue, so it still lands whole (S5).
         self._write((list(items), list(audit), list(delete)))
 
@@ -129,8 +147,11 @@ class BufferedStore(QueuedReads):
     def close(self) -> None:
         """Flush, then close the inner store; raise StoreError naming what is still queued (G5)."""
         if not self.flush():
-            ids = [getattr(entry, "id", None) or entry.item_id
-                   for queued in self._pending for entry in _entries(queued)]
+            ids = [
+                getattr(entry, "id", None) or entry.item_id
+                for queued in self._pending
+                for entry in _entries(queued)
+            ]
             shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
             raise StoreError(
                 f"G5: {len(self._pending)} queued batch(es) not written, the store still fails ({shown}); "
@@ -141,11 +162,15 @@ class BufferedStore(QueuedReads):
     def _drop_pending(self, user_id: str, item_ids: set[str] | None) -> None:
         # A queued write must not bring back what was deleted after it was queued.
         def doomed(entry) -> bool:
-            return entry.user_id == user_id and (item_ids is None or getattr(entry, "id", None) in item_ids)
+            return entry.user_id == user_id and (
+                item_ids is None or getattr(entry, "id", None) in item_ids
+            )
 
         keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
-        self._pending = [Counted(keep(queued)) if isinstance(queued, Counted) else tuple(map(keep, queued))
-                         for queued in self._pending]
+        self._pending = [
+            Counted(keep(queued)) if isinstance(queued, Counted) else tuple(map(keep, queued))
+            for queued in self._pending
+        ]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         item_ids = set(item_ids)
@@ -161,17 +186,24 @@ class BufferedStore(QueuedReads):
         """Return the user's forget generation; if it rose since read last, drop their queued writes (S6)."""
         current = self.inner.generation(user_id)
         if self._generations.setdefault(user_id, current) != current:
-            self._drop_pending(user_id, None)  # another process forgot the user: these were prepared before
+            self._drop_pending(
+                user_id, None
+            )  # another process forgot the user: these were prepared before
             self._generations[user_id] = current
         return current
 
     def scrub_audit(self, user_id: str) -> int:
         """Blank the user's audit reasons and weights, queued records first: none lands with its text."""
-        def blank(records: list[AuditRecord]) -> list[AuditRecord]:
-            return [replace(r, reason="", weight=None) if r.user_id == user_id else r for r in records]
 
-        self._pending = [queued if isinstance(queued, Counted) else (queued[0], blank(queued[1]), queued[2])
-                         for queued in self._pending]
+        def blank(records: list[AuditRecord]) -> list[AuditRecord]:
+            return [
+                replace(r, reason="", weight=None) if r.user_id == user_id else r for r in records
+            ]
+
+        self._pending = [
+            queued if isinstance(queued, Counted) else (queued[0], blank(queued[1]), queued[2])
+            for queued in self._pending
+        ]
         return self.inner.scrub_audit(user_id)
 
     def users(self) -> list[str]:
@@ -180,10 +212,34 @@ class BufferedStore(QueuedReads):
 
 
 def _entries(queued) -> list:
-    return list(queued) if isinstance(queued, Counted) else [entry for part in queued for entry in part]
+    return (
+        list(queued)
+        if isinstance(queued, Counted)
+        else [entry for part in queued for entry in part]
+    )
 
 
-serialize(BufferedStore, ["new_id", "flush", "put", "holds", "append_audit", "record_access", "queued", "get",
-                          "list", "matching", "search", "adjacent", "audit", "close", "delete",
-                          "delete_user", "generation", "scrub_audit", "users"])
-
+serialize(
+    BufferedStore,
+    [
+        "new_id",
+        "flush",
+        "put",
+        "holds",
+        "append_audit",
+        "record_access",
+        "queued",
+        "get",
+        "list",
+        "matching",
+        "search",
+        "adjacent",
+        "audit",
+        "close",
+        "delete",
+        "delete_user",
+        "generation",
+        "scrub_audit",
+        "users",
+    ],
+)

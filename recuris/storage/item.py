@@ -35,7 +35,9 @@ LEVELS = ("working", "episodic", "semantic", "procedural")
 # wrong unit, or an overflow, is caught; an int this large still fits SQLite's INTEGER.
 MAX_TIME = 1e12
 MAX_METADATA_DEPTH = 32  # deeper data would exhaust Python's recursion in a copy or an encoder
-_CANONICAL_JSON = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode  # made once, not per item
+_CANONICAL_JSON = json.JSONEncoder(
+    allow_nan=False, ensure_ascii=False
+).encode  # made once, not per item
 # Fields that older versions wrote and nothing read: an export holding them still imports.
 RETIRED_FIELDS = frozenset({"valid_from"})
 
@@ -99,13 +101,19 @@ class MemoryItem:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"I1: {name} must be a number of seconds, got {type(value).__name__}")
+                raise TypeError(
+                    f"I1: {name} must be a number of seconds, got {type(value).__name__}"
+                )
             if not -MAX_TIME <= value <= MAX_TIME:  # NaN and infinities fail too
-                raise ValueError(f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}")
+                raise ValueError(
+                    f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}"
+                )
         if not isinstance(self.metadata, dict):
             raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
         if _nested_too_deeply(self.metadata):
-            raise TypeError(f"I2: metadata must be JSON data nested at most {MAX_METADATA_DEPTH} levels deep")
+            raise TypeError(
+                f"I2: metadata must be JSON data nested at most {MAX_METADATA_DEPTH} levels deep"
+            )
         # Canonicalise through JSON once, here: tuples become lists and anything that
         # SQLite or an export could not carry is refused now, not at write time (I2).
         try:
@@ -184,7 +192,9 @@ class CheckedClock:
         number = isinstance(now, (int, float)) and not isinstance(now, bool)
         # A range test, not math.isfinite: that raises OverflowError on a huge int; NaN fails it too.
         if not (number and -MAX_TIME <= now <= MAX_TIME):
-            raise ValueError(f"I4: a clock must return a finite time within ±{MAX_TIME:.0f} s, got {now!r}")
+            raise ValueError(
+                f"I4: a clock must return a finite time within ±{MAX_TIME:.0f} s, got {now!r}"
+            )
         return float(now)
 
     def __repr__(self) -> str:

@@ -30,17 +30,31 @@ from .term_index import TermIndex
 __all__ = ["InMemoryStore"]
 
 
-COLUMNS = ("id", "user_id", "level", "content", "task_id", "created_at", "last_access_at", "access_count",
-           "importance", "metadata", "invalidated_at", "superseded_by")
+COLUMNS = (
+    "id",
+    "user_id",
+    "level",
+    "content",
+    "task_id",
+    "created_at",
+    "last_access_at",
+    "access_count",
+    "importance",
+    "metadata",
+    "invalidated_at",
+    "superseded_by",
+)
 USER, LEVEL, CONTENT, TASK, ACCESSED, ACCESSES, METADATA = 1, 2, 3, 4, 6, 7, 9  # positions in a row
 _VALUES = attrgetter(*COLUMNS)
-_METADATA_JSON = json.JSONEncoder(ensure_ascii=False).encode  # made once: `json.dumps` builds one per call
+_METADATA_JSON = json.JSONEncoder(
+    ensure_ascii=False
+).encode  # made once: `json.dumps` builds one per call
 
 
 def _row(item: MemoryItem) -> tuple:
     """The stored form of an item: its fields in COLUMNS order, metadata as JSON text (its own copy, S4)."""
     values = _VALUES(item)
-    return (*values[:METADATA], _METADATA_JSON(item.metadata), *values[METADATA + 1:])
+    return (*values[:METADATA], _METADATA_JSON(item.metadata), *values[METADATA + 1 :])
 
 
 def _item(row: tuple) -> MemoryItem:
@@ -63,34 +77,46 @@ class InMemoryStore:
         self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S6)
 
     def put(
-        self, items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+        self,
+        items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
     ) -> None:
         """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
         batch, records, doomed = list(items), list(audit), list(delete)
         users = [entry.user_id for entry in [*batch, *records]]
         refuse_if_forgotten(users, self._seen, lambda user_id: self._generations.get(user_id, 0))
-        check_owners(batch, lambda item_id: self._items[item_id][USER] if item_id in self._items else None)
-        rows = [_row(item) for item in batch]  # before any change: metadata that is not JSON is refused whole
+        check_owners(
+            batch, lambda item_id: self._items[item_id][USER] if item_id in self._items else None
+        )
+        rows = [
+            _row(item) for item in batch
+        ]  # before any change: metadata that is not JSON is refused whole
         for old in doomed:
             self.delete(old.user_id, [old.id])
         for item, row in zip(batch, rows):
             old = self._items.get(item.id)
-            if old is None or old[LEVEL:TASK + 1] != (item.level, item.content, item.task_id):
+            if old is None or old[LEVEL : TASK + 1] != (item.level, item.content, item.task_id):
                 if old is not None:
                     self._index.remove(_item(old))
                 self._index.add(item)
             self._items[item.id] = row
-        self._audit.extend((r.item_id, r.operation, r.reason, r.at, r.weight, r.user_id) for r in records)
+        self._audit.extend(
+            (r.item_id, r.operation, r.reason, r.at, r.weight, r.user_id) for r in records
+        )
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         row = self._items.get(item_id)
         return _item(row) if row is not None and row[USER] == user_id else None
 
-    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+    def list(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]:
         return [_item(self._items[key]) for key in self._index.listed(user_id, level, task_id)]
 
-    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list]:
         """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S11)."""
         if batch_size < 1:
             raise ValueError(f"S11: batch_size must be >= 1, got {batch_size!r}")
@@ -104,17 +130,26 @@ class InMemoryStore:
         """Return the user's items at a level whose analysed terms share one with `terms` (S7)."""
         return [_item(self._items[key]) for key in self._index.matching(user_id, level, terms)]
 
-    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
+    def search(
+        self, user_id: str, level: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[MemoryItem, float]]:
         """Return the `limit` best items by BM25 for `terms`, best first (S8)."""
         found = self._index.search(user_id, level, terms, limit)
         return [(_item(self._items[key]), score) for key, score in found]
 
-    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+    def adjacent(
+        self, user_id: str, item_ids: Iterable[str]
+    ) -> dict[str, tuple[MemoryItem | None, ...]]:
         """Return each of the user's items' previous and next item of its level and task (S9)."""
-        items = [_item(self._items[i]) for i in item_ids
-                 if i in self._items and self._items[i][USER] == user_id]
-        return {item.id: tuple(key and _item(self._items[key]) for key in self._index.adjacent(item))
-                for item in items}
+        items = [
+            _item(self._items[i])
+            for i in item_ids
+            if i in self._items and self._items[i][USER] == user_id
+        ]
+        return {
+            item.id: tuple(key and _item(self._items[key]) for key in self._index.adjacent(item))
+            for item in items
+        }
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         mine = [item_id for item_id in dict.fromkeys(item_ids) if item_id in self._items]
@@ -156,11 +191,19 @@ class InMemoryStore:
         for access in accesses:
             row = self._items.get(access.id)
             if row is not None and row[USER] == access.user_id:
-                self._items[access.id] = (*row[:ACCESSED], access.at, row[ACCESSES] + 1, *row[ACCESSES + 1:])
+                self._items[access.id] = (
+                    *row[:ACCESSED],
+                    access.at,
+                    row[ACCESSES] + 1,
+                    *row[ACCESSES + 1 :],
+                )
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
-        return [AuditRecord(*row) for row in self._audit
-                if (user_id is None or row[5] == user_id) and (item_id is None or row[0] == item_id)]
+        return [
+            AuditRecord(*row)
+            for row in self._audit
+            if (user_id is None or row[5] == user_id) and (item_id is None or row[0] == item_id)
+        ]
 
     def scrub_audit(self, user_id: str) -> int:
         mine = [position for position, row in enumerate(self._audit) if row[5] == user_id]

@@ -46,7 +46,9 @@ def _in(level: str | None, task_id: str | None):
 class QueuedReads:
     """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (QR1)."""
 
-    def _view(self, user_id: str) -> tuple[dict[str, MemoryItem], set[str], dict[str, tuple[int, float]]]:
+    def _view(
+        self, user_id: str
+    ) -> tuple[dict[str, MemoryItem], set[str], dict[str, tuple[int, float]]]:
         """Replay the user's queue in order: newest queued copies, ids deleted, accesses on stored items."""
         fresh: dict[str, MemoryItem] = {}
         gone: set[str] = set()
@@ -84,9 +86,15 @@ class QueuedReads:
         merged.update((key, copy.deepcopy(item)) for key, item in fresh.items())
         return [item for item in merged.values() if wanted(item)]
 
-    def queued(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+    def queued(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]:
         """Return copies of the user's items still queued (their newest copies), in queue order."""
-        return [copy.deepcopy(item) for item in self._view(user_id)[0].values() if _in(level, task_id)(item)]
+        return [
+            copy.deepcopy(item)
+            for item in self._view(user_id)[0].values()
+            if _in(level, task_id)(item)
+        ]
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         fresh = self._view(user_id)[0] if self._pending else {}
@@ -99,13 +107,17 @@ class QueuedReads:
         found = self._overlay(user_id, [stored], lambda item: item.id == item_id)
         return found[0] if found else None
 
-    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+    def list(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]:
         stored = self.inner.list(user_id, level, task_id)
         if not self._pending:
             return stored
         return self._overlay(user_id, stored, _in(level, task_id))
 
-    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list]:
         """Yield `list` in batches (S11): the store's own, or `list`'s while the user has writes queued."""
         require_count("S11: batch_size", batch_size, 1)
         if not self._pending or not any(self._view(user_id)):
@@ -113,15 +125,18 @@ class QueuedReads:
             return
         items = self.list(user_id, level)  # the queue is replayed over all of them at once
         for start in range(0, len(items), batch_size):
-            yield items[start:start + batch_size]
+            yield items[start : start + batch_size]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         terms = set(terms)
         stored = self.inner.matching(user_id, level, terms)
         if not self._pending:
             return stored
-        return self._overlay(user_id, stored, lambda item: item.level == level
-                             and not terms.isdisjoint(analyze(item.content)))
+        return self._overlay(
+            user_id,
+            stored,
+            lambda item: item.level == level and not terms.isdisjoint(analyze(item.content)),
+        )
 
     def _replica(self, user_id: str, level: str | None = None) -> InMemoryStore | None:
         # Ranking and neighbours depend on all of the user's items: with writes of theirs queued,
@@ -130,28 +145,41 @@ class QueuedReads:
         fresh, gone, _ = self._view(user_id)
         if not fresh and not gone:
             return None
-        replica = InMemoryStore(getattr(self.inner, "k1", STORE_K1), getattr(self.inner, "b", STORE_B))
+        replica = InMemoryStore(
+            getattr(self.inner, "k1", STORE_K1), getattr(self.inner, "b", STORE_B)
+        )
         replica.put(self.list(user_id, level))
         return replica
 
-    def search(self, user_id: str, level: str, terms: Sequence[str],
-               limit: int) -> list[tuple[MemoryItem, float]]:
+    def search(
+        self, user_id: str, level: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[MemoryItem, float]]:
         replica = self._replica(user_id, level) if self._pending else None
         if replica is not None:
             return replica.search(user_id, level, terms, limit)
         found = self.inner.search(user_id, level, terms, limit)
         if not self._pending:
             return found
-        current = {item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)}
+        current = {
+            item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)
+        }
         return [(current[item.id], score) for item, score in found]
 
-    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+    def adjacent(
+        self, user_id: str, item_ids: Iterable[str]
+    ) -> dict[str, tuple[MemoryItem | None, ...]]:
         replica = self._replica(user_id) if self._pending else None
         return (self.inner if replica is None else replica).adjacent(user_id, item_ids)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
-        queued = [r for entry in self._pending if not isinstance(entry, Counted) for r in entry[1]
-                  if (user_id is None or r.user_id == user_id) and (item_id is None or r.item_id == item_id)]
+        queued = [
+            r
+            for entry in self._pending
+            if not isinstance(entry, Counted)
+            for r in entry[1]
+            if (user_id is None or r.user_id == user_id)
+            and (item_id is None or r.item_id == item_id)
+        ]
         return self.inner.audit(user_id, item_id) + queued
 
 
@@ -161,40 +189,65 @@ class QueuedView:
     def __init__(self, store) -> None:
         self.store = store
 
-    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+    def list(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]:
         return self.store.queued(user_id, level, task_id)
 
     # The rest of the Store protocol (store.py), in its order, handed on unchanged:
-    def put(self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (),
-            delete: Iterable[MemoryItem] = ()) -> None:
+    def put(
+        self,
+        items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
+    ) -> None:
         self.store.put(items, audit, delete)
+
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         return self.store.get(user_id, item_id)
-    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list]:
         return self.store.iterate(user_id, level, batch_size)
+
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         return self.store.matching(user_id, level, terms)
+
     def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple]:
         return self.store.search(user_id, level, terms, limit)
-    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+
+    def adjacent(
+        self, user_id: str, item_ids: Iterable[str]
+    ) -> dict[str, tuple[MemoryItem | None, ...]]:
         return self.store.adjacent(user_id, item_ids)
+
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         return self.store.delete(user_id, item_ids)
+
     def delete_user(self, user_id: str) -> int:
         return self.store.delete_user(user_id)
+
     def generation(self, user_id: str) -> int:
         return self.store.generation(user_id)
+
     def users(self) -> list[str]:
         return self.store.users()
+
     def new_id(self, prefix: str) -> str:
         return self.store.new_id(prefix)
+
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
         self.store.append_audit(records)
+
     def record_access(self, accesses: Iterable[Access]) -> None:
         self.store.record_access(accesses)
+
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
         return self.store.audit(user_id, item_id)
+
     def scrub_audit(self, user_id: str) -> int:
         return self.store.scrub_audit(user_id)
+
     def close(self) -> None:
         self.store.close()

@@ -41,7 +41,9 @@ def serialize(cls: type, names: Iterable[str]) -> type:
     return cls
 
 
-def delegate(part: str, method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+def delegate(
+    part: str, method: Callable[Concatenate[Any, P], R]
+) -> Callable[Concatenate[Any, P], R]:
     """Return a method that calls `method` on the instance's attribute `part`.
 
     It keeps the part's signature and docstring: `start_task = delegate("tasks", Tasks.start)`

@@ -44,17 +44,26 @@ class SQLiteErasure:
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
         ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
-        return self._delete("id IN (SELECT value FROM json_each(?)) AND +user_id = ?", [(ids, user_id)])
+        return self._delete(
+            "id IN (SELECT value FROM json_each(?)) AND +user_id = ?", [(ids, user_id)]
+        )
 
     def _delete(self, where: str, parameters: list[tuple]) -> int:
         return self._transaction(lambda db: self._delete_rows(db, where, parameters))
 
     @staticmethod
     def _delete_rows(db: sqlite3.Connection, where: str, parameters: list[tuple]) -> int:
-        doomed = [found for row in parameters
-                  for found in db.execute(f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row)]
+        doomed = [
+            found
+            for row in parameters
+            for found in db.execute(
+                f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row
+            )
+        ]
         schema.reindex(db, doomed, [])  # SH1: their postings and their share of the totals go too
-        return sum(db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters)
+        return sum(
+            db.execute(f"DELETE FROM items WHERE {where}", row).rowcount for row in parameters
+        )
 
     def delete_user(self, user_id: str) -> int:
         """Forget the user in one transaction: delete their items, blank their audit, raise their generation.

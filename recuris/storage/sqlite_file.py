@@ -76,7 +76,7 @@ def _create(db: sqlite3.Connection) -> None:
     if not versions:
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
     elif versions[0] in schema.MIGRATES_FROM:  # one step after another, oldest first (SH2)
-        for step in (_from_2, _from_3, _from_4)[versions[0] - 2:]:
+        for step in (_from_2, _from_3, _from_4)[versions[0] - 2 :]:
             step(db)
     db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
 
@@ -87,11 +87,18 @@ def _from_2(db: sqlite3.Connection) -> None:
     # their counts in plain tables. Rebuild the index from the items, in one transaction.
     db.execute("DROP TABLE IF EXISTS items_terms")
     db.execute("DROP INDEX IF EXISTS items_user_level")
-    for table in ("postings", "pending_postings", "scopes"):  # built from scratch: a repeat is harmless
+    for table in (
+        "postings",
+        "pending_postings",
+        "scopes",
+    ):  # built from scratch: a repeat is harmless
         db.execute(f"DELETE FROM {table}")
     last = 0
-    while rows := db.execute("SELECT user_id, level, content, rowid FROM items WHERE rowid > ? "
-                             "ORDER BY rowid LIMIT 10000", (last,)).fetchall():
+    while rows := db.execute(
+        "SELECT user_id, level, content, rowid FROM items WHERE rowid > ? "
+        "ORDER BY rowid LIMIT 10000",
+        (last,),
+    ).fetchall():
         schema.reindex(db, [], rows)  # a page at a time, so a large file is never held whole
         last = rows[-1][3]
 
@@ -113,12 +120,16 @@ def _rebuild(db: sqlite3.Connection, table: str, create: str, columns: str, inde
     db.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
     db.execute(create)
     db.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {table}_old")
-    db.execute(f"DROP TABLE {table}_old")  # and its indexes (and counter row), made again on the new table
+    db.execute(
+        f"DROP TABLE {table}_old"
+    )  # and its indexes (and counter row), made again on the new table
     for statement in indexes.split(";"):
         db.execute(statement)
 
 
-def open_database(path: str, read_only: bool, timeout: float, create: bool = True) -> sqlite3.Connection:
+def open_database(
+    path: str, read_only: bool, timeout: float, create: bool = True
+) -> sqlite3.Connection:
     """Open path as a recuris database; return the connection.
 
     Creates the schema in an empty file only if `create` and not `read_only`.
@@ -133,11 +144,15 @@ def open_database(path: str, read_only: bool, timeout: float, create: bool = Tru
         if refusal:
             raise StoreError(refusal)
         if not read_only:
-            db.execute("PRAGMA secure_delete = ON")  # deleted text is overwritten, not left in free pages
+            db.execute(
+                "PRAGMA secure_delete = ON"
+            )  # deleted text is overwritten, not left in free pages
         if read_only or versions == [SCHEMA_VERSION]:
             return db
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute("BEGIN IMMEDIATE")  # the one creator; any other waits here, then finds the schema (SF1)
+        db.execute(
+            "BEGIN IMMEDIATE"
+        )  # the one creator; any other waits here, then finds the schema (SF1)
         try:
             tables = _tables(db)
             refusal = _refusal(path, tables, _versions(db, tables), read_only, create)

@@ -26,19 +26,29 @@ from .store import IdTakenError, id_prefix
 
 __all__ = ["NewIds", "ID_BLOCK", "MINTED_LIMIT"]
 
-ID_BLOCK = 1024  # ids reserved per transaction (each commits): a process wastes at most this many numbers
+ID_BLOCK = (
+    1024  # ids reserved per transaction (each commits): a process wastes at most this many numbers
+)
 # An id handed out for a task is never put as an item; guarding ids without end would keep them all.
 MINTED_LIMIT = 4 * ID_BLOCK
-TAKEN = "SELECT id FROM items WHERE id IN (SELECT value FROM json_each(?))"  # of a JSON array of ids
+TAKEN = (
+    "SELECT id FROM items WHERE id IN (SELECT value FROM json_each(?))"  # of a JSON array of ids
+)
 
 
 class NewIds:
     """Hand out one store object's new ids; the caller holds the store's lock around every call."""
 
     def __init__(self, transaction: Callable) -> None:
-        self._transaction = transaction  # runs a function of the connection in one write transaction
-        self._reserved: dict[str, dict[str, None]] = {}  # per prefix: ids left to hand out, last first
-        self._minted: OrderedDict[str, None] = OrderedDict()  # ids handed out, not yet written, oldest first
+        self._transaction = (
+            transaction  # runs a function of the connection in one write transaction
+        )
+        self._reserved: dict[
+            str, dict[str, None]
+        ] = {}  # per prefix: ids left to hand out, last first
+        self._minted: OrderedDict[str, None] = (
+            OrderedDict()
+        )  # ids handed out, not yet written, oldest first
 
     def new(self, prefix: str) -> str:
         """Return a new id of the prefix, reserving a block in a transaction when none is left (ID1)."""
@@ -59,8 +69,10 @@ class NewIds:
             for item_id in taken:
                 del self._minted[item_id]
             self._reserved.clear()  # another writer uses these blocks: reserve anew, stored ids skipped
-            raise IdTakenError(f"S3: new id(s) {', '.join(taken)} were taken by another write "
-                               "before this one; nothing was written: write again")
+            raise IdTakenError(
+                f"S3: new id(s) {', '.join(taken)} were taken by another write "
+                "before this one; nothing was written: write again"
+            )
 
     def written(self, ids: Iterable[str]) -> None:
         """Note ids this object wrote: no longer guarded, and never handed out (ID2)."""
@@ -73,8 +85,12 @@ class NewIds:
 
 def _reserve(db: sqlite3.Connection, prefix: str) -> dict[str, None]:
     """Reserve the next ID_BLOCK ids of a prefix in the counters table; return those not taken, last first."""
-    last = (db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,))[0]
-    db.execute("INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + ID_BLOCK))
+    last = (
+        db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,)
+    )[0]
+    db.execute(
+        "INSERT OR REPLACE INTO counters (prefix, value) VALUES (?, ?)", (prefix, last + ID_BLOCK)
+    )
     block = [f"{prefix}-{number}" for number in range(last + ID_BLOCK, last, -1)]
-    taken = {item_id for item_id, in db.execute(TAKEN, (json.dumps(block),))}
+    taken = {item_id for (item_id,) in db.execute(TAKEN, (json.dumps(block),))}
     return dict.fromkeys(item_id for item_id in block if item_id not in taken)

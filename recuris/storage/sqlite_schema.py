@@ -26,12 +26,28 @@ from operator import attrgetter, itemgetter
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "COLUMNS", "row_of", "item_of", "term_counts", "reindex", "write",
-           "insert_new", "stored_rows"]
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "COLUMNS",
+    "row_of",
+    "item_of",
+    "term_counts",
+    "reindex",
+    "write",
+    "insert_new",
+    "stored_rows",
+]
 
 SCHEMA_VERSION = 5
-MIGRATES_FROM = (2, 3, 4)  # versions a writing open upgrades in place: their items are all still here
-PENDING_LIMIT = 1000  # postings waiting in `pending_postings` before they are merged into `postings`
+MIGRATES_FROM = (
+    2,
+    3,
+    4,
+)  # versions a writing open upgrades in place: their items are all still here
+PENDING_LIMIT = (
+    1000  # postings waiting in `pending_postings` before they are merged into `postings`
+)
 COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
     "invalidated_at superseded_by"
@@ -69,22 +85,33 @@ CREATE TABLE IF NOT EXISTS pending_postings (
     PRIMARY KEY (item, term)) WITHOUT ROWID;
 """
 # Forgetting a user raises their generation; every write checks it in its transaction (S6).
-FORGOTTEN_SCHEMA = ("CREATE TABLE IF NOT EXISTS forgotten "
-                    "(user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)")
+FORGOTTEN_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
+)
 SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
 GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
-FORGET = ("INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
-          "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1")
+FORGET = (
+    "INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
+    "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
+)
 _NAMES, _PLACES = ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))
 SELECT_ITEMS = f"SELECT {_NAMES} FROM items"
 STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
-AUDIT_INSERT = "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
-UPSERT = (f"INSERT INTO items ({_NAMES}) VALUES ({_PLACES}) ON CONFLICT (id) DO UPDATE SET "
-          + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:]))
-INSERT_NEW = (f"INSERT INTO items ({_NAMES}) SELECT {_PLACES} WHERE coalesce(({GENERATION}), 0) = ? "
-              "ON CONFLICT (id) DO NOTHING")  # free id, user kept (S6)
-RECORD_ACCESS = ("UPDATE items SET access_count = access_count + 1, last_access_at = ? "
-                 "WHERE id = ? AND user_id = ?")
+AUDIT_INSERT = (
+    "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
+)
+UPSERT = (
+    f"INSERT INTO items ({_NAMES}) VALUES ({_PLACES}) ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:])
+)
+INSERT_NEW = (
+    f"INSERT INTO items ({_NAMES}) SELECT {_PLACES} WHERE coalesce(({GENERATION}), 0) = ? "
+    "ON CONFLICT (id) DO NOTHING"
+)  # free id, user kept (S6)
+RECORD_ACCESS = (
+    "UPDATE items SET access_count = access_count + 1, last_access_at = ? "
+    "WHERE id = ? AND user_id = ?"
+)
 # Encoders made once: `json.dumps` with any option builds a new encoder at every call.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
@@ -109,8 +136,10 @@ def item_of(row: tuple) -> MemoryItem:
 SCOPE = "SELECT id, documents, length FROM scopes WHERE user_id = ? AND level = ?"
 POSTING = "scope, term, item, frequency, length"  # both postings tables' columns, in key order
 AMONG = "item IN (SELECT value FROM json_each(?))"  # the rowids of one JSON array
-POSTINGS_DELETE_USER = [f"DELETE FROM {table} WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
-                        for table in ("postings", "pending_postings")]
+POSTINGS_DELETE_USER = [
+    f"DELETE FROM {table} WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
+    for table in ("postings", "pending_postings")
+]
 SELECT_WITH_ROWID = f"SELECT {_NAMES}, rowid FROM items"
 
 
@@ -123,15 +152,27 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
     """Upsert the batch's rows and move their postings (SH1); `stored` is `stored_rows` of the batch."""
     # Only an item whose text, level or task changed needs new postings: a recall rewrites
     # access counts, not content. An id written twice in one batch counts once, as its last.
-    changed = [item for item in {item.id: item for item in batch}.values()
-               if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)]
-    removed = [(item.user_id, *stored[item.id][1:3], stored[item.id][4])
-               for item in changed if item.id in stored]
+    changed = [
+        item
+        for item in {item.id: item for item in batch}.values()
+        if item.id not in stored or stored[item.id][1:4] != (item.level, item.content, item.task_id)
+    ]
+    removed = [
+        (item.user_id, *stored[item.id][1:3], stored[item.id][4])
+        for item in changed
+        if item.id in stored
+    ]
     db.executemany(UPSERT, [row_of(item) for item in batch])
-    found = stored_rows(db, [item.id for item in changed if item.id not in stored], "rowid")  # new items
-    rowids = {item_id: row[4] for item_id, row in stored.items()}  # a stored item keeps its rowid (upsert)
+    found = stored_rows(
+        db, [item.id for item in changed if item.id not in stored], "rowid"
+    )  # new items
+    rowids = {
+        item_id: row[4] for item_id, row in stored.items()
+    }  # a stored item keeps its rowid (upsert)
     rowids.update((item_id, row[0]) for item_id, row in found.items())
-    reindex(db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed])
+    reindex(
+        db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
+    )
 
 
 def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> bool:
@@ -143,7 +184,9 @@ def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> boo
 
 
 def _scope(db: sqlite3.Connection, user_id: str, level: str) -> int:
-    row = db.execute("SELECT id FROM scopes WHERE user_id = ? AND level = ?", (user_id, level)).fetchone()
+    row = db.execute(
+        "SELECT id FROM scopes WHERE user_id = ? AND level = ?", (user_id, level)
+    ).fetchone()
     insert = "INSERT INTO scopes (user_id, level, documents, length) VALUES (?, ?, 0, 0)"
     return row[0] if row else db.execute(insert, (user_id, level)).lastrowid
 
@@ -154,7 +197,12 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
     Each row is (user_id, level, content, rowid); removals come first, so an item rewritten
     in place may be in both. New postings wait in `pending_postings` up to PENDING_LIMIT rows.
     """
-    scopes, documents, lengths, changes = {}, Counter(), Counter(), ([], [])  # changes: removals, additions
+    scopes, documents, lengths, changes = (
+        {},
+        Counter(),
+        Counter(),
+        ([], []),
+    )  # changes: removals, additions
     for sign, rows in ((-1, removed), (1, added)):
         for user_id, level, content, rowid in sorted(rows, key=itemgetter(3)):  # in rowid order
             if (scope := scopes.get((user_id, level))) is None:
@@ -164,38 +212,55 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
             documents[scope] += sign
             lengths[scope] += sign * length
             changes[sign > 0].append((scope, rowid, length, counts))
-    pending = set()  # removed items whose postings still wait: deleted there, not sought in `postings`
+    pending = (
+        set()
+    )  # removed items whose postings still wait: deleted there, not sought in `postings`
     if removed:
         rowids = json.dumps([row[3] for row in removed])
-        pending = {row for row, in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (rowids,))}
+        pending = {
+            row
+            for (row,) in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (rowids,))
+        }
         if pending:
             db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (rowids,))
-        doomed = [key[:3] for key in _in_key_order(changes[0], len(scopes)) if key[2] not in pending]
+        doomed = [
+            key[:3] for key in _in_key_order(changes[0], len(scopes)) if key[2] not in pending
+        ]
         db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
     count = sum(len(counts) for *_, counts in changes[1])
     waiting = db.execute("SELECT COUNT(*) FROM pending_postings").fetchone()[0] if count else 0
     if count and waiting + count <= PENDING_LIMIT:  # a few new postings: appended, a page or two
-        db.executemany(f"INSERT INTO pending_postings ({POSTING}) "
-                       "SELECT ?1, key, ?2, value, ?3 FROM json_each(?4)",  # one statement an item
-                       [(scope, rowid, length, _JSON(counts))
-                        for scope, rowid, length, counts in changes[1]])
+        db.executemany(
+            f"INSERT INTO pending_postings ({POSTING}) "
+            "SELECT ?1, key, ?2, value, ?3 FROM json_each(?4)",  # one statement an item
+            [(scope, rowid, length, _JSON(counts)) for scope, rowid, length, counts in changes[1]],
+        )
     elif count:  # many: merged with those waiting, in key order
         if waiting:
-            db.execute(f"INSERT INTO postings ({POSTING}) "
-                       f"SELECT {POSTING} FROM pending_postings ORDER BY {POSTING}")
+            db.execute(
+                f"INSERT INTO postings ({POSTING}) "
+                f"SELECT {POSTING} FROM pending_postings ORDER BY {POSTING}"
+            )
             db.execute("DELETE FROM pending_postings")
-        db.executemany(f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)",
-                       _in_key_order(changes[1], len(scopes)))
-    db.executemany("UPDATE scopes SET documents = documents + ?, length = length + ? WHERE id = ?",
-                   [(documents[scope], lengths[scope], scope) for scope in scopes.values()])
+        db.executemany(
+            f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)",
+            _in_key_order(changes[1], len(scopes)),
+        )
+    db.executemany(
+        "UPDATE scopes SET documents = documents + ?, length = length + ? WHERE id = ?",
+        [(documents[scope], lengths[scope], scope) for scope in scopes.values()],
+    )
 
 
 def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
     """Return the postings of (scope, rowid, length, counts) rows, given in rowid order, in key order."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
     # (scope and term, if several) keeps the rowid order: twice as fast as sorting whole tuples.
-    postings = [(scope, term, rowid, frequency, length) for scope, rowid, length, counts in items
-                for term, frequency in counts.items()]
+    postings = [
+        (scope, term, rowid, frequency, length)
+        for scope, rowid, length, counts in items
+        for term, frequency in counts.items()
+    ]
     postings.sort(key=itemgetter(0, 1) if scopes > 1 else itemgetter(1))
     return postings
 
@@ -204,7 +269,7 @@ def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -
     """Return (user, level, content, task, rowid) of each stored id (or other `columns`), 500 ids a query."""
     ids, found = list(dict.fromkeys(ids)), {}
     for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
-        part = ids[start:start + 500]
+        part = ids[start : start + 500]
         statement = f"SELECT id, {columns} FROM items WHERE id IN ({', '.join('?' * len(part))})"
         found.update((row[0], row[1:]) for row in db.execute(statement, part))
     return found

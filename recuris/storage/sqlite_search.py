@@ -28,12 +28,16 @@ Run = Callable[..., list[tuple]]
 # Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms.
 DOCUMENT_FREQUENCY = (  # counted in each table apart: a term may have postings in both
     "SELECT term, COUNT(*) FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term UNION ALL "
-    "SELECT term, COUNT(*) FROM pending_postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term")
+    "SELECT term, COUNT(*) FROM pending_postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term"
+)
 MATCHING = (
     f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ?1 AND term IN ({{0}}) "
-    "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})) ORDER BY rowid")
-BEFORE = (f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
-          "ORDER BY rowid DESC LIMIT 1")
+    "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})) ORDER BY rowid"
+)
+BEFORE = (
+    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
+    "ORDER BY rowid DESC LIMIT 1"
+)
 AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
 
 
@@ -65,8 +69,10 @@ def iterate_statement(by_level: bool) -> str:
     """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
     # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
     level = "AND level = ? " if by_level else ""
-    return (f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
-            "ORDER BY rowid LIMIT ?")
+    return (
+        f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
+        "ORDER BY rowid LIMIT ?"
+    )
 
 
 def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
@@ -83,8 +89,9 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
     return [item_of(row) for row in run(statement, (scope[0], *terms))]
 
 
-def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
-           k1: float, b: float) -> list[tuple[MemoryItem, float]]:
+def search(
+    run: Run, user_id: str, level: str, terms: Sequence[str], limit: int, k1: float, b: float
+) -> list[tuple[MemoryItem, float]]:
     """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S8)."""
     terms, scope = sorted(set(terms)), _scope(run, user_id, level)
     if not terms or scope is None or not scope[1]:
@@ -93,26 +100,43 @@ def search(run: Run, user_id: str, level: str, terms: Sequence[str], limit: int,
     frequencies: dict[str, int] = {}
     for term, count in run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)):
         frequencies[term] = frequencies.get(term, 0) + count
-    weighted = [(term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies]
+    weighted = [
+        (term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies
+    ]
     if not weighted:
         return []
     average = max(length / documents, 1e-9)
-    parameters = (*(value for pair in weighted for value in pair), k1 + 1, k1, 1 - b, b, average, scope_id,
-                  max(0, limit))
+    parameters = (
+        *(value for pair in weighted for value in pair),
+        k1 + 1,
+        k1,
+        1 - b,
+        b,
+        average,
+        scope_id,
+        max(0, limit),
+    )
     # An item's postings are all in one table: each table is scored and cut apart, and the two
     # short lists merged in the same order (the pending one is at most PENDING_LIMIT rows).
-    scores = [pair for table in ("postings", "pending_postings")
-              for pair in run(search_statement(len(weighted), table), parameters)]
-    scores = sorted(scores, key=lambda pair: (-pair[1], -pair[0]))[:max(0, limit)]
+    scores = [
+        pair
+        for table in ("postings", "pending_postings")
+        for pair in run(search_statement(len(weighted), table), parameters)
+    ]
+    scores = sorted(scores, key=lambda pair: (-pair[1], -pair[0]))[: max(0, limit)]
     found = ", ".join("?" * len(scores))
-    rows = run(f"{SELECT_WITH_ROWID} WHERE rowid IN ({found}) AND user_id = ?",
-               (*(rowid for rowid, _ in scores), user_id))
+    rows = run(
+        f"{SELECT_WITH_ROWID} WHERE rowid IN ({found}) AND user_id = ?",
+        (*(rowid for rowid, _ in scores), user_id),
+    )
     by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
     # Another process may delete an item between the two statements: it is simply not found.
     return [(by_rowid[rowid], score) for rowid, score in scores if rowid in by_rowid]
 
 
-def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+def adjacent(
+    run: Run, user_id: str, item_ids: Iterable[str]
+) -> dict[str, tuple[MemoryItem | None, ...]]:
     """Return each of the user's items' previous and next item of its level and task (S9)."""
     found = {}
     for item_id in dict.fromkeys(item_ids):
@@ -120,11 +144,16 @@ def adjacent(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple
         if rows:
             key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, rowid
             before, after = run(BEFORE, key), run(AFTER, key)
-            found[item_id] = (before and item_of(before[0]) or None, after and item_of(after[0]) or None)
+            found[item_id] = (
+                before and item_of(before[0]) or None,
+                after and item_of(after[0]) or None,
+            )
     return found
 
 
-def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Iterator[list[MemoryItem]]:
+def iterate(
+    run: Run, user_id: str, level: str | None, batch_size: int
+) -> Iterator[list[MemoryItem]]:
     """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S11)."""
     if batch_size < 1:
         raise ValueError(f"S11: batch_size must be >= 1, got {batch_size!r}")
@@ -138,8 +167,14 @@ def iterate(run: Run, user_id: str, level: str | None, batch_size: int) -> Itera
 
 def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
     """Return the audit records of a user and/or an item, oldest first, each filter a plain condition (SX1)."""
-    given = [(column, value) for column, value in (("user_id", user_id), ("item_id", item_id)) if value is not None]
+    given = [
+        (column, value)
+        for column, value in (("user_id", user_id), ("item_id", item_id))
+        if value is not None
+    ]
     where = f"WHERE {' AND '.join(f'{column} = ?' for column, _ in given)} " if given else ""
-    rows = run(f"SELECT item_id, operation, reason, at, weight, user_id FROM audit {where}ORDER BY seq",
-               tuple(value for _, value in given))
+    rows = run(
+        f"SELECT item_id, operation, reason, at, weight, user_id FROM audit {where}ORDER BY seq",
+        tuple(value for _, value in given),
+    )
     return [AuditRecord(*row) for row in rows]

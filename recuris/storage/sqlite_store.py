@@ -42,8 +42,15 @@ __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 class SQLiteStore(SQLiteErasure):
     """A Store in one SQLite file (or ":memory:")."""
 
-    def __init__(self, path: str | Path, create: bool = True, timeout: float = 5.0, read_only: bool = False,
-                 k1: float = STORE_K1, b: float = STORE_B) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        create: bool = True,
+        timeout: float = 5.0,
+        read_only: bool = False,
+        k1: float = STORE_K1,
+        b: float = STORE_B,
+    ) -> None:
         """Open (and, if `create` and not `read_only`, make) the store at path.
 
         A `read_only` store opens the file so that it cannot write (SF2). Raises
@@ -56,8 +63,13 @@ class SQLiteStore(SQLiteErasure):
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
-        self._db, self._lock = open_database(self.path, read_only, timeout, create), threading.RLock()
-        self._ids = NewIds(self._transaction)  # ids handed out, each guarded until its put commits (S3, ID2)
+        self._db, self._lock = (
+            open_database(self.path, read_only, timeout, create),
+            threading.RLock(),
+        )
+        self._ids = NewIds(
+            self._transaction
+        )  # ids handed out, each guarded until its put commits (S3, ID2)
         self.timeout, self._lock_wait_resumes = timeout, 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
 
@@ -99,8 +111,12 @@ class SQLiteStore(SQLiteErasure):
             if not waits:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
-    def put(self, items: Iterable[MemoryItem], audit: Iterable[AuditRecord] = (),
-            delete: Iterable[MemoryItem] = ()) -> None:
+    def put(
+        self,
+        items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
+    ) -> None:
         """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
         batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
         records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
@@ -110,20 +126,31 @@ class SQLiteStore(SQLiteErasure):
             # One new item of one user this object has seen (a manager's write) goes in one statement,
             # which checks the user's generation (S6) and that the id is free; only if it inserts
             # nothing is either read on its own, and the stored row (S2, old postings).
-            if not (len(batch) == 1 and not doomed and len(set(users)) == 1 and users[0] in self._seen
-                    and schema.insert_new(db, batch[0], self._seen[users[0]])):
-                refuse_if_forgotten(users, self._seen, lambda user_id: self._generation(db, user_id))
+            if not (
+                len(batch) == 1
+                and not doomed
+                and len(set(users)) == 1
+                and users[0] in self._seen
+                and schema.insert_new(db, batch[0], self._seen[users[0]])
+            ):
+                refuse_if_forgotten(
+                    users, self._seen, lambda user_id: self._generation(db, user_id)
+                )
                 stored = schema.stored_rows(db, ids)  # owners before deleting (S2)
                 self._ids.refuse_taken(guarded, stored)
                 check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
                 if doomed:
                     self._delete_rows(db, "id = ? AND user_id = ?", doomed)
                     stored = schema.stored_rows(db, ids)
-                schema.write(db, batch, stored)  # the term index follows in the same transaction (SH1)
+                schema.write(
+                    db, batch, stored
+                )  # the term index follows in the same transaction (SH1)
             if records:
                 db.executemany(schema.AUDIT_INSERT, records)
 
-        with self._lock:  # a new id stays guarded until its put commits, so a failed put's retry is too (ID2)
+        with (
+            self._lock
+        ):  # a new id stays guarded until its put commits, so a failed put's retry is too (ID2)
             ids = [item.id for item in batch]
             guarded = self._ids.guarded(ids)
             self._transaction(write)
@@ -133,24 +160,39 @@ class SQLiteStore(SQLiteErasure):
         rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
         return item_of(rows[0]) if rows else None
 
-    def list(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[MemoryItem]:
+    def list(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[MemoryItem]:
         # One plain condition per given filter, so that every list is served by an index (SX1).
-        given = {column: value for column, value in (("user_id", user_id), ("level", level), ("task_id", task_id))
-                 if value is not None}
+        given = {
+            column: value
+            for column, value in (("user_id", user_id), ("level", level), ("task_id", task_id))
+            if value is not None
+        }
         where = " AND ".join(f"{column} = ?" for column in given)
-        return [item_of(row) for row in self._run(f"{schema.SELECT_ITEMS} WHERE {where} ORDER BY rowid",
-                                                  tuple(given.values()))]
+        return [
+            item_of(row)
+            for row in self._run(
+                f"{schema.SELECT_ITEMS} WHERE {where} ORDER BY rowid", tuple(given.values())
+            )
+        ]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
         return sqlite_search.matching(self._run, user_id, level, terms)
 
-    def iterate(self, user_id: str, level: str | None = None, batch_size: int = 1000) -> Iterator[list]:
+    def iterate(
+        self, user_id: str, level: str | None = None, batch_size: int = 1000
+    ) -> Iterator[list]:
         return sqlite_search.iterate(self._run, user_id, level, batch_size)
 
-    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]:
+    def search(
+        self, user_id: str, level: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[MemoryItem, float]]:
         return sqlite_search.search(self._run, user_id, level, terms, limit, self.k1, self.b)
 
-    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]:
+    def adjacent(
+        self, user_id: str, item_ids: Iterable[str]
+    ) -> dict[str, tuple[MemoryItem | None, ...]]:
         return sqlite_search.adjacent(self._run, user_id, item_ids)
 
     def users(self) -> list[str]:
@@ -189,4 +231,3 @@ class SQLiteStore(SQLiteErasure):
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
-

@@ -48,8 +48,17 @@ from typing import Protocol
 from ..core.records import AuditRecord
 from .item import MemoryItem
 
-__all__ = ["Store", "StoreError", "ForgottenUserError", "IdTakenError", "Access", "append_superseding",
-           "id_prefix", "STORE_K1", "STORE_B"]
+__all__ = [
+    "Store",
+    "StoreError",
+    "ForgottenUserError",
+    "IdTakenError",
+    "Access",
+    "append_superseding",
+    "id_prefix",
+    "STORE_K1",
+    "STORE_B",
+]
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
 # length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).
@@ -87,7 +96,9 @@ def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_o
     for user_id in dict.fromkeys(users):
         current = generation_of(user_id)
         if seen.setdefault(user_id, current) != current:
-            raise ForgottenUserError(f"S6: user {user_id!r} was forgotten after this write was prepared")
+            raise ForgottenUserError(
+                f"S6: user {user_id!r} was forgotten after this write was prepared"
+            )
 
 
 class Store(Protocol):
@@ -100,8 +111,10 @@ class Store(Protocol):
     """
 
     def put(
-        self, items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (), delete: Iterable[MemoryItem] = (),
+        self,
+        items: Iterable[MemoryItem],
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
     ) -> None: ...
     def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
     def list(
@@ -111,8 +124,12 @@ class Store(Protocol):
         self, user_id: str, level: str | None = None, batch_size: int = 1000
     ) -> Iterator[list[MemoryItem]]: ...  # `list` in batches, so a large store is never held whole
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]: ...
-    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[MemoryItem, float]]: ...
-    def adjacent(self, user_id: str, item_ids: Iterable[str]) -> dict[str, tuple[MemoryItem | None, ...]]: ...
+    def search(
+        self, user_id: str, level: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[MemoryItem, float]]: ...
+    def adjacent(
+        self, user_id: str, item_ids: Iterable[str]
+    ) -> dict[str, tuple[MemoryItem | None, ...]]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
     def generation(self, user_id: str) -> int: ...
@@ -120,7 +137,9 @@ class Store(Protocol):
     def new_id(self, prefix: str) -> str: ...
     def append_audit(self, records: Iterable[AuditRecord]) -> None: ...
     def record_access(self, accesses: Iterable[Access]) -> None: ...
-    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]: ...
+    def audit(
+        self, user_id: str | None = None, item_id: str | None = None
+    ) -> list[AuditRecord]: ...
     def scrub_audit(self, user_id: str) -> int: ...
     def close(self) -> None: ...
 
@@ -131,7 +150,9 @@ def check_owners(batch: list[MemoryItem], owner_of) -> None:
     for item in batch:
         owner = seen.setdefault(item.id, owner_of(item.id) or item.user_id)
         if owner != item.user_id:
-            raise ValueError(f"S2: item {item.id!r} belongs to another user; its user cannot change")
+            raise ValueError(
+                f"S2: item {item.id!r} belongs to another user; its user cannot change"
+            )
 
 
 def _current(store: Store, item: MemoryItem) -> MemoryItem | None:

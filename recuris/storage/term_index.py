@@ -29,7 +29,9 @@ class TermIndex:
     def __init__(self, k1: float, b: float) -> None:
         self.k1, self.b = k1, b
         self._scopes: dict[tuple[str, str], BM25Scorer] = {}
-        self._threads: dict[str, dict[tuple[str, str | None], list[int]]] = {}  # user -> (level, task)
+        self._threads: dict[
+            str, dict[tuple[str, str | None], list[int]]
+        ] = {}  # user -> (level, task)
         self.position: dict[str, int] = {}
         self._at_position: dict[int, str] = {}
         self._next_position = itertools.count()
@@ -60,10 +62,15 @@ class TermIndex:
         """Return the users who have items, sorted."""
         return sorted(self._threads)
 
-    def listed(self, user_id: str, level: str | None = None, task_id: str | None = None) -> list[str]:
+    def listed(
+        self, user_id: str, level: str | None = None, task_id: str | None = None
+    ) -> list[str]:
         """Return the ids of the user's items (of a level, of a task, when given), in write order."""
-        threads = [positions for (thread_level, thread_task), positions in self._threads.get(user_id, {}).items()
-                   if level in (None, thread_level) and task_id in (None, thread_task)]
+        threads = [
+            positions
+            for (thread_level, thread_task), positions in self._threads.get(user_id, {}).items()
+            if level in (None, thread_level) and task_id in (None, thread_task)
+        ]
         return [self._at_position[position] for position in heapq.merge(*threads)]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[str]:
@@ -71,7 +78,9 @@ class TermIndex:
         scope = self._scopes.get((user_id, level))
         return sorted(scope.candidates(terms), key=self.position.__getitem__) if scope else []
 
-    def search(self, user_id: str, level: str, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, user_id: str, level: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[str, float]]:
         """Return the `limit` best ids by raw BM25, best first, ties to the later-written."""
         scope = self._scopes.get((user_id, level))
         if scope is None:
@@ -79,7 +88,7 @@ class TermIndex:
         # Rounded before ordering and cutting, as SQLite's search rounds its sum (S8).
         scored = [(key, round(score, 9)) for key, score in scope.accumulate(terms).items()]
         scored.sort(key=lambda pair: (-pair[1], -self.position[pair[0]]))
-        return scored[:max(0, limit)]
+        return scored[: max(0, limit)]
 
     def adjacent(self, item: MemoryItem) -> tuple[str | None, str | None]:
         """Return the ids written just before and just after the item in its thread."""

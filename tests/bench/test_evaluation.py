@@ -34,7 +34,9 @@ def test_reciprocal_rank_of_the_first_relevant_item():
 
 def test_mean_reciprocal_rank_averages_questions():
     """EV1: (1 + 1/2 + 0) / 3."""
-    assert mean_reciprocal_rank([(RANKED, {"d3"}), (RANKED, {"d1"}), (RANKED, {"x"})]) == pytest.approx(0.5)
+    assert mean_reciprocal_rank(
+        [(RANKED, {"d3"}), (RANKED, {"d1"}), (RANKED, {"x"})]
+    ) == pytest.approx(0.5)
     assert mean_reciprocal_rank([]) == 0.0
 
 

@@ -29,4 +29,6 @@ def test_EV1_reciprocal_rank_is_one_over_the_first_hit(ranked, wanted):
 def test_EV2_pollution_is_the_share_of_bad_recalls(recalled, bad):
     """EV2: in [0, 1]; 0 for nothing recalled; equal to a naive count."""
     rate = pollution_rate(recalled, bad)
-    assert 0 <= rate <= 1 and rate == (sum(i in bad for i in recalled) / len(recalled) if recalled else 0.0)
+    assert 0 <= rate <= 1 and rate == (
+        sum(i in bad for i in recalled) / len(recalled) if recalled else 0.0
+    )

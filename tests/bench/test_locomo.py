@@ -28,7 +28,12 @@ CONVERSATION = {
     ],
     "session_3_date_time": "a session whose turns were not released",
     "qa": [
-        {"question": "What breed is Ana's dog?", "answer": "beagle", "evidence": ["D1:3"], "category": 4},
+        {
+            "question": "What breed is Ana's dog?",
+            "answer": "beagle",
+            "evidence": ["D1:3"],
+            "category": 4,
+        },
         {
             "question": "What instrument is Ben learning?",
             "answer": "violin",
@@ -36,7 +41,12 @@ CONVERSATION = {
             "category": 1,
         },
         {"question": "Would Ana like cats?", "answer": "unknown", "evidence": [], "category": 3},
-        {"question": "What is Ben's cat called?", "answer": "none", "evidence": ["D1:2"], "category": 5},
+        {
+            "question": "What is Ben's cat called?",
+            "answer": "none",
+            "evidence": ["D1:2"],
+            "category": 5,
+        },
     ],
 }
 
@@ -60,7 +70,12 @@ def test_each_turn_carries_its_session_and_the_sessions_date_plus_a_minute_a_tur
     turns = load(path).turns
     may_8 = 1683550800.0  # 1:00 pm on 8 May 2023, UTC
     assert [(t.session, t.at - may_8) for t in turns] == [
-        (1, 0.0), (1, 60.0), (1, 120.0), (2, 86400.0 + 3600.0), (2, 86400.0 + 3660.0)]
+        (1, 0.0),
+        (1, 60.0),
+        (1, 120.0),
+        (2, 86400.0 + 3600.0),
+        (2, 86400.0 + 3660.0),
+    ]
 
 
 def test_loader_keeps_categories_one_to_four_with_evidence(path):
@@ -108,4 +123,7 @@ def test_bench_prints_a_table_per_retriever(path, capsys):
 def test_bench_reports_a_bad_file_and_exits_1(tmp_path, capsys):
     """LC2, BC2: a file that is not LoCoMo gives exit status 1 and a message."""
     (tmp_path / "x.json").write_text("[]", encoding="utf-8")
-    assert bench.main(["locomo", str(tmp_path / "x.json")]) == 1 and "error:" in capsys.readouterr().err
+    assert (
+        bench.main(["locomo", str(tmp_path / "x.json")]) == 1
+        and "error:" in capsys.readouterr().err
+    )

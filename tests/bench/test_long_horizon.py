@@ -53,7 +53,9 @@ def test_under_the_last_value_rule_full_history_ties_and_only_the_window_fails()
     results = run_suite(latest_wins=True)
     ours, full = results["recuris (window 6 + summary + pins)"], results["full history"]
     assert ours.success_rate == full.success_rate == 1.0 and full.pollution == 0.0
-    assert [why for why, _ in results["sliding window (12 messages)"].failures] == ["plan unfinished"]
+    assert [why for why, _ in results["sliding window (12 messages)"].failures] == [
+        "plan unfinished"
+    ]
     assert ours.tokens_per_step < full.tokens_per_step
 
 

@@ -15,10 +15,20 @@ def long_run(window: int = 2) -> list[str]:
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     llm = recorder.wrap(PromptFollowingLLM())
-    agent = RecurisAgent(WorkingMemory(window_size=window), EpisodicMemory(), llm, clock=clock,
-                         observer=recorder.observe)
-    agent.run("migrate", "db", lambda action: f"ok: {action} done", [f"table {n}" for n in range(8)],
-              constraints=["do not use MySQL"])
+    agent = RecurisAgent(
+        WorkingMemory(window_size=window),
+        EpisodicMemory(),
+        llm,
+        clock=clock,
+        observer=recorder.observe,
+    )
+    agent.run(
+        "migrate",
+        "db",
+        lambda action: f"ok: {action} done",
+        [f"table {n}" for n in range(8)],
+        constraints=["do not use MySQL"],
+    )
     return llm.prompts
 
 
@@ -27,20 +37,38 @@ def test_a_prompt_is_cut_into_its_labelled_sections_in_order():
     prompt = long_run()[5]
     parts = sections(prompt)
     assert [label for label, _ in parts] == [
-        "goal", "pins", "progress", "summary", "recent steps", "experience", "instruction"]
+        "goal",
+        "pins",
+        "progress",
+        "summary",
+        "recent steps",
+        "experience",
+        "instruction",
+    ]
     assert "".join(text for _, text in parts) == prompt
     assert dict(parts)["pins"].splitlines()[1] == "  - do not use MySQL"
 
 
 def test_recalled_memory_and_tool_results_are_sections_of_their_own():
     """RC1: the manager's recalled section and a search_memory answer have their own labels."""
-    prompt = "\n".join([
-        "## Working memory", "Goal: g", "",
-        "## Recalled memory (from the manager's recall: facts, procedures, events)",
-        "  - [semantic] a: b", "",
-        "## Recalled by search_memory (a tool call you made)", "  query: a", "",
-    ])
-    assert [label for label, _ in sections(prompt)] == ["goal", "recalled memory", "search_memory results"]
+    prompt = "\n".join(
+        [
+            "## Working memory",
+            "Goal: g",
+            "",
+            "## Recalled memory (from the manager's recall: facts, procedures, events)",
+            "  - [semantic] a: b",
+            "",
+            "## Recalled by search_memory (a tool call you made)",
+            "  query: a",
+            "",
+        ]
+    )
+    assert [label for label, _ in sections(prompt)] == [
+        "goal",
+        "recalled memory",
+        "search_memory results",
+    ]
 
 
 def test_a_prompt_in_another_layout_is_one_section():
@@ -56,8 +84,9 @@ def test_the_full_history_prompt_keeps_every_step_in_place_of_summary_and_window
     full = full_history(prompts)
     last = dict(sections(full[-1]))
     assert last["recent steps"].count("ok: table") == 8 and "(none)" in last["summary"]
-    assert [line.split(".")[0].strip() for line in last["recent steps"].splitlines()[1:] if line.strip()] == [
-        str(n) for n in range(1, 9)]
+    assert [
+        line.split(".")[0].strip() for line in last["recent steps"].splitlines()[1:] if line.strip()
+    ] == [str(n) for n in range(1, 9)]
     for ours, theirs in zip(prompts, full):
         same = {k: v for k, v in sections(ours) if k not in ("summary", "recent steps")}
         assert same == {k: v for k, v in sections(theirs) if k not in ("summary", "recent steps")}
@@ -100,8 +129,10 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     plain, watched = DecayManager(clock=clock), recorder.watch(DecayManager(clock=clock))
-    twins = [[Episode(task_type="t", goal=f"g{n}", status="success", id=f"e{n}") for n in range(3)]
-             for _ in range(2)]
+    twins = [
+        [Episode(task_type="t", goal=f"g{n}", status="success", id=f"e{n}") for n in range(3)]
+        for _ in range(2)
+    ]
     clock.advance(2 * DAY)
     plain.on_access(twins[0][1])
     watched.on_access(twins[1][1])

@@ -7,7 +7,9 @@ from recuris.bench.recorder import SECTION_LABELS, full_history, sections
 from recuris.core.prompt import build_prompt
 from recuris.core.working import WorkingMemory
 
-words = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(str.strip)
+words = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(
+    str.strip
+)
 headers = st.sampled_from([header for header, _ in SECTION_LABELS])
 lines = st.one_of(words, headers, st.just(""), words.map(lambda w: "  " + w))
 
@@ -29,7 +31,15 @@ def test_RC1_an_agent_prompt_has_its_sections_in_the_layout_order(goal, pins, ac
     for action in actions:
         working.add_step(action, "ok")
     labels = [label for label, _ in sections(build_prompt(working.to_prompt_section(), []))]
-    assert labels == ["goal", "pins", "progress", "summary", "recent steps", "experience", "instruction"]
+    assert labels == [
+        "goal",
+        "pins",
+        "progress",
+        "summary",
+        "recent steps",
+        "experience",
+        "instruction",
+    ]
 
 
 @given(st.lists(words, min_size=1, max_size=15), st.integers(1, 4))
@@ -45,4 +55,6 @@ def test_RC3_a_full_history_prompt_holds_every_step_so_far(actions, window):
     for number, full in enumerate(full_history(prompts)):
         recent = dict(sections(full))["recent steps"]
         shown = [step.render(working.max_step_chars) for step in working.trajectory[:number]]
-        assert [line.strip() for line in recent.splitlines()[1:] if line.strip()] == (shown or ["(none)"])
+        assert [line.strip() for line in recent.splitlines()[1:] if line.strip()] == (
+            shown or ["(none)"]
+        )

@@ -34,14 +34,23 @@ def test_semantic_writes_supersede_facts(sqlite):
 
 def test_of_several_semantic_write_runs_the_one_of_median_time_is_kept(monkeypatch):
     """SZ3: asked for three runs, the measure returns the one whose time is the median, whole."""
-    runs = iter([{"seconds": 3.0, "gc_s": 0.3}, {"seconds": 1.0, "gc_s": 0.1}, {"seconds": 2.0, "gc_s": 0.2}])
+    runs = iter(
+        [
+            {"seconds": 3.0, "gc_s": 0.3},
+            {"seconds": 1.0, "gc_s": 0.1},
+            {"seconds": 2.0, "gc_s": 0.2},
+        ]
+    )
     monkeypatch.setattr(scale, "_in_child", lambda function, *arguments: next(runs))
     assert scale.semantic_writes(10, runs=3) == {"seconds": 2.0, "gc_s": 0.2}
 
 
 def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():
     """SZ3: ten times the items in ten times the time is exponent 1; in a hundred times, 2."""
-    assert scale.exponent(10, 1.0, 100, 10.0) == 1.0 and round(scale.exponent(10, 1.0, 100, 100.0), 9) == 2
+    assert (
+        scale.exponent(10, 1.0, 100, 10.0) == 1.0
+        and round(scale.exponent(10, 1.0, 100, 100.0), 9) == 2
+    )
 
 
 def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
@@ -50,7 +59,10 @@ def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
     progress = scale.Progress("fill 1,000", 1000, stream=terminal)
     progress.update(1000)
     progress.close()
-    assert terminal.getvalue().startswith("\rfill 1,000: 1,000 of 1,000, ") and "/s, " in terminal.getvalue()
+    assert (
+        terminal.getvalue().startswith("\rfill 1,000: 1,000 of 1,000, ")
+        and "/s, " in terminal.getvalue()
+    )
 
 
 def test_progress_is_silent_on_a_pipe_or_when_quiet():

@@ -12,12 +12,16 @@ def test_the_year_plot_shows_the_store_size_by_day_with_its_plateau():
     """O4: year_plot draws one point per day and names the plateau, with axis units."""
     report = REAL(days=30, per_day=4, seed=3)
     root = ET.fromstring(simulation.year_plot(report))
-    texts = {t.get("class"): "".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("class")}
+    texts = {
+        t.get("class"): "".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("class")
+    }
     assert texts["x-label"] == "day of the simulated year (days)"
     assert texts["y-label"] == "memories in the store (items)"
     [line] = root.iter(f"{NS}polyline")
     assert len(line.get("points").split()) == 30
-    assert f"plateau: mean of the last quarter, {report.plateau:.0f} items" in simulation.year_plot(report)
+    assert f"plateau: mean of the last quarter, {report.plateau:.0f} items" in simulation.year_plot(
+        report
+    )
 
 
 def test_the_command_writes_the_plot_with_svg(tmp_path, monkeypatch, capsys):

@@ -15,8 +15,10 @@ def texts(svg: str, css_class: str) -> list[str]:
 
 
 def plot(**options) -> str:
-    series = [Series("recuris", [(1, 351), (16, 588), (33, 607)]),
-              Series("full history", [(1, 351), (33, 1297)], dashed=True)]
+    series = [
+        Series("recuris", [(1, 351), (16, 588), (33, 607)]),
+        Series("full history", [(1, 351), (33, 1297)], dashed=True),
+    ]
     return line_plot("Prompt size", "step (model call)", "prompt (tokens)", series, **options)
 
 
@@ -29,14 +31,22 @@ def test_a_plot_is_one_svg_document():
 def test_a_plot_names_both_axes_with_their_units():
     """PL3: one x label and one y label, as given (with their units)."""
     svg = plot()
-    assert texts(svg, "x-label") == ["step (model call)"] and texts(svg, "y-label") == ["prompt (tokens)"]
+    assert texts(svg, "x-label") == ["step (model call)"] and texts(svg, "y-label") == [
+        "prompt (tokens)"
+    ]
 
 
 def test_the_legend_names_every_series_reference_and_the_markers():
     """PL3: one legend entry per series, per reference line, and one for markers when there are any."""
     series = [Series("weight", [(0, 1), (5, 0.6)], markers=[(2, 0.9)])]
-    svg = line_plot("Decay", "time (days)", "weight (no unit)", series, [Reference("threshold 0.15", 0.15)],
-                    marker_label="access")
+    svg = line_plot(
+        "Decay",
+        "time (days)",
+        "weight (no unit)",
+        series,
+        [Reference("threshold 0.15", 0.15)],
+        marker_label="access",
+    )
     assert texts(svg, "legend") == ["weight", "threshold 0.15", "access"]
     assert texts(plot(), "legend") == ["recuris", "full history"]
 

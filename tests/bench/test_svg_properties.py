@@ -12,7 +12,9 @@ numbers = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 points = st.lists(st.tuples(numbers, numbers), min_size=1, max_size=20)
 
 
-texts = st.text(st.characters(), max_size=40) | st.sampled_from(["a\rb", "\x00<&>", "x\r\ny", "\ud800"])
+texts = st.text(st.characters(), max_size=40) | st.sampled_from(
+    ["a\rb", "\x00<&>", "x\r\ny", "\ud800"]
+)
 
 
 @given(texts, texts, points)
@@ -21,16 +23,26 @@ def test_PL1_any_text_gives_a_well_formed_document(label, name, line):
     root = ET.fromstring(line_plot(label, label, label, [Series(name, line)]))
     legend = ["".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("class") == "legend"]
     assert len(legend) == 1
-    xml_safe = "".join(c for c in name if (c in "\t\n\r" or ord(c) >= 32) and not 0xD800 <= ord(c) <= 0xDFFF
-                       and c not in "\ufffe\uffff")
+    xml_safe = "".join(
+        c
+        for c in name
+        if (c in "\t\n\r" or ord(c) >= 32)
+        and not 0xD800 <= ord(c) <= 0xDFFF
+        and c not in "\ufffe\uffff"
+    )
     assert legend[0] == " ".join(xml_safe.split())
 
 
 @given(st.lists(points, min_size=1, max_size=4), st.lists(numbers, max_size=3))
 def test_PL2_every_point_and_reference_lies_in_the_frame(lines, references):
     """PL2: each drawn vertex and each reference line lies inside the plot area."""
-    svg = line_plot("t", "x", "y", [Series(f"s{n}", line) for n, line in enumerate(lines)],
-                    [Reference(f"r{n}", y) for n, y in enumerate(references)])
+    svg = line_plot(
+        "t",
+        "x",
+        "y",
+        [Series(f"s{n}", line) for n, line in enumerate(lines)],
+        [Reference(f"r{n}", y) for n, y in enumerate(references)],
+    )
     root = ET.fromstring(svg)
     frame = root.find(f"{NS}rect")
     left, top = float(frame.get("x")), float(frame.get("y"))
@@ -47,4 +59,6 @@ def test_PL2_every_point_and_reference_lies_in_the_frame(lines, references):
 @given(points)
 def test_PL4_the_same_points_draw_the_same_bytes(line):
     """PL4: no clock and no random source: two drawings are equal."""
-    assert line_plot("t", "x", "y", [Series("a", line)]) == line_plot("t", "x", "y", [Series("a", line)])
+    assert line_plot("t", "x", "y", [Series("a", line)]) == line_plot(
+        "t", "x", "y", [Series("a", line)]
+    )

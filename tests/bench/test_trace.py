@@ -60,7 +60,15 @@ def test_a_prompt_block_labels_its_sections_in_the_layout_order():
     page = render_page(traced_run())
     first = page.split('<details class="prompt">')[1].split("</details>")[0]
     labels = [chunk.split("</span>")[0] for chunk in first.split('<span class="label">')[1:]]
-    assert labels == ["goal", "pins", "progress", "summary", "recent steps", "experience", "instruction"]
+    assert labels == [
+        "goal",
+        "pins",
+        "progress",
+        "summary",
+        "recent steps",
+        "experience",
+        "instruction",
+    ]
 
 
 def test_the_page_shows_each_tier_after_each_part_and_the_audit_lines():
@@ -105,8 +113,9 @@ def test_the_prompt_plot_compares_the_longest_run_with_its_full_history():
 def test_a_decay_curve_jumps_up_at_each_access_and_falls_between():
     """TR3: weight_curve uses the decay formula; an access is a marker where the weight jumps up."""
     decay = DecayManager(half_life_days=7)
-    item = SimpleNamespace(id="e", created_at=0.0, importance=1.0, level=None, access_count=1,
-                           last_access_at=3 * DAY)
+    item = SimpleNamespace(
+        id="e", created_at=0.0, importance=1.0, level=None, access_count=1, last_access_at=3 * DAY
+    )
     points, markers = weight_curve(decay, item, [3 * DAY], 0.0, 10 * DAY)
     assert points[0] == (0.0, 1.0) and len(markers) == 1
     before, after = [y for x, y in points if x == 3.0]
@@ -141,8 +150,14 @@ def test_extra_figures_are_added_with_their_heading(tmp_path):
 def test_the_demo_writes_the_trace(tmp_path):
     """TR1: `python agent_demo.py --html FILE` writes one self-contained page with the three plots."""
     path = tmp_path / "trace.html"
-    completed = subprocess.run([sys.executable, "agent_demo.py", "--html", str(path)], cwd=ROOT,
-                               capture_output=True, text=True, encoding="utf-8", timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "agent_demo.py", "--html", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
     assert completed.returncode == 0, completed.stderr
     text = path.read_text(encoding="utf-8")
     page = Page(text)

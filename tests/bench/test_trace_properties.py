@@ -28,15 +28,27 @@ def test_TR2_any_memory_text_shows_escaped_and_the_page_still_parses(text):
     assert f'<p class="note">{escape(text)}</p>' in page_text and text in "".join(page.text)
 
 
-@given(st.lists(st.sampled_from(["open", "fill", "submit", "pay"]), min_size=1, max_size=6, unique=True),
-       st.sets(st.sampled_from(["fill", "pay"])), st.integers(1, 3), st.integers(1, 3))
+@given(
+    st.lists(
+        st.sampled_from(["open", "fill", "submit", "pay"]), min_size=1, max_size=6, unique=True
+    ),
+    st.sets(st.sampled_from(["fill", "pay"])),
+    st.integers(1, 3),
+    st.integers(1, 3),
+)
 def test_TR3_one_prompt_block_per_model_call_in_its_step(plan, failing, window, max_failures):
     """TR3: however runs end, the page has one prompt block per model call, each in a stage-2 item."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     llm = recorder.wrap(PromptFollowingLLM())
-    agent = RecurisAgent(WorkingMemory(window_size=window), EpisodicMemory(), llm, max_failures=max_failures,
-                         clock=clock, observer=recorder.observe)
+    agent = RecurisAgent(
+        WorkingMemory(window_size=window),
+        EpisodicMemory(),
+        llm,
+        max_failures=max_failures,
+        clock=clock,
+        observer=recorder.observe,
+    )
     for number in range(2):
         recorder.begin(f"run {number}")
         agent.run("do it", "task", MockEnvironment({action: "error" for action in failing}), plan)

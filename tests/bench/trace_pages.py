@@ -9,7 +9,21 @@ from recuris.bench.recorder import Recorder
 from recuris.core.clock import DAY
 from recuris.core.mock_llm import PromptFollowingLLM
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
@@ -66,8 +80,11 @@ def svgs(page: str) -> list[ET.Element]:
 
 
 def svg_texts(svg: ET.Element, css_class: str | None = None) -> list[str]:
-    return ["".join(t.itertext()) for t in svg.iter(f"{SVG_NS}text")
-            if css_class is None or t.get("class") == css_class]
+    return [
+        "".join(t.itertext())
+        for t in svg.iter(f"{SVG_NS}text")
+        if css_class is None or t.get("class") == css_class
+    ]
 
 
 def traced_run(goal: str = "注册一个新账号", failing: str = "失败：需要先完成验证码") -> Recorder:
@@ -77,8 +94,14 @@ def traced_run(goal: str = "注册一个新账号", failing: str = "失败：需
     episodic = EpisodicMemory()
     decay = recorder.watch(DecayManager(half_life_days=7, clock=clock))
     llm = recorder.wrap(PromptFollowingLLM())
-    agent = RecurisAgent(WorkingMemory(window_size=2), episodic, llm, decay=decay, clock=clock,
-                         observer=recorder.observe)
+    agent = RecurisAgent(
+        WorkingMemory(window_size=2),
+        episodic,
+        llm,
+        decay=decay,
+        clock=clock,
+        observer=recorder.observe,
+    )
     old = Episode(task_type="report", goal="old report", status="success", created_at=-30 * DAY)
     episodic.add_episode(old)
     plan = ["open", "fill", "submit | submit after captcha"]

@@ -33,8 +33,13 @@ def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
 
 def test_failed_result_ends_the_run_with_its_reason():
     """A2: a failed result ends the run as failed; its episode's reason names the step and result."""
-    result = make_agent(ScriptedLLM(["open page", "submit"])).run("goal", "type", MockEnvironment(SITE))
-    assert (result.success, result.failure_reason) == (False, "step 2 failed: error: captcha required")
+    result = make_agent(ScriptedLLM(["open page", "submit"])).run(
+        "goal", "type", MockEnvironment(SITE)
+    )
+    assert (result.success, result.failure_reason) == (
+        False,
+        "step 2 failed: error: captcha required",
+    )
     assert result.episode.failed_step.action == "submit"
 
 
@@ -124,7 +129,9 @@ def test_without_episodic_memory_the_mistake_repeats():
     """A4, the control: with nothing recalled (a threshold of 1), the second task fails too."""
     agent = make_agent(PromptFollowingLLM(), threshold=1.0)
     agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
-    assert not agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+    assert not agent.run(
+        "register another account", "web form", MockEnvironment(SITE), SIGNUP
+    ).success
 
 
 def test_retrieval_happens_at_start_and_on_each_completed_subtask():
@@ -232,7 +239,9 @@ def test_retrieval_settings_beside_an_experience_are_refused():
 
     experience = EpisodicExperience(EpisodicMemory())
     with pytest.raises(ValueError, match="belong to the experience"):
-        RecurisAgent(WorkingMemory(), EpisodicMemory(), ScriptedLLM([]), experience=experience, top_k=3)
+        RecurisAgent(
+            WorkingMemory(), EpisodicMemory(), ScriptedLLM([]), experience=experience, top_k=3
+        )
 
 
 def test_a_slot_step_is_not_done_by_an_action_that_only_shares_its_verb():

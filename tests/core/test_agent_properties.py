@@ -62,4 +62,6 @@ def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
         assert len(episodic) == run and episodic.episodes[-1] is result.episode  # A2
         flat_goal = " ".join(goal.split())
         assert all(f"Goal: {flat_goal}" in prompt for prompt in script.prompts)  # A3
-        assert result.success == (result.status == "success") and (result.success or result.failure_reason)
+        assert result.success == (result.status == "success") and (
+            result.success or result.failure_reason
+        )

@@ -41,7 +41,9 @@ def test_weight_matches_the_documented_formula(clock):
     """D7: weight = importance * exp(-ln2 * elapsed / half_life) + min(cap, per_access * accesses)."""
     clock.advance(3 * DAY)
     expected = 0.9 * math.exp(-math.log(2) * 3 / 7) + min(0.3, 0.05 * 4)
-    assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(expected)
+    assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(
+        expected
+    )
 
 
 def test_reinforcement_is_capped(clock):
@@ -71,7 +73,9 @@ def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     clock.advance(21 * DAY)  # 0.125 alone, 0.175 with one access
     report = manager.run_cycle([stale, used])
     assert [i.id for i in report.forgotten] == ["stale"] and [i.id for i in report.kept] == ["used"]
-    assert [(r.item_id, r.operation, r.at) for r in manager.audit_log] == [("stale", "forget", 21 * DAY)]
+    assert [(r.item_id, r.operation, r.at) for r in manager.audit_log] == [
+        ("stale", "forget", 21 * DAY)
+    ]
     assert report.audit[0].weight == pytest.approx(0.125)
     assert "below retention threshold 0.15" in report.audit[0].reason
 
@@ -102,4 +106,8 @@ def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
     manager = DecayManager(clock=clock, max_audit_log=3)
     clock.advance(100 * DAY)
     manager.run_cycle([item(id=f"episode-{n}") for n in range(5)])
-    assert [record.item_id for record in manager.audit_log] == ["episode-2", "episode-3", "episode-4"]
+    assert [record.item_id for record in manager.audit_log] == [
+        "episode-2",
+        "episode-3",
+        "episode-4",
+    ]

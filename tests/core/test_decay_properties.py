@@ -48,19 +48,31 @@ def test_D3_reinforcement_never_exceeds_the_cap(importance, count, per_access, c
     assert manager.weight(item(importance, count), elapsed * DAY) - decayed <= cap + 1e-12
 
 
-@given(st.lists(st.tuples(importances, st.integers(0, 10), days), max_size=30), st.floats(0, 2), days)
-def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(specs, threshold, now_days):
+@given(
+    st.lists(st.tuples(importances, st.integers(0, 10), days), max_size=30), st.floats(0, 2), days
+)
+def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(
+    specs, threshold, now_days
+):
     """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten item."""
     clock = ManualClock(now_days * DAY)
-    manager = DecayManager(half_life_days=7, reinforcement_per_access=0.05, reinforcement_cap=0.3,
-                           retention_threshold=threshold, clock=clock)
+    manager = DecayManager(
+        half_life_days=7,
+        reinforcement_per_access=0.05,
+        reinforcement_cap=0.3,
+        retention_threshold=threshold,
+        clock=clock,
+    )
     items = [
         item(imp, count, max(0.0, clock() - age * DAY), id=f"m{i}")
         for i, (imp, count, age) in enumerate(specs)
     ]
+
     # The oracle is document 004's formula written out here, not the module's own `weight`.
     def weight(m):
-        return m.importance * 0.5 ** ((clock() - m.last_access_at) / (7 * DAY)) + min(0.3, 0.05 * m.access_count)
+        return m.importance * 0.5 ** ((clock() - m.last_access_at) / (7 * DAY)) + min(
+            0.3, 0.05 * m.access_count
+        )
 
     expected = {m.id for m in items if weight(m) < threshold}
     report = manager.run_cycle(items)

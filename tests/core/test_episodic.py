@@ -8,7 +8,12 @@ from recuris import Episode, EpisodicMemory
 def episode(goal, task_type="web form", status="success", created_at=0.0, **fields):
     reason = "error" if status == "failed" else ""
     return Episode(
-        task_type=task_type, goal=goal, status=status, failure_reason=reason, created_at=created_at, **fields
+        task_type=task_type,
+        goal=goal,
+        status=status,
+        failure_reason=reason,
+        created_at=created_at,
+        **fields,
     )
 
 
@@ -61,7 +66,9 @@ def test_below_threshold_is_dropped_not_padded(memory):
 
 def test_at_most_top_k_hits(memory):
     """E1: no more than top_k hits."""
-    assert len(memory.retrieve("register account report sales web form", top_k=1, threshold=0.0)) == 1
+    assert (
+        len(memory.retrieve("register account report sales web form", top_k=1, threshold=0.0)) == 1
+    )
 
 
 def test_ties_go_to_the_newer_episode():

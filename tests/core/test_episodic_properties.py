@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    Bundle, RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test,
+    Bundle,
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
 )
 
 from recuris import Episode, EpisodicMemory, tokenize
@@ -19,7 +24,19 @@ from recuris import Episode, EpisodicMemory, tokenize
 from factories import scorer_factories, scorer_references, shared_examples
 
 words = st.sampled_from(
-    ["deploy", "deploys", "service", "report", "sales", "form", "the", "注册", "账号", "database", "migrate"]
+    [
+        "deploy",
+        "deploys",
+        "service",
+        "report",
+        "sales",
+        "form",
+        "the",
+        "注册",
+        "账号",
+        "database",
+        "migrate",
+    ]
 )
 phrases = st.lists(words, min_size=1, max_size=4).map(" ".join)
 queries = st.lists(words, max_size=4).map(" ".join)
@@ -36,9 +53,14 @@ def naive_jaccard(query_tokens, text):
 
 def naive_ranking(episodes, query, top_k, threshold):
     """Score every (episode, insertion order) naively; keep those above 0 and the threshold; sort as E3 says."""
-    rows = [(naive_jaccard(tokenize(query), f"{e.task_type} {e.goal}"), e.created_at, order, e.id)
-            for order, e in episodes]
-    rows = sorted((row for row in rows if row[0] > 0 and row[0] >= threshold), key=lambda r: (-r[0], -r[1], -r[2]))
+    rows = [
+        (naive_jaccard(tokenize(query), f"{e.task_type} {e.goal}"), e.created_at, order, e.id)
+        for order, e in episodes
+    ]
+    rows = sorted(
+        (row for row in rows if row[0] > 0 and row[0] >= threshold),
+        key=lambda r: (-r[0], -r[1], -r[2]),
+    )
     return [(score, episode_id) for score, _, _, episode_id in rows[:top_k]]
 
 
@@ -59,9 +81,14 @@ def reference_bm25(query_terms, document_terms, corpus, k1=1.2, b=0.75):
         holders = sum(term in other for other in corpus)
         return math.log(1 + (len(corpus) - holders + 0.5) / (holders + 0.5))
 
-    raw = sum(idf(term) * document.count(term) * (k1 + 1)
-              / (document.count(term) + k1 * (1 - b + b * len(document) / average))
-              for term in query if term in document)
+    raw = sum(
+        idf(term)
+        * document.count(term)
+        * (k1 + 1)
+        / (document.count(term) + k1 * (1 - b + b * len(document) / average))
+        for term in query
+        if term in document
+    )
     return min(1.0, raw / (sum(idf(term) for term in query) * (k1 + 1)))
 
 
@@ -74,7 +101,10 @@ def reference_scores(memory, reference, query):
     analyze = memory.scorer.analyzer
     terms = {e.id: list(analyze(f"{e.task_type} {e.goal}")) for e in memory.episodes}
     query_terms = list(analyze(query))
-    return {key: reference(query_terms, document, list(terms.values())) for key, document in terms.items()}
+    return {
+        key: reference(query_terms, document, list(terms.values()))
+        for key, document in terms.items()
+    }
 
 
 def assert_agrees_with_the_reference(hits, reference, top_k, threshold):
@@ -105,19 +135,25 @@ def test_E1_E2_E3_E4_retrieve_equals_a_naive_sort(specs, query, top_k, threshold
     memory = EpisodicMemory()
     stored = [memory.add_episode(make(t, g, c)) for t, g, c in specs]
     hits = memory.retrieve(query, top_k, threshold)
-    assert [(h.score, h.episode.id) for h in hits] == naive_ranking(enumerate(stored), query, top_k, threshold)
+    assert [(h.score, h.episode.id) for h in hits] == naive_ranking(
+        enumerate(stored), query, top_k, threshold
+    )
     assert hits == memory.retrieve_by_scan(query, top_k, threshold)
 
 
 @pytest.mark.parametrize("name", list(SCORERS))
 @shared_examples(len(SCORERS))
 @given(episode_specs, queries, st.integers(1, 6), thresholds)
-def test_E4_the_indexed_retrieve_equals_the_scan_whatever_the_scorer(name, specs, query, top_k, threshold):
+def test_E4_the_indexed_retrieve_equals_the_scan_whatever_the_scorer(
+    name, specs, query, top_k, threshold
+):
     """E4: with any scorer, the indexed `retrieve` returns exactly what `retrieve_by_scan` returns."""
     memory = EpisodicMemory(SCORERS[name]())
     for task_type, goal, created_at in specs:
         memory.add_episode(make(task_type, goal, created_at))
-    assert memory.retrieve(query, top_k, threshold) == memory.retrieve_by_scan(query, top_k, threshold)
+    assert memory.retrieve(query, top_k, threshold) == memory.retrieve_by_scan(
+        query, top_k, threshold
+    )
 
 
 @pytest.mark.parametrize("name", [name for name in SCORERS if name in REFERENCES])
@@ -167,11 +203,16 @@ class EpisodicMachine(RuleBasedStateMachine):
         assert hits == self.memory.retrieve_by_scan(query, top_k, threshold)  # E4
         # E1-E3 from the model: every stored episode scored one by one, kept and sorted as the rules say.
         terms, scorer = self.memory.scorer.analyzer(query), self.memory.scorer
-        rows = [(scorer.score(terms, key), e.created_at, self.order[key], key)
-                for key, e in self.model.items()]
-        kept = sorted((r for r in rows if r[0] > 0 and r[0] >= threshold),
-                      key=lambda r: (-r[0], -r[1], -r[2]))
-        assert [(h.score, h.episode.id) for h in hits] == [(score, key) for score, _, _, key in kept[:top_k]]
+        rows = [
+            (scorer.score(terms, key), e.created_at, self.order[key], key)
+            for key, e in self.model.items()
+        ]
+        kept = sorted(
+            (r for r in rows if r[0] > 0 and r[0] >= threshold), key=lambda r: (-r[0], -r[1], -r[2])
+        )
+        assert [(h.score, h.episode.id) for h in hits] == [
+            (score, key) for score, _, _, key in kept[:top_k]
+        ]
 
     @invariant()
     def E5_ids_are_unique_and_match_the_model(self):

@@ -36,7 +36,9 @@ def test_scripted_llm_replays_then_finishes_and_keeps_prompts():
 
 def test_read_prompt_recovers_what_the_prompt_says():
     """L2: the reader gets goal, pins, progress and experience back from the text."""
-    view = read_prompt(prompt_for(done=["open page"], pins=["do not use MySQL"], hits=[failed_submit()]))
+    view = read_prompt(
+        prompt_for(done=["open page"], pins=["do not use MySQL"], hits=[failed_submit()])
+    )
     assert view.goal == "register an account" and view.pins == ["do not use MySQL"]
     assert view.subtasks[0] == (True, "open page") and view.avoid == ["submit"]
 
@@ -59,7 +61,8 @@ def test_retries_the_known_bad_path_without_experience():
 def test_avoids_the_known_bad_path_with_experience():
     """L3: with the failed episode in the prompt, the mock takes the alternative."""
     assert (
-        PromptFollowingLLM()(prompt_for(done=PLAN[:2], hits=[failed_submit()])) == "solve captcha then submit"
+        PromptFollowingLLM()(prompt_for(done=PLAN[:2], hits=[failed_submit()]))
+        == "solve captcha then submit"
     )
 
 
@@ -84,9 +87,15 @@ def test_respects_a_pinned_constraint_only_when_it_is_in_the_prompt():
     plan = ["create schema in MySQL | create schema in PostgreSQL"]
     memory = WorkingMemory()
     memory.init_task("migrate", plan)
-    assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "create schema in MySQL"
+    assert (
+        PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), []))
+        == "create schema in MySQL"
+    )
     memory.pin("do not use MySQL")
-    assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "create schema in PostgreSQL"
+    assert (
+        PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), []))
+        == "create schema in PostgreSQL"
+    )
 
 
 def test_reads_a_pinned_constraint_as_words_not_as_a_literal_string():
@@ -94,7 +103,10 @@ def test_reads_a_pinned_constraint_as_words_not_as_a_literal_string():
     memory = WorkingMemory()
     memory.init_task("travel", ["book the red-eye flight | book the morning flight"])
     memory.pin("avoid red-eye flights")
-    assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "book the morning flight"
+    assert (
+        PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), []))
+        == "book the morning flight"
+    )
 
 
 def test_follows_a_successful_path_when_there_is_no_plan():
@@ -123,7 +135,10 @@ def test_a_slot_is_asked_for_once_then_filled_from_the_answer():
     memory = WorkingMemory()
     memory.init_task("ship", ["deploy to {deploy region}"])
     offer = ActiveRecall.instruction  # the tool is offered: the instruction says how to call it
-    assert PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), [])) == "deploy to {deploy region}"
+    assert (
+        PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), []))
+        == "deploy to {deploy region}"
+    )
     bare = build_prompt(memory.to_prompt_section(), [], tools_instruction=offer)
     call = json.loads(PromptFollowingLLM()(bare))
     assert call["function_call"]["name"] == "search_memory"

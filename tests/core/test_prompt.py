@@ -1,7 +1,13 @@
 """Example tests for recuris.core.prompt, the layout shared by writer and reader (P1-P3)."""
 
 from recuris import Episode, Hit, WorkingMemory
-from recuris.core.prompt import EXPERIENCE_HEADER, INSTRUCTION, build_prompt, render_experience, subtask_options
+from recuris.core.prompt import (
+    EXPERIENCE_HEADER,
+    INSTRUCTION,
+    build_prompt,
+    render_experience,
+    subtask_options,
+)
 
 
 def test_working_section_comes_before_experience_and_instruction():
@@ -26,7 +32,10 @@ def test_experience_is_rendered_in_the_order_given():
 
 def test_subtask_options_split_on_the_separator():
     """P3: alternatives are separated by ' | ', first choice first."""
-    assert subtask_options("submit | solve captcha then submit") == ["submit", "solve captcha then submit"]
+    assert subtask_options("submit | solve captcha then submit") == [
+        "submit",
+        "solve captcha then submit",
+    ]
     assert subtask_options("just one") == ["just one"]
 
 
@@ -52,11 +61,13 @@ def test_slot_values_come_from_notes_and_recalled_statements_not_from_experience
     """P3: a note in a step's result or a recalled `key: value` gives a value; an episode line does not."""
     from recuris.core.prompt import slot_values
 
-    prompt = "\n".join([
-        "  3. check -> ok; note: api port = 8080",
-        "  4. check -> ok; note: api port = 9090",
-        "  - [semantic] preferred hotel: Hotel Lux (relevance 0.90)",
-        "  - [follow] plan (trip) succeeded: book: a -> b (similarity 0.50)",
-    ])
+    prompt = "\n".join(
+        [
+            "  3. check -> ok; note: api port = 8080",
+            "  4. check -> ok; note: api port = 9090",
+            "  - [semantic] preferred hotel: Hotel Lux (relevance 0.90)",
+            "  - [follow] plan (trip) succeeded: book: a -> b (similarity 0.50)",
+        ]
+    )
     assert slot_values(prompt) == {"api port": "8080", "preferred hotel": "Hotel Lux"}
     assert slot_values(prompt, latest_wins=True)["api port"] == "9090"

@@ -38,7 +38,10 @@ def test_candidates_are_the_keys_sharing_a_term_with_the_scan_scores():
     for key, text in {"a": "x y z", "b": "y z w v", "c": "q"}.items():
         scorer.add(key, text.split())
     query = ["y", "z", "u"]
-    assert sorted(scorer.score_candidates(query)) == [("a", scorer.score(query, "a")), ("b", scorer.score(query, "b"))]
+    assert sorted(scorer.score_candidates(query)) == [
+        ("a", scorer.score(query, "a")),
+        ("b", scorer.score(query, "b")),
+    ]
 
 
 def test_adding_a_key_again_replaces_its_terms():

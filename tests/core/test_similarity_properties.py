@@ -6,8 +6,11 @@ from hypothesis import strategies as st
 from recuris.core.similarity import JaccardScorer, jaccard
 
 token_sets = st.sets(st.text(alphabet="abcdef", min_size=1, max_size=3), max_size=8)
-documents = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3), st.lists(st.sampled_from("xyzwvuts"), max_size=6),
-                            max_size=10)
+documents = st.dictionaries(
+    st.text("abcdefgh", min_size=1, max_size=3),
+    st.lists(st.sampled_from("xyzwvuts"), max_size=6),
+    max_size=10,
+)
 queries = st.lists(st.sampled_from("xyzwq"), max_size=4)
 
 
@@ -42,7 +45,9 @@ def test_SM2_candidates_equal_a_naive_scan(docs, query):
     scorer = JaccardScorer()
     for key, terms in docs.items():
         scorer.add(key, terms)
-    expected = {key: naive_jaccard(query, terms) for key, terms in docs.items() if set(query) & set(terms)}
+    expected = {
+        key: naive_jaccard(query, terms) for key, terms in docs.items() if set(query) & set(terms)
+    }
     found = dict(scorer.score_candidates(query))
     assert found.keys() == expected.keys()
     assert all(abs(found[key] - expected[key]) < 1e-12 for key in found)

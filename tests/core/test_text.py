@@ -2,16 +2,41 @@
 
 import pytest
 
-from recuris.core.text import clip, estimate_tokens, flatten, looks_like_failure, normalize, tokenize
+from recuris.core.text import (
+    clip,
+    estimate_tokens,
+    flatten,
+    looks_like_failure,
+    normalize,
+    tokenize,
+)
 
 
 def test_latin_words_are_lower_cased_and_split_on_punctuation():
     """T1: Latin words and digits are lower-cased; punctuation and `_` split them."""
-    assert tokenize("Fill the E-mail_field, step 2!") == ["fill", "the", "e", "mail", "field", "step", "2"]
+    assert tokenize("Fill the E-mail_field, step 2!") == [
+        "fill",
+        "the",
+        "e",
+        "mail",
+        "field",
+        "step",
+        "2",
+    ]
 
 
-@pytest.mark.parametrize("text", ["Fill the E-mail_field, step 2!", "a__b--c\t\nD9x", "", "___", "x" * 300,
-                                  "ALL CAPS 42 and 4.2", "Ünïcode beside ascii"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fill the E-mail_field, step 2!",
+        "a__b--c\t\nD9x",
+        "",
+        "___",
+        "x" * 300,
+        "ALL CAPS 42 and 4.2",
+        "Ünïcode beside ascii",
+    ],
+)
 def test_ascii_text_splits_as_the_general_path_splits_it(text):
     """T1: ASCII text, split in one call, gives the tokens the general path gives (a non-ASCII twin)."""
     twin = tokenize(text + " é")  # one non-ASCII word sends the same text down the general path

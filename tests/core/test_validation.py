@@ -20,7 +20,9 @@ def test_blank_text_and_a_lone_surrogate_are_refused():
     """VL1: blank text, and text UTF-8 cannot encode, raise ValueError naming the argument."""
     with pytest.raises(ValueError, match="goal must not be empty"):
         require_text("goal", " \n ")
-    with pytest.raises(ValueError, match="goal must be valid Unicode text: lone surrogate at position 1"):
+    with pytest.raises(
+        ValueError, match="goal must be valid Unicode text: lone surrogate at position 1"
+    ):
         require_text("goal", "a\ud800")
     assert unicode_problem("注册") == ""
 

@@ -5,14 +5,20 @@ from hypothesis import strategies as st
 
 from recuris.core.validation import require_count, require_text
 
-anything = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(), st.binary())
+anything = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(), st.binary()
+)
 
 
 @given(anything, st.integers(-5, 5), st.one_of(st.none(), st.integers(-5, 10)))
 def test_VL2_a_count_is_accepted_exactly_when_it_is_an_int_in_range(value, minimum, maximum):
     """VL2: accepted iff an int, not a bool, with minimum <= value < maximum; never another outcome."""
-    expected = (isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-                and (maximum is None or value < maximum))
+    expected = (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= minimum
+        and (maximum is None or value < maximum)
+    )
     try:
         assert require_count("n", value, minimum, maximum) == value and expected
     except ValueError:

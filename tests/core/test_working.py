@@ -27,7 +27,13 @@ def test_init_task_resets_window_summary_trajectory_pins_and_progress(memory):
     for i in range(5):
         memory.add_step(f"a{i}", "ok")
     memory.init_task("a new task")
-    assert (memory.recent_steps, memory.trajectory, memory.summary, memory.pins, memory.subtasks) == (
+    assert (
+        memory.recent_steps,
+        memory.trajectory,
+        memory.summary,
+        memory.pins,
+        memory.subtasks,
+    ) == (
         (),
         (),
         "",
@@ -90,7 +96,9 @@ def test_mark_done_shows_progress(memory):
     memory.mark_done("fill email")
     section = memory.to_prompt_section()
     assert (
-        "Subtasks: 1 of 2 done" in section and "[x] fill email" in section and "[ ] set password" in section
+        "Subtasks: 1 of 2 done" in section
+        and "[x] fill email" in section
+        and "[ ] set password" in section
     )
 
 
@@ -127,7 +135,9 @@ def test_summarizer_answer_that_is_not_text_is_rejected(answer):
 
 def test_summarizer_output_is_clipped_to_the_budget():
     """W4: an over-long summary from a plug-in is clipped to max_summary_chars."""
-    memory = WorkingMemory(window_size=1, max_summary_chars=100, summarizer=lambda old, steps: "x" * 1000)
+    memory = WorkingMemory(
+        window_size=1, max_summary_chars=100, summarizer=lambda old, steps: "x" * 1000
+    )
     memory.init_task("goal")
     memory.add_step("a", "ok")
     memory.add_step("b", "ok")

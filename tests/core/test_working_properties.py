@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
 )
 
 from recuris import StructuredSummarizer, WorkingMemory
@@ -109,7 +114,9 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
 @pytest.mark.parametrize("name", list(SUMMARIZERS))
 def test_W1_W5_working_memory_follows_a_list_of_every_step_whatever_the_summarizer(name):
     """W1-W5: with any summarizer, goal, window, trajectory, prompt and pins behave as the model says."""
-    run_state_machine_as_test(lambda: WorkingMemoryMachine(name), settings=shared_examples(len(SUMMARIZERS)))
+    run_state_machine_as_test(
+        lambda: WorkingMemoryMachine(name), settings=shared_examples(len(SUMMARIZERS))
+    )
 
 
 class Verbose:
@@ -126,15 +133,18 @@ class Verbose:
 @pytest.mark.parametrize("name", list(SUMMARIZERS))
 @shared_examples(len(SUMMARIZERS))
 @given(st.integers(1, 4), st.integers(80, 300), st.lists(texts, min_size=1, max_size=10))
-def test_W4_an_over_long_summary_is_clipped_to_max_summary_chars(name, window_size, max_summary_chars,
-                                                                  actions):
+def test_W4_an_over_long_summary_is_clipped_to_max_summary_chars(
+    name, window_size, max_summary_chars, actions
+):
     """W4: whatever the summarizer answers, working memory keeps it clipped to max_summary_chars."""
     verbose = Verbose(SUMMARIZERS[name](max_summary_chars))
     memory = WorkingMemory(window_size, max_summary_chars, verbose)
     memory.init_task("ship the release")
     for action in actions:
         memory.add_step(action, "ok")
-        assert memory.summary == (clip(verbose.answers[-1], max_summary_chars) if verbose.answers else "")
+        assert memory.summary == (
+            clip(verbose.answers[-1], max_summary_chars) if verbose.answers else ""
+        )
 
 
 JUNK = {"None": None, "empty": "", "blank": " \n ", "a number": 42}
@@ -157,7 +167,12 @@ class Saboteur:
 
 @pytest.mark.parametrize("name", list(SUMMARIZERS))
 @shared_examples(len(SUMMARIZERS))
-@given(st.integers(1, 4), st.integers(80, 300), st.lists(st.tuples(texts, st.booleans()), max_size=12), plans)
+@given(
+    st.integers(1, 4),
+    st.integers(80, 300),
+    st.lists(st.tuples(texts, st.booleans()), max_size=12),
+    plans,
+)
 def test_W3_a_summarizer_that_fails_is_replaced_by_the_structured_one_and_the_failure_recorded(
     name, window_size, max_summary_chars, steps, plan
 ):
@@ -173,5 +188,8 @@ def test_W3_a_summarizer_that_fails_is_replaced_by_the_structured_one_and_the_fa
             assert memory.summary == StructuredSummarizer(max_summary_chars)(old_summary, evicted)
     failures = [kind for _, _, kind in saboteur.calls if kind is not None]
     assert len(memory.summarizer_failures) == len(failures)
-    assert [kind for kind, failure in zip(failures, memory.summarizer_failures)
-            if (failure == "RuntimeError: the model timed out") != (kind == "raises")] == []
+    assert [
+        kind
+        for kind, failure in zip(failures, memory.summarizer_failures)
+        if (failure == "RuntimeError: the model timed out") != (kind == "raises")
+    ] == []

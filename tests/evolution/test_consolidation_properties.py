@@ -31,7 +31,9 @@ def test_C1_C2_C3_C4_promotion_matches_a_naive_rescan(sightings, min_occurrences
         sources = list(dict.fromkeys(h[2] for h in recent))
         conflict = len(values) > 1
         expected = (
-            not conflict and current.get(subject) != value.casefold() and len(sources) >= min_occurrences
+            not conflict
+            and current.get(subject) != value.casefold()
+            and len(sources) >= min_occurrences
         )
         fact = consolidator.observe(subject, value, source)
         conflicts += conflict

@@ -50,7 +50,13 @@ def test_bad_entries_are_reported_and_good_ones_kept():
     )
     found, problems = parse_knowledge(reply)
     assert found == [Knowledge("a", "b", "general", 0.8)]
-    assert [p.split(":")[0] for p in problems] == ["entry 2", "entry 3", "entry 4", "entry 5", "entry 6"]
+    assert [p.split(":")[0] for p in problems] == [
+        "entry 2",
+        "entry 3",
+        "entry 4",
+        "entry 5",
+        "entry 6",
+    ]
 
 
 def test_a_flood_of_entries_is_cut_and_reported():

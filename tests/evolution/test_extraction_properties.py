@@ -9,7 +9,9 @@ from recuris.evolution.extraction import CATEGORIES, parse_knowledge
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 entries = st.fixed_dictionaries(

@@ -28,7 +28,9 @@ def test_stale_items_are_forgotten_with_weight_and_reason(manager, clock):
     assert [i.id for i in report.forgotten] == [stale.id] and manager.get(stale.id, "ana") is None
     [record] = manager.history("ana", stale.id)[-1:]
     assert (
-        record.operation == "forget" and record.weight < 0.15 and "below retention threshold" in record.reason
+        record.operation == "forget"
+        and record.weight < 0.15
+        and "below retention threshold" in record.reason
     )
 
 
@@ -68,7 +70,10 @@ def test_merging_never_crosses_users_or_touches_invalid_items(manager, clock):
     clock.advance(9 * DAY)
     report = manager.run_decay(DecayManager(clock=clock), "ana")
     assert report.merged == () and len(manager.list("bob")) == 1
-    assert [i.content for i in manager.list("ana", "semantic")] == ["database: MySQL", "database: PostgreSQL"]
+    assert [i.content for i in manager.list("ana", "semantic")] == [
+        "database: MySQL",
+        "database: PostgreSQL",
+    ]
 
 
 def test_consolidated_memory_decays_more_slowly(clock):
@@ -88,7 +93,9 @@ def test_a_cycle_refreshes_the_layers(manager, clock):
     from recuris import Episode
 
     episodes = manager.layers("ana").episodic
-    episodes.add_episode(Episode(task_type="deploy", goal="ship release 7", status="success", created_at=0.0))
+    episodes.add_episode(
+        Episode(task_type="deploy", goal="ship release 7", status="success", created_at=0.0)
+    )
     clock.advance(60 * DAY)
     manager.run_decay(DecayManager(clock=clock), "ana")
     assert manager.layers("ana").episodic.retrieve("deploy ship release") == []
@@ -122,7 +129,9 @@ def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock
     clock.advance(5 * DAY)  # both now weigh about 0.3: in the merge band
     decay = DecayManager(clock=clock)
     assert manager.run_decay(decay, "ana").merged == ()
-    manager.store.put([replace(manager.get(second.id, "ana"), content="the office plant needs water")])
+    manager.store.put(
+        [replace(manager.get(second.id, "ana"), content="the office plant needs water")]
+    )
     [(survivor, others)] = manager.run_decay(decay, "ana").merged
     assert {survivor.id, *(other.id for other in others)} == {first.id, second.id}
 

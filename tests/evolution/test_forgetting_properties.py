@@ -21,8 +21,11 @@ texts = st.sampled_from(
         "vpn token is blue",
     ]
 )
-writes = st.lists(st.tuples(st.sampled_from(["ana", "bob"]), texts, st.floats(0, 1), st.floats(0, 20)),
-                  min_size=1, max_size=15)
+writes = st.lists(
+    st.tuples(st.sampled_from(["ana", "bob"]), texts, st.floats(0, 1), st.floats(0, 20)),
+    min_size=1,
+    max_size=15,
+)
 
 
 @given(writes, st.floats(0, 40), st.sampled_from([0.5, 0.7, 0.9]))
@@ -67,8 +70,11 @@ def naive_cycle(items, decay, now, ceiling, similarity):
         if lead.id in grouped:
             continue
         group = [lead] + [
-            other for other in band
-            if other is not lead and other.id not in grouped and other.level == lead.level
+            other
+            for other in band
+            if other is not lead
+            and other.id not in grouped
+            and other.level == lead.level
             and jaccard(tokenize(lead.content), tokenize(other.content)) >= similarity
         ]
         if len(group) > 1:
@@ -78,35 +84,55 @@ def naive_cycle(items, decay, now, ceiling, similarity):
 
 
 words = st.lists(st.sampled_from("deploy failed plant water vpn".split()), min_size=1, max_size=4)
-new_items = st.tuples(st.just("write"), words, st.sampled_from([0.2, 0.5, 0.8, 1.0]),
-                      st.sampled_from(["episodic", "semantic"]), st.floats(0, 20))
+new_items = st.tuples(
+    st.just("write"),
+    words,
+    st.sampled_from([0.2, 0.5, 0.8, 1.0]),
+    st.sampled_from(["episodic", "semantic"]),
+    st.floats(0, 20),
+)
 operations = st.lists(
     st.one_of(
         new_items,
         st.tuples(st.just("wait"), st.floats(0, 10)),
         st.tuples(st.just("use"), st.integers(0, 40)),
         st.tuples(st.just("rewrite"), st.integers(0, 40), words),
-        st.tuples(st.just("cycle"), st.sampled_from([0.5, 0.6, 0.7, 1.0]), st.integers(1, 5),
-                  st.integers(1, 4)),  # similarity, batch size, delete batch
+        st.tuples(
+            st.just("cycle"),
+            st.sampled_from([0.5, 0.6, 0.7, 1.0]),
+            st.integers(1, 5),
+            st.integers(1, 4),
+        ),  # similarity, batch size, delete batch
     ),
     max_size=30,
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"]))
+@given(
+    st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"])
+)
 def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
     """O4: whatever the writes, uses, rewrites, cycles and batch sizes, the cycle decides as the naive one."""
     clock = ManualClock(0)
-    manager = MemoryManager(InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock)
+    manager = MemoryManager(
+        InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock
+    )
     decay, model, written = DecayManager(clock=clock), {}, 0
     for operation in [*writes, *operations, ("cycle", 0.6, 2, 50_000)]:
         if operation[0] == "write":
             written += 1
             # Written as if last used `age` days ago, so that items land in the merge band.
             used = clock() - operation[4] * DAY
-            item = MemoryItem(id=f"i{written}", user_id="ana", level=operation[3], importance=operation[2],
-                              content=" ".join(operation[1]) or "-", created_at=used, last_access_at=used)
+            item = MemoryItem(
+                id=f"i{written}",
+                user_id="ana",
+                level=operation[3],
+                importance=operation[2],
+                content=" ".join(operation[1]) or "-",
+                created_at=used,
+                last_access_at=used,
+            )
             model[item.id] = item
             manager.store.put([item])
         elif operation[0] == "wait":
@@ -121,8 +147,13 @@ def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operat
             manager.store.put([new])
         elif operation[0] == "cycle":
             forgotten, groups = naive_cycle(list(model.values()), decay, clock(), 0.4, operation[1])
-            report = manager.run_decay(decay, "ana", merge_similarity=operation[1], batch_size=operation[2],
-                                       delete_batch=operation[3])
+            report = manager.run_decay(
+                decay,
+                "ana",
+                merge_similarity=operation[1],
+                batch_size=operation[2],
+                delete_batch=operation[3],
+            )
             assert [item.id for item in report.forgotten] == forgotten
             assert [(s.id, [o.id for o in others]) for s, others in report.merged] == [
                 (group[0].id, [o.id for o in group[1:]]) for group in groups

@@ -13,8 +13,11 @@ thresholds = st.sampled_from([0.1, 0.3, 1 / 3, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.8, 
 
 
 def every_pair(sets, threshold):
-    return sorted((i, j) for i, j in itertools.combinations(range(len(sets)), 2)
-                  if jaccard(sets[i], sets[j]) >= threshold)
+    return sorted(
+        (i, j)
+        for i, j in itertools.combinations(range(len(sets)), 2)
+        if jaccard(sets[i], sets[j]) >= threshold
+    )
 
 
 @given(token_sets, thresholds)

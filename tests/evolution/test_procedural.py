@@ -9,7 +9,10 @@ from recuris import ManualClock, ProceduralMemory
 def memory():
     memory = ProceduralMemory(clock=ManualClock(0))
     memory.add(
-        "deploy", ["run tests", "build image", "roll out"], task_types=["deployment"], keywords=["release"]
+        "deploy",
+        ["run tests", "build image", "roll out"],
+        task_types=["deployment"],
+        keywords=["release"],
     )
     return memory
 
@@ -48,7 +51,10 @@ def test_same_name_supersedes_and_keeps_the_old_one(memory):
 
 def test_procedure_renders_its_numbered_steps(memory):
     """H4: a procedure renders as numbered steps."""
-    assert memory.procedures[0].render() == "procedure deploy: 1. run tests; 2. build image; 3. roll out"
+    assert (
+        memory.procedures[0].render()
+        == "procedure deploy: 1. run tests; 2. build image; 3. roll out"
+    )
 
 
 @pytest.mark.parametrize("field", ["steps", "task_types", "keywords"])

@@ -7,8 +7,14 @@ from recuris import ManualClock, ProceduralMemory
 from recuris.core.text import normalize, tokenize
 
 words = st.sampled_from(["deploy", "release", "hotfix", "report", "backup", "staging"])
-procedures = st.lists(st.tuples(st.sampled_from(["ship", "Ship", "restore", "audit"]),
-                                st.lists(words, max_size=2), st.lists(words, max_size=2)), max_size=6)
+procedures = st.lists(
+    st.tuples(
+        st.sampled_from(["ship", "Ship", "restore", "audit"]),
+        st.lists(words, max_size=2),
+        st.lists(words, max_size=2),
+    ),
+    max_size=6,
+)
 
 
 @given(procedures, st.lists(words, max_size=4).map(" ".join), st.none() | words)
@@ -21,8 +27,11 @@ def test_H1_H3_a_valid_procedure_matches_iff_a_trigger_does(specs, query, task_t
             continue
         memory.add(name, ["step"], task_types, keywords)
         latest[normalize(name)] = (task_types, keywords)
-    expected = {name for name, (types, keywords) in latest.items()
-                if (task_type is not None and task_type in types)
-                or any(set(tokenize(k)) <= set(tokenize(query)) for k in keywords)}
+    expected = {
+        name
+        for name, (types, keywords) in latest.items()
+        if (task_type is not None and task_type in types)
+        or any(set(tokenize(k)) <= set(tokenize(query)) for k in keywords)
+    }
     assert {normalize(p.name) for p, _ in memory.match(query, task_type)} == expected
     assert len(memory.procedures) == len(latest)

@@ -7,8 +7,10 @@ from recuris.evolution.reflecting_llm import ReflectingLLM
 
 def test_reflecting_llm_draws_insights_by_rule_with_sources():
     """RL2: 'our X is Y' -> 'X: Y'; 'I prefer X' -> 'user prefers X'; an apology -> a learning, each with its source."""
-    prompt = ("Interactions:\n  [turn-1] user: Our region is eu-west. | agent: ok\n"
-              "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n")
+    prompt = (
+        "Interactions:\n  [turn-1] user: Our region is eu-west. | agent: ok\n"
+        "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n"
+    )
     reply = json.loads(ReflectingLLM()(prompt))["insights"]
     assert [(i["type"], i["content"], i["sources"]) for i in reply] == [
         ("user_fact", "region: eu-west", ["turn-1"]),

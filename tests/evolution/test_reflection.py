@@ -40,7 +40,8 @@ def test_reflection_stores_insights_with_their_sources(manager):
     assert insight.content == "deploy region: eu-west" and insight.metadata["type"] == "user_fact"
     assert insight.metadata["source_ids"] == ["interaction-2"]
     assert (
-        manager.get("interaction-2", "ana").content == "user: Our deploy region is eu-west. | agent: Noted."
+        manager.get("interaction-2", "ana").content
+        == "user: Our deploy region is eu-west. | agent: Noted."
     )
     assert callback.buffer == []
 
@@ -49,8 +50,9 @@ def test_reflection_stores_insights_with_their_sources(manager):
 def test_a_failed_reflection_keeps_the_buffer_and_is_audited(manager, reply):
     """Y2: malformed output leaves the buffer as it was, records the failure, and a retry works."""
     answers = [reply]
-    callback = ReflectionCallback(lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager,
-                                  user_id="ana")
+    callback = ReflectionCallback(
+        lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager, user_id="ana"
+    )
     callback.add_interaction("Our team language is Python", "ok")
     before = list(callback.buffer)
     assert callback.reflect().failed and callback.buffer == before and len(callback.failures) == 1
@@ -67,7 +69,11 @@ def test_an_exception_from_the_model_keeps_the_buffer(manager):
     callback = ReflectionCallback(broken, manager, user_id="ana")
     callback.add_interaction("Our team language is Python", "ok")
     report = callback.reflect()
-    assert report.failed and "ConnectionError: model down" in report.problems[0] and len(callback.buffer) == 1
+    assert (
+        report.failed
+        and "ConnectionError: model down" in report.problems[0]
+        and len(callback.buffer) == 1
+    )
 
 
 def test_a_model_that_hangs_times_out_and_keeps_the_buffer(manager):
@@ -130,9 +136,12 @@ def test_threshold_must_be_positive(manager):
 
 def test_a_reply_whose_every_insight_is_refused_is_a_failure_and_keeps_the_buffer(manager):
     """Y2: insights that all miss a required field are a failed reflection, retried, not a success."""
-    answers = ['{"insights": [{"type": "user_fact", "confidence": 0.9}, {"content": "x", "confidence": 1}]}']
-    callback = ReflectionCallback(lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager,
-                                  user_id="ana")
+    answers = [
+        '{"insights": [{"type": "user_fact", "confidence": 0.9}, {"content": "x", "confidence": 1}]}'
+    ]
+    callback = ReflectionCallback(
+        lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager, user_id="ana"
+    )
     callback.add_interaction("Our team language is Python", "ok")
     before = list(callback.buffer)
     report = callback.reflect()
@@ -160,7 +169,9 @@ def test_a_failure_while_storing_is_reported_and_a_retry_stores_nothing_twice(ma
     assert not callback.reflect().failed and callback.buffer == []
     kinds = [item.metadata["kind"] for item in manager.list("ana")]
     assert kinds.count("interaction") == 2 and sorted(i.content for i in insights(manager)) == [
-        "deploy region: eu-west", "team language: Python"]
+        "deploy region: eu-west",
+        "team language: Python",
+    ]
 
 
 def test_while_the_model_keeps_failing_the_buffer_and_the_prompt_stay_bounded(manager):

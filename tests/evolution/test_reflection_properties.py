@@ -7,8 +7,16 @@ from recuris import ManualClock, MemoryManager
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
 
-messages = st.sampled_from(["Our deploy region is eu-west.", "Our deploy region is us-east.",
-                            "I prefer tea", "I prefer coffee", "hello", "That is wrong"])
+messages = st.sampled_from(
+    [
+        "Our deploy region is eu-west.",
+        "Our deploy region is us-east.",
+        "I prefer tea",
+        "I prefer coffee",
+        "hello",
+        "That is wrong",
+    ]
+)
 replies = st.sampled_from(["ok", "Sorry, I was wrong.", "Noted."])
 outcomes = st.lists(st.sampled_from(["good", "garbage", "raise"]), min_size=1, max_size=6)
 
@@ -41,4 +49,6 @@ def test_Y1_to_Y4_buffer_survives_failures_and_insights_keep_their_sources(turns
     by_id = {i.id: i for i in items}
     for item in items:
         if not item.is_valid:
-            assert set(item.metadata["source_ids"]) <= set(by_id[item.superseded_by].metadata["source_ids"])
+            assert set(item.metadata["source_ids"]) <= set(
+                by_id[item.superseded_by].metadata["source_ids"]
+            )

@@ -93,7 +93,12 @@ def test_two_valid_facts_of_one_subject_on_load_leave_only_the_newest_valid():
     """F5: loading closes a valid fact that a newer valid fact of its subject contradicts, in the archive too."""
     from recuris import Fact
 
-    archive = ListArchive([Fact("f1", "database", "MySQL", ("e1",), 10), Fact("f2", "Database", "PostgreSQL", ("e2",), 20)])
+    archive = ListArchive(
+        [
+            Fact("f1", "database", "MySQL", ("e1",), 10),
+            Fact("f2", "Database", "PostgreSQL", ("e2",), 20),
+        ]
+    )
     memory = SemanticMemory(archive, ManualClock(30))
     assert [fact.value for fact in memory.current()] == ["PostgreSQL"]
     assert [(f.id, f.invalidated_at, f.superseded_by) for f in archive.closed] == [("f1", 20, "f2")]
@@ -103,7 +108,9 @@ def test_an_archive_that_cannot_close_on_load_keeps_both_and_the_newest_is_curre
     """F5: when the archive cannot be written, the loaded facts stay as they were; the newest still answers."""
     from recuris import Fact
 
-    archive = ListArchive([Fact("f1", "db", "MySQL", ("e1",), 10), Fact("f2", "db", "PostgreSQL", ("e2",), 20)], False)
+    archive = ListArchive(
+        [Fact("f1", "db", "MySQL", ("e1",), 10), Fact("f2", "db", "PostgreSQL", ("e2",), 20)], False
+    )
     memory = SemanticMemory(archive, ManualClock(30))
     assert memory.knows("db", "PostgreSQL") and len(memory.current()) == 2
 

@@ -52,7 +52,9 @@ class SemanticMachine(RuleBasedStateMachine):
                 new.source_ids,
             )
             assert old.is_valid or old == new  # a closed fact never changes again
-        assert [(f.subject, f.value, f.source_ids, f.is_valid) for f in now] == [tuple(r) for r in self.model]
+        assert [(f.subject, f.value, f.source_ids, f.is_valid) for f in now] == [
+            tuple(r) for r in self.model
+        ]
 
     @invariant()
     def F2_at_most_one_valid_fact_per_subject(self):

@@ -43,7 +43,11 @@ def test_each_exercise_gives_two_hints(exercise):
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
 def test_the_invariants_are_read_from_the_modules_docstrings(exercise):
     """EX2: an exercise's invariants are exactly those its modules' docstrings declare, with their text."""
-    declared = [i for m in exercise.modules for i in INVARIANT.findall(exercise.source(m).read_text("utf-8"))]
+    declared = [
+        i
+        for m in exercise.modules
+        for i in INVARIANT.findall(exercise.source(m).read_text("utf-8"))
+    ]
     texts = exercise.invariants()
     assert list(texts) == declared and all(texts.values())
 

@@ -19,7 +19,6 @@ from recuris.exercises.skeleton import skeleton
 from layout import ROOT
 
 
-
 @pytest.fixture(scope="module", autouse=True)
 def shared_hypothesis_tables():
     """Checks share the suite's Hypothesis tables instead of building them in a user cache."""
@@ -29,8 +28,10 @@ def shared_hypothesis_tables():
 
 
 # The off-by-one window: one step more than window_size stays in the window (W2).
-WINDOW_BUG = (("deque(maxlen=window_size)", "deque(maxlen=window_size + 1)"),
-              ("len(self._recent) == self.window_size else", "len(self._recent) > self.window_size else"))
+WINDOW_BUG = (
+    ("deque(maxlen=window_size)", "deque(maxlen=window_size + 1)"),
+    ("len(self._recent) == self.window_size else", "len(self._recent) > self.window_size else"),
+)
 
 
 def planted(folder, name, file, *replacements):
@@ -61,7 +62,9 @@ def skeleton_check(exercise, folder):
     """Write exercise's skeletons into folder and grade them; return (exit code, output lines)."""
     folder.mkdir(parents=True, exist_ok=True)
     for module, file in zip(exercise.modules, exercise.files):
-        (folder / file).write_text(skeleton(exercise.source(module).read_text(encoding="utf-8")), "utf-8")
+        (folder / file).write_text(
+            skeleton(exercise.source(module).read_text(encoding="utf-8")), "utf-8"
+        )
     lines = []
     return grading.check(exercise, folder, out=lines.append), lines
 
@@ -77,7 +80,9 @@ def assert_skeleton_fails_naming_an_invariant(exercise, folder, code, lines):
 def test_the_first_skeleton_fails_its_check_naming_an_invariant(tmp_path):
     """GR3: a fresh skeleton (text's, in the quick loop) fails, naming an invariant of the module and its TODO."""
     exercise = find("text")
-    assert_skeleton_fails_naming_an_invariant(exercise, tmp_path, *skeleton_check(exercise, tmp_path))
+    assert_skeleton_fails_naming_an_invariant(
+        exercise, tmp_path, *skeleton_check(exercise, tmp_path)
+    )
 
 
 @pytest.mark.slow
@@ -85,12 +90,15 @@ def test_every_skeleton_fails_its_check_naming_an_invariant(tmp_path):
     """GR3: every exercise's fresh skeleton fails, naming an invariant of its module and its TODO."""
     results = in_parallel(lambda e: skeleton_check(e, tmp_path / e.name), EXERCISES)
     for exercise in EXERCISES:
-        assert_skeleton_fails_naming_an_invariant(exercise, tmp_path / exercise.name, *results[exercise.name])
+        assert_skeleton_fails_naming_an_invariant(
+            exercise, tmp_path / exercise.name, *results[exercise.name]
+        )
 
 
 @pytest.mark.slow
 def test_the_packages_own_modules_pass_their_checks(tmp_path):
     """GR2: every exercise's reference solution, copied as the learner's files, passes with exit 0."""
+
     def graded(exercise):
         (tmp_path / exercise.name).mkdir()
         return plant(tmp_path / exercise.name, exercise.name, None)
@@ -99,16 +107,24 @@ def test_the_packages_own_modules_pass_their_checks(tmp_path):
     for exercise in EXERCISES:
         code, output = results[exercise.name]
         assert code == 0, output
-        assert output.startswith(f"check {exercise.name}: all ") and " hold on every input tried" in output
+        assert (
+            output.startswith(f"check {exercise.name}: all ")
+            and " hold on every input tried" in output
+        )
 
 
 @pytest.mark.slow
 def test_an_off_by_one_window_is_named_W2(tmp_path):
     """GR3: a window one step too long breaks W2; the command says so, with the failing assertion."""
     planted(tmp_path, "working", "working.py", *WINDOW_BUG)
-    done = subprocess.run([sys.executable, "-m", "recuris.exercises", "check", "working", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "recuris.exercises", "check", "working", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "W2 broken: `len(recent_steps) <= window_size`." in done.stdout
     assert "failing  assert [step.action for step in memory.recent_steps]" in done.stdout
@@ -117,37 +133,62 @@ def test_an_off_by_one_window_is_named_W2(tmp_path):
 @pytest.mark.slow
 def test_a_state_machine_failure_is_shown_with_its_shrunk_steps(tmp_path):
     """GR3: an index that keeps removed episodes breaks E4 in the state machine; its shrunk steps are shown."""
-    code, output = plant(tmp_path, "episodic", "episodic.py", ("            self.scorer.remove(episode.id)\n", ""))
-    assert code == 1 and "\nE4 broken: the indexed `retrieve` returns exactly what" in output, output
+    code, output = plant(
+        tmp_path, "episodic", "episodic.py", ("            self.scorer.remove(episode.id)\n", "")
+    )
+    assert code == 1 and "\nE4 broken: the indexed `retrieve` returns exactly what" in output, (
+        output
+    )
     assert "(a state machine, at E4_index_holds_exactly_the_stored_episodes)" in output
     steps = [line.strip() for line in output.split("the machine's steps):\n")[1].splitlines()]
-    assert steps[0] == "state = EpisodicMachine()" and any(s.startswith("state.remove(") for s in steps)
-    assert steps[steps.index("state.teardown()") - 1] == "state.E4_index_holds_exactly_the_stored_episodes()"
+    assert steps[0] == "state = EpisodicMachine()" and any(
+        s.startswith("state.remove(") for s in steps
+    )
+    assert (
+        steps[steps.index("state.teardown()") - 1]
+        == "state.E4_index_holds_exactly_the_stored_episodes()"
+    )
 
 
 @pytest.mark.slow
 def test_a_summary_that_overwrites_instead_of_merging_is_named_M1(tmp_path):
     """GR3: the prototype's defect, a summary started afresh at each fold, breaks M1."""
-    code, output = plant(tmp_path, "compression", "compression.py",
-                         ("parts = parse(old_summary)", 'parts = parse("")'))
+    code, output = plant(
+        tmp_path,
+        "compression",
+        "compression.py",
+        ("parts = parse(old_summary)", 'parts = parse("")'),
+    )
     assert code == 1 and "\nM1 broken: merging loses no count" in output, output
 
 
 @pytest.mark.slow
 def test_a_threshold_that_excludes_its_boundary_is_named_E2(tmp_path):
     """GR3: `score > threshold` where E2 says `>=` is named E2."""
-    code, output = plant(tmp_path, "episodic", "episodic.py",
-                         ("score > 0.0 and score >= threshold", "score > 0.0 and score > threshold"))
+    code, output = plant(
+        tmp_path,
+        "episodic",
+        "episodic.py",
+        ("score > 0.0 and score >= threshold", "score > 0.0 and score > threshold"),
+    )
     assert code == 1 and "\nE2 broken: every hit's score is >= `threshold`" in output, output
 
 
 @pytest.mark.slow
 def test_reinforcement_without_a_cap_is_named_D3(tmp_path):
     """GR3: reinforcement that grows with every access, uncapped, is named D3."""
-    code, output = plant(tmp_path, "decay", "decay.py", (
-        "min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)",
-        "self.reinforcement_per_access * item.access_count"))
-    assert code == 1 and "\nD3 broken: the reinforcement part never exceeds the cap." in output, output
+    code, output = plant(
+        tmp_path,
+        "decay",
+        "decay.py",
+        (
+            "min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)",
+            "self.reinforcement_per_access * item.access_count",
+        ),
+    )
+    assert code == 1 and "\nD3 broken: the reinforcement part never exceeds the cap." in output, (
+        output
+    )
 
 
 def test_without_the_test_extra_check_says_how_to_install_it(tmp_path, monkeypatch):
@@ -178,7 +219,9 @@ def test_a_syntax_error_is_named_with_its_line_before_anything_runs(tmp_path):
     (tmp_path / "text.py").write_text('"""Text."""\n\ndef tokenize(text:\n', encoding="utf-8")
     lines = []
     assert grading.check(find("text"), tmp_path, out=lines.append) == 1
-    assert lines == [f"{tmp_path / 'text.py'}, line 3: '(' was never closed; fix it, then check again."]
+    assert lines == [
+        f"{tmp_path / 'text.py'}, line 3: '(' was never closed; fix it, then check again."
+    ]
 
 
 @pytest.mark.slow
@@ -197,11 +240,19 @@ def test_a_check_writes_nothing_in_the_repository_or_the_package(tmp_path):
     """GR1: the package's and the tests' files are as they were; the learner's file is untouched."""
 
     def snapshot():
-        return {p: p.stat().st_mtime_ns for folder in ("recuris", "tests") for p in (ROOT / folder).rglob("*")}
+        return {
+            p: p.stat().st_mtime_ns
+            for folder in ("recuris", "tests")
+            for p in (ROOT / folder).rglob("*")
+        }
 
     before = snapshot()
-    code, _ = plant(tmp_path, "consolidation", "consolidation.py", ("if len(sources) < self.min_occurrences:",
-                                                                     "if len(sources) <= self.min_occurrences:"))
+    code, _ = plant(
+        tmp_path,
+        "consolidation",
+        "consolidation.py",
+        ("if len(sources) < self.min_occurrences:", "if len(sources) <= self.min_occurrences:"),
+    )
     learner = (tmp_path / "consolidation.py").read_text(encoding="utf-8")
     assert code == 1 and snapshot() == before
     assert "len(sources) <= self.min_occurrences" in learner

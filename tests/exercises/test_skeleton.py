@@ -19,7 +19,9 @@ def names(tree: ast.AST, prefix: str = "") -> set[str]:
             found |= {prefix + node.name} | names(node, f"{prefix}{node.name}.")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             decorators = [ast.unparse(d) for d in node.decorator_list]
-            found.add(f"{prefix}{node.name}({ast.unparse(node.args)}) {decorators} {ast.get_docstring(node)}")
+            found.add(
+                f"{prefix}{node.name}({ast.unparse(node.args)}) {decorators} {ast.get_docstring(node)}"
+            )
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             found.add(prefix + ast.unparse(node))
     return found

@@ -48,10 +48,15 @@ def test_a_prompt_gets_the_assistant_text_and_sends_the_key_as_bearer(stub):
     assert chat(stub)("what next?") == "open the page"
     request = stub.requests[0]
     assert (
-        request["path"] == "/v1/chat/completions" and request["headers"]["Authorization"] == f"Bearer {KEY}"
+        request["path"] == "/v1/chat/completions"
+        and request["headers"]["Authorization"] == f"Bearer {KEY}"
     )
-    assert request["body"] == {"model": "stub-model", "messages": [{"role": "user", "content": "what next?"}],
-                               "max_tokens": 512, "temperature": 0.0}
+    assert request["body"] == {
+        "model": "stub-model",
+        "messages": [{"role": "user", "content": "what next?"}],
+        "max_tokens": 512,
+        "temperature": 0.0,
+    }
 
 
 def test_429_then_success_retries_with_backoff(stub):
@@ -94,7 +99,9 @@ def test_a_slow_server_times_out(stub):
         chat(stub, timeout=0.2)("hi")
 
 
-@pytest.mark.parametrize("behaviour, message", [(("garbage",), "not JSON"), (("no-choices",), "no choices")])
+@pytest.mark.parametrize(
+    "behaviour, message", [(("garbage",), "not JSON"), (("no-choices",), "no choices")]
+)
 def test_a_body_that_is_not_a_chat_completion_is_a_response_error(stub, behaviour, message):
     """LM3: garbage, or JSON without choices, is LLMResponseError."""
     stub.script = [behaviour]
@@ -141,7 +148,10 @@ def test_the_tool_call_round_trip_through_the_agent(stub):
     env = MockEnvironment()
     result = agent.run("ship release 9", "release", env, ["deploy to {deploy region}"])
     second_prompt = stub.requests[1]["body"]["messages"][0]["content"]
-    assert "## Recalled by search_memory" in second_prompt and "deploy region: eu-west" in second_prompt
+    assert (
+        "## Recalled by search_memory" in second_prompt
+        and "deploy region: eu-west" in second_prompt
+    )
     assert result.success and env.executed == ["deploy to eu-west"]
 
 
@@ -191,7 +201,9 @@ def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
 
 
 def raw_chat(server, **options):
-    return OpenAICompatibleChat(server.url, "raw-model", api_key=KEY, sleep=lambda seconds: None, **options)
+    return OpenAICompatibleChat(
+        server.url, "raw-model", api_key=KEY, sleep=lambda seconds: None, **options
+    )
 
 
 def reply_head(status: str = "200 OK", **headers) -> bytes:
@@ -213,28 +225,35 @@ def timed_failure(client, prompt="hi"):
 
 def test_a_body_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout():
     """HT1: a server sending one byte every 50 ms cannot stretch a 0.5 s timeout."""
+
     def respond(server, connection):
         connection.sendall(reply_head(Content_Length=1000))
         server.drip(connection, b"x" * 1000, 0.05)
 
     with RawServer(respond) as server:
         error, took = timed_failure(raw_chat(server, timeout=0.5))
-    assert isinstance(error, LLMTimeout) and "within 0.5 s (timed out while reading the reply)" in str(error)
+    assert isinstance(
+        error, LLMTimeout
+    ) and "within 0.5 s (timed out while reading the reply)" in str(error)
     assert took < 0.5 + 0.3
 
 
 def test_headers_dripped_a_byte_at_a_time_are_cut_off_at_the_timeout():
     """HT1: a status line and headers that arrive one byte every 50 ms end the call at the timeout."""
+
     def respond(server, connection):
         server.drip(connection, reply_head(X_Padding="p" * 200), 0.05)
 
     with RawServer(respond) as server:
         error, took = timed_failure(raw_chat(server, timeout=0.5))
-    assert isinstance(error, LLMTimeout) and "waiting for the reply" in str(error) and took < 0.5 + 0.3
+    assert (
+        isinstance(error, LLMTimeout) and "waiting for the reply" in str(error) and took < 0.5 + 0.3
+    )
 
 
 def test_retries_share_one_deadline():
     """LM4: 503s that each take 0.2 s, with ten retries allowed, still end the call at 0.5 s."""
+
     def respond(server, connection):
         time.sleep(0.2)
         body = b'{"error": {"message": "busy"}}'
@@ -268,8 +287,10 @@ def test_retry_after_is_honoured_up_to_its_cap_through_sleep(stub, asked, waited
 
 def test_retry_after_as_an_http_date_is_honoured(stub):
     """LM2: Retry-After given as an HTTP date 10 s ahead waits about 10 s."""
-    stub.script = [("status", 503, "later", {"Retry-After": formatdate(time.time() + 10, usegmt=True)}),
-                   ("text", "ok")]
+    stub.script = [
+        ("status", 503, "later", {"Retry-After": formatdate(time.time() + 10, usegmt=True)}),
+        ("text", "ok"),
+    ]
     sleeps = []
     assert chat(stub, sleeps=sleeps)("hi") == "ok" and len(sleeps) == 1 and 8 <= sleeps[0] <= 10
 
@@ -292,11 +313,14 @@ def test_501_is_not_retried(stub):
     assert raised.value.status == 501 and len(stub.requests) == 1
 
 
-@pytest.mark.parametrize("status, message", [
-    (500, "input is too large to process. increase the physical batch size"),
-    (500, "the request exceeds the available context size, try increasing it"),
-    (413, "payload too large"),
-])
+@pytest.mark.parametrize(
+    "status, message",
+    [
+        (500, "input is too large to process. increase the physical batch size"),
+        (500, "the request exceeds the available context size, try increasing it"),
+        (413, "payload too large"),
+    ],
+)
 def test_an_input_too_large_is_reported_as_such_and_not_retried(stub, status, message):
     """LM2: a 500 saying the input is too large (llama.cpp's words), or a 413, is LLMInputTooLarge at once."""
     stub.script = [("status", status, message)] * 3
@@ -307,9 +331,13 @@ def test_an_input_too_large_is_reported_as_such_and_not_retried(stub, status, me
 
 def test_embeddings_report_a_server_side_input_too_large(stub):
     """LM2: the embeddings endpoint's 500 "input is too large" is LLMInputTooLarge, not a retried 500."""
-    stub.script = [("status", 500, "input is too large to process. increase the physical batch size")] * 3
+    stub.script = [
+        ("status", 500, "input is too large to process. increase the physical batch size")
+    ] * 3
     with pytest.raises(LLMInputTooLarge, match="physical batch size"):
-        OpenAICompatibleEmbeddings(stub.url, "embed-model", sleep=lambda seconds: None).embed(["a long text"])
+        OpenAICompatibleEmbeddings(stub.url, "embed-model", sleep=lambda seconds: None).embed(
+            ["a long text"]
+        )
     assert len(stub.requests) == 1
 
 
@@ -318,19 +346,27 @@ def test_embeddings_report_a_server_side_input_too_large(stub):
 
 def test_a_declared_body_over_the_limit_is_refused_before_reading():
     """HT2: a Content-Length of 1 GB against max_reply_bytes=100_000 is LLMReplyTooLarge at once."""
+
     def respond(server, connection):
         server.flood(connection, reply_head(Content_Length=10**9), b"x" * 65536, 100)
 
     with RawServer(respond) as server:
         error, took = timed_failure(raw_chat(server, max_reply_bytes=100_000))
-    assert isinstance(error, LLMReplyTooLarge) and "declares 1000000000 bytes" in str(error) and took < 1
+    assert (
+        isinstance(error, LLMReplyTooLarge)
+        and "declares 1000000000 bytes" in str(error)
+        and took < 1
+    )
 
 
 @pytest.mark.parametrize("framing", ["close-delimited", "chunked"])
 def test_an_undeclared_body_over_the_limit_stops_at_the_limit(framing):
     """HT2: a body of unknown length is read no further than max_reply_bytes, whatever the framing."""
-    head = reply_head(Connection="close") if framing == "close-delimited" else reply_head(
-        Transfer_Encoding="chunked")
+    head = (
+        reply_head(Connection="close")
+        if framing == "close-delimited"
+        else reply_head(Transfer_Encoding="chunked")
+    )
     chunk = b"x" * 65536 if framing == "close-delimited" else b"10000\r\n" + b"x" * 65536 + b"\r\n"
 
     def respond(server, connection):
@@ -338,7 +374,9 @@ def test_an_undeclared_body_over_the_limit_stops_at_the_limit(framing):
 
     with RawServer(respond) as server:
         error, took = timed_failure(raw_chat(server, max_reply_bytes=100_000))
-    assert isinstance(error, LLMReplyTooLarge) and "longer than max_reply_bytes (100000)" in str(error)
+    assert isinstance(error, LLMReplyTooLarge) and "longer than max_reply_bytes (100000)" in str(
+        error
+    )
     assert took < 1
 
 
@@ -349,7 +387,9 @@ def test_a_redirect_to_another_port_is_refused_and_sends_nothing_there(stub):
     """HT3: a 302 to another origin is LLMRedirectError; the other server receives no request, no key."""
     with StubServer() as elsewhere:
         stub.script = [("redirect", 302, f"{elsewhere.url}/chat/completions")]
-        with pytest.raises(LLMRedirectError, match="redirected to http://127.0.0.1:.*refused") as raised:
+        with pytest.raises(
+            LLMRedirectError, match="redirected to http://127.0.0.1:.*refused"
+        ) as raised:
             chat(stub)("hi")
         assert elsewhere.requests == [] and KEY not in str(raised.value)
 
@@ -365,7 +405,9 @@ def test_a_redirect_within_the_origin_is_followed_with_the_key(stub):
 def test_a_redirect_to_a_path_with_spaces_is_followed_percent_encoded(stub):
     """HT3, HT4: a same-origin Location holding a space or another script is encoded, not a raw error."""
     stub.script = [("redirect", 307, "/v2/chat completions/é"), ("text", "moved")]
-    assert chat(stub)("hi") == "moved" and stub.requests[1]["path"] == "/v2/chat%20completions/%C3%A9"
+    assert (
+        chat(stub)("hi") == "moved" and stub.requests[1]["path"] == "/v2/chat%20completions/%C3%A9"
+    )
 
 
 def test_a_redirect_loop_is_an_error(stub):
@@ -392,8 +434,11 @@ def test_pieces_of_the_key_are_redacted(stub):
     assert str(raised.value) == "HTTP 401: incorrect key ***...***"
 
 
-@given(st.text("sk-ABCxyz0189", min_size=8, max_size=40),
-       st.lists(st.sampled_from(["key", "piece", "filler"]), max_size=12), st.integers(0, 120))
+@given(
+    st.text("sk-ABCxyz0189", min_size=8, max_size=40),
+    st.lists(st.sampled_from(["key", "piece", "filler"]), max_size=12),
+    st.integers(0, 120),
+)
 def test_no_eight_character_piece_of_the_key_survives_redaction(secret, parts, limit):
     """LM1: whatever mixes the key, its pieces and other text, redact leaves no 8-character piece of it."""
     pieces = {"key": secret, "piece": secret[2:10], "filler": "error: "}
@@ -404,14 +449,23 @@ def test_no_eight_character_piece_of_the_key_survives_redaction(secret, parts, l
 # --- only its own errors (LM3, HT4) -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("reply, error, message", [
-    (reply_head(Content_Length=100) + b'{"choi', LLMResponseError, "ended 94 bytes short"),
-    (b"", LLMConnectionError, "closed the connection without replying"),
-    (b"garbage\r\n\r\n", LLMResponseError, "not an HTTP reply \\(BadStatusLine"),
-    (b"HTTP/1.1 200 OK\r\n" + b"X-Long: " + b"h" * 70000 + b"\r\n\r\n", LLMResponseError, "LineTooLong"),
-], ids=["incomplete-read", "remote-disconnected", "bad-status-line", "line-too-long"])
+@pytest.mark.parametrize(
+    "reply, error, message",
+    [
+        (reply_head(Content_Length=100) + b'{"choi', LLMResponseError, "ended 94 bytes short"),
+        (b"", LLMConnectionError, "closed the connection without replying"),
+        (b"garbage\r\n\r\n", LLMResponseError, "not an HTTP reply \\(BadStatusLine"),
+        (
+            b"HTTP/1.1 200 OK\r\n" + b"X-Long: " + b"h" * 70000 + b"\r\n\r\n",
+            LLMResponseError,
+            "LineTooLong",
+        ),
+    ],
+    ids=["incomplete-read", "remote-disconnected", "bad-status-line", "line-too-long"],
+)
 def test_a_broken_reply_on_the_wire_is_a_named_llm_error(reply, error, message):
     """HT4: IncompleteRead, RemoteDisconnected, BadStatusLine and LineTooLong come back as LLMErrors."""
+
     def respond(server, connection):
         connection.sendall(reply)
 
@@ -424,20 +478,26 @@ def tool_reply(calls) -> dict:
     return {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}]}
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"choices": [{"message": "just a string"}]}, "choices\\[0\\].message is str"),
-    ({"choices": []}, "no choices\\[0\\]"),
-    ({"choices": {"0": {}}}, "no choices\\[0\\]"),
-    ({"choices": ["text"]}, "no choices\\[0\\]"),
-    ({"choices": [{"message": {"role": "assistant"}}]}, "neither text content nor a tool call"),
-    ({"choices": [{"message": {"content": 42}}]}, "neither text content nor a tool call"),
-    (tool_reply({"function": {"name": "search_memory"}}), "tool_calls is dict, not a list"),
-    (tool_reply(7), "tool_calls is int, not a list"),
-    (tool_reply(["search_memory"]), "no function with a name"),
-    (tool_reply([{"function": {"arguments": "{}"}}]), "no function with a name"),
-    (tool_reply([{"function": {"name": "search_memory", "arguments": 3}}]), "no function with a name"),
-    ([1, 2, 3], "the body is list, not a JSON object"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"choices": [{"message": "just a string"}]}, "choices\\[0\\].message is str"),
+        ({"choices": []}, "no choices\\[0\\]"),
+        ({"choices": {"0": {}}}, "no choices\\[0\\]"),
+        ({"choices": ["text"]}, "no choices\\[0\\]"),
+        ({"choices": [{"message": {"role": "assistant"}}]}, "neither text content nor a tool call"),
+        ({"choices": [{"message": {"content": 42}}]}, "neither text content nor a tool call"),
+        (tool_reply({"function": {"name": "search_memory"}}), "tool_calls is dict, not a list"),
+        (tool_reply(7), "tool_calls is int, not a list"),
+        (tool_reply(["search_memory"]), "no function with a name"),
+        (tool_reply([{"function": {"arguments": "{}"}}]), "no function with a name"),
+        (
+            tool_reply([{"function": {"name": "search_memory", "arguments": 3}}]),
+            "no function with a name",
+        ),
+        ([1, 2, 3], "the body is list, not a JSON object"),
+    ],
+)
 def test_a_malformed_chat_reply_is_a_response_error(stub, body, message):
     """LM3: every wrong shape of a chat reply is an LLMResponseError naming the fault, never raw."""
     stub.script = [("json", body)]
@@ -454,24 +514,41 @@ def test_tool_call_arguments_sent_as_an_object_are_accepted(stub):
 
 
 def embedding_reply(*rows) -> bytes:
-    return json.dumps({"data": [{"index": index, "embedding": vector} for index, vector in rows]}).encode()
+    return json.dumps(
+        {"data": [{"index": index, "embedding": vector} for index, vector in rows]}
+    ).encode()
 
 
-@pytest.mark.parametrize("body, message", [
-    (embedding_reply((0, [1.0, math.nan]), (1, [1.0, 2.0])), "data\\[0\\].embedding is not a list of finite"),
-    (b'{"data": [{"index": 0, "embedding": [1.0, Infinity]}, {"index": 1, "embedding": [1.0, 2.0]}]}',
-     "data\\[0\\].embedding is not a list of finite"),
-    (embedding_reply((0, [1.0, 2.0]), (0, [1.0, 2.0])), "index 0 appears twice"),
-    (embedding_reply((0, [1.0, 2.0])), "indexes \\[1\\] are missing"),
-    (embedding_reply((0, [1.0, 2.0]), (2, [1.0, 2.0])), "no index from 0 to 1"),
-    (embedding_reply((0, [1.0, 2.0]), (True, [1.0, 2.0])), "no index from 0 to 1"),
-    (embedding_reply((0, [1.0, 2.0]), (1, [1.0, 2.0, 3.0])), "differ in length: \\[2, 3\\]"),
-    (embedding_reply((0, [1.0, 2.0]), (1, ["1", 2.0])), "data\\[1\\].embedding is not a list of finite"),
-    (embedding_reply((0, [1.0, 2.0]), (1, [])), "data\\[1\\].embedding is not a list of finite"),
-    (b'{"data": {"0": [1.0]}}', "no data list"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            embedding_reply((0, [1.0, math.nan]), (1, [1.0, 2.0])),
+            "data\\[0\\].embedding is not a list of finite",
+        ),
+        (
+            b'{"data": [{"index": 0, "embedding": [1.0, Infinity]}, {"index": 1, "embedding": [1.0, 2.0]}]}',
+            "data\\[0\\].embedding is not a list of finite",
+        ),
+        (embedding_reply((0, [1.0, 2.0]), (0, [1.0, 2.0])), "index 0 appears twice"),
+        (embedding_reply((0, [1.0, 2.0])), "indexes \\[1\\] are missing"),
+        (embedding_reply((0, [1.0, 2.0]), (2, [1.0, 2.0])), "no index from 0 to 1"),
+        (embedding_reply((0, [1.0, 2.0]), (True, [1.0, 2.0])), "no index from 0 to 1"),
+        (embedding_reply((0, [1.0, 2.0]), (1, [1.0, 2.0, 3.0])), "differ in length: \\[2, 3\\]"),
+        (
+            embedding_reply((0, [1.0, 2.0]), (1, ["1", 2.0])),
+            "data\\[1\\].embedding is not a list of finite",
+        ),
+        (
+            embedding_reply((0, [1.0, 2.0]), (1, [])),
+            "data\\[1\\].embedding is not a list of finite",
+        ),
+        (b'{"data": {"0": [1.0]}}', "no data list"),
+    ],
+)
 def test_a_malformed_embedding_reply_is_a_response_error(body, message):
     """MR2, LM5: NaN, infinity, a repeated or missing index, or vectors of two lengths are refused."""
+
     def respond(server, connection):
         connection.sendall(reply_head(Content_Length=len(body)) + body)
 
@@ -490,43 +567,50 @@ def test_vectors_of_two_lengths_across_batches_are_refused():
 
     with RawServer(respond) as server:
         with pytest.raises(LLMResponseError, match="differ in length: \\[2, 3\\]"):
-            OpenAICompatibleEmbeddings(server.url, "embed-model", batch_size=1).embed(["one", "two"])
+            OpenAICompatibleEmbeddings(server.url, "embed-model", batch_size=1).embed(
+                ["one", "two"]
+            )
 
 
 def test_a_text_over_max_input_chars_is_refused_before_sending(stub):
     """LM5: a text longer than max_input_chars is LLMInputTooLarge, naming it, and nothing is sent."""
     embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model", max_input_chars=10)
-    with pytest.raises(LLMInputTooLarge, match="text 1 has 11 characters; max_input_chars is 10") as raised:
+    with pytest.raises(
+        LLMInputTooLarge, match="text 1 has 11 characters; max_input_chars is 10"
+    ) as raised:
         embedder.embed(["short", "x" * 11])
     assert raised.value.status is None and stub.requests == []
 
 
-@pytest.mark.parametrize("setting, rule", [
-    ({"max_retries": -1}, "max_retries must be a finite whole number at least 0"),
-    ({"max_retries": 1.5}, "max_retries must be a finite whole number"),
-    ({"max_retries": True}, "max_retries must be a finite whole number"),
-    ({"timeout": -1}, "timeout must be a finite number more than 0"),
-    ({"timeout": 0}, "timeout must be a finite number more than 0"),
-    ({"timeout": math.nan}, "timeout must be a finite number"),
-    ({"timeout": math.inf}, "timeout must be a finite number"),
-    ({"timeout": True}, "timeout must be a finite number"),
-    ({"timeout": "30"}, "timeout must be a finite number"),
-    ({"backoff": -0.5}, "backoff must be a finite number at least 0"),
-    ({"max_retry_after": math.inf}, "max_retry_after must be a finite number"),
-    ({"max_reply_bytes": 0}, "max_reply_bytes must be a finite whole number at least 1"),
-    ({"max_tokens": 0}, "max_tokens must be a finite whole number at least 1"),
-    ({"temperature": -1.0}, "temperature must be a finite number at least 0"),
-    ({"stop": [1, 2]}, "stop must be a string or a list of strings"),
-    ({"stop": 5}, "stop must be a string or a list of strings"),
-    ({"sleep": 0.5}, "sleep must be a callable"),
-    ({"extra_fields": {"model": "other"}}, "extra_fields must be JSON values, with none of"),
-    ({"extra_fields": {"seed": object()}}, "extra_fields must be JSON values"),
-    ({"api_key": "sk-abc\r\nX-Injected: 1"}, "api_key must be printable"),
-    ({"base_url": "ftp://127.0.0.1/v1"}, "base_url must be an http:// or https:// URL"),
-    ({"base_url": "http://127.0.0.1:99999/v1"}, "base_url must be an http:// or https:// URL"),
-    ({"base_url": "http://127.0.0.1/my models/v1"}, "base_url must be .* no spaces"),
-    ({"api_key": "sk-clé"}, "api_key must be printable ASCII"),
-])
+@pytest.mark.parametrize(
+    "setting, rule",
+    [
+        ({"max_retries": -1}, "max_retries must be a finite whole number at least 0"),
+        ({"max_retries": 1.5}, "max_retries must be a finite whole number"),
+        ({"max_retries": True}, "max_retries must be a finite whole number"),
+        ({"timeout": -1}, "timeout must be a finite number more than 0"),
+        ({"timeout": 0}, "timeout must be a finite number more than 0"),
+        ({"timeout": math.nan}, "timeout must be a finite number"),
+        ({"timeout": math.inf}, "timeout must be a finite number"),
+        ({"timeout": True}, "timeout must be a finite number"),
+        ({"timeout": "30"}, "timeout must be a finite number"),
+        ({"backoff": -0.5}, "backoff must be a finite number at least 0"),
+        ({"max_retry_after": math.inf}, "max_retry_after must be a finite number"),
+        ({"max_reply_bytes": 0}, "max_reply_bytes must be a finite whole number at least 1"),
+        ({"max_tokens": 0}, "max_tokens must be a finite whole number at least 1"),
+        ({"temperature": -1.0}, "temperature must be a finite number at least 0"),
+        ({"stop": [1, 2]}, "stop must be a string or a list of strings"),
+        ({"stop": 5}, "stop must be a string or a list of strings"),
+        ({"sleep": 0.5}, "sleep must be a callable"),
+        ({"extra_fields": {"model": "other"}}, "extra_fields must be JSON values, with none of"),
+        ({"extra_fields": {"seed": object()}}, "extra_fields must be JSON values"),
+        ({"api_key": "sk-abc\r\nX-Injected: 1"}, "api_key must be printable"),
+        ({"base_url": "ftp://127.0.0.1/v1"}, "base_url must be an http:// or https:// URL"),
+        ({"base_url": "http://127.0.0.1:99999/v1"}, "base_url must be an http:// or https:// URL"),
+        ({"base_url": "http://127.0.0.1/my models/v1"}, "base_url must be .* no spaces"),
+        ({"api_key": "sk-clé"}, "api_key must be printable ASCII"),
+    ],
+)
 def test_a_bad_setting_fails_at_construction_naming_the_rule(setting, rule):
     """LM3: a bad setting is a ValueError when the client is made, naming the rule it breaks."""
     arguments = {"base_url": "http://127.0.0.1:9/v1", "model": "m", **setting}
@@ -534,11 +618,14 @@ def test_a_bad_setting_fails_at_construction_naming_the_rule(setting, rule):
         OpenAICompatibleChat(**arguments)
 
 
-@pytest.mark.parametrize("setting, rule", [
-    ({"batch_size": 0}, "batch_size"),
-    ({"max_input_chars": -1}, "max_input_chars"),
-    ({"timeout": -1}, "timeout"),
-])
+@pytest.mark.parametrize(
+    "setting, rule",
+    [
+        ({"batch_size": 0}, "batch_size"),
+        ({"max_input_chars": -1}, "max_input_chars"),
+        ({"timeout": -1}, "timeout"),
+    ],
+)
 def test_a_bad_embeddings_setting_fails_at_construction(setting, rule):
     """LM3: the embeddings client checks its own settings and the shared ones when it is made."""
     with pytest.raises(ValueError, match=f"LM3: {rule} must be"):
@@ -551,21 +638,33 @@ def test_a_bad_embeddings_setting_fails_at_construction(setting, rule):
 def test_max_tokens_stop_temperature_and_extra_fields_are_sent(stub):
     """LM6: the options go into the request as given, and extra fields pass through untouched."""
     stub.script = [("text", "ok")]
-    chat(stub, max_tokens=64, stop=["\n"], temperature=0.7, extra_fields={"seed": 7, "top_p": 0.9})("hi")
+    chat(stub, max_tokens=64, stop=["\n"], temperature=0.7, extra_fields={"seed": 7, "top_p": 0.9})(
+        "hi"
+    )
     body = stub.requests[0]["body"]
     assert (body["max_tokens"], body["stop"], body["temperature"], body["seed"], body["top_p"]) == (
-        64, ["\n"], 0.7, 7, 0.9)
+        64,
+        ["\n"],
+        0.7,
+        7,
+        0.9,
+    )
 
 
 def test_options_set_to_none_are_left_out(stub):
     """LM6: max_tokens, temperature and stop set to None are not sent, for servers that refuse them."""
     stub.script = [("text", "ok")]
     chat(stub, max_tokens=None, temperature=None, extra_fields={"max_completion_tokens": 32})("hi")
-    assert stub.requests[0]["body"] == {"model": "stub-model", "max_completion_tokens": 32,
-                                        "messages": [{"role": "user", "content": "hi"}]}
+    assert stub.requests[0]["body"] == {
+        "model": "stub-model",
+        "max_completion_tokens": 32,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
 
 
 def test_embeddings_pass_extra_fields_through(stub):
     """LM6: an embeddings request carries its extra fields beside model and input."""
-    OpenAICompatibleEmbeddings(stub.url, "embed-model", extra_fields={"dimensions": 64}).embed(["a"])
+    OpenAICompatibleEmbeddings(stub.url, "embed-model", extra_fields={"dimensions": 64}).embed(
+        ["a"]
+    )
     assert stub.requests[0]["body"] == {"model": "embed-model", "input": ["a"], "dimensions": 64}

@@ -28,13 +28,16 @@ def test_tool_definition_is_the_openai_function_format():
     max_results = parameters["properties"]["max_results"]
     assert (max_results["type"], max_results["default"]) == ("integer", 3)
     assert (
-        set(parameters["required"]) <= set(parameters["properties"]) and json.loads(json.dumps(tool)) == tool
+        set(parameters["required"]) <= set(parameters["properties"])
+        and json.loads(json.dumps(tool)) == tool
     )
 
 
 def test_a_call_returns_json_results_with_score_breakdowns(recall):
     """Z3, Q4: handle_search_memory answers in JSON, with content and each score's parts."""
-    reply = json.loads(recall.handle_search_memory('{"query": "deploy region", "max_results": 2}', "ana"))
+    reply = json.loads(
+        recall.handle_search_memory('{"query": "deploy region", "max_results": 2}', "ana")
+    )
     [first, *_] = reply["results"]
     assert first["content"] == "deploy region: eu-west"
     assert set(first["score"]) == {"relevance", "recency", "importance", "total"}
@@ -46,10 +49,20 @@ def test_a_call_is_scoped_to_its_user(recall):
     assert reply["results"] == []
 
 
-@pytest.mark.parametrize("arguments", ['{"query": ', "[]", '{"max_results": 2}', '{"query": "  "}',
-                                       '{"query": "x", "max_results": 0}',
-                                       '{"query": "x", "max_results": "3"}',
-                                       None, 42, "[" * 10_000])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"query": ',
+        "[]",
+        '{"max_results": 2}',
+        '{"query": "  "}',
+        '{"query": "x", "max_results": 0}',
+        '{"query": "x", "max_results": "3"}',
+        None,
+        42,
+        "[" * 10_000,
+    ],
+)
 def test_malformed_arguments_give_a_json_error_never_an_exception(recall, arguments):
     """Z3: bad JSON, a missing or empty query, a bad max_results: {"error": ...}."""
     reply = json.loads(recall.handle_search_memory(arguments, "ana"))
@@ -81,7 +94,9 @@ def test_parse_tool_call_accepts_both_shapes_and_nothing_else():
 def test_the_answer_section_says_it_came_from_recall(recall):
     """Z6: the prompt section of an answer is labelled as recalled by search_memory."""
     section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
-    assert section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
+    assert (
+        section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
+    )
     assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})
 
 
@@ -89,7 +104,9 @@ def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
     """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall itself finds the memory."""
     text = "deploy pipeline logs yesterday"
     assert recall.best_similarity(text) == 0.25 and not recall.should_retrieve(text)
-    assert recall.manager.recall(text, "ana", count_access=False).results  # relevance alone would open it
+    assert recall.manager.recall(
+        text, "ana", count_access=False
+    ).results  # relevance alone would open it
 
 
 def test_a_similarity_equal_to_the_threshold_opens_the_gate():
@@ -104,7 +121,9 @@ def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
     """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so and echoes it short."""
     from recuris.manager.bounds import MAX_QUERY_CHARS
 
-    reply = json.loads(recall.handle_search_memory(json.dumps({"query": "deploy region " * 50_000})))
+    reply = json.loads(
+        recall.handle_search_memory(json.dumps({"query": "deploy region " * 50_000}))
+    )
     assert reply["query_truncated"] is True and len(reply["query"]) == MAX_QUERY_CHARS
     assert reply["results"][0]["content"] == "deploy region: eu-west"
     call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}

@@ -23,7 +23,9 @@ def manager_with(texts):
 @given(memories, queries, st.integers(0, 80))
 def test_Z1_retrieved_context_fits_the_budget(texts, query, budget):
     """Z1: for any store and text, the context's estimated tokens stay within max_tokens."""
-    context = ActiveRecall(manager_with(texts), "u", threshold=0.0).retrieve_context(query, max_tokens=budget)
+    context = ActiveRecall(manager_with(texts), "u", threshold=0.0).retrieve_context(
+        query, max_tokens=budget
+    )
     assert sum(estimate_tokens(line) for line in context) <= budget
 
 
@@ -40,5 +42,6 @@ def test_Z2_the_gate_is_monotone_in_the_threshold(texts, query, low, high):
 def test_Z3_any_arguments_get_a_json_answer(arguments):
     """Z3: whatever the model sends, the answer is JSON, never an exception."""
     assert isinstance(
-        json.loads(ActiveRecall(manager_with(["a note"]), "u").handle_search_memory(arguments)), dict
+        json.loads(ActiveRecall(manager_with(["a note"]), "u").handle_search_memory(arguments)),
+        dict,
     )

@@ -24,15 +24,21 @@ def test_score_uses_the_documented_weights():
     """BU5: score = importance·0.6 + recency·0.3 + access·0.1; recency fades over 24 h, access caps at 10."""
     fresh = item("a", importance=1.0, access_count=10)
     assert retention_score(fresh, now=0.0) == pytest.approx(1.0)
-    assert retention_score(item("b", importance=0.5, access_count=5), now=12 * HOUR) == pytest.approx(
-        0.3 + 0.15 + 0.05
-    )
-    assert retention_score(item("c", importance=0.0, access_count=99), now=48 * HOUR) == pytest.approx(0.1)
+    assert retention_score(
+        item("b", importance=0.5, access_count=5), now=12 * HOUR
+    ) == pytest.approx(0.3 + 0.15 + 0.05)
+    assert retention_score(
+        item("c", importance=0.0, access_count=99), now=48 * HOUR
+    ) == pytest.approx(0.1)
 
 
 def test_lowest_score_goes_first_until_the_budget_holds():
     """BU1, BU3: the least important item is evicted first; eviction stops when the rest fit."""
-    items = [item("keep", importance=0.9), item("drop", importance=0.1), item("also", importance=0.5)]
+    items = [
+        item("keep", importance=0.9),
+        item("drop", importance=0.1),
+        item("also", importance=0.5),
+    ]
     kept, evicted = fit(items, max_tokens=20, now=0.0)
     assert [i.id for i in evicted] == ["drop"] and [i.id for i in kept] == ["keep", "also"]
 

@@ -8,7 +8,8 @@ from recuris.manager.budget import fit, retention_score
 from recuris.core.text import estimate_tokens
 
 specs = st.lists(
-    st.tuples(st.integers(1, 200), st.floats(0, 1), st.floats(0, 48 * 3600), st.integers(0, 20)), max_size=12
+    st.tuples(st.integers(1, 200), st.floats(0, 1), st.floats(0, 48 * 3600), st.integers(0, 20)),
+    max_size=12,
 )
 
 
@@ -28,7 +29,9 @@ def build(rows):
 
 
 @given(specs, st.integers(0, 400), st.sets(st.integers(0, 11), max_size=3))
-def test_BU1_to_BU4_fit_keeps_within_budget_protects_and_evicts_lowest_first(rows, budget, protected_numbers):
+def test_BU1_to_BU4_fit_keeps_within_budget_protects_and_evicts_lowest_first(
+    rows, budget, protected_numbers
+):
     """BU1-BU4 on any items, budget and protected set."""
     items, now = build(rows), 48 * 3600.0
     protected = {f"i{n}" for n in protected_numbers}

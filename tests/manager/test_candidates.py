@@ -10,8 +10,15 @@ DAY = 86_400.0
 
 def item(id, content, level="semantic", importance=0.5, created_at=0.0, **fields):
     fields.setdefault("last_access_at", created_at)
-    return MemoryItem(id=id, user_id="ana", level=level, content=content, importance=importance,
-                      created_at=created_at, **fields)
+    return MemoryItem(
+        id=id,
+        user_id="ana",
+        level=level,
+        content=content,
+        importance=importance,
+        created_at=created_at,
+        **fields,
+    )
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -44,64 +51,119 @@ def test_superseded_facts_only_when_asked_for(store):
 
 def test_the_most_relevant_candidate_has_relevance_one(store):
     """Q2: relevance is divided by the best candidate's raw score, so the best scores exactly 1."""
-    store.put([item("a", "deploy the api to eu-west", level="episodic"),
-               item("b", "the api is slow", level="episodic")])
-    found = {r.item.id: r.relevance for r in gather(store, "ana", "deploy api", RecallPolicy(), 0.0, None, [])}
+    store.put(
+        [
+            item("a", "deploy the api to eu-west", level="episodic"),
+            item("b", "the api is slow", level="episodic"),
+        ]
+    )
+    found = {
+        r.item.id: r.relevance
+        for r in gather(store, "ana", "deploy api", RecallPolicy(), 0.0, None, [])
+    }
     assert found["a"] == 1.0 and 0 < found["b"] < 1
 
 
 def test_recency_halves_over_the_age_of_the_oldest_candidate(store):
     """CA3: a memory spanning 60 days: the oldest candidate's recency is 1/2, not 0.5 ** (60 / 7)."""
-    store.put([item("old", "deploy failed", level="episodic", created_at=0.0),
-               item("new", "deploy worked", level="episodic", created_at=60 * DAY)])
-    found = {r.item.id: r.recency for r in gather(store, "ana", "deploy", RecallPolicy(), 60 * DAY, None, [])}
+    store.put(
+        [
+            item("old", "deploy failed", level="episodic", created_at=0.0),
+            item("new", "deploy worked", level="episodic", created_at=60 * DAY),
+        ]
+    )
+    found = {
+        r.item.id: r.recency
+        for r in gather(store, "ana", "deploy", RecallPolicy(), 60 * DAY, None, [])
+    }
     assert found == {"old": 0.5, "new": 1.0}
 
 
 def test_recency_never_halves_faster_than_the_policy_says(store):
     """CA3: within the policy's half-life of 7 days, a 7-day-old candidate has recency 1/2."""
-    store.put([item("old", "deploy failed", level="episodic", created_at=0.0),
-               item("new", "deploy worked", level="episodic", created_at=7 * DAY)])
-    found = {r.item.id: r.recency for r in gather(store, "ana", "deploy", RecallPolicy(), 7 * DAY, None, [])}
+    store.put(
+        [
+            item("old", "deploy failed", level="episodic", created_at=0.0),
+            item("new", "deploy worked", level="episodic", created_at=7 * DAY),
+        ]
+    )
+    found = {
+        r.item.id: r.recency
+        for r in gather(store, "ana", "deploy", RecallPolicy(), 7 * DAY, None, [])
+    }
     assert found == {"old": 0.5, "new": 1.0}
 
 
 def test_a_clearly_relevant_old_memory_beats_a_fresh_weak_one(store):
     """Q2, CA3: recency and importance cannot bury relevance: an old exact match beats a passing mention."""
-    store.put([item("match", "the staging database password rotates monthly", level="episodic"),
-               item("fresh", "the database was mentioned today", level="episodic", created_at=300 * DAY,
-                    importance=0.9)])
-    found = gather(store, "ana", "staging database password rotation", RecallPolicy(), 300 * DAY, None, [])
+    store.put(
+        [
+            item("match", "the staging database password rotates monthly", level="episodic"),
+            item(
+                "fresh",
+                "the database was mentioned today",
+                level="episodic",
+                created_at=300 * DAY,
+                importance=0.9,
+            ),
+        ]
+    )
+    found = gather(
+        store, "ana", "staging database password rotation", RecallPolicy(), 300 * DAY, None, []
+    )
     assert max(found, key=lambda r: r.total).item.id == "match"
 
 
 def test_a_neighbour_in_the_same_task_enters_with_a_share_of_its_score(store):
     """CA2: the answer after the question enters at neighbour_weight times the question's raw score."""
-    store.put([item("q", "what did you adopt last week", level="episodic", task_id="s1"),
-               item("a", "a puppy named Biscuit", level="episodic", task_id="s1"),
-               item("other", "nothing to see", level="episodic", task_id="s2")])
-    found = {r.item.id: r.relevance for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])}
+    store.put(
+        [
+            item("q", "what did you adopt last week", level="episodic", task_id="s1"),
+            item("a", "a puppy named Biscuit", level="episodic", task_id="s1"),
+            item("other", "nothing to see", level="episodic", task_id="s2"),
+        ]
+    )
+    found = {
+        r.item.id: r.relevance for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])
+    }
     assert found == {"q": 1.0, "a": pytest.approx(0.25)}
 
 
 def test_items_outside_a_task_have_no_neighbours(store):
     """CA2: consecutive writes without a task are not context for each other."""
-    store.put([item("q", "what did you adopt", level="episodic"), item("a", "a puppy", level="episodic")])
-    assert [r.item.id for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])] == ["q"]
+    store.put(
+        [item("q", "what did you adopt", level="episodic"), item("a", "a puppy", level="episodic")]
+    )
+    assert [r.item.id for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])] == [
+        "q"
+    ]
 
 
 def test_neighbours_never_cross_a_task(store):
     """CA2: the last item of one task is not the neighbour of the first of the next."""
-    store.put([item("q", "what did you adopt", level="episodic", task_id="s1"),
-               item("a", "a puppy", level="episodic", task_id="s2")])
-    assert [r.item.id for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])] == ["q"]
+    store.put(
+        [
+            item("q", "what did you adopt", level="episodic", task_id="s1"),
+            item("a", "a puppy", level="episodic", task_id="s2"),
+        ]
+    )
+    assert [r.item.id for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])] == [
+        "q"
+    ]
 
 
 def test_a_scorer_factory_scores_in_python_what_matching_finds(store):
     """Q2: a policy with a scorer (Jaccard) ranks what `matching` returns on the same scale."""
-    store.put([item("a", "deploy api", level="episodic"), item("b", "deploy the api to eu-west now", level="episodic")])
+    store.put(
+        [
+            item("a", "deploy api", level="episodic"),
+            item("b", "deploy the api to eu-west now", level="episodic"),
+        ]
+    )
     policy = RecallPolicy(scorer=JaccardScorer, neighbour_weight=0)
-    found = {r.item.id: r.relevance for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])}
+    found = {
+        r.item.id: r.relevance for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])
+    }
     assert found["a"] == 1.0 and 0 < found["b"] < 1
 
 

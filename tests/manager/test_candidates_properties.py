@@ -8,17 +8,32 @@ from recuris.manager.candidates import gather
 
 WORDS = ["deploy", "keys", "red", "fish", "the", "blue", "staging", "数据库", "迁移", "rotate"]
 items = st.lists(
-    st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
-              st.sampled_from(["episodic", "semantic"]), st.sampled_from([None, "t1", "t2"]),
-              st.floats(0, 1), st.floats(0, 90)),
-    min_size=1, max_size=25)
+    st.tuples(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+        st.sampled_from(["episodic", "semantic"]),
+        st.sampled_from([None, "t1", "t2"]),
+        st.floats(0, 1),
+        st.floats(0, 90),
+    ),
+    min_size=1,
+    max_size=25,
+)
 queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
 
 
 def build(rows) -> list[MemoryItem]:
-    return [MemoryItem(id=f"i{n}", user_id="ana", level=level, content=content, task_id=task,
-                       importance=importance, created_at=day * 86_400.0)
-            for n, (content, level, task, importance, day) in enumerate(rows)]
+    return [
+        MemoryItem(
+            id=f"i{n}",
+            user_id="ana",
+            level=level,
+            content=content,
+            task_id=task,
+            importance=importance,
+            created_at=day * 86_400.0,
+        )
+        for n, (content, level, task, importance, day) in enumerate(rows)
+    ]
 
 
 @given(items, queries, st.integers(1, 10))
@@ -39,7 +54,9 @@ def test_Q2_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, 
     store = InMemoryStore()
     store.put(build(rows))
     found = gather(store, "ana", query, RecallPolicy(thin_semantic=10**6), 100 * 86_400.0, None, [])
-    assert all(0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1 for r in found)
+    assert all(
+        0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1 for r in found
+    )
     assert not found or max(r.relevance for r in found) == 1.0
 
 
@@ -47,8 +64,18 @@ def test_Q2_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, 
 def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(rows, query):
     """CA2: without neighbours a candidate scores its own; with them, its own plus 0.25 of each beside it."""
     store = InMemoryStore()
-    store.put(build([(content, "episodic", task, importance, day) for content, _, task, importance, day in rows]))
-    policy, alone = RecallPolicy(thin_semantic=10**6), RecallPolicy(thin_semantic=10**6, neighbour_weight=0)
+    store.put(
+        build(
+            [
+                (content, "episodic", task, importance, day)
+                for content, _, task, importance, day in rows
+            ]
+        )
+    )
+    policy, alone = (
+        RecallPolicy(thin_semantic=10**6),
+        RecallPolicy(thin_semantic=10**6, neighbour_weight=0),
+    )
     now = 100 * 86_400.0
     own = {r.item.id: r.relevance for r in gather(store, "ana", query, alone, now, None, [])}
     found = gather(store, "ana", query, policy, now, None, [])
@@ -58,7 +85,9 @@ def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(row
     for item in store.list("ana", "episodic"):
         if item.task_id is None and item.id not in raw:
             continue
-        around = store.adjacent("ana", [item.id])[item.id] if item.task_id is not None else (None, None)
+        around = (
+            store.adjacent("ana", [item.id])[item.id] if item.task_id is not None else (None, None)
+        )
         credit = sum(0.25 * raw.get(n.id, 0.0) for n in around if n is not None)
         if item.id in raw or credit:
             expected[item.id] = raw.get(item.id, 0.0) + credit

@@ -79,13 +79,19 @@ def test_import_of_a_bad_line_writes_nothing(database, tmp_path):
 
 def test_forget_user_deletes_their_memory(database):
     """MG3: forget-user deletes the user's items and reports how many."""
-    assert cli("--db", str(database), "forget-user", "ana", "--yes") == (0, "deleted 3 items of ana\n")
+    assert cli("--db", str(database), "forget-user", "ana", "--yes") == (
+        0,
+        "deleted 3 items of ana\n",
+    )
     assert cli("--db", str(database), "list", "--user", "ana") == (0, "")
 
 
 def test_missing_file_corrupt_file_and_bad_arguments_fail_clearly(tmp_path, capsys):
     """V1, V2: a missing file exits 2 without creating it; a corrupt one exits 1; a bad command exits 2."""
-    assert cli("--db", str(tmp_path / "none.db"), "stats")[0] == 2 and not (tmp_path / "none.db").exists()
+    assert (
+        cli("--db", str(tmp_path / "none.db"), "stats")[0] == 2
+        and not (tmp_path / "none.db").exists()
+    )
     (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
     assert cli("--db", str(tmp_path / "junk.db"), "stats")[0] == 1
     assert cli("--db", str(tmp_path / "junk.db"), "explode")[0] == 2
@@ -103,8 +109,13 @@ def test_python_dash_m_runs_the_command_line(database):
     assert completed.returncode == 0 and "users: 2" in completed.stdout
 
 
-READING = [["stats"], ["list", "--user", "ana"], ["search", "x", "--user", "ana"], ["history", "i1"],
-           ["export", "--user", "ana"]]
+READING = [
+    ["stats"],
+    ["list", "--user", "ana"],
+    ["search", "x", "--user", "ana"],
+    ["history", "i1"],
+    ["export", "--user", "ana"],
+]
 
 
 @pytest.mark.parametrize("make", [another_application, future_version, empty])
@@ -134,15 +145,26 @@ ITEM = '{"id": "i9", "user_id": "ana", "level": "episodic", "content": "deploy f
         (ITEM.encode() + b', "access_count": 18446744073709551616}', "I1: access_count"),
         (ITEM.encode() + b', "created_at": 100000000000000000000}', "I1: created_at"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-        (ITEM.encode() + b', "metadata": ' + b'{"a": ' * 900 + b"1" + b"}" * 900 + b"}", "I2: metadata"),
+        (
+            ITEM.encode() + b', "metadata": ' + b'{"a": ' * 900 + b"1" + b"}" * 900 + b"}",
+            "I2: metadata",
+        ),
         (ITEM.encode() + b', "metadata": {"note": "caf\\udce9"}}', "valid Unicode"),
         (ITEM.encode()[:-1] + b' \xff"}', "utf-8"),
     ],
-    ids=["text count", "count past 2**63", "time past the cap", "nested line", "nested metadata",
-         "lone surrogate", "invalid UTF-8"],
+    ids=[
+        "text count",
+        "count past 2**63",
+        "time past the cap",
+        "nested line",
+        "nested metadata",
+        "lone surrogate",
+        "invalid UTF-8",
+    ],
 )
-def test_a_bad_import_line_is_refused_by_number_and_rule_and_nothing_changes(database, tmp_path, capsys,
-                                                                             line, rule):
+def test_a_bad_import_line_is_refused_by_number_and_rule_and_nothing_changes(
+    database, tmp_path, capsys, line, rule
+):
     """V2, V3: a line that breaks a rule exits 1 naming its number and the rule; nothing stored changes."""
     _, before = cli("--db", str(database), "export", "--user", "ana")
     path = tmp_path / "bad.jsonl"
@@ -156,9 +178,16 @@ def test_a_bad_import_line_is_refused_by_number_and_rule_and_nothing_changes(dat
 def shell(*arguments, environment=None, stdin=None):
     """Run `python -m recuris ARGUMENTS` as a user does; return the completed process."""
     env = {key: value for key, value in os.environ.items() if key != ENVIRONMENT_DATABASE}
-    return subprocess.run([sys.executable, "-m", "recuris", *arguments], cwd=ROOT, capture_output=True,
-                          text=True, encoding="utf-8", env={**env, **(environment or {})}, input=stdin,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "recuris", *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**env, **(environment or {})},
+        input=stdin,
+        timeout=60,
+    )
 
 
 def every_action():
@@ -170,8 +199,11 @@ def every_action():
 
 def test_every_option_and_argument_has_help_text():
     """VA3: no option or argument of any command is left without help text."""
-    missing = [(command, action.dest) for command, action in every_action()
-               if not action.help or action.help == argparse.SUPPRESS]
+    missing = [
+        (command, action.dest)
+        for command, action in every_action()
+        if not action.help or action.help == argparse.SUPPRESS
+    ]
     assert missing == []
 
 
@@ -192,11 +224,22 @@ def test_db_is_accepted_before_or_after_the_command(database):
 
 def test_the_database_can_come_from_the_environment_and_the_option_wins(database, tmp_path):
     """VA1: RECURIS_DB names the database when --db is absent; a --db on the command line wins."""
-    from_environment = shell("list", "--user", "bob", environment={ENVIRONMENT_DATABASE: str(database)})
+    from_environment = shell(
+        "list", "--user", "bob", environment={ENVIRONMENT_DATABASE: str(database)}
+    )
     assert from_environment.returncode == 0 and "green tea" in from_environment.stdout
     absent = str(tmp_path / "absent.db")
-    assert shell("list", "--user", "bob", "--db", str(database),
-                 environment={ENVIRONMENT_DATABASE: absent}).stdout == from_environment.stdout
+    assert (
+        shell(
+            "list",
+            "--user",
+            "bob",
+            "--db",
+            str(database),
+            environment={ENVIRONMENT_DATABASE: absent},
+        ).stdout
+        == from_environment.stdout
+    )
 
 
 def test_no_database_named_is_a_usage_error():
@@ -205,9 +248,13 @@ def test_no_database_named_is_a_usage_error():
     assert completed.returncode == 2 and ENVIRONMENT_DATABASE in completed.stderr
 
 
-JSON_COMMANDS = [["stats"], ["list", "--user", "ana"],
-                 ["search", "database", "--user", "ana", "--at", "1000"],
-                 ["history", "fact-1"], ["export", "--user", "ana"]]
+JSON_COMMANDS = [
+    ["stats"],
+    ["list", "--user", "ana"],
+    ["search", "database", "--user", "ana", "--at", "1000"],
+    ["history", "fact-1"],
+    ["export", "--user", "ana"],
+]
 
 
 @pytest.mark.parametrize("command", JSON_COMMANDS, ids=lambda command: command[0])
@@ -219,12 +266,18 @@ def test_json_prints_one_object_per_line_on_every_reading_command(database, comm
     assert all(isinstance(json.loads(line), dict) for line in lines)
 
 
-@pytest.mark.parametrize("bad", [["search", "x", "--user", "ana", "--top-k", "0"],
-                                 ["search", "x", "--user", "ana", "--top-k", "many"],
-                                 ["search", "x", "--user", "ana", "--at", "yesterday"],
-                                 ["stats", "--timeout", "-1"], ["list"], ["explode"]],
-                         ids=["top-k-0", "top-k-word", "at-word", "negative-timeout", "no-user",
-                              "no-command"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["search", "x", "--user", "ana", "--top-k", "0"],
+        ["search", "x", "--user", "ana", "--top-k", "many"],
+        ["search", "x", "--user", "ana", "--at", "yesterday"],
+        ["stats", "--timeout", "-1"],
+        ["list"],
+        ["explode"],
+    ],
+    ids=["top-k-0", "top-k-word", "at-word", "negative-timeout", "no-user", "no-command"],
+)
 def test_a_bad_command_line_exits_2_and_creates_no_file(tmp_path, bad):
     """V2, VA2: a malformed command line exits 2 with a message and creates no file."""
     completed = shell("--db", str(tmp_path / "new.db"), *bad)
@@ -235,26 +288,38 @@ def test_a_bad_command_line_exits_2_and_creates_no_file(tmp_path, bad):
 def test_a_bad_command_line_changes_no_byte_of_the_database(database):
     """VA2: a usage error on an existing database (here `--top-k 0` on search) leaves it as it was."""
     before = database.read_bytes()
-    assert shell("search", "x", "--user", "ana", "--top-k", "0", "--db", str(database)).returncode == 2
+    assert (
+        shell("search", "x", "--user", "ana", "--top-k", "0", "--db", str(database)).returncode == 2
+    )
     assert database.read_bytes() == before
 
 
 def test_search_at_a_time_scores_recency_from_that_time_and_a_task_type_brings_procedures(database):
     """VA4, H1: `--at` is the recall clock; `--task-type` triggers the procedures of that type."""
     manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
-    manager.write("release", "ana", level="procedural", metadata={"steps": ["test", "ship"],
-                                                                   "task_types": ["deploy"]})
+    manager.write(
+        "release",
+        "ana",
+        level="procedural",
+        metadata={"steps": ["test", "ship"], "task_types": ["deploy"]},
+    )
     manager.store.close()
     found = shell("search", "database", "--user", "ana", "--at", "1000", "--db", str(database))
     assert found.returncode == 0 and "recency 1.00" in found.stdout
-    procedure = shell("search", "what next", "--user", "ana", "--task-type", "deploy", "--db", str(database))
+    procedure = shell(
+        "search", "what next", "--user", "ana", "--task-type", "deploy", "--db", str(database)
+    )
     assert procedure.returncode == 0 and "[procedural]" in procedure.stdout
 
 
 def test_at_reads_iso_8601_as_the_same_moment_as_epoch_seconds(database):
     """VA4: `--at 1970-01-01T00:16:40Z` and `--at 1000` are the same recall clock."""
-    runs = [shell("search", "database", "--user", "ana", "--json", "--at", at, "--db", str(database)).stdout
-            for at in ("1000", "1970-01-01T00:16:40Z", "1970-01-01T01:16:40+01:00")]
+    runs = [
+        shell(
+            "search", "database", "--user", "ana", "--json", "--at", at, "--db", str(database)
+        ).stdout
+        for at in ("1000", "1970-01-01T00:16:40Z", "1970-01-01T01:16:40+01:00")
+    ]
     assert runs[0] and runs[0] == runs[1] == runs[2]
 
 
@@ -272,8 +337,13 @@ def test_an_import_that_fails_creates_no_database(database, tmp_path):
     folder = tmp_path / "imports"
     folder.mkdir()
     (folder / "bad.jsonl").write_text(json.dumps(item) + "\nnot json\n", encoding="utf-8")
-    stolen = {**item, "user_id": "eve"}  # the same id for another user: the store refuses the batch (S2)
-    (folder / "refused.jsonl").write_text(f"{json.dumps(item)}\n{json.dumps(stolen)}\n", encoding="utf-8")
+    stolen = {
+        **item,
+        "user_id": "eve",
+    }  # the same id for another user: the store refuses the batch (S2)
+    (folder / "refused.jsonl").write_text(
+        f"{json.dumps(item)}\n{json.dumps(stolen)}\n", encoding="utf-8"
+    )
     for name in ("bad.jsonl", "refused.jsonl"):
         completed = shell("import", str(folder / name), "--db", str(folder / "copy.db"))
         assert completed.returncode == 1 and "error:" in completed.stderr

@@ -41,7 +41,9 @@ def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
     bob = reopened.agent("bob", PromptFollowingLLM(), clock=ManualClock(0))
     assert not bob.run("register an account", "web form", MockEnvironment(SITE), SIGNUP).success
     anas_second = reopened.agent("ana", PromptFollowingLLM(), clock=ManualClock(0))
-    assert anas_second.run("register another account", "web form", MockEnvironment(SITE), SIGNUP).success
+    assert anas_second.run(
+        "register another account", "web form", MockEnvironment(SITE), SIGNUP
+    ).success
 
 
 def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
@@ -94,7 +96,9 @@ def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
     manager = MemoryManager(clock=ManualClock(0))
     fact = manager.write("release region: eu-west", "ana", level="semantic")
     agent = manager.agent("ana", ScriptedLLM(["a", "b", "c"]), clock=ManualClock(0))
-    result = agent.run("ship the release to the region", "release", MockEnvironment(), ["a", "b", "c"])
+    result = agent.run(
+        "ship the release to the region", "release", MockEnvironment(), ["a", "b", "c"]
+    )
     assert result.retrievals == 4 and manager.get(fact.id, "ana").access_count == 1
     agent.run("ship the release to the region", "release", MockEnvironment(), ["a"])
     assert manager.get(fact.id, "ana").access_count == 2

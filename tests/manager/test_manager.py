@@ -42,7 +42,11 @@ def test_explicit_semantic_write_supersedes_and_keeps_the_old_fact(manager):
     old = manager.write("database: MySQL", "ana", level="semantic")
     new = manager.write("database: PostgreSQL", "ana", level="semantic")
     old_now = manager.get(old.id, "ana")
-    assert (old_now.content, old_now.is_valid, old_now.superseded_by) == ("database: MySQL", False, new.id)
+    assert (old_now.content, old_now.is_valid, old_now.superseded_by) == (
+        "database: MySQL",
+        False,
+        new.id,
+    )
 
 
 def test_recall_excludes_superseded_facts_unless_asked(manager):
@@ -65,10 +69,16 @@ def test_every_result_carries_its_breakdown_and_reason(manager):
 def test_procedure_is_recalled_when_its_trigger_matches(manager):
     """H1, Q4: a procedure comes back when the task type triggers it, and says why."""
     manager.write(
-        "deploy", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]}
+        "deploy",
+        "ana",
+        level="procedural",
+        metadata={"steps": ["test", "ship"], "task_types": ["release"]},
     )
     [result] = manager.recall("anything at all", "ana", task_type="release").results
-    assert result.item.level == "procedural" and result.reason == "procedure triggered by task type 'release'"
+    assert (
+        result.item.level == "procedural"
+        and result.reason == "procedure triggered by task type 'release'"
+    )
 
 
 def test_recall_counts_an_access_and_audits_it(manager, clock):
@@ -94,7 +104,9 @@ def test_a_recall_adds_one_audit_record_however_many_results(manager):
 def test_recall_stays_within_the_token_budget(manager):
     """Q1: the assembled text never exceeds the budget."""
     for n in range(20):
-        manager.write(f"fact number {n}: the deployment target is region {n}", "ana", level="semantic")
+        manager.write(
+            f"fact number {n}: the deployment target is region {n}", "ana", level="semantic"
+        )
     result = manager.recall("deployment target region", "ana", top_k=20, token_budget=40)
     from recuris.core.text import estimate_tokens
 
@@ -104,7 +116,9 @@ def test_recall_stays_within_the_token_budget(manager):
 def test_no_read_returns_another_users_item(manager):
     """MG1: get, list, export, recall and procedures are scoped to one user."""
     secret = manager.write("password hint: blue", "ana", level="semantic")
-    manager.write("deploy", "ana", level="procedural", metadata={"steps": ["x"], "task_types": ["release"]})
+    manager.write(
+        "deploy", "ana", level="procedural", metadata={"steps": ["x"], "task_types": ["release"]}
+    )
     assert manager.get(secret.id, "bob") is None
     assert manager.list("bob") == [] and manager.export("bob") == []
     assert manager.recall("password hint blue", "bob", task_type="release").results == ()
@@ -172,11 +186,18 @@ def test_tags_given_as_one_string_are_refused_and_nothing_is_stored(manager):
 def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
     """I4: a clock returning 10**20 gives a ValueError naming the rule, and nothing is stored."""
     manager = MemoryManager(store(), clock=lambda: 10**20)
-    for write in (lambda: manager.write("deploy failed on step 3", "ana"), lambda: manager.write("ok", "ana"),
-                  lambda: manager.start_task("ana", "ship it")):
+    for write in (
+        lambda: manager.write("deploy failed on step 3", "ana"),
+        lambda: manager.write("ok", "ana"),
+        lambda: manager.start_task("ana", "ship it"),
+    ):
         with pytest.raises(ValueError, match="I4"):
             write()
-    assert manager.store.inner.list("ana") == [] and manager.store.inner.audit() == [] and not manager.tasks
+    assert (
+        manager.store.inner.list("ana") == []
+        and manager.store.inner.audit() == []
+        and not manager.tasks
+    )
 
 
 class Outage(InMemoryStore):
@@ -218,7 +239,9 @@ def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
     manager = MemoryManager(inner, clock=clock)
     inner.down = "writes"
     fact = manager.write("database: PostgreSQL", "ana", level="semantic")
-    assert fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
+    assert (
+        fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
+    )
     assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
 
 
@@ -258,13 +281,20 @@ def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
 
 def test_every_public_method_of_the_manager_runs_under_its_lock():
     """TS1: every public method of MemoryManager, its parts' operations included, takes the manager's lock."""
-    public = [name for name in dir(MemoryManager)
-              if not name.startswith("_") and not isinstance(getattr(MemoryManager, name), property)]
+    public = [
+        name
+        for name in dir(MemoryManager)
+        if not name.startswith("_") and not isinstance(getattr(MemoryManager, name), property)
+    ]
     assert {"start_task", "layers", "forget_user", "run_decay", "write", "recall"} <= set(public)
-    assert [name for name in public if getattr(MemoryManager, name).__code__.co_name != "locked"] == []
+    assert [
+        name for name in public if getattr(MemoryManager, name).__code__.co_name != "locked"
+    ] == []
 
 
-def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(tmp_path, clock):
+def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(
+    tmp_path, clock
+):
     """TS1: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
     manager = MemoryManager(SQLiteStore(tmp_path / "memory.db"), clock=clock)
     for n in range(10):
@@ -281,7 +311,9 @@ def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting
         for n in range(15):
             manager.write(f"{user} deploy step {n} failed", user)
             degraded.append(manager.recall("deploy step", user).degraded)
-            degraded.append(manager.recall("secret deploy note", "gone").degraded)  # counts accesses
+            degraded.append(
+                manager.recall("secret deploy note", "gone").degraded
+            )  # counts accesses
 
     def forgetter():
         for _ in range(5):
@@ -348,8 +380,12 @@ def test_the_settings_the_parts_hold_read_as_before_and_cannot_be_set():
     """The settings the parts hold (llm, min_confidence, working_token_budget, episodic_scorer) read as before; setting one raises."""
     model = lambda prompt: "[]"  # noqa: E731
     manager = MemoryManager(llm=model, min_confidence=0.7, working_token_budget=500)
-    assert (manager.llm, manager.min_confidence, manager.working_token_budget, manager.episodic_scorer) == (
-        model, 0.7, 500, None)
+    assert (
+        manager.llm,
+        manager.min_confidence,
+        manager.working_token_budget,
+        manager.episodic_scorer,
+    ) == (model, 0.7, 500, None)
     with pytest.raises(AttributeError):
         manager.llm = None
 
@@ -397,7 +433,9 @@ def test_an_episodic_write_queued_before_a_forget_elsewhere_never_lands(tmp_path
 def test_a_write_whose_new_id_another_process_took_meanwhile_is_written_under_a_fresh_id(tmp_path):
     """S3: a manager's write refused because its new id was taken since it was reserved is written anew."""
     here = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
-    here.write("booked the hotel by the station", "ana", level="episodic")  # reserves item-1 .. item-1024
+    here.write(
+        "booked the hotel by the station", "ana", level="episodic"
+    )  # reserves item-1 .. item-1024
     imported = MemoryItem(id="item-2", user_id="bob", level="episodic", content="an imported item")
     SQLiteStore(tmp_path / "m.db").put([imported])  # an import in another process
     item = here.write("booked the late train home", "ana", level="episodic")

@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test,
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
 )
 
 from recuris import ManualClock, MemoryManager
@@ -29,7 +33,9 @@ values = st.sampled_from(["MySQL", "PostgreSQL", "Python", "Go"])
 events = st.sampled_from(
     ["deploy failed on step 3", "user asked for a refund", "注册成功了", "x'); DROP TABLE items;--"]
 )
-queries = st.sampled_from(["database", "deploy", "refund", "language Python", "注册", "nothing matches"])
+queries = st.sampled_from(
+    ["database", "deploy", "refund", "language Python", "注册", "nothing matches"]
+)
 
 
 class ManagerMachine(RuleBasedStateMachine):
@@ -117,13 +123,17 @@ class ManagerMachine(RuleBasedStateMachine):
             for subject in {s for s, _ in written}:
                 about = [f for f in facts if f.subject == subject]
                 assert [f.is_valid for f in about] == [False] * (len(about) - 1) + [True]
-                assert all(old.superseded_by == new.id for old, new in zip(about, about[1:], strict=False))
+                assert all(
+                    old.superseded_by == new.id for old, new in zip(about, about[1:], strict=False)
+                )
 
     @invariant()
     def MG3_forgotten_users_leave_no_text_behind(self):
         for user in self.forgotten:
             assert self.manager.list(user) == []
-            assert all(r.reason == "" or r.operation == "forget-user" for r in self.manager.history(user))
+            assert all(
+                r.reason == "" or r.operation == "forget-user" for r in self.manager.history(user)
+            )
 
 
 @pytest.mark.parametrize("name", list(STORES))

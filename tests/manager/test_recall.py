@@ -24,17 +24,32 @@ def item(id, content, level="semantic", importance=0.5, created_at=0.0, **fields
 def test_total_is_the_weighted_sum_of_its_parts():
     """Q1: total = 0.75·relevance + 0.1·recency + 0.15·importance with the default weights."""
     result = score(
-        item("a", "x", importance=0.4), 0.3, now=7 * DAY, weights=Weights(), half_life=7 * DAY, reason="r"
+        item("a", "x", importance=0.4),
+        0.3,
+        now=7 * DAY,
+        weights=Weights(),
+        half_life=7 * DAY,
+        reason="r",
     )
     assert result.breakdown() == pytest.approx(
-        {"relevance": 0.3, "recency": 0.5, "importance": 0.4, "total": 0.75 * 0.3 + 0.1 * 0.5 + 0.15 * 0.4}
+        {
+            "relevance": 0.3,
+            "recency": 0.5,
+            "importance": 0.4,
+            "total": 0.75 * 0.3 + 0.1 * 0.5 + 0.15 * 0.4,
+        }
     )
 
 
 def test_relevance_alone_does_not_decide():
     """Q1: ranking is by the weighted total, not relevance alone: a fresher, more important item can win."""
     old = score(
-        item("old", "x", importance=0.1), 0.6, now=60 * DAY, weights=Weights(), half_life=7 * DAY, reason=""
+        item("old", "x", importance=0.1),
+        0.6,
+        now=60 * DAY,
+        weights=Weights(),
+        half_life=7 * DAY,
+        reason="",
     )
     new = score(
         item("new", "x", importance=0.9, created_at=60 * DAY),
@@ -65,7 +80,11 @@ def test_weights_must_be_non_negative_and_not_all_zero():
 
 def test_the_same_content_is_assembled_once():
     """Q3: a fact and an event with the same text appear once, the better-ranked copy."""
-    fact = score(item("f1", "Deploy region: EU-west", importance=0.9), 1.0, 0, Weights(), DAY, "fact")
-    event = score(item("e1", "deploy region:  eu-west", level="episodic"), 1.0, 0, Weights(), DAY, "event")
+    fact = score(
+        item("f1", "Deploy region: EU-west", importance=0.9), 1.0, 0, Weights(), DAY, "fact"
+    )
+    event = score(
+        item("e1", "deploy region:  eu-west", level="episodic"), 1.0, 0, Weights(), DAY, "event"
+    )
     chosen, text = assemble(rank([event, fact]), None)
     assert [r.item.id for r in chosen] == ["f1"] and text.count("\n") == 0

@@ -7,7 +7,11 @@ from recuris import MemoryItem, Weights
 from recuris.manager.recall import assemble, rank, score
 from recuris.core.text import estimate_tokens
 
-weights = st.tuples(st.floats(0, 2), st.floats(0, 2), st.floats(0, 2)).filter(any).map(lambda w: Weights(*w))
+weights = (
+    st.tuples(st.floats(0, 2), st.floats(0, 2), st.floats(0, 2))
+    .filter(any)
+    .map(lambda w: Weights(*w))
+)
 candidates = st.lists(
     st.tuples(
         st.text(min_size=1, max_size=80).filter(str.strip),
@@ -45,7 +49,9 @@ def test_Q1_Q2_ranked_by_total_totals_are_weighted_sums_and_text_fits(rows, weig
     for r in ranked:
         assert 0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1
         expected = (
-            weights.relevance * r.relevance + weights.recency * r.recency + weights.importance * r.importance
+            weights.relevance * r.relevance
+            + weights.recency * r.recency
+            + weights.importance * r.importance
         )
         assert r.total == expected
     chosen, text = assemble(ranked, budget)

@@ -33,17 +33,26 @@ def test_one_task_at_a_time_per_user():
 
 def test_the_task_in_progress_is_a_task_state_holding_every_recorded_step():
     """N2: a task in progress is a TaskState whose steps are every recorded step, in order, evicted or not."""
-    manager = manager_with(working_token_budget=10)  # so small that steps are evicted from working memory
+    manager = manager_with(
+        working_token_budget=10
+    )  # so small that steps are evicted from working memory
     task_id = manager.start_task("ana", "ship release 2", "release")
     steps = [manager.record_step("ana", f"step {n}", "ok") for n in range(4)]
     task = manager.tasks.get("ana")
-    assert (task.id, task.goal, task.task_type, task.steps) == (task_id, "ship release 2", "release", steps)
+    assert (task.id, task.goal, task.task_type, task.steps) == (
+        task_id,
+        "ship release 2",
+        "release",
+        steps,
+    )
     assert list(manager.tasks) == ["ana"]
 
 
 def test_a_task_state_reads_on_one_line():
     """N1: a TaskState's repr names the task, its goal (folded), type, step count and protected goal item."""
-    task = TaskState("task-1", "ship\nrelease  2", "release", [Step(1, "roll out", "ok", False)], "item-1")
+    task = TaskState(
+        "task-1", "ship\nrelease  2", "release", [Step(1, "roll out", "ok", False)], "item-1"
+    )
     assert repr(task) == (
         "TaskState('task-1', goal='ship release 2', task_type='release', steps=1, goal_item_id='item-1')"
     )

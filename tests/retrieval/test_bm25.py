@@ -22,7 +22,9 @@ def test_removing_a_document_after_a_query_resizes_its_postings():
         index.add(key, words.split())
     assert [key for key, _ in index.top(["deploy"], 2)] == ["b", "a"]
     index.remove("b")
-    assert index.holding("deploy") == ["a"] and [key for key, _ in index.top(["deploy"], 2)] == ["a"]
+    assert index.holding("deploy") == ["a"] and [key for key, _ in index.top(["deploy"], 2)] == [
+        "a"
+    ]
 
 
 def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole():
@@ -34,5 +36,8 @@ def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole()
     index.add("c", ["u", "t"])
     assert index.holding("t") == ["a", "b", "c"] and index.holding("u") == ["a", "c"]
     index.remove("b")
-    assert index.holding("t") == ["a", "c"] and [key for key, _ in index.top(["t"], 3)] == ["c", "a"]
+    assert index.holding("t") == ["a", "c"] and [key for key, _ in index.top(["t"], 3)] == [
+        "c",
+        "a",
+    ]
     assert held.nbytes == 16  # the reader's snapshot is unchanged: a and b

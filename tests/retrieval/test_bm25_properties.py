@@ -93,9 +93,12 @@ skewed = st.lists(st.sampled_from("a a a a b b b c c d e f".split()), min_size=1
 
 
 @settings(max_examples=200)
-@given(st.lists(skewed, min_size=1, max_size=60),
-       st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5),
-       st.integers(1, 6), st.sets(st.integers(0, 59)))
+@given(
+    st.lists(skewed, min_size=1, max_size=60),
+    st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5),
+    st.integers(1, 6),
+    st.sets(st.integers(0, 59)),
+)
 def test_B2_top_matches_the_naive_sort_where_pruning_applies(documents, query, k, removed):
     """B2: on larger collections of skewed terms, where MaxScore prunes, top still equals the naive sort."""
     index, model = BM25Index(), NaiveBM25(1.2, 0.75)

@@ -13,7 +13,19 @@ from hypothesis import strategies as st
 from factories import scorer_factories, shared_examples
 
 SCORERS = scorer_factories()
-WORDS = ["deploy", "deploys", "deployment", "service", "the", "report", "form", "red", "fish", "注册", "账号"]
+WORDS = [
+    "deploy",
+    "deploys",
+    "deployment",
+    "service",
+    "the",
+    "report",
+    "form",
+    "red",
+    "fish",
+    "注册",
+    "账号",
+]
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
 queries = st.lists(st.sampled_from(WORDS), max_size=4).map(" ".join)
 documents = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3), texts, max_size=10)
@@ -45,7 +57,9 @@ def test_SR1_every_score_lies_in_the_unit_interval(name, docs, query):
 @every_scorer
 @share
 @given(documents, queries)
-def test_SR1_a_document_sharing_no_term_with_the_query_scores_0_and_is_no_candidate(name, docs, query):
+def test_SR1_a_document_sharing_no_term_with_the_query_scores_0_and_is_no_candidate(
+    name, docs, query
+):
     """SR1: a document with no term in common with the query scores 0 and is not among the candidates."""
     scorer, stored = filled(name, docs)
     terms = scorer.analyzer(query)
@@ -66,7 +80,9 @@ def test_SM2_score_candidates_equals_scoring_every_document_with_score(name, doc
     found = dict(candidates)
     assert len(found) == len(candidates), "a document named twice"
     assert {key: everything.get(key) for key in found} == found, "a candidate scored unlike `score`"
-    assert {key for key, score in everything.items() if score > 0} <= found.keys(), "a document missed"
+    assert {key for key, score in everything.items() if score > 0} <= found.keys(), (
+        "a document missed"
+    )
 
 
 @every_scorer

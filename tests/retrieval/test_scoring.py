@@ -7,9 +7,18 @@ import pytest
 from recuris.retrieval.scoring import BM25Scorer, analyze, stem
 
 STEMS = [
-    ("deployments", "deploy"), ("comment", "comment"), ("deployed", "deploy"), ("deploying", "deploy"),
-    ("running", "run"), ("making", "mak"), ("make", "mak"), ("class", "class"), ("analysis", "analysis"),
-    ("quickly", "quick"), ("go", "go"), ("注册", "注册"),
+    ("deployments", "deploy"),
+    ("comment", "comment"),
+    ("deployed", "deploy"),
+    ("deploying", "deploy"),
+    ("running", "run"),
+    ("making", "mak"),
+    ("make", "mak"),
+    ("class", "class"),
+    ("analysis", "analysis"),
+    ("quickly", "quick"),
+    ("go", "go"),
+    ("注册", "注册"),
 ]
 
 
@@ -22,7 +31,14 @@ def test_the_light_stemmer_joins_common_forms(word, expected):
 def test_analyze_drops_stop_words_and_keeps_cjk_bigrams():
     """SR3: question words go, content words are stemmed, Chinese is bigrammed."""
     assert analyze("What did Caroline research about adoption agencies? 注册账号") == [
-        "carolin", "research", "adoption", "agency", "注册", "册账", "账号"]
+        "carolin",
+        "research",
+        "adoption",
+        "agency",
+        "注册",
+        "册账",
+        "账号",
+    ]
 
 
 def test_bm25_matches_the_okapi_formula():
@@ -69,17 +85,28 @@ def test_episodic_memory_retrieves_with_bm25():
     from recuris import Episode, EpisodicMemory
 
     memory = EpisodicMemory(scorer=BM25Scorer())
-    memory.add_episode(Episode(task_type="ops", goal="deploying the api to staging", status="success"))
-    memory.add_episode(Episode(task_type="ops", goal="rotating the database passwords", status="success"))
+    memory.add_episode(
+        Episode(task_type="ops", goal="deploying the api to staging", status="success")
+    )
+    memory.add_episode(
+        Episode(task_type="ops", goal="rotating the database passwords", status="success")
+    )
     [hit] = memory.retrieve("api deployments", top_k=2, threshold=0.1)
     assert hit.episode.goal == "deploying the api to staging"
-    assert memory.retrieve("api deployments", 2, 0.1) == memory.retrieve_by_scan("api deployments", 2, 0.1)
+    assert memory.retrieve("api deployments", 2, 0.1) == memory.retrieve_by_scan(
+        "api deployments", 2, 0.1
+    )
 
 
 def test_a_rarer_term_weighs_more():
     """SR1: on documents of equal length, the document holding the rarer query term ranks first."""
     scorer = BM25Scorer(analyzer=str.split)
-    for key, terms in {"common": ["red", "x"], "rare": ["blue", "x"], "c2": ["red", "y"], "c3": ["red", "z"]}.items():
+    for key, terms in {
+        "common": ["red", "x"],
+        "rare": ["blue", "x"],
+        "c2": ["red", "y"],
+        "c3": ["red", "z"],
+    }.items():
         scorer.add(key, terms)
     assert scorer.idf("blue") > scorer.idf("red")
     ranked = sorted(scorer.score_candidates(["red", "blue"]), key=lambda pair: -pair[1])

@@ -5,9 +5,11 @@ from hypothesis import strategies as st
 
 from recuris.retrieval.scoring import BM25Scorer
 
-documents = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
-                            st.lists(st.sampled_from("x y z w v u t s".split()), min_size=1, max_size=6),
-                            max_size=10)
+documents = st.dictionaries(
+    st.text("abcdefgh", min_size=1, max_size=3),
+    st.lists(st.sampled_from("x y z w v u t s".split()), min_size=1, max_size=6),
+    max_size=10,
+)
 queries = st.lists(st.sampled_from("x y z w q".split()), max_size=4)
 
 
@@ -28,7 +30,15 @@ def test_SR2_add_then_remove_restores_the_index(docs, extra):
     scorer = BM25Scorer(analyzer=str.split)
     for key, terms in docs.items():
         scorer.add(key, terms)
-    snapshot = ({t: scorer.holding(t) for t in scorer.postings}, scorer.total_length, set(scorer.terms))
+    snapshot = (
+        {t: scorer.holding(t) for t in scorer.postings},
+        scorer.total_length,
+        set(scorer.terms),
+    )
     scorer.add("__new__", extra)
     scorer.remove("__new__")
-    assert ({t: scorer.holding(t) for t in scorer.postings}, scorer.total_length, set(scorer.terms)) == snapshot
+    assert (
+        {t: scorer.holding(t) for t in scorer.postings},
+        scorer.total_length,
+        set(scorer.terms),
+    ) == snapshot

@@ -75,7 +75,10 @@ def test_ids_are_still_handed_out_during_an_outage(flaky):
 
 def test_offline_ids_of_two_stores_with_one_clock_differ(flaky):
     """G4: two buffered stores on the same clock hand out different offline ids."""
-    first, second = BufferedStore(flaky, clock=lambda: 12.5), BufferedStore(flaky, clock=lambda: 12.5)
+    first, second = (
+        BufferedStore(flaky, clock=lambda: 12.5),
+        BufferedStore(flaky, clock=lambda: 12.5),
+    )
     flaky.down = True
     assert first.new_id("item") != second.new_id("item")
 
@@ -91,7 +94,10 @@ def test_offline_ids_of_two_processes_with_one_clock_differ():
         "print(BufferedStore(Down(), clock=lambda: 12.5).new_id('item'))\n"
     )
     command = [sys.executable, "-c", script]
-    runs = [subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT) for _ in range(2)]
+    runs = [
+        subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+        for _ in range(2)
+    ]
     ids = [run.stdout.strip() for run in runs]
     assert ids[0].startswith("item-offline-12500-") and ids[0] != ids[1]
 
@@ -122,7 +128,9 @@ def test_reads_see_queued_writes(flaky):
     """QR1: get, list and matching return a queued item as if it were written, newest copy first."""
     store = BufferedStore(flaky)
     store.put([item("i1")])
-    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))  # reads still work
+    flaky.put = lambda *arguments: (_ for _ in ()).throw(
+        StoreError("database is locked")
+    )  # reads still work
     newer = MemoryItem(id="i1", user_id="ana", level="episodic", content="event i1", importance=0.9)
     store.put([item("i2"), newer])
     assert store.pending == 1 and store.get("ana", "i2").content == "event i2"
@@ -175,10 +183,15 @@ def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
     assert [(i.id, i.access_count) for i in store.queued("ana")] == [("i3", 1)]
     flaky.down = False  # reads work again; the queue is not written yet
     assert [(i.id, i.access_count, i.last_access_at) for i in store.list("ana")] == [
-        ("i1", 1, 7.0), ("i3", 1, 8.0)]
+        ("i1", 1, 7.0),
+        ("i3", 1, 8.0),
+    ]
     assert store.get("ana", "i2") is None and store.get("ana", "i1").access_count == 1
     assert [i.id for i, _ in store.search("ana", "episodic", ["i2", "i3"], 5)] == ["i3"]
-    assert store.flush() and [(i.id, i.access_count) for i in flaky.list("ana")] == [("i1", 1), ("i3", 1)]
+    assert store.flush() and [(i.id, i.access_count) for i in flaky.list("ana")] == [
+        ("i1", 1),
+        ("i3", 1),
+    ]
 
 
 def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky):
@@ -194,7 +207,9 @@ def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky
 
 
 def protocol_operations() -> set[str]:
-    return {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
+    return {
+        name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")
+    }
 
 
 def test_every_store_operation_is_written_out():
@@ -221,7 +236,10 @@ def test_the_queued_view_lists_the_queue_and_hands_on_the_rest(flaky):
     flaky.down = False
     assert [i.id for i in (view.get("ana", "i1"), view.get("ana", "i2"))] == ["i1", "i2"]
     assert [r.item_id for r in view.audit("ana")] == ["i1", "i2"]
-    assert [[i.id for i in batch] for batch in view.iterate("ana", batch_size=1)] == [["i1"], ["i2"]]
+    assert [[i.id for i in batch] for batch in view.iterate("ana", batch_size=1)] == [
+        ["i1"],
+        ["i2"],
+    ]
 
 
 def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
@@ -235,17 +253,27 @@ def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
     batches = list(store.iterate("ana", batch_size=2))
     assert [len(batch) for batch in batches] == [2, 1]
     assert [i for batch in batches for i in batch] == store.list("ana")
-    assert [(i.id, i.access_count) for batch in batches for i in batch] == [("i1", 1), ("i3", 0), ("i4", 0)]
+    assert [(i.id, i.access_count) for batch in batches for i in batch] == [
+        ("i1", 1),
+        ("i3", 0),
+        ("i4", 0),
+    ]
 
 
 def test_scrubbing_a_users_audit_blanks_their_queued_records_too(flaky):
     """G3: scrub_audit blanks the user's queued audit reasons as well, so a retry never writes their text."""
     store = BufferedStore(flaky)
     flaky.down = True
-    store.append_audit([AuditRecord("i1", "write", "ana's secret", 1.0, 0.5, "ana"),
-                        AuditRecord("b1", "write", "bob's note", 1.0, 0.5, "bob")])
+    store.append_audit(
+        [
+            AuditRecord("i1", "write", "ana's secret", 1.0, 0.5, "ana"),
+            AuditRecord("b1", "write", "bob's note", 1.0, 0.5, "bob"),
+        ]
+    )
     flaky.down = False
     store.scrub_audit("ana")
     assert store.flush()
     assert [(r.user_id, r.reason, r.weight) for r in flaky.audit()] == [
-        ("ana", "", None), ("bob", "bob's note", 0.5)]
+        ("ana", "", None),
+        ("bob", "bob's note", 0.5),
+    ]

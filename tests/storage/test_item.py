@@ -57,7 +57,11 @@ def test_an_item_rebuilt_from_its_stored_row_equals_the_one_written():
     """I2: `trusted` builds through the constructor an item equal to the one written; its copies are checked."""
     original = item(created_at=42.0, metadata={"tags": ["a"]}, access_count=3)
     rebuilt = MemoryItem.trusted(original.to_dict())
-    assert type(rebuilt) is MemoryItem and rebuilt == original and rebuilt.to_dict() == original.to_dict()
+    assert (
+        type(rebuilt) is MemoryItem
+        and rebuilt == original
+        and rebuilt.to_dict() == original.to_dict()
+    )
     with pytest.raises(ValueError, match="I1: access_count"):
         replace(rebuilt, access_count=-1)
 

@@ -9,8 +9,14 @@ from recuris import MemoryItem
 from recuris.storage.item import LEVELS
 
 json_data = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 items = st.builds(
@@ -37,6 +43,6 @@ def test_I3_closing_changes_only_validity(item, at, successor):
     """I3: a closed copy differs only in invalidated_at and superseded_by."""
     closed = item.closed(at, successor)
     assert not closed.is_valid and closed.superseded_by == successor
-    assert {k: v for k, v in closed.to_dict().items() if k not in ("invalidated_at", "superseded_by")} == {
-        k: v for k, v in item.to_dict().items() if k not in ("invalidated_at", "superseded_by")
-    }
+    assert {
+        k: v for k, v in closed.to_dict().items() if k not in ("invalidated_at", "superseded_by")
+    } == {k: v for k, v in item.to_dict().items() if k not in ("invalidated_at", "superseded_by")}

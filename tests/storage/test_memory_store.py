@@ -21,6 +21,8 @@ def test_a_rewrite_keeps_its_place_and_a_deleted_item_put_again_comes_last():
 def test_what_is_read_is_a_copy():
     """S4: changing a read item's metadata changes nothing stored."""
     store = InMemoryStore()
-    store.put([MemoryItem(id="a", user_id="ana", level="episodic", content="x", metadata={"k": [1]})])
+    store.put(
+        [MemoryItem(id="a", user_id="ana", level="episodic", content="x", metadata={"k": [1]})]
+    )
     store.get("ana", "a").metadata["k"].append(2)
     assert store.get("ana", "a").metadata == {"k": [1]}

@@ -30,14 +30,18 @@ def test_a_new_id_taken_by_another_write_meanwhile_is_refused_not_written_over(t
     """ID2: a put reusing a new id that another write took after its block was reserved writes nothing."""
     first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
     new_id = first.new_id("item")
-    second.put([item(new_id)], [AuditRecord(new_id, "import", "chosen by a caller", 0.0, None, "ana")])
+    second.put(
+        [item(new_id)], [AuditRecord(new_id, "import", "chosen by a caller", 0.0, None, "ana")]
+    )
     with pytest.raises(IdTakenError, match="S3"):
         first.put([item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")])
     assert first.get("ana", new_id).content == "ok then"
     assert [record.operation for record in first.audit("ana")] == ["import"]
 
 
-def test_a_new_id_this_store_object_stored_after_its_block_was_reserved_is_never_handed_out(tmp_path):
+def test_a_new_id_this_store_object_stored_after_its_block_was_reserved_is_never_handed_out(
+    tmp_path,
+):
     """ID2: an id a caller's put stored through this store object after its block was reserved is skipped."""
     store = SQLiteStore(tmp_path / "m.db")
     assert store.new_id("item") == "item-1"  # reserves item-1 .. item-1024
@@ -45,13 +49,19 @@ def test_a_new_id_this_store_object_stored_after_its_block_was_reserved_is_never
     assert {store.new_id("item") for _ in range(10)}.isdisjoint({"item-2", "item-3"})
 
 
-def test_a_put_retried_after_its_transaction_failed_still_refuses_a_new_id_taken_meanwhile(tmp_path):
+def test_a_put_retried_after_its_transaction_failed_still_refuses_a_new_id_taken_meanwhile(
+    tmp_path,
+):
     """ID2: a new id stays guarded when its put fails: once another write took it, the retry writes nothing."""
     first, second = SQLiteStore(tmp_path / "m.db"), SQLiteStore(tmp_path / "m.db")
     new_id = first.new_id("item")
     written = [item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")]
-    first._run("CREATE TEMP TRIGGER full BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
-    with pytest.raises(StoreError, match="disk full"):  # the transaction fails after the item's insert
+    first._run(
+        "CREATE TEMP TRIGGER full BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+    )
+    with pytest.raises(
+        StoreError, match="disk full"
+    ):  # the transaction fails after the item's insert
         first.put(*written)
     first._run("DROP TRIGGER full")
     second.put([item(new_id)])  # an import in another process, say, takes the id meanwhile

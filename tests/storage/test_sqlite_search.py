@@ -3,20 +3,40 @@
 import pytest
 
 from recuris import MemoryItem, SQLiteStore
-from recuris.storage.sqlite_search import AFTER, BEFORE, DOCUMENT_FREQUENCY, MATCHING, marks, search_statement
+from recuris.storage.sqlite_search import (
+    AFTER,
+    BEFORE,
+    DOCUMENT_FREQUENCY,
+    MATCHING,
+    marks,
+    search_statement,
+)
 
 
 @pytest.fixture
 def store():
     store = SQLiteStore(":memory:")
-    store.put([MemoryItem(id=f"i{n}", user_id="ana", level="episodic", content=f"deploy region {n}", task_id="t")
-               for n in range(50)])
+    store.put(
+        [
+            MemoryItem(
+                id=f"i{n}",
+                user_id="ana",
+                level="episodic",
+                content=f"deploy region {n}",
+                task_id="t",
+            )
+            for n in range(50)
+        ]
+    )
     return store
 
 
 STATEMENTS = [
     (search_statement(2), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10)),
-    (search_statement(2, "pending_postings"), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10)),
+    (
+        search_statement(2, "pending_postings"),
+        ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10),
+    ),
     (DOCUMENT_FREQUENCY.format(marks(2)), (1, "deploy", "region")),
     (MATCHING.format(marks(1)), (1, "deploy")),
     (BEFORE, ("ana", "episodic", "t", 5)),
@@ -37,15 +57,26 @@ def test_every_search_statement_reads_through_an_index(store, statement, paramet
 def test_search_returns_only_the_limit_best_scored_in_sql(store):
     """S8: ten of fifty matching items come back, best first, ties to the later-written item."""
     found = store.search("ana", "episodic", ["deploy"], 10)
-    assert len(found) == 10 and [item.id for item, _ in found] == [f"i{n}" for n in range(49, 39, -1)]
+    assert len(found) == 10 and [item.id for item, _ in found] == [
+        f"i{n}" for n in range(49, 39, -1)
+    ]
 
 
 def test_a_user_sees_only_their_own_statistics():
     """S8: another user's many items change neither the results nor the scores of this user."""
     alone, crowded = SQLiteStore(":memory:"), SQLiteStore(":memory:")
-    mine = [MemoryItem(id="a1", user_id="ana", level="episodic", content="deploy region eu"),
-            MemoryItem(id="a2", user_id="ana", level="episodic", content="rotate keys")]
+    mine = [
+        MemoryItem(id="a1", user_id="ana", level="episodic", content="deploy region eu"),
+        MemoryItem(id="a2", user_id="ana", level="episodic", content="rotate keys"),
+    ]
     alone.put(mine)
-    crowded.put(mine + [MemoryItem(id=f"b{n}", user_id="bob", level="episodic", content="deploy deploy")
-                        for n in range(30)])
-    assert alone.search("ana", "episodic", ["deploy"], 5) == crowded.search("ana", "episodic", ["deploy"], 5)
+    crowded.put(
+        mine
+        + [
+            MemoryItem(id=f"b{n}", user_id="bob", level="episodic", content="deploy deploy")
+            for n in range(30)
+        ]
+    )
+    assert alone.search("ana", "episodic", ["deploy"], 5) == crowded.search(
+        "ana", "episodic", ["deploy"], 5
+    )

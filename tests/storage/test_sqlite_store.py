@@ -48,7 +48,9 @@ def test_schema_has_the_indexes_the_design_names(tmp_path):
     """SX1: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
-        indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        indexes = {
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        }
         postings = db.execute("SELECT sql FROM sqlite_master WHERE name = 'postings'").fetchone()[0]
     assert {"items_thread", "items_task"} <= indexes
     assert "PRIMARY KEY (scope, term, item)" in postings
@@ -178,22 +180,52 @@ def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
     path = tmp_path / "m.db"
     SQLiteStore(path).put([item("i1", content="deploy the api"), item("i2", content="rotate keys")])
     with sqlite3.connect(path) as db:  # turn the file back into what version 2 left
-        db.executescript("DELETE FROM postings; DELETE FROM scopes; UPDATE schema_version SET version = 2;")
+        db.executescript(
+            "DELETE FROM postings; DELETE FROM scopes; UPDATE schema_version SET version = 2;"
+        )
     store = SQLiteStore(path)
-    assert sorted(i.id for i, _ in store.search("ana", "episodic", ["deploy", "key"], 5)) == ["i1", "i2"]
+    assert sorted(i.id for i, _ in store.search("ana", "episodic", ["deploy", "key"], 5)) == [
+        "i1",
+        "i2",
+    ]
     assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
 
 
 def version_3_items():
     return [
-        item("e1", content="deploy the api", created_at=10.0, last_access_at=30.0, access_count=3,
-             metadata={"kind": "episode", "trajectory": [[1, "build", "ok", False]]}),
-        MemoryItem(id="f1", user_id="ana", level="semantic", content="database: MySQL", created_at=11.0,
-                   importance=0.8, invalidated_at=20.0, superseded_by="f2", metadata={"subject": "database"}),
-        MemoryItem(id="f2", user_id="ana", level="semantic", content="database: Postgres", created_at=20.0),
-        MemoryItem(id="w1", user_id="ana", level="working", content="goal: migrate", task_id="task-1",
-                   created_at=12.0),
-        MemoryItem(id="b1", user_id="ben", level="episodic", content="rotate the keys", created_at=13.0),
+        item(
+            "e1",
+            content="deploy the api",
+            created_at=10.0,
+            last_access_at=30.0,
+            access_count=3,
+            metadata={"kind": "episode", "trajectory": [[1, "build", "ok", False]]},
+        ),
+        MemoryItem(
+            id="f1",
+            user_id="ana",
+            level="semantic",
+            content="database: MySQL",
+            created_at=11.0,
+            importance=0.8,
+            invalidated_at=20.0,
+            superseded_by="f2",
+            metadata={"subject": "database"},
+        ),
+        MemoryItem(
+            id="f2", user_id="ana", level="semantic", content="database: Postgres", created_at=20.0
+        ),
+        MemoryItem(
+            id="w1",
+            user_id="ana",
+            level="working",
+            content="goal: migrate",
+            task_id="task-1",
+            created_at=12.0,
+        ),
+        MemoryItem(
+            id="b1", user_id="ben", level="episodic", content="rotate the keys", created_at=13.0
+        ),
     ]
 
 
@@ -214,9 +246,11 @@ def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
 
 
 def version_4_audit():
-    return [AuditRecord("e1", "write", "routed to episodic", 10.0, None, "ana"),
-            AuditRecord("f1", "supersede", "superseded by f2", 20.0, 0.5, "ana"),
-            AuditRecord("b1", "write", "routed to episodic", 13.0, None, "ben")]
+    return [
+        AuditRecord("e1", "write", "routed to episodic", 10.0, None, "ana"),
+        AuditRecord("f1", "supersede", "superseded by f2", 20.0, 0.5, "ana"),
+        AuditRecord("b1", "write", "routed to episodic", 13.0, None, "ben"),
+    ]
 
 
 def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tmp_path):
@@ -230,9 +264,14 @@ def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tm
     assert store.list("ana") == [i for i in version_3_items() if i.user_id == "ana"]
     assert store._run("SELECT id, rowid FROM items ORDER BY rowid") == rowids
     assert store._run("SELECT seq, item_id FROM audit ORDER BY seq") == seqs
-    assert store.audit("ana") == version_4_audit()[:2] and store.audit("ben") == version_4_audit()[2:]
+    assert (
+        store.audit("ana") == version_4_audit()[:2] and store.audit("ben") == version_4_audit()[2:]
+    )
     assert [i.id for i, _ in store.search("ana", "episodic", ["deploy"], 5)] == ["e1"]
-    assert "AUTOINCREMENT" not in store._run("SELECT sql FROM sqlite_master WHERE name = 'audit'")[0][0]
+    assert (
+        "AUTOINCREMENT"
+        not in store._run("SELECT sql FROM sqlite_master WHERE name = 'audit'")[0][0]
+    )
     assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
     store.append_audit([AuditRecord("e1", "recall", "asked", 30.0, None, "ana")])
     assert store.audit("ana")[-1].operation == "recall" and store.integrity() == "ok"
@@ -243,7 +282,9 @@ def test_an_older_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path,
     """SF2: a reading open refuses a version 3 or 4 file, saying that a writing open migrates it."""
     path = make(tmp_path / "m.db", version_3_items())
     before = path.read_bytes()
-    with pytest.raises(StoreError, match=rf"schema version \[{version}\].*a writing open migrates it"):
+    with pytest.raises(
+        StoreError, match=rf"schema version \[{version}\].*a writing open migrates it"
+    ):
         SQLiteStore(path, read_only=True)
     assert path.read_bytes() == before
 
@@ -273,7 +314,9 @@ def test_threads_share_one_store(tmp_path):
 
     def write(user):
         for n in range(20):
-            store.put([MemoryItem(id=f"{user}-{n}", user_id=user, level="episodic", content=f"event {n}")])
+            store.put(
+                [MemoryItem(id=f"{user}-{n}", user_id=user, level="episodic", content=f"event {n}")]
+            )
 
     threads = [threading.Thread(target=write, args=(user,)) for user in ("ana", "bob", "cy")]
     for thread in threads:

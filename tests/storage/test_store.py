@@ -38,7 +38,11 @@ def test_reads_are_scoped_to_one_user(store):
 def test_list_filters_by_level_and_task_in_insertion_order(store):
     """MS1: list returns the user's items oldest first, filtered by level and task."""
     store.put(
-        [item("i1", level="working", task_id="t1"), item("i2"), item("i3", level="working", task_id="t2")]
+        [
+            item("i1", level="working", task_id="t1"),
+            item("i2"),
+            item("i3", level="working", task_id="t2"),
+        ]
     )
     assert [i.id for i in store.list("ana", "working")] == ["i1", "i3"]
     assert [i.id for i in store.list("ana", task_id="t2")] == ["i3"]
@@ -80,11 +84,16 @@ def test_new_ids_are_fresh(store):
     assert "episode-1" not in (first, second) and first != second
 
 
-@pytest.mark.parametrize("make", [lambda path: InMemoryStore(), lambda path: SQLiteStore(path / "ids.db")])
+@pytest.mark.parametrize(
+    "make", [lambda path: InMemoryStore(), lambda path: SQLiteStore(path / "ids.db")]
+)
 def test_a_new_ids_prefix_is_recovered_from_it(make, tmp_path):
     """S3: on the stores recuris ships, `id_prefix` gives back the prefix `new_id` was given, dashes included."""
     store = make(tmp_path)
-    assert [id_prefix(store.new_id(prefix)) for prefix in ("episode", "ana-task-7")] == ["episode", "ana-task-7"]
+    assert [id_prefix(store.new_id(prefix)) for prefix in ("episode", "ana-task-7")] == [
+        "episode",
+        "ana-task-7",
+    ]
 
 
 def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
@@ -103,9 +112,15 @@ def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
 
 def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
     """S7: matching equals filtering list by shared tokens, for one user and level."""
-    store.put([item("i1", content="deploy the api"), item("i2", content="rotate keys"),
-               item("i3", content="注册账号 today"), item("i4", content="deploy again", level="semantic"),
-               item("i5", user="bob", content="deploy for bob")])
+    store.put(
+        [
+            item("i1", content="deploy the api"),
+            item("i2", content="rotate keys"),
+            item("i3", content="注册账号 today"),
+            item("i4", content="deploy again", level="semantic"),
+            item("i5", user="bob", content="deploy for bob"),
+        ]
+    )
     assert [i.id for i in store.matching("ana", "episodic", ["deploy", "账号"])] == ["i1", "i3"]
     assert store.matching("ana", "episodic", []) == []
 
@@ -132,7 +147,9 @@ def test_rewriting_only_access_fields_keeps_the_item_findable(store):
     """SH1: an update that leaves the content alone (a recall's reinforcement) keeps its terms."""
     store.put([item("i1", content="gamma words")])
     store.put([item("i1", content="gamma words", access_count=5)])
-    assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [("i1", 5)]
+    assert [(i.id, i.access_count) for i in store.matching("ana", "episodic", ["gamma"])] == [
+        ("i1", 5)
+    ]
 
 
 @pytest.mark.parametrize("text", ["caf\udce9", "\ud800 alone"])
@@ -149,16 +166,24 @@ def test_recording_an_access_changes_only_the_access_fields(store):
     """S10: an access counts a use; it never reopens a closed item, and a deleted one stays gone."""
     store.put([item("i1").closed(5.0, "i2"), item("gone"), item("bob's", user="bob")])
     store.delete("ana", ["gone"])
-    store.record_access([Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)])
-    assert store.get("ana", "i1") == item("i1", access_count=1, last_access_at=9.0).closed(5.0, "i2")
+    store.record_access(
+        [Access("ana", "i1", 9.0), Access("ana", "gone", 9.0), Access("ana", "bob's", 9.0)]
+    )
+    assert store.get("ana", "i1") == item("i1", access_count=1, last_access_at=9.0).closed(
+        5.0, "i2"
+    )
     assert store.get("ana", "gone") is None and store.get("bob", "bob's").access_count == 0
 
 
 @pytest.mark.parametrize("level", [None, "working"])
 def test_iterate_yields_what_list_returns_in_batches(store, level):
     """S11: iterate's batches, joined, are exactly list's items in list's order."""
-    store.put([item(f"i{n}", user="ana" if n % 4 else "bob", level=("episodic", "working")[n % 2])
-               for n in range(23)])
+    store.put(
+        [
+            item(f"i{n}", user="ana" if n % 4 else "bob", level=("episodic", "working")[n % 2])
+            for n in range(23)
+        ]
+    )
     batches = list(store.iterate("ana", level, batch_size=3))
     assert all(len(batch) <= 3 for batch in batches)
     assert [i for batch in batches for i in batch] == store.list("ana", level)

@@ -26,10 +26,15 @@ pytestmark = pytest.mark.slow  # the longest state machine: the full run has it
 
 WORDS = ["deploy", "deploys", "key", "keys", "red", "fish", "the", "blue", "数据库", "迁移"]
 contents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join).filter(str.strip)
-users, levels, tasks = st.sampled_from(["ana", "bob"]), st.sampled_from(["episodic", "semantic"]), st.sampled_from(
-    [None, "t1", "t2"])
+users, levels, tasks = (
+    st.sampled_from(["ana", "bob"]),
+    st.sampled_from(["episodic", "semantic"]),
+    st.sampled_from([None, "t1", "t2"]),
+)
 queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
-QUERY_TERMS = [analyze(" ".join(query)) for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])]
+QUERY_TERMS = [
+    analyze(" ".join(query)) for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])
+]
 
 
 @lru_cache(maxsize=None)
@@ -41,7 +46,9 @@ def term_counts(content: str) -> Counter:
 def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
     """Score every item of one scope from scratch: Okapi BM25 with the stores' k1 and b."""
     documents = {item.id: term_counts(item.content) for item in items}
-    average = sum(sum(c.values()) for c in documents.values()) / len(documents) if documents else 0.0
+    average = (
+        sum(sum(c.values()) for c in documents.values()) / len(documents) if documents else 0.0
+    )
     scores = {}
     for key, counts in documents.items():
         total = 0.0
@@ -62,14 +69,18 @@ class StoresAgainstAList(RuleBasedStateMachine):
         super().__init__()
         # Every store the suite knows, a fork's included (tests/factories.py), each in a fresh folder.
         self.stores = [make(Path(tempfile.mkdtemp())) for make in store_factories().values()]
-        self.model: dict[str, MemoryItem] = {}  # insertion order is write order; a delete forgets it
+        self.model: dict[
+            str, MemoryItem
+        ] = {}  # insertion order is write order; a delete forgets it
         self.next_id = 0
         # S3, per store (each hands out its own ids): user cy's items by id, in write order; the
         # new ids handed out and not yet put; every id handed out; the ids another process took.
         self.chosen: list[dict[str, str]] = [{} for _ in self.stores]
         self.minted, self.handed, self.taken = ([set() for _ in self.stores] for _ in range(3))
         # A second connection to the same file stands for another process writing its own ids.
-        self.elsewhere = [SQLiteStore(s.path) if isinstance(s, SQLiteStore) else None for s in self.stores]
+        self.elsewhere = [
+            SQLiteStore(s.path) if isinstance(s, SQLiteStore) else None for s in self.stores
+        ]
 
     def put_all(self, item: MemoryItem) -> None:
         for store in self.stores:
@@ -79,13 +90,19 @@ class StoresAgainstAList(RuleBasedStateMachine):
     @rule(user=users, level=levels, task=tasks, content=contents)
     def write(self, user, level, task, content):
         self.next_id += 1
-        self.put_all(MemoryItem(id=f"i{self.next_id}", user_id=user, level=level, content=content, task_id=task))
+        self.put_all(
+            MemoryItem(
+                id=f"i{self.next_id}", user_id=user, level=level, content=content, task_id=task
+            )
+        )
 
     @precondition(lambda self: self.model)
     @rule(data=st.data(), level=levels, task=tasks, content=contents)
     def rewrite(self, data, level, task, content):
         old = self.model[data.draw(st.sampled_from(sorted(self.model)))]
-        self.put_all(MemoryItem(id=old.id, user_id=old.user_id, level=level, content=content, task_id=task))
+        self.put_all(
+            MemoryItem(id=old.id, user_id=old.user_id, level=level, content=content, task_id=task)
+        )
 
     @precondition(lambda self: self.model)
     @rule(data=st.data())
@@ -96,11 +113,14 @@ class StoresAgainstAList(RuleBasedStateMachine):
 
     @rule()
     def hand_out_a_new_id(self):
-        for store, chosen, minted, handed, taken in zip(self.stores, self.chosen, self.minted, self.handed,
-                                                         self.taken, strict=True):
+        for store, chosen, minted, handed, taken in zip(
+            self.stores, self.chosen, self.minted, self.handed, self.taken, strict=True
+        ):
             new = store.new_id("item")
             assert new not in handed  # never twice
-            assert new not in chosen or new in taken  # stored only if another process took it since (S3)
+            assert (
+                new not in chosen or new in taken
+            )  # stored only if another process took it since (S3)
             handed.add(new)
             minted.add(new)
 
@@ -133,7 +153,9 @@ class StoresAgainstAList(RuleBasedStateMachine):
         """Another process (an import, say) stores its own id, knowing nothing of this store's new ids."""
         for at, other in enumerate(self.elsewhere):
             if other is not None:
-                other.put([MemoryItem(id=f"item-{n}", user_id="cy", level="episodic", content=content)])
+                other.put(
+                    [MemoryItem(id=f"item-{n}", user_id="cy", level="episodic", content=content)]
+                )
                 self.chosen[at][f"item-{n}"] = content
                 self.taken[at].add(f"item-{n}")
 
@@ -143,7 +165,9 @@ class StoresAgainstAList(RuleBasedStateMachine):
             assert [(item.id, item.content) for item in store.list("cy")] == list(chosen.items())
 
     def scope(self, user, level):
-        return [item for item in self.model.values() if item.user_id == user and item.level == level]
+        return [
+            item for item in self.model.values() if item.user_id == user and item.level == level
+        ]
 
     @invariant()
     def S8_search_ranks_as_naive_bm25_in_every_store(self):
@@ -156,7 +180,9 @@ class StoresAgainstAList(RuleBasedStateMachine):
                         ids.append([item.id for item, _ in found])
                         assert len(found) == min(3, len(expected))
                         for item, score in found:
-                            assert score == pytest.approx(expected[item.id], abs=1e-9)  # rounded to 9 decimals
+                            assert score == pytest.approx(
+                                expected[item.id], abs=1e-9
+                            )  # rounded to 9 decimals
                         # best first, and nothing left out scores higher than the last one kept
                         scores = [score for _, score in found]
                         assert scores == sorted(scores, reverse=True)
@@ -168,17 +194,25 @@ class StoresAgainstAList(RuleBasedStateMachine):
     def S7_matching_is_the_items_sharing_a_term_in_write_order(self):
         for user in ("ana", "bob"):
             terms = set(analyze("deploy fish 数据库"))
-            expected = [i.id for i in self.scope(user, "episodic") if terms & set(analyze(i.content))]
+            expected = [
+                i.id for i in self.scope(user, "episodic") if terms & set(analyze(i.content))
+            ]
             for store in self.stores:
                 assert [i.id for i in store.matching(user, "episodic", terms)] == expected
 
     @invariant()
     def S9_TI1_neighbours_are_the_previous_and_next_of_the_same_level_and_task(self):
         for item in self.model.values():
-            thread = [i.id for i in self.model.values()
-                      if (i.user_id, i.level, i.task_id) == (item.user_id, item.level, item.task_id)]
+            thread = [
+                i.id
+                for i in self.model.values()
+                if (i.user_id, i.level, i.task_id) == (item.user_id, item.level, item.task_id)
+            ]
             at = thread.index(item.id)
-            expected = (thread[at - 1] if at else None, thread[at + 1] if at + 1 < len(thread) else None)
+            expected = (
+                thread[at - 1] if at else None,
+                thread[at + 1] if at + 1 < len(thread) else None,
+            )
             for store in self.stores:
                 before, after = store.adjacent(item.user_id, [item.id])[item.id]
                 assert (before and before.id, after and after.id) == expected

@@ -16,7 +16,11 @@ def test_a_rewrite_keeps_its_place_and_moves_between_threads():
         index.add(each)
     index.remove(second)
     index.add(item("b", "two", task_id="u"))
-    assert index.listed("ana", "episodic", "t") == ["a", "c"] and index.listed("ana") == ["a", "b", "c"]
+    assert index.listed("ana", "episodic", "t") == ["a", "c"] and index.listed("ana") == [
+        "a",
+        "b",
+        "c",
+    ]
     assert index.adjacent(first) == (None, "c")
 
 
