@@ -29,7 +29,17 @@ from typing import Protocol
 from .clock import DAY
 from .records import AuditRecord
 
-__all__ = ["DecayManager", "DecayReport", "Decaying"]
+__all__ = ["DecayManager", "DecayReport", "Decaying", "halved"]
+
+
+def halved(elapsed: float, half_life: float) -> float:
+    """Return 2^(-elapsed / half_life): 1 at no time, exactly 1/2 after one half-life (D2).
+
+    Elapsed time below 0 (clock skew, an imported record) counts as 0, so the result is never
+    above 1. This is the one half-life curve of recuris: decay and recall's recency both use it.
+    """
+    # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
+    return 0.5 ** (max(0.0, elapsed) / half_life)
 
 
 class Decaying(Protocol):
@@ -95,11 +105,9 @@ class DecayManager:
     def weight(self, item: Decaying, now: float | None = None) -> float:
         """Return the item's retention weight at `now` (default: the clock)."""
         now = self.clock() if now is None else now
-        # A last access "in the future" (clock skew, an imported record) counts as now,
-        # so that weight can never exceed importance plus the cap.
-        elapsed = max(0.0, now - item.last_access_at)
-        # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
-        decayed = item.importance * 0.5 ** (elapsed / self.half_life(item))
+        # A last access "in the future" counts as now (`halved`), so that weight can never
+        # exceed importance plus the cap.
+        decayed = item.importance * halved(now - item.last_access_at, self.half_life(item))
         reinforcement = min(
             self.reinforcement_cap, self.reinforcement_per_access * item.access_count
         )

@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from ..core.decay import halved
 from ..core.records import AuditRecord
 from ..core.similarity import Scorer
 from ..core.text import estimate_tokens, normalize
@@ -124,7 +125,7 @@ def score(
 ) -> Recalled:
     """Score one candidate: relevance as given, recency halving every `half_life` seconds."""
     relevance = min(1.0, max(0.0, relevance))
-    recency = 0.5 ** (max(0.0, now - item.last_access_at) / half_life)
+    recency = halved(now - item.last_access_at, half_life)
     total = (
         weights.relevance * relevance
         + weights.recency * recency
