@@ -8,9 +8,13 @@ Invariants:
         for a non-str, ValueError for blank text or a lone surrogate.
     VL2 `require_count` accepts exactly the ints (not bools) in [minimum, maximum); anything
         else raises ValueError naming the argument.
+    VL3 `require_number` accepts exactly the finite ints and floats (not bools) within its
+        bounds, returned as float; anything else raises ValueError naming the argument.
 """
 
-__all__ = ["require_text", "require_count", "unicode_problem"]
+import math
+
+__all__ = ["require_text", "require_count", "require_number", "unicode_problem"]
 
 
 def require_text(name: str, value: object) -> str:
@@ -37,6 +41,36 @@ def require_count(name: str, value: object, minimum: int = 0, maximum: int | Non
     if maximum is not None and value >= maximum:
         raise ValueError(f"{name} must be an int below {maximum}, got {value!r}")
     return value
+
+
+def require_number(
+    name: str,
+    value: object,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    above_minimum: bool = False,
+) -> float:
+    """Return value as a float if it is a finite real number within the bounds (VL3).
+
+    `minimum` and `maximum` are inclusive; with `above_minimum` the value must exceed `minimum`.
+    Raises ValueError naming `name`, which carries the rule, e.g. "D1: half_life_days".
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int of hundreds of digits
+        number = float("inf")
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    too_low = minimum is not None and (value <= minimum if above_minimum else value < minimum)
+    if too_low:
+        relation = ">" if above_minimum else ">="
+        raise ValueError(f"{name} must be {relation} {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+    return number
 
 
 def unicode_problem(text: str) -> str:

@@ -1,8 +1,8 @@
-"""Example tests for recuris.core.validation: the checks every input passes (VL1, VL2)."""
+"""Example tests for recuris.core.validation: the checks every input passes (VL1-VL3)."""
 
 import pytest
 
-from recuris.core.validation import require_count, require_text, unicode_problem
+from recuris.core.validation import require_count, require_number, require_text, unicode_problem
 
 
 def test_text_is_returned_unchanged():
@@ -42,3 +42,20 @@ def test_a_count_must_lie_in_its_range():
         require_count("n", 10, maximum=10)
     with pytest.raises(ValueError):
         require_count("n", 2.0)
+
+
+@pytest.mark.parametrize("value", [True, "1", None, float("nan"), float("inf"), 10**400])
+def test_require_number_refuses_what_is_not_a_finite_number(value):
+    """VL3: a bool, a non-number, NaN, an infinity or an int too large for a float is refused."""
+    with pytest.raises(ValueError, match="weight"):
+        require_number("weight", value)
+
+
+def test_require_number_holds_its_bounds():
+    """VL3: the bounds are inclusive, or exclusive of the minimum with `above_minimum`."""
+    assert require_number("weight", 0, 0, 1) == 0.0
+    assert require_number("weight", 1, 0, 1) == 1.0
+    with pytest.raises(ValueError, match="weight must be > 0"):
+        require_number("weight", 0, 0, above_minimum=True)
+    with pytest.raises(ValueError, match="weight must be <= 1"):
+        require_number("weight", 1.5, 0, 1)
