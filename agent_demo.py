@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from recuris import (
+    AgentSettings,
     Consolidator,
     DecayManager,
     Episode,
@@ -26,6 +27,7 @@ from recuris import (
     ManualClock,
     MemoryManager,
     RecurisAgent,
+    RetrievalSettings,
     SemanticMemory,
     SQLiteStore,
     WorkingMemory,
@@ -36,11 +38,12 @@ from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot
 from recuris.bench.trace import write_page
 from recuris.core.clock import DAY
-from recuris.core.mock_llm import PromptFollowingLLM
+from recuris.core.agent import EpisodicExperience
 from recuris.core.text import FAILURE_MARKERS
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
 from recuris.llm.llm_http import OpenAICompatibleChat
+from recuris.manager.experience import model_on_manager
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 
@@ -74,7 +77,7 @@ class Tour:
         self.working = WorkingMemory(window_size=6, max_summary_chars=300)
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
-        decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=self.clock)
+        decay = DecayManager(clock=self.clock)
         self.decay = self.recorder.watch(
             decay
         )  # every access and cycle is kept, for the trace's plot
@@ -131,7 +134,8 @@ def why_it_ended(run, agent) -> str:
         markers = ", ".join(repr(marker) for marker in FAILURE_MARKERS)
         return (
             f"{reason}; a result containing a failure marker ({markers}) is a failed step, and "
-            f"this agent stops after {agent.max_failures} (max_failures={agent.max_failures})"
+            f"this agent stops after {agent.settings.max_failures} "
+            f"(max_failures={agent.settings.max_failures})"
         )
     if "max_steps" in reason:
         return f"{reason}: the agent's step budget ran out"
@@ -140,7 +144,7 @@ def why_it_ended(run, agent) -> str:
 
 def main(llm=None, reflector=None, html: str | None = None) -> None:
     """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
-    tour = Tour(llm or PromptFollowingLLM())
+    tour = Tour(llm or model_on_manager())
     # An old, never-used episode, so the decay cycle below has something stale to forget.
     tour.episodic.add_episode(
         Episode(
@@ -184,10 +188,9 @@ def failure_then_recovery(tour: Tour) -> tuple:
     """A and B: a task fails; a similar one retrieves the failure and takes the other option."""
     agent = RecurisAgent(
         tour.working,
-        tour.episodic,
+        EpisodicExperience(tour.episodic, tour.decay),
         tour.llm,
-        max_steps=30,
-        decay=tour.decay,
+        AgentSettings(max_steps=30),
         clock=tour.clock,
         observer=tour.show,
     )
@@ -250,7 +253,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
     shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
     tour.say(
         f"The two goals share {len(shared)} space-separated words; their CJK bigrams (注册, 账号, ...) "
-        f"bring the failure back, above the similarity threshold {agent.experience.threshold}."
+        f"bring the failure back, above the similarity threshold {agent.settings.retrieval.threshold}."
     )
     tour.say(
         f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on {tour.day()} "
@@ -293,7 +296,7 @@ def long_task(tour: Tour):
         tour.working,
         tour.episodic,
         tour.llm,
-        max_steps=40,
+        AgentSettings(max_steps=40),
         clock=tour.clock,
         observer=tour.recorder.observe,
     )  # recorded for the trace, not printed
@@ -385,10 +388,10 @@ def decay_cycle(tour: Tour, first) -> None:
     tour.part(
         "E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive"
     )
-    per_access, cap = decay.reinforcement_per_access, decay.reinforcement_cap
+    per_access, cap = decay.settings.reinforcement_per_access, decay.settings.reinforcement_cap
     tour.say(
-        f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} per "
-        f"access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten."
+        f"weight = importance x 2^(-idle days / {decay.settings.half_life_days:g}) + {per_access} per "
+        f"access (at most {cap}); below {decay.settings.retention_threshold}, a memory is forgotten."
     )
     for episode in tour.episodic.episodes:
         weight = decay.weight(episode)
@@ -541,7 +544,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     for problem in () if reflected.failed else reflected.problems:
         tour.say(f"the reflection reported a problem: {problem}")
     clock.advance(DAY)
-    agent = manager.agent("ana", llm, clock=clock, threshold=1.0, observer=tour.recorder.observe)
+    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    agent = manager.agent("ana", llm, settings=exact, clock=clock, observer=tour.recorder.observe)
     environment = MockEnvironment()
     tour.say(
         "the next task's plan has a slot, {staging host}, that no prompt fills: the model must ask "
@@ -568,7 +572,7 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         "I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused"
     )
     clock.advance(14 * DAY)
-    decay = DecayManager(half_life_days=7, clock=clock)
+    decay = DecayManager(clock=clock)
     report = manager.run_decay(decay, "ana")
     for record in report.audit:
         print(f"    {record.render()}")
@@ -580,7 +584,7 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         if item.level not in ("episodic", "semantic") or not item.is_valid:
             continue
         if item.level == "semantic":
-            why = f"facts and insights (semantic memory decays {decay.consolidated_slowdown:g}x more slowly)"
+            why = f"facts and insights (semantic memory decays {decay.settings.consolidated_slowdown:g}x more slowly)"
         elif item.access_count:
             why = "recalled since it was written (each access restarts the decay clock)"
         else:

@@ -10,7 +10,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 
 import os
 
-from recuris import EpisodicMemory, RecurisAgent, WorkingMemory
+from recuris import AgentSettings, EpisodicMemory, RecurisAgent, WorkingMemory
 from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
 from recuris.bench.mock_environment import MockEnvironment
 
@@ -21,7 +21,11 @@ if not (os.environ.get("OPENAI_BASE_URL") and os.environ.get("RECURIS_MODEL")):
 
 llm = OpenAICompatibleChat(timeout=60)
 agent = RecurisAgent(
-    WorkingMemory(), EpisodicMemory(), llm, max_steps=8, observer=lambda event: print(event.render())
+    WorkingMemory(),
+    EpisodicMemory(),
+    llm,
+    AgentSettings(max_steps=8),
+    observer=lambda event: print(event.render()),
 )
 world = MockEnvironment({"submit": "error: captcha required"}, default="ok")
 plan = ["open signup page", "fill email", "submit | solve captcha then submit"]

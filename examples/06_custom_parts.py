@@ -40,7 +40,7 @@ class CountingStore(InMemoryStore):  # a store of your own: any object with the 
         super().put(items, audit, delete)
 
 
-episodes = EpisodicMemory(scorer=TrigramScorer())
+episodes = EpisodicMemory(scorer=TrigramScorer)
 episodes.add_episode(Episode(task_type="release", goal="deploys the billing service", status="success"))
 print("episodic memory finds:", [hit.render() for hit in episodes.retrieve("billing deployment", 1, 0.1)])
 

@@ -3,7 +3,7 @@
 `StubServer` speaks /chat/completions and /embeddings, and can be told, call by call, to
 answer with text, a tool call, any JSON, an HTTP error status (with headers), a redirect, a
 garbage body, a body without choices, or slowly. Without a script, chat answers come from a
-`PromptFollowingLLM` reading the prompt, so a whole agent run can be decided over HTTP;
+`PromptFollowingLLM` (as `model_on_manager` makes it) reading the prompt, so a whole agent run can be decided over HTTP;
 embeddings are bag-of-words hash vectors. `RawServer` writes raw bytes, for the replies no
 well-behaved server sends: a slow drip, a body cut short, a status line that is not HTTP.
 """
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from recuris.core.mock_llm import PromptFollowingLLM
+from recuris.manager.experience import model_on_manager
 from recuris.core.text import tokenize
 
 
@@ -34,7 +34,7 @@ class StubServer:
     def __init__(self) -> None:
         self.script: list[tuple] = []
         self.requests: list[dict] = []
-        self.model = PromptFollowingLLM()
+        self.model = model_on_manager()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):

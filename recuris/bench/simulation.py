@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
-from ..core.decay import DecayManager
+from ..core.decay import DecayManager, DecaySettings
 from ..manager.manager import MemoryManager
 from ..storage.memory_store import InMemoryStore
 from .svg import Reference, Series, line_plot
@@ -68,7 +68,7 @@ def simulate(
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
     rng, clock = random.Random(seed), ManualClock(0.0)
     manager = MemoryManager(InMemoryStore(), clock=clock)
-    decay = DecayManager(half_life_days=half_life_days, clock=clock)
+    decay = DecayManager(DecaySettings(half_life_days=half_life_days), clock=clock)
     habit_texts = [
         f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6))
         for n in range(habits)

@@ -81,6 +81,11 @@ class Episode:
             self.last_access_at = self.created_at
 
     @property
+    def consolidated(self) -> bool:
+        """False: an episode is raw memory, which decay weighs at the plain half-life."""
+        return False
+
+    @property
     def actions(self) -> tuple[str, ...]:
         """The actions of the trajectory, in order."""
         return tuple(step.action for step in self.trajectory)

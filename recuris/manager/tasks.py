@@ -28,6 +28,7 @@ from ..core.text import flatten
 from ..core.validation import require_text
 from ..evolution.extraction import Knowledge, extraction_prompt, parse_knowledge
 from ..evolution.semantic import Fact
+from ..storage.archives import StoredEpisodes
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
 from . import budget
@@ -195,7 +196,8 @@ class Tasks:
         episode.id = episode.id or self.store.new_id("episode")
         why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
         written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
-        layers.episodic.add_episode(episode, [*audit, written], delete)
+        episodes = StoredEpisodes(self.store, user_id)
+        episodes.settle(layers.episodic, episode, [*audit, written], delete)
         if self.llm is None:
             return FinishReport(episode)
         prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)

@@ -53,8 +53,11 @@ class Layers:
     def episodic(self) -> EpisodicMemory:
         # Loaded on first use: recall searches the store, so it never indexes every episode.
         if self.loaded_episodic is None:
-            scorer = self.episodic_scorer() if self.episodic_scorer else None
-            self.loaded_episodic = EpisodicMemory(scorer, StoredEpisodes(self.store, self.user_id))
+            archive = StoredEpisodes(self.store, self.user_id)
+            if self.episodic_scorer is None:
+                self.loaded_episodic = EpisodicMemory(archive=archive)
+            else:
+                self.loaded_episodic = EpisodicMemory(self.episodic_scorer, archive)
         return self.loaded_episodic
 
 

@@ -142,7 +142,7 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
     assert recorder.accesses == {"e1": [2 * DAY]}
     [cycle] = recorder.cycles
     assert cycle.forgotten == {"e0", "e2"} and [s.id for s in cycle.items] == ["e0", "e1", "e2"]
-    assert watched.half_life_seconds == plain.half_life_seconds
+    assert watched.settings == plain.settings
 
 
 def test_one_cycle_read_in_batches_is_recorded_once():

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris import AgentSettings, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
 
 replies = st.one_of(
     st.sampled_from(["open", "fill", "submit", "FINISH", "finish", "", None, "Boom!"]),
@@ -46,14 +46,8 @@ def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
 ):
     """A1: at most max_steps actions and LLM calls; A2: one episode per run; A3: goal in every prompt."""
     episodic = EpisodicMemory()
-    agent = RecurisAgent(
-        WorkingMemory(window_size=2),
-        episodic,
-        None,
-        max_steps,
-        max_failures=max_failures,
-        clock=ManualClock(0),
-    )
+    settings = AgentSettings(max_steps=max_steps, max_failures=max_failures)
+    agent = RecurisAgent(WorkingMemory(window_size=2), episodic, None, settings, clock=ManualClock(0))
     for run in range(1, runs + 1):
         script = Script(replies, results)
         agent.llm_fn = script.llm

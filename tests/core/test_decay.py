@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from recuris import DecayManager, Episode, ManualClock
+from recuris import DecayManager, DecaySettings, Episode, ManualClock
 from recuris.core.clock import DAY
 
 
@@ -34,7 +34,7 @@ def test_fresh_item_weighs_its_importance(clock):
 def test_one_half_life_halves_the_weight(clock):
     """D2: after one half-life the decayed part is exactly half."""
     clock.advance(7 * DAY)
-    assert DecayManager(half_life_days=7, clock=clock).weight(item()) == 0.5
+    assert DecayManager(DecaySettings(half_life_days=7), clock=clock).weight(item()) == 0.5
 
 
 def test_weight_matches_the_documented_formula(clock):
@@ -68,7 +68,7 @@ def test_a_future_last_access_counts_as_now(clock):
 
 def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     """D4: the stale item is forgotten, the used one is kept, and one audit record is written."""
-    manager = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
+    manager = DecayManager(DecaySettings(half_life_days=7, retention_threshold=0.15), clock=clock)
     stale, used = item("stale"), item("used", access_count=1)
     clock.advance(21 * DAY)  # 0.125 alone, 0.175 with one access
     report = manager.run_cycle([stale, used])
@@ -90,20 +90,20 @@ def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     ],
 )
 def test_bad_settings_are_refused(settings, rule):
-    """half_life_days <= 0 and negative or NaN settings raise ValueError naming the setting."""
+    """VL3: half_life_days <= 0 and negative or NaN settings raise ValueError naming the setting."""
     with pytest.raises(ValueError, match=rule):
-        DecayManager(**settings)
+        DecayManager(DecaySettings(**settings))
 
 
-def test_non_numeric_setting_is_a_type_error():
-    """A setting that is not a number is a TypeError."""
-    with pytest.raises(TypeError, match="half_life_days"):
-        DecayManager(half_life_days="7")
+def test_non_numeric_setting_is_refused():
+    """VL3: a setting that is not a number is refused, naming the setting."""
+    with pytest.raises(ValueError, match="half_life_days"):
+        DecayManager(DecaySettings(half_life_days="7"))
 
 
 def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
     """D6: the in-memory audit log holds at most `max_audit_log` records, the newest."""
-    manager = DecayManager(clock=clock, max_audit_log=3)
+    manager = DecayManager(DecaySettings(max_audit_log=3), clock=clock)
     clock.advance(100 * DAY)
     manager.run_cycle([item(id=f"episode-{n}") for n in range(5)])
     assert [record.item_id for record in manager.audit_log] == [

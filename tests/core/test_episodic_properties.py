@@ -148,7 +148,7 @@ def test_E4_the_indexed_retrieve_equals_the_scan_whatever_the_scorer(
     name, specs, query, top_k, threshold
 ):
     """E4: with any scorer, the indexed `retrieve` returns exactly what `retrieve_by_scan` returns."""
-    memory = EpisodicMemory(SCORERS[name]())
+    memory = EpisodicMemory(SCORERS[name])
     for task_type, goal, created_at in specs:
         memory.add_episode(make(task_type, goal, created_at))
     assert memory.retrieve(query, top_k, threshold) == memory.retrieve_by_scan(
@@ -161,7 +161,7 @@ def test_E4_the_indexed_retrieve_equals_the_scan_whatever_the_scorer(
 @given(episode_specs, queries, st.integers(1, 6), thresholds)
 def test_E4_retrieve_agrees_with_an_independent_reference(name, specs, query, top_k, threshold):
     """E4: `retrieve` returns the top k of the scorer's reference formula, written apart from the scorer."""
-    memory = EpisodicMemory(SCORERS[name]())
+    memory = EpisodicMemory(SCORERS[name])
     for task_type, goal, created_at in specs:
         memory.add_episode(make(task_type, goal, created_at))
     hits = memory.retrieve(query, top_k, threshold)
@@ -180,7 +180,7 @@ class EpisodicMachine(RuleBasedStateMachine):
 
     def __init__(self, name):
         super().__init__()
-        self.memory = EpisodicMemory(SCORERS[name]())
+        self.memory = EpisodicMemory(SCORERS[name])
         self.model = {}
         self.order = {}  # id -> insertion number, the E3 tie-break
 

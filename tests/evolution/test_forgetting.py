@@ -82,7 +82,7 @@ def test_consolidated_memory_decays_more_slowly(clock):
     event = manager.write("the cache was cleared", "ana", importance=0.8)
     fact = manager.write("cache ttl: 10 minutes", "ana", level="semantic")
     clock.advance(30 * DAY)
-    decay = DecayManager(clock=clock, consolidated_slowdown=3.0)
+    decay = DecayManager(clock=clock)
     assert decay.weight(manager.get(fact.id, "ana")) == pytest.approx(0.8 * 0.5 ** (30 / 21))
     manager.run_decay(decay, "ana")
     assert manager.get(event.id, "ana") is None and manager.get(fact.id, "ana") is not None
@@ -115,7 +115,7 @@ def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock
     a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.8)
     manager.write("deploy failed: the DB_URL variable was missing again", "ana", importance=0.8)
     decay = DecayManager(clock=clock)
-    clock.advance(decay.half_life_seconds)  # both weigh 0.8 / 2 = 0.4 exactly
+    clock.advance(decay.settings.half_life_seconds)  # both weigh 0.8 / 2 = 0.4 exactly
     assert decay.weight(manager.get(a.id, "ana")) == 0.4
     assert manager.run_decay(decay, "ana", merge_ceiling=0.4).merged == ()
     clock.advance(1.0)

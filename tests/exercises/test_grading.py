@@ -182,8 +182,8 @@ def test_reinforcement_without_a_cap_is_named_D3(tmp_path):
         "decay",
         "decay.py",
         (
-            "min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)",
-            "self.reinforcement_per_access * item.access_count",
+            "settings.reinforcement_cap, settings.reinforcement_per_access * item.access_count",
+            "float('inf'), settings.reinforcement_per_access * item.access_count",
         ),
     )
     assert code == 1 and "\nD3 broken: the reinforcement part never exceeds the cap." in output, (

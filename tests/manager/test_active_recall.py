@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from recuris import ManualClock, MemoryManager
+from recuris import ManualClock, MemoryManager, WorkingMemory
 from recuris.manager.active_recall import ActiveRecall, parse_tool_call, search_memory_tool
 from recuris.core.text import estimate_tokens
 
@@ -93,11 +93,36 @@ def test_parse_tool_call_accepts_both_shapes_and_nothing_else():
 
 def test_the_answer_section_says_it_came_from_recall(recall):
     """Z6: the prompt section of an answer is labelled as recalled by search_memory."""
-    section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
-    assert (
-        section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
-    )
-    assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})
+    call = {"name": "search_memory", "arguments": '{"query": "deploy region"}'}
+    section = recall.answer(call)
+    text = section.render()
+    assert text.startswith("## Recalled by search_memory") and "deploy region: eu-west" in text
+    assert section.values == (("deploy region", "eu-west"),)
+    assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"}).render()
+
+
+def test_the_mock_model_asks_for_a_slot_once_then_fills_it_from_the_answer():
+    """Z6, L3: an unknown {slot} becomes one search_memory call where the prompt offers the tool."""
+    from recuris.core.prompt import ContextSection, build_prompt
+    from recuris.manager.active_recall import TOOL_RESULT_HEADER
+    from recuris.manager.experience import model_on_manager
+
+    memory = WorkingMemory()
+    memory.init_task("ship", ["deploy to {deploy region}"])
+    offer = ActiveRecall.instruction  # the tool is offered: the instruction says how to call it
+    bare = build_prompt(memory.to_prompt_section(), [])
+    assert model_on_manager()(bare) == "deploy to {deploy region}"
+    asking = build_prompt(memory.to_prompt_section(), [], tools_instruction=offer)
+    call = json.loads(model_on_manager()(asking))
+    assert call["function_call"]["name"] == "search_memory"
+    found = "- [semantic] deploy region: eu-west (relevance 1.00)"
+    answer = ContextSection(TOOL_RESULT_HEADER, ("query: deploy region", found))
+    answered = build_prompt(memory.to_prompt_section(), [], (), [answer], offer)
+    assert model_on_manager()(answered) == "deploy to eu-west"
+    nothing = ContextSection(TOOL_RESULT_HEADER, ("query: deploy region",))
+    empty = build_prompt(memory.to_prompt_section(), [], (), [nothing], offer)
+    # Asked once: no second call.
+    assert model_on_manager()(empty) == "deploy to {deploy region}"
 
 
 def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
@@ -127,4 +152,4 @@ def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
     assert reply["query_truncated"] is True and len(reply["query"]) == MAX_QUERY_CHARS
     assert reply["results"][0]["content"] == "deploy region: eu-west"
     call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}
-    assert len(recall.answer(call)) < 1_000
+    assert len(recall.answer(call).render()) < 1_000

@@ -1,8 +1,9 @@
 """Example tests for recuris.manager.experience: the agent's loop on a manager's memory (MX1-MX3)."""
 
-from recuris import ManualClock, SQLiteStore
+from recuris import AgentSettings, ManualClock, RetrievalSettings
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
+from recuris.manager.experience import model_on_manager
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
@@ -20,7 +21,7 @@ def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
         metadata={"steps": ["run tests", "build image", "roll out"], "task_types": ["release"]},
     )
     manager.write("release region: eu-west", "ana", level="semantic")
-    llm = PromptFollowingLLM()
+    llm = model_on_manager()
     agent = manager.agent("ana", llm, clock=ManualClock(0))
     result = agent.run("ship release 7 to the release region", "release", MockEnvironment())
     assert "## Recalled memory" in llm.prompts[0] and "release region: eu-west" in llm.prompts[0]
@@ -80,8 +81,9 @@ def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
 
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
-    llm = PromptFollowingLLM()
-    agent = manager.agent("ana", llm, clock=ManualClock(0), threshold=1.0)
+    llm = model_on_manager()
+    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    agent = manager.agent("ana", llm, settings=exact, clock=ManualClock(0))
     env = MockEnvironment()
     result = agent.run("ship release 9", "release", env, ["run tests", "deploy to {deploy region}"])
     assert result.success and env.executed == ["run tests", "deploy to eu-west"]

@@ -50,10 +50,10 @@ def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_aga
             return super().analyzer(text)
 
     store = InMemoryStore()
-    EpisodicMemory(Counting(), StoredEpisodes(store, "ana")).add_episode(
+    EpisodicMemory(Counting, StoredEpisodes(store, "ana")).add_episode(
         Episode(task_type="deploy", goal="ship the api", status="success")
     )
-    reloaded = EpisodicMemory(Counting(), StoredEpisodes(store, "ana"))
+    reloaded = EpisodicMemory(Counting, StoredEpisodes(store, "ana"))
     assert reloaded.scorer.analysed == 0 and [
         h.episode.goal for h in reloaded.retrieve("ship api", 1, 0.1)
     ] == ["ship the api"]
