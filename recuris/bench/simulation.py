@@ -62,7 +62,7 @@ def simulate(
     habits: int = 8,
     recall_probability: float = 0.3,
     repeat_probability: float = 0.1,
-    half_life_days: float = 7.0,
+    half_life_days: float = DecaySettings.half_life_days,
     seed: int = 7,
 ) -> SimulationReport:
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
