@@ -84,7 +84,10 @@ class ContextSource(Protocol):
 
 
 class Tools(Protocol):
-    """Tools the model may call: `instruction` ends each prompt; `respond` answers a call, or None."""
+    """Tools the model may call: `instruction` ends each prompt; `respond` answers a call.
+
+    `respond` returns None when the reply is an action, not a call.
+    """
 
     instruction: str
 

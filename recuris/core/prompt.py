@@ -4,7 +4,7 @@ Document 000 §3.3 fixes the order: working memory first (goal, summary, recent 
 related experience after it, each in the same place on every step, so that the goal can
 never scroll out of sight. The labels below are spelled only here, so the writer
 (`WorkingMemory`, `RecurisAgent`) and the reader (`PromptFollowingLLM`) cannot disagree.
-A part of memory beyond the core (the manager's recall, a tool's answer) brings its own
+A part of memory beyond the core (recall across layers, a tool's answer) brings its own
 `ContextSection`: its header, its lines and the values they state, in its own words.
 
 Invariants:
@@ -98,7 +98,9 @@ def completes(action: str, option: str, known: Mapping[str, Sequence[str]]) -> b
     choices = [list(dict.fromkeys(known.get(slot, ()))) for slot in slots]
     # Each slot takes one of its values or none: few slots and values, so every way is tried.
     for chosen in itertools.product(*(values or [None] for values in choices)):
-        filled = {slot: value for slot, value in zip(slots, chosen) if value is not None}
+        filled = {
+            slot: value for slot, value in zip(slots, chosen, strict=True) if value is not None
+        }
         if matches_option(action, option, filled):
             return True
     return False

@@ -17,9 +17,9 @@ Invariants:
         long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
     Z5  a query is cut to MAX_QUERY_CHARS (the answer's "query_truncated" says so) and echoed
         into a prompt at most 200 characters long.
-    Z6  the tool speaks OpenAI's format: `search_memory_tool` is a function whose JSON Schema requires
-        `query`; `parse_tool_call` reads a `function_call` or a `tool_calls` call and nothing else; an
-        answer's prompt section is headed as recalled by search_memory.
+    Z6  the tool speaks OpenAI's format: `search_memory_tool` is a function whose JSON Schema
+        requires `query`; `parse_tool_call` reads a `function_call` or a `tool_calls` call and
+        nothing else; an answer's prompt section is headed as recalled by search_memory.
 """
 
 import json
@@ -119,8 +119,7 @@ class ActiveRecall:
         limit = data.get("max_results", 3)
         if not isinstance(query, str) or not query.strip():
             raise ValueError("'query' is required and must be non-empty text")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
-            raise ValueError(f"'max_results' must be an integer from 1 to {MAX_RESULTS}")
+        require_count("'max_results'", limit, minimum=1, maximum=MAX_RESULTS + 1)
         return query, limit
 
     def handle_search_memory(self, arguments_json: object, user_id: str | None = None) -> str:
@@ -203,7 +202,10 @@ class ActiveRecall:
         return self.best_similarity(text) >= self.threshold
 
     def retrieve_context(self, text: str, max_tokens: int = 500) -> list[str]:
-        """Return rendered memories for the text, within `max_tokens` in all (Z1); [] if gated out."""
+        """Return rendered memories for the text, within `max_tokens` in all (Z1).
+
+        Returns [] when the gate is closed (Z2).
+        """
         require_count("Z1: max_tokens", max_tokens, 0)
         if not self.should_retrieve(text):
             return []

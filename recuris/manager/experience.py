@@ -138,12 +138,12 @@ def agent_on_manager(
     manager,
     user_id: str,
     llm_fn: Callable[[str], str],
-    settings: AgentSettings = AgentSettings(),
+    settings: AgentSettings | None = None,
     *,
     working_memory: WorkingMemory | None = None,
     **injected,
 ) -> RecurisAgent:
-    """Build an agent on one user's memory in a manager; `working_memory` is optional.
+    """Build an agent on one user's memory in a manager; `settings` default to AgentSettings().
 
     The other keywords are `RecurisAgent`'s (`is_failure`, `observer`, `clock`). Its
     experience and recalled section come from the user's memory, and its tools answer
@@ -154,7 +154,7 @@ def agent_on_manager(
         working_memory or WorkingMemory(),
         experience,
         llm_fn,
-        settings,
+        settings if settings is not None else AgentSettings(),
         context=[experience],
         tools=ActiveRecall(manager, user_id),
         **injected,

@@ -50,7 +50,7 @@ def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
 
 
 def test_failed_result_ends_the_run_with_its_reason():
-    """A2: a failed result ends the run as failed; its episode's reason names the step and result."""
+    """A2: a failed result ends the run as failed; the reason names the step and its result."""
     result = make_agent(ScriptedLLM(["open page", "submit"])).run(
         "goal", "type", MockEnvironment(SITE)
     )
@@ -248,7 +248,7 @@ def test_a_reply_the_tool_handler_answers_is_never_executed():
 
 
 def test_the_tools_instruction_ends_every_prompt_and_only_when_there_are_tools():
-    """A6: a prompt offers a tool only when the agent has one: the handler's instruction comes last."""
+    """A6: a prompt offers a tool only when the agent has one; the handler's instruction ends it."""
     with_tools, without = ScriptedLLM(["act"]), ScriptedLLM(["act"])
     make_agent(with_tools, tools=AskRegion()).run("goal", "type", MockEnvironment())
     make_agent(without).run("goal", "type", MockEnvironment())
@@ -316,3 +316,12 @@ def test_without_a_tool_handler_every_reply_is_an_action():
     llm, env = ScriptedLLM(["ask: region"]), MockEnvironment()
     make_agent(llm).run("goal", "type", env)
     assert env.executed == ["ask: region"]
+
+
+def test_a_run_keeps_its_state_in_its_own_record_not_on_the_agent():
+    """A2: a run adds no attribute to the agent; what a run tracks lives in the run's record."""
+    agent = make_agent(ScriptedLLM(["a", "b"]), tools=AskRegion())
+    before = dict(vars(agent))
+    agent.run("goal", "type", MockEnvironment(), ["a", "b"])
+    assert vars(agent).keys() == before.keys()
+    assert all(vars(agent)[name] is value for name, value in before.items())

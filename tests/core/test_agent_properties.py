@@ -44,10 +44,12 @@ class Script:
 def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
     replies, results, max_steps, max_failures, goal, runs
 ):
-    """A1: at most max_steps actions and LLM calls; A2: one episode per run; A3: goal in every prompt."""
+    """A1: at most max_steps actions and calls; A2: one episode a run; A3: goal in every prompt."""
     episodic = EpisodicMemory()
     settings = AgentSettings(max_steps=max_steps, max_failures=max_failures)
-    agent = RecurisAgent(WorkingMemory(window_size=2), episodic, None, settings, clock=ManualClock(0))
+    agent = RecurisAgent(
+        WorkingMemory(window_size=2), episodic, None, settings, clock=ManualClock(0)
+    )
     for run in range(1, runs + 1):
         script = Script(replies, results)
         agent.llm_fn = script.llm

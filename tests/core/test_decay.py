@@ -38,7 +38,7 @@ def test_one_half_life_halves_the_weight(clock):
 
 
 def test_weight_matches_the_documented_formula(clock):
-    """D7: weight = importance * exp(-ln2 * elapsed / half_life) + min(cap, per_access * accesses)."""
+    """D7: weight = importance * 2^(-elapsed / half_life) + min(cap, per_access * accesses)."""
     clock.advance(3 * DAY)
     expected = 0.9 * math.exp(-math.log(2) * 3 / 7) + min(0.3, 0.05 * 4)
     assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(
@@ -62,7 +62,7 @@ def test_on_access_resets_the_clock_and_counts(clock):
 
 
 def test_a_future_last_access_counts_as_now(clock):
-    """D7: a future last access counts as now: clock skew cannot push the weight above its maximum."""
+    """D7: a future last access counts as now: clock skew cannot push the weight above its top."""
     assert DecayManager(clock=clock).weight(item(last_access_at=5 * DAY)) == 1.0
 
 
@@ -111,3 +111,20 @@ def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
         "episode-3",
         "episode-4",
     ]
+
+
+def test_consolidated_memory_decays_more_slowly_by_the_slowdown(clock):
+    """D5: an item whose consolidated flag is true halves in `consolidated_slowdown` half-lives."""
+    from types import SimpleNamespace
+
+    fact = SimpleNamespace(
+        id="fact-1", importance=1.0, last_access_at=0.0, access_count=0, consolidated=True
+    )
+    manager = DecayManager(DecaySettings(half_life_days=7, consolidated_slowdown=3), clock=clock)
+    clock.advance(21 * DAY)
+    assert manager.weight(fact) == 0.5 and manager.weight(item()) == 0.125
+
+
+def test_an_episode_is_raw_memory():
+    """D5: an Episode is never consolidated; decay weighs it at the plain half-life."""
+    assert item().consolidated is False

@@ -43,8 +43,12 @@ def test_D2_one_half_life_halves_the_decayed_part(importance, half_life):
 @given(importances, counts, st.floats(0, 1), st.floats(0, 1), days)
 def test_D3_reinforcement_never_exceeds_the_cap(importance, count, per_access, cap, elapsed):
     """D3: weight minus the decayed part is at most the cap."""
-    manager = DecayManager(DecaySettings(reinforcement_per_access=per_access, reinforcement_cap=cap))
-    decayed = DecayManager(DecaySettings(reinforcement_per_access=0)).weight(item(importance), elapsed * DAY)
+    manager = DecayManager(
+        DecaySettings(reinforcement_per_access=per_access, reinforcement_cap=cap)
+    )
+    decayed = DecayManager(DecaySettings(reinforcement_per_access=0)).weight(
+        item(importance), elapsed * DAY
+    )
     assert manager.weight(item(importance, count), elapsed * DAY) - decayed <= cap + 1e-12
 
 
@@ -54,9 +58,17 @@ def test_D3_reinforcement_never_exceeds_the_cap(importance, count, per_access, c
 def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(
     specs, threshold, now_days
 ):
-    """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten item."""
+    """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten."""
     clock = ManualClock(now_days * DAY)
-    manager = DecayManager(DecaySettings(half_life_days=7, reinforcement_per_access=0.05, reinforcement_cap=0.3, retention_threshold=threshold), clock=clock)
+    manager = DecayManager(
+        DecaySettings(
+            half_life_days=7,
+            reinforcement_per_access=0.05,
+            reinforcement_cap=0.3,
+            retention_threshold=threshold,
+        ),
+        clock=clock,
+    )
     items = [
         item(imp, count, max(0.0, clock() - age * DAY), id=f"m{i}")
         for i, (imp, count, age) in enumerate(specs)

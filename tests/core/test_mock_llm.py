@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.mock_llm: the offline stand-ins decide from the prompt alone (L1-L3)."""
+"""Example tests for recuris.core.mock_llm: stand-ins that decide from the prompt alone (L1-L3)."""
 
 from recuris import Episode, Hit, Step, WorkingMemory
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM, read_prompt
@@ -54,7 +54,7 @@ def test_finishes_when_every_subtask_is_done():
 
 
 def test_retries_the_known_bad_path_without_experience():
-    """L2, L3: without the failed episode in the prompt, the mock takes the first option, which fails."""
+    """L2, L3: without the failed episode in its prompt, the mock takes the first option."""
     assert PromptFollowingLLM()(prompt_for(done=PLAN[:2])) == "submit"
 
 
@@ -99,7 +99,7 @@ def test_respects_a_pinned_constraint_only_when_it_is_in_the_prompt():
 
 
 def test_reads_a_pinned_constraint_as_words_not_as_a_literal_string():
-    """L3: a pin "avoid red-eye flights" rules out "book the red-eye flight": every word, plural or not."""
+    """L3: a pin "avoid red-eye flights" rules out "book the red-eye flight", plural or not."""
     memory = WorkingMemory()
     memory.init_task("travel", ["book the red-eye flight | book the morning flight"])
     memory.pin("avoid red-eye flights")

@@ -40,7 +40,7 @@ def test_subtask_options_split_on_the_separator():
 
 
 def test_a_slot_matches_the_value_given_for_its_text():
-    """P3: `{slot}` is filled with the value known for its text; the rest must match, ignoring case and spacing."""
+    """P3: `{slot}` takes its text's known value; the rest must match, ignoring case and spacing."""
     from recuris.core.prompt import matches_option
 
     assert matches_option("Deploy to  EU-west", "deploy to {region}", {"region": "eu-west"})
@@ -86,5 +86,19 @@ def test_a_section_renders_its_header_then_its_lines_and_only_with_lines():
     shown = ContextSection("## Notes", ("- a: b",))
     empty = ContextSection("## Empty")
     text = build_prompt(memory.to_prompt_section(), [], [shown, empty])
-    assert text.index(EXPERIENCE_HEADER) < text.index("## Notes\n  - a: b") < text.index(INSTRUCTION)
+    assert (
+        text.index(EXPERIENCE_HEADER) < text.index("## Notes\n  - a: b") < text.index(INSTRUCTION)
+    )
     assert "## Empty" not in text
+
+
+def test_the_core_layout_and_mock_name_no_tool_and_no_layer_above():
+    """P1, L2: headers and tools of the layers above are theirs; the core spells none of them."""
+    import inspect
+
+    from recuris.core import agent, mock_llm, prompt
+
+    for module in (prompt, mock_llm, agent):
+        source = inspect.getsource(module)
+        assert "search_memory" not in source and "[procedural]" not in source
+        assert "Recalled memory" not in source and "Recalled by" not in source

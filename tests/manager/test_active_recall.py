@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.active_recall: the search_memory tool and the density gate (Z1-Z3)."""
+"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z6)."""
 
 import json
 
@@ -19,7 +19,7 @@ def recall():
 
 
 def test_tool_definition_is_the_openai_function_format():
-    """Z6: the tool has type function, a name, a description and a JSON Schema object for parameters."""
+    """Z6: the tool has type function, a name, a description and a JSON Schema for parameters."""
     tool = search_memory_tool()
     assert tool["type"] == "function" and tool["function"]["name"] == "search_memory"
     parameters = tool["function"]["parameters"]
@@ -126,7 +126,7 @@ def test_the_mock_model_asks_for_a_slot_once_then_fills_it_from_the_answer():
 
 
 def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
-    """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall itself finds the memory."""
+    """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall finds it."""
     text = "deploy pipeline logs yesterday"
     assert recall.best_similarity(text) == 0.25 and not recall.should_retrieve(text)
     assert recall.manager.recall(
@@ -143,7 +143,7 @@ def test_a_similarity_equal_to_the_threshold_opens_the_gate():
 
 
 def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
-    """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so and echoes it short."""
+    """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so, and is short."""
     from recuris.manager.bounds import MAX_QUERY_CHARS
 
     reply = json.loads(

@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.experience: the agent's loop on a manager's memory (MX1-MX3)."""
+"""Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX3)."""
 
 from recuris import AgentSettings, ManualClock, RetrievalSettings
 from recuris.bench.mock_environment import MockEnvironment
@@ -10,7 +10,7 @@ SITE = {"submit": "error: captcha required"}
 
 
 def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
-    """MX1: on a manager, recall adds the user's procedures and facts to the prompt; the mock follows them."""
+    """MX1: on a manager, recall adds the user's procedures and facts; the mock follows them."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
@@ -30,7 +30,7 @@ def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
 
 
 def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
-    """MX3, MG1: the agent's episodes go to the user's store; another user's agent never sees them."""
+    """MX3, MG1: the agent's episodes go to the user's store; no other user's agent sees them."""
     from recuris import MemoryManager, SQLiteStore
 
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
@@ -48,7 +48,7 @@ def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
 
 
 def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
-    """MG5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
+    """MG5: with the store down mid-run, recall degrades to nothing; the episode write is queued."""
     from recuris import InMemoryStore, MemoryManager, StoreError
 
     class Switchable(InMemoryStore):
@@ -76,7 +76,7 @@ def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
 
 
 def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
-    """MX1, A6: the mock asks search_memory for a slot, gets the answer in a recalled section, and acts."""
+    """MX1, A6: the mock asks search_memory for a slot, gets the answer in a section, and acts."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
@@ -92,7 +92,7 @@ def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
 
 
 def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
-    """MX2: a fact recalled at the start and again on every completed subtask gets one access per run."""
+    """MX2: a fact recalled at the start and after every completed subtask gets one access a run."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
