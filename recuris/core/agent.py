@@ -48,7 +48,8 @@ class AgentSettings:
 
     max_steps: int = 15  # actions, and model calls, per run at most (A1)
     max_failures: int = 1  # failed steps that end a run; the first, as in document 000
-    retrieval: RetrievalSettings = RetrievalSettings()  # episodes per recall, least similarity
+    # Episodes per recall and the least similarity (top_k 2, threshold 0.25).
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     tool_answers_kept: int = 3  # the tools' latest answers each prompt keeps (A6)
 
     def __post_init__(self) -> None:
@@ -156,7 +157,7 @@ class RecurisAgent:
         working_memory: WorkingMemory,
         experience: Experience | EpisodicMemory,
         llm_fn: Callable[[str], str],
-        settings: AgentSettings = AgentSettings(),
+        settings: AgentSettings | None = None,
         *,
         context: Sequence[ContextSource] = (),
         tools: Tools | None = None,
@@ -164,7 +165,12 @@ class RecurisAgent:
         observer: Callable[[StageEvent], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """Raises TypeError unless `settings` is an AgentSettings (which checks its values)."""
+        """Raises TypeError unless `settings` is an AgentSettings (which checks its values).
+
+        No settings: `AgentSettings()`, the defaults.
+        """
+        if settings is None:
+            settings = AgentSettings()
         if not isinstance(settings, AgentSettings):
             raise TypeError(f"settings must be an AgentSettings, got {type(settings).__name__}")
         if isinstance(experience, EpisodicMemory):

@@ -100,10 +100,15 @@ class DecayManager:
 
     def __init__(
         self,
-        settings: DecaySettings = DecaySettings(),
+        settings: DecaySettings | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """Raises TypeError unless `settings` is a DecaySettings (which checks its values)."""
+        """Raises TypeError unless `settings` is a DecaySettings (which checks its values).
+
+        No settings: `DecaySettings()`, the defaults.
+        """
+        if settings is None:
+            settings = DecaySettings()
         if not isinstance(settings, DecaySettings):
             raise TypeError(f"settings must be a DecaySettings, got {type(settings).__name__}")
         self.settings = settings

@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 MAX_RESULTS = 10
+DEFAULT_RESULTS = 3  # memories a call returns when it does not say how many (document 004 §3)
 TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
 # A memory as a prompt shows it: `- [level] content`, maybe with its relevance after it.
 _MEMORY_LINE = re.compile(r"^- \[(?!follow\]|avoid\])\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
@@ -67,7 +68,7 @@ def search_memory_tool() -> dict:
                         "type": "integer",
                         "minimum": 1,
                         "maximum": MAX_RESULTS,
-                        "default": 3,
+                        "default": DEFAULT_RESULTS,
                         "description": "the most memories to return",
                     },
                 },
@@ -116,7 +117,7 @@ class ActiveRecall:
         if not isinstance(data, dict):
             raise ValueError("arguments must be a JSON object")
         query = data.get("query")
-        limit = data.get("max_results", 3)
+        limit = data.get("max_results", DEFAULT_RESULTS)
         if not isinstance(query, str) or not query.strip():
             raise ValueError("'query' is required and must be non-empty text")
         require_count("'max_results'", limit, minimum=1, maximum=MAX_RESULTS + 1)
@@ -247,5 +248,5 @@ def ask_memory(slot: str, view: PromptView) -> str | None:
     """
     if "search_memory" not in view.instruction or normalize(slot) in view.asked:
         return None
-    arguments = json.dumps({"query": slot, "max_results": 3})
+    arguments = json.dumps({"query": slot, "max_results": DEFAULT_RESULTS})
     return json.dumps({"function_call": {"name": "search_memory", "arguments": arguments}})

@@ -109,7 +109,7 @@ class ManagedExperience:
 
     def settle(self, episode: Episode) -> Episode:
         # The manager assigns the id and stores the episode in one transaction (MX3).
-        self.manager.settle_episode(self.user_id, episode)
+        self.manager.tasks.settle(self.user_id, episode)
         return episode
 
     def __repr__(self) -> str:
@@ -143,7 +143,7 @@ def agent_on_manager(
     working_memory: WorkingMemory | None = None,
     **injected,
 ) -> RecurisAgent:
-    """Build an agent on one user's memory in a manager; `settings` default to AgentSettings().
+    """Build an agent on one user's memory in a manager; `working_memory` is optional.
 
     The other keywords are `RecurisAgent`'s (`is_failure`, `observer`, `clock`). Its
     experience and recalled section come from the user's memory, and its tools answer
@@ -154,7 +154,7 @@ def agent_on_manager(
         working_memory or WorkingMemory(),
         experience,
         llm_fn,
-        settings if settings is not None else AgentSettings(),
+        settings,
         context=[experience],
         tools=ActiveRecall(manager, user_id),
         **injected,

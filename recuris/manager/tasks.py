@@ -196,7 +196,7 @@ class Tasks:
         episode.id = episode.id or self.store.new_id("episode")
         why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
         written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
-        episodes = StoredEpisodes(self.store, user_id)
+        episodes = StoredEpisodes(layers.store, user_id)
         episodes.settle(layers.episodic, episode, [*audit, written], delete)
         if self.llm is None:
             return FinishReport(episode)
