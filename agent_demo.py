@@ -29,6 +29,7 @@ from recuris import (
     SemanticMemory,
     SQLiteStore,
     WorkingMemory,
+    WorkingSettings,
     estimate_tokens,
 )
 from recuris.bench.mock_environment import MockEnvironment
@@ -71,7 +72,7 @@ class Tour:
     def __init__(self, llm, html: str | None = None) -> None:
         self.clock = ManualClock(START)
         self.recorder = Recorder(self.clock)
-        self.working = WorkingMemory(window_size=6, max_summary_chars=300)
+        self.working = WorkingMemory(WorkingSettings(window_size=6, max_summary_chars=300))
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
         decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=self.clock)

@@ -5,6 +5,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 """
 
 from recuris import Episode, EpisodicMemory, InMemoryStore, MemoryManager, WorkingMemory
+from recuris import WorkingSettings
 
 
 class TrigramScorer(dict):
@@ -44,7 +45,7 @@ episodes = EpisodicMemory(scorer=TrigramScorer())
 episodes.add_episode(Episode(task_type="release", goal="deploys the billing service", status="success"))
 print("episodic memory finds:", [hit.render() for hit in episodes.retrieve("billing deployment", 1, 0.1)])
 
-working = WorkingMemory(window_size=2, summarizer=recent_actions)
+working = WorkingMemory(WorkingSettings(window_size=2), summarizer=recent_actions)
 working.init_task("ship release 1.4")
 for action in ["run tests", "build image", "push image", "tag release", "deploy"]:
     working.add_step(action, "ok")

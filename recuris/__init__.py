@@ -13,7 +13,7 @@ from .core.episodic import EpisodicMemory
 from .core.records import AuditRecord, Episode, Hit, RunResult, StageEvent, Step
 from .core.similarity import JaccardScorer, jaccard
 from .core.text import estimate_tokens, tokenize
-from .core.working import WorkingMemory
+from .core.working import WorkingMemory, WorkingSettings
 from .evolution.consolidation import Conflict, Consolidator
 from .evolution.procedural import ProceduralMemory, Procedure
 from .evolution.reflection import ReflectionCallback
@@ -30,6 +30,7 @@ from .storage.store import ForgottenUserError, StoreError
 
 __all__ = [
     "WorkingMemory",
+    "WorkingSettings",
     "StructuredSummarizer",
     "EpisodicMemory",
     "SemanticMemory",
