@@ -17,8 +17,9 @@ Invariants:
     Y5  each buffered interaction is stored raw at most once, however often it is retried.
     Y6  a prompt holds at most `max_batch` interactions; after a failure, a buffer past
         `max_buffer` keeps its newest `max_buffer`; the older are stored raw, never dropped.
-    Y7  an insight at or above `min_confidence` is stored naming the interactions it came from, each
-        kept raw as an episode; one below it is reported as skipped, and not stored.
+    Y7  an insight at or above `min_confidence` (MIN_INSIGHT_CONFIDENCE) is stored naming the
+        interactions it came from, each kept raw as an episode; one below it is reported as
+        skipped, and not stored.
 """
 
 from collections.abc import Callable
@@ -31,7 +32,12 @@ from ..storage.item import MemoryItem
 from ..storage.store import append_superseding
 from .extraction import Insight, ask, parse_insights, reflection_prompt
 
-__all__ = ["ReflectionCallback", "Interaction", "ReflectionReport"]
+__all__ = ["ReflectionCallback", "Interaction", "ReflectionReport", "MIN_INSIGHT_CONFIDENCE"]
+
+# The least confidence at which an insight is stored. It is the floor of the importance an
+# insight is stored with (max(0.5, confidence)), so each stored insight ranks by its own
+# confidence. A setting of its own, not extraction's MIN_KNOWLEDGE_CONFIDENCE (extraction.py).
+MIN_INSIGHT_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class ReflectionCallback:
         threshold: int = 3,
         *,
         user_id: str = "default",
-        min_confidence: float = 0.5,
+        min_confidence: float = MIN_INSIGHT_CONFIDENCE,
         merge_similarity: float = 0.5,
         timeout_seconds: float | None = None,
         max_batch: int = 20,

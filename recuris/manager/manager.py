@@ -25,12 +25,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from ..core import prompt
 from ..core.agent import RecurisAgent
 from ..core.clock import DAY
 from ..core.records import AuditRecord
 from ..core.similarity import Scorer
 from ..core.text import statement
 from ..core.validation import require_count, require_text
+from ..core.working import WorkingSettings
 from ..evolution.forgetting import ForgettingCycle
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
@@ -64,7 +66,7 @@ class MemoryManager:
         clock: Callable[[], float] = time.time,
         llm: Callable[[str], str] | None = None,
         policy: RecallPolicy | None = None,
-        working_token_budget: int = 800,
+        working_token_budget: int | None = WorkingSettings.token_budget,
         min_occurrences: int = 2,
         window_seconds: float = 7 * DAY,
         min_confidence: float = 0.6,
@@ -76,27 +78,26 @@ class MemoryManager:
         self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
         self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
         self.min_content_chars = min_content_chars
-        self.tasks = Tasks(
-            self.store,
-            self.clock,
-            write=self.write,
-            layers=self.layers,
-            recall=self.recall,
-            llm=llm,
-            min_confidence=min_confidence,
-            working_token_budget=working_token_budget,
-        )
+        self._lock = threading.RLock()  # one public operation at a time (TS1)
         self.users = UserLayers(
             self.store,
             self.clock,
-            on_forget=self.tasks.drop,
+            on_forget=lambda user_id: self.tasks.drop(user_id),
             min_occurrences=min_occurrences,
             window_seconds=window_seconds,
             max_loaded_users=max_loaded_users,
             episodic_scorer=episodic_scorer,
         )
+        self.tasks = Tasks(
+            self.store,
+            self.clock,
+            self.users,
+            lock=self._lock,
+            llm=llm,
+            min_confidence=min_confidence,
+            working=WorkingSettings(token_budget=working_token_budget),
+        )
         self.forgetting = ForgettingCycle(self.store, self.clock, on_change=self.refresh)
-        self._lock = threading.RLock()  # one public operation at a time (TS1)
 
     def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
         """Build an agent that runs document 000's loop on this user's memory (experience.py)."""
@@ -168,8 +169,6 @@ class MemoryManager:
         )  # with its audit record (S5)
         if chosen == "semantic":
             layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
-        if item.level == "working":
-            self.tasks.fit_working(user_id, item.task_id)
         return item
 
     def get(self, item_id: str, user_id: str) -> MemoryItem | None:
@@ -237,13 +236,38 @@ class MemoryManager:
             if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
                 episode.access_count, episode.last_access_at = item.access_count, now
 
+    def get_llm_context(
+        self, user_id: str, query: str | None = None, token_budget: int | None = 600
+    ) -> str:
+        """Return the model's context: the task's working memory, then the recall for it (N6).
+
+        The query is by default the task's goal. Recalled working items are left out: the
+        working section shows the task whole.
+        """
+        with self._lock:
+            task = self.tasks.get(user_id)
+            asked = query or (task.goal if task is not None else "")
+            recalled = self.recall(asked, user_id, token_budget=token_budget)
+            lines = [found.render() for found in recalled.results if found.item.level != "working"]
+            return "\n\n".join([self.tasks.section(user_id), prompt.render_recalled(lines)])
+
+    def get_llm_messages(
+        self, user_id: str, query: str | None = None, token_budget: int | None = 600
+    ) -> list[dict]:
+        """Return the context as chat messages: memory as system text, then the query (N6)."""
+        with self._lock:
+            context = self.get_llm_context(user_id, query, token_budget)
+            task = self.tasks.get(user_id)
+            system = f"You are an agent with long-term memory. Use it when relevant.\n\n{context}"
+            question = query or (task.goal if task is not None else "")
+            asked = [{"role": "user", "content": question}] if question else []
+            return [{"role": "system", "content": system}, *asked]
+
     # The parts' operations, under the manager's names; each keeps its part's signature and docstring.
     start_task = delegate("tasks", Tasks.start)
     record_step = delegate("tasks", Tasks.record)
     finish_task = delegate("tasks", Tasks.finish)
     settle_episode = delegate("tasks", Tasks.settle)
-    get_llm_context = delegate("tasks", Tasks.context)
-    get_llm_messages = delegate("tasks", Tasks.messages)
     layers = delegate("users", UserLayers.get)
     generation_of = delegate("users", UserLayers.generation_of)
     refresh = delegate("users", UserLayers.refresh)
@@ -252,7 +276,7 @@ class MemoryManager:
     # Settings the parts hold, readable where they were before the manager held parts.
     llm = property(lambda self: self.tasks.llm, doc="the model that extracts knowledge, or None")
     min_confidence = property(lambda self: self.tasks.min_confidence)
-    working_token_budget = property(lambda self: self.tasks.working_token_budget)
+    working_token_budget = property(lambda self: self.tasks.working.token_budget)
     episodic_scorer = property(lambda self: self.users.episodic_scorer)
 
 

@@ -59,7 +59,7 @@ def test_trajectory_keeps_every_step(memory):
 
 
 def test_overflow_is_merged_into_the_summary_not_overwriting_it(memory):
-    """M1 in working memory: a second compression keeps the first one's history (the prototype's defect)."""
+    """M1 in working memory: a second compression keeps the first one's history."""
     for i in range(8):
         memory.add_step(f"a{i}", "ok")
     assert memory.summary.startswith("done: a0 -> a1 -> a2 -> a3 -> a4")
@@ -110,7 +110,7 @@ def test_mark_done_of_an_unknown_subtask_is_refused(memory):
 
 
 def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
-    """W3: an exception from a pluggable summarizer loses nothing: the structured fallback summarizes."""
+    """W3: an exception from a pluggable summarizer loses nothing: the fallback summarizes."""
 
     def broken(old, steps):
         raise RuntimeError("LLM timed out")
@@ -125,7 +125,7 @@ def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
 
 @pytest.mark.parametrize("answer", [None, "", "   ", 42])
 def test_summarizer_answer_that_is_not_text_is_rejected(answer):
-    """W3: untrusted summarizer output (None, empty, a number) is replaced by the structured fallback."""
+    """W3: untrusted summarizer output (None, empty, a number) is replaced by the fallback."""
     memory = WorkingMemory(WorkingSettings(window_size=1), summarizer=lambda old, steps: answer)
     memory.init_task("goal")
     first = memory.add_step("a", "ok")
@@ -158,7 +158,7 @@ def test_summarizer_receives_old_summary_and_evicted_steps():
 
 
 def test_failed_flag_defaults_to_the_text_rule(memory):
-    """R1: the failed flag is decided on observing: by the text rule, unless the caller says otherwise."""
+    """R1: the failed flag is decided on observing: by the text rule, unless the caller says."""
     assert memory.add_step("submit", "Error: 500").failed
     assert not memory.add_step("submit", "Error: 500", failed=False).failed
 

@@ -32,7 +32,7 @@ subtask_names = st.lists(
 
 
 class WorkingMemoryMachine(RuleBasedStateMachine):
-    """The real WorkingMemory, with one summarizer, next to a list of every step, the goal and the pins."""
+    """The real WorkingMemory, with one summarizer, beside a list of every step, goal and pins."""
 
     def __init__(self, name):
         super().__init__()
@@ -120,7 +120,7 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
     def W4_prompt_section_is_bounded_by_the_configuration(self):
         memory = self.memory
         fixed = sum(len(text) + 12 for text in [self.goal, *self.pins, *self.subtasks]) + 200
-        # Each summary line is indented and ends a line; at worst every character is a line of its own.
+        # Each summary line is indented and ends a line; at worst each character is a line.
         summary = (len(INDENT) + 2) * memory.max_summary_chars
         # A rendered step: indent, index (10 digits allow 10^10 steps), two clipped
         # sides, the arrow, the failed mark and a newline.
@@ -175,7 +175,7 @@ plans = st.lists(st.sampled_from([None, None, "raises", *JUNK]), min_size=1, max
 
 
 class Saboteur:
-    """A summarizer in the way of another: on the calls the plan marks, it raises or answers junk instead."""
+    """A summarizer in the way of another: on the calls the plan marks, it raises or gives junk."""
 
     def __init__(self, inner, plan):
         self.inner, self.plan, self.calls = inner, plan, []
@@ -199,7 +199,7 @@ class Saboteur:
 def test_W3_a_summarizer_that_fails_is_replaced_by_the_structured_one_and_the_failure_recorded(
     name, window_size, max_summary_chars, steps, plan
 ):
-    """W3: a summarizer that raises or answers junk is replaced by the structured one; the failure is kept."""
+    """W3: a summarizer that raises or answers junk is replaced by the structured one, and noted."""
     saboteur = Saboteur(SUMMARIZERS[name](max_summary_chars), plan)
     memory = WorkingMemory(WorkingSettings(window_size, max_summary_chars), saboteur)
     memory.init_task("ship the release")
