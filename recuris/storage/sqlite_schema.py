@@ -15,14 +15,20 @@ Invariants:
         exactly the analysed terms of its content with their counts, and each scope's
         totals equal the sums over its items, after any write.
     SH2 migrating a file of an older version (`MIGRATES_FROM`) keeps every item whole, with
-        its rowid, so that write order and the postings still refer to the same items.
+        its rowid, so that write order and the postings still refer to the same items; but SH3.
+    SH3 migrating a version 5 file turns each task's working items, its goal item and one item
+        per step, into the goal item alone holding the task's working memory (core/working.py),
+        every step of those items in its trajectory, in write order; the step items go, with
+        their postings; a working note of the task that is not a step stays as it was.
 """
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from operator import attrgetter, itemgetter
 
+from ..core.working import WorkingMemory
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
 
@@ -37,14 +43,12 @@ __all__ = [
     "write",
     "insert_new",
     "stored_rows",
+    "merge_task_items",
 ]
 
-SCHEMA_VERSION = 5
-MIGRATES_FROM = (
-    2,
-    3,
-    4,
-)  # versions a writing open upgrades in place: their items are all still here
+SCHEMA_VERSION = 6
+# Versions a writing open upgrades in place: their items are all still here.
+MIGRATES_FROM = (2, 3, 4, 5)
 PENDING_LIMIT = (
     1000  # postings waiting in `pending_postings` before they are merged into `postings`
 )
@@ -273,3 +277,46 @@ def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -
         statement = f"SELECT id, {columns} FROM items WHERE id IN ({', '.join('?' * len(part))})"
         found.update((row[0], row[1:]) for row in db.execute(statement, part))
     return found
+
+
+# Version 5 wrote a task's goal as `goal: ...` and each step as `Step.render()` did then:
+# `index. action -> result`, each side on one line, ` [failed]` after a failed one.
+_GOAL_PREFIX = "goal: "
+_OLD_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
+
+
+def merge_task_items(db: sqlite3.Connection) -> None:
+    """Turn each task's version 5 working items into its goal item holding the working memory (SH3).
+
+    Runs inside the caller's transaction, as one step of a migration.
+    """
+    rows = db.execute(
+        "SELECT rowid, user_id, content, task_id, metadata FROM items "
+        "WHERE level = 'working' AND task_id IS NOT NULL ORDER BY rowid"
+    ).fetchall()
+    tasks: dict[tuple[str, str], list[tuple]] = {}
+    for row in rows:
+        tasks.setdefault((row[1], row[3]), []).append(row)
+    for held in tasks.values():
+        goals = [row for row in held if row[2].startswith(_GOAL_PREFIX)]
+        if goals:
+            _merge_task(db, goals[0], [row for row in held if row is not goals[0]])
+
+
+def _merge_task(db: sqlite3.Connection, goal: tuple, others: list[tuple]) -> None:
+    working = WorkingMemory()
+    working.init_task(goal[2][len(_GOAL_PREFIX) :])
+    steps = []
+    for row in others:
+        match = _OLD_STEP.match(row[2])
+        if match is None or not match.group(1).strip():
+            continue  # a working note of the task, not a step: it stays an item
+        working.add_step(match.group(1), match.group(2), bool(match.group(3)))
+        steps.append(row)
+    metadata = json.loads(goal[4])
+    # The names Tasks reads (manager/tasks.py, N1); version 5 kept no task type.
+    metadata.update(kind="task", task_type="task", working=working.to_dict())
+    db.execute("UPDATE items SET metadata = ? WHERE rowid = ?", (_METADATA_JSON(metadata), goal[0]))
+    if steps:
+        reindex(db, [(row[1], "working", row[2], row[0]) for row in steps], [])
+        db.executemany("DELETE FROM items WHERE rowid = ?", [(row[0],) for row in steps])
