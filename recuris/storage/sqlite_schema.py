@@ -1,8 +1,8 @@
 """SQLite schema: the tables, statements and row mapping of `SQLiteStore`, in one place.
 
 Document 001 §2 stores every tier in one SQLite database with indexes on task and type;
-docs/storage/sqlite-schema.md describes these tables. Beside the items there is a term index in plain
-tables: one posting per (user and level, term, item) with the term's frequency and the
+docs/storage/sqlite-schema.md describes these tables. Beside the items there is a term index
+in plain tables: one posting per (user and level, term, item) with the term's frequency and the
 item's length, and per user and level the number of items and their total length. That
 is all Okapi BM25 needs, so recall is scored in SQL with the statistics of one user and
 level (an FTS5 index would rank with the whole file's, and fixes k1 and b). A small write's
@@ -98,7 +98,8 @@ FORGET = (
     "INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
     "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
 )
-_NAMES, _PLACES = ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))
+_NAMES = ", ".join(COLUMNS)
+_PLACES = ", ".join("?" * len(COLUMNS))
 SELECT_ITEMS = f"SELECT {_NAMES} FROM items"
 STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
 AUDIT_INSERT = (
@@ -119,7 +120,8 @@ RECORD_ACCESS = (
 # Encoders made once: `json.dumps` with any option builds a new encoder at every call.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
-_BEFORE_METADATA, _AFTER_METADATA = (attrgetter(*COLUMNS[:9]), attrgetter(*COLUMNS[10:]))
+_BEFORE_METADATA = attrgetter(*COLUMNS[:9])
+_AFTER_METADATA = attrgetter(*COLUMNS[10:])
 
 
 def row_of(item: MemoryItem) -> tuple:
@@ -153,7 +155,7 @@ def term_counts(text: str) -> Counter:
 
 
 def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tuple]) -> None:
-    """Upsert the batch's rows and move their postings (SH1); `stored` is `stored_rows` of the batch."""
+    """Upsert the batch's rows and move their postings (SH1); `stored` is its `stored_rows`."""
     # Only an item whose text, level or task changed needs new postings: a recall rewrites
     # access counts, not content. An id written twice in one batch counts once, as its last.
     changed = [
@@ -167,12 +169,9 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
         if item.id in stored
     ]
     db.executemany(UPSERT, [row_of(item) for item in batch])
-    found = stored_rows(
-        db, [item.id for item in changed if item.id not in stored], "rowid"
-    )  # new items
-    rowids = {
-        item_id: row[4] for item_id, row in stored.items()
-    }  # a stored item keeps its rowid (upsert)
+    # New items get their rowids from the insert; a stored item keeps its rowid (upsert).
+    found = stored_rows(db, [item.id for item in changed if item.id not in stored], "rowid")
+    rowids = {item_id: row[4] for item_id, row in stored.items()}
     rowids.update((item_id, row[0]) for item_id, row in found.items())
     reindex(
         db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
@@ -180,7 +179,10 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
 
 
 def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> bool:
-    """Insert the item and its postings if its id is free and its user at `generation`; say if it did."""
+    """Insert the item and its postings if its id is free and its user at `generation`.
+
+    Return whether it did.
+    """
     cursor = db.execute(INSERT_NEW, (*row_of(item), item.user_id, generation))
     if cursor.rowcount:
         reindex(db, [], [(item.user_id, item.level, item.content, cursor.lastrowid)])
@@ -201,24 +203,22 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
     Each row is (user_id, level, content, rowid); removals come first, so an item rewritten
     in place may be in both. New postings wait in `pending_postings` up to PENDING_LIMIT rows.
     """
-    scopes, documents, lengths, changes = (
-        {},
-        Counter(),
-        Counter(),
-        ([], []),
-    )  # changes: removals, additions
+    scopes = {}
+    documents = Counter()
+    lengths = Counter()
+    changes = ([], [])  # removals, additions
     for sign, rows in ((-1, removed), (1, added)):
         for user_id, level, content, rowid in sorted(rows, key=itemgetter(3)):  # in rowid order
-            if (scope := scopes.get((user_id, level))) is None:
-                scope = scopes[user_id, level] = _scope(db, user_id, level)
+            if (user_id, level) not in scopes:
+                scopes[user_id, level] = _scope(db, user_id, level)
+            scope = scopes[user_id, level]
             counts = term_counts(content)
             length = sum(counts.values())
             documents[scope] += sign
             lengths[scope] += sign * length
             changes[sign > 0].append((scope, rowid, length, counts))
-    pending = (
-        set()
-    )  # removed items whose postings still wait: deleted there, not sought in `postings`
+    # Removed items whose postings still wait: deleted there, not sought in `postings`.
+    pending = set()
     if removed:
         rowids = json.dumps([row[3] for row in removed])
         pending = {
@@ -257,7 +257,7 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
 
 
 def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
-    """Return the postings of (scope, rowid, length, counts) rows, given in rowid order, in key order."""
+    """Return the postings of (scope, rowid, length, counts) rows, in rowid order, by key."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
     # (scope and term, if several) keeps the rowid order: twice as fast as sorting whole tuples.
     postings = [
@@ -270,8 +270,12 @@ def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
 
 
 def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -> dict[str, tuple]:
-    """Return (user, level, content, task, rowid) of each stored id (or other `columns`), 500 ids a query."""
-    ids, found = list(dict.fromkeys(ids)), {}
+    """Return (user, level, content, task, rowid) of each stored id, or other `columns`.
+
+    Reads 500 ids a query.
+    """
+    ids = list(dict.fromkeys(ids))
+    found = {}
     for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
         part = ids[start : start + 500]
         statement = f"SELECT id, {columns} FROM items WHERE id IN ({', '.join('?' * len(part))})"
