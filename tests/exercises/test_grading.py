@@ -29,8 +29,7 @@ def shared_hypothesis_tables():
 
 # The off-by-one window: one step more than window_size stays in the window (W2).
 WINDOW_BUG = (
-    ("deque(maxlen=window_size)", "deque(maxlen=window_size + 1)"),
-    ("len(self._recent) == self.window_size else", "len(self._recent) > self.window_size else"),
+    ("if len(self._recent) > self.window_size:", "if len(self._recent) > self.window_size + 1:"),
 )
 
 
