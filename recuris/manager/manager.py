@@ -95,7 +95,7 @@ class MemoryManager:
             lock=self._lock,
             llm=llm,
             min_confidence=min_confidence,
-            working=WorkingSettings(token_budget=working_token_budget),
+            working_settings=WorkingSettings(token_budget=working_token_budget),
         )
         self.forgetting = ForgettingCycle(self.store, self.clock, on_change=self.refresh)
 
@@ -276,7 +276,7 @@ class MemoryManager:
     # Settings the parts hold, readable where they were before the manager held parts.
     llm = property(lambda self: self.tasks.llm, doc="the model that extracts knowledge, or None")
     min_confidence = property(lambda self: self.tasks.min_confidence)
-    working_token_budget = property(lambda self: self.tasks.working.token_budget)
+    working_token_budget = property(lambda self: self.tasks.working_settings.token_budget)
     episodic_scorer = property(lambda self: self.users.episodic_scorer)
 
 

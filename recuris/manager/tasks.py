@@ -27,6 +27,7 @@ Invariants:
 """
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from ..core.records import AuditRecord, Episode, Step
@@ -95,10 +96,10 @@ class Tasks:
         clock: Callable[[], float],
         users: UserLayers,
         *,
-        lock,
+        lock: AbstractContextManager,
         llm: Callable[[str], str] | None = None,
         min_confidence: float = MIN_KNOWLEDGE_CONFIDENCE,
-        working: WorkingSettings | None = None,
+        working_settings: WorkingSettings | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -106,7 +107,9 @@ class Tasks:
         self.lock = lock
         self.llm = llm
         self.min_confidence = require_number("N3: min_confidence", min_confidence, 0.0, 1.0)
-        self.working = working if working is not None else WorkingSettings()
+        if working_settings is None:
+            working_settings = WorkingSettings()
+        self.working_settings = working_settings
         # The tasks this manager has loaded or started: user id -> their task (N5).
         self.in_progress: dict[str, TaskState] = {}
 
@@ -143,7 +146,7 @@ class Tasks:
             return None
         # The latest, should a file hold several (tasks of a process that died, migrated).
         item = held[-1]
-        working = WorkingMemory.from_dict(item.metadata.get("working"), self.working)
+        working = WorkingMemory.from_dict(item.metadata.get("working"), self.working_settings)
         return TaskState(item.task_id, item.metadata.get("task_type", "task"), working, item)
 
     def current(self, user_id: str) -> TaskState:
@@ -166,7 +169,7 @@ class Tasks:
         """
         with self.lock:
             require_text("user_id", user_id)
-            working = WorkingMemory(self.working)
+            working = WorkingMemory(self.working_settings)
             working.init_task(goal)
             require_text("task_type", task_type)
             task = self.get(user_id)
@@ -220,7 +223,7 @@ class Tasks:
         """Return the working section of the user's task, in the core's prompt layout (N6)."""
         with self.lock:
             task = self.get(user_id)
-            working = task.working if task is not None else WorkingMemory(self.working)
+            working = task.working if task is not None else WorkingMemory(self.working_settings)
             return working.to_prompt_section()
 
     def finish(
