@@ -33,6 +33,7 @@ from ..core.similarity import Scorer
 from ..core.text import statement
 from ..core.validation import require_count, require_text
 from ..core.working import WorkingSettings
+from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
@@ -69,7 +70,7 @@ class MemoryManager:
         working_token_budget: int | None = WorkingSettings.token_budget,
         min_occurrences: int = 2,
         window_seconds: float = 7 * DAY,
-        min_confidence: float = 0.6,
+        min_confidence: float = MIN_KNOWLEDGE_CONFIDENCE,
         min_content_chars: int = 3,
         max_loaded_users: int = MAX_LOADED_USERS,
         episodic_scorer: Callable[[], Scorer] | None = None,
