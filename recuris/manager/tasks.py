@@ -76,7 +76,9 @@ class Tasks:
         llm: Callable[[str], str] | None = None,
         min_confidence: float = 0.6,
         working_token_budget: int = 800,
+        lock=None,  # the manager's re-entrant lock (TS1); its methods take it
     ) -> None:
+        self.lock = lock
         self.store, self.clock, self.write, self.layers, self.recall = (
             store,
             clock,

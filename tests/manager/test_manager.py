@@ -1,12 +1,24 @@
 """Example tests for recuris.manager.manager.MemoryManager: routing, recall, isolation, privacy (MG1-MG5, Q1)."""
 
+import ast
+import inspect
 import logging
 import sqlite3
 import threading
 
 import pytest
 
-from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore, StoreError
+from recuris import (
+    ConsolidationSettings,
+    InMemoryStore,
+    ManagerSettings,
+    ManualClock,
+    MemoryItem,
+    MemoryManager,
+    SQLiteStore,
+    StoreError,
+)
+from recuris.manager import manager as manager_module
 
 DAY = 86_400.0
 
@@ -32,7 +44,7 @@ def test_statement_seen_twice_is_promoted_to_a_fact(manager, clock):
     first = manager.write("team language: Python", "ana")
     clock.advance(60)
     second = manager.write("Team language: python", "ana")
-    [fact] = manager.layers("ana").semantic.current()
+    [fact] = manager.users.get("ana").semantic.current()
     assert fact.source_ids == (first.id, second.id)
     assert any(r.reason.startswith("consolidated") for r in manager.history("ana", fact.id))
 
@@ -279,17 +291,73 @@ def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
     assert [len(inner.list(user)) for user in ("ana", "bob")] == [1, 1]
 
 
-def test_every_public_method_of_the_manager_runs_under_its_lock():
-    """TS1: every public method of MemoryManager, its parts' operations included, takes the manager's lock."""
-    public = [
-        name
-        for name in dir(MemoryManager)
-        if not name.startswith("_") and not isinstance(getattr(MemoryManager, name), property)
+PUBLIC = {
+    "write",
+    "recall",
+    "get",
+    "list",
+    "history",
+    "export",
+    "start_task",
+    "record_step",
+    "finish_task",
+    "get_llm_context",
+    "get_llm_messages",
+    "forget_user",
+    "run_decay",
+    "agent",
+}
+
+
+def manager_class() -> ast.ClassDef:
+    tree = ast.parse(inspect.getsource(manager_module))
+    [found] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MemoryManager"]
+    return found
+
+
+def test_every_public_name_of_the_manager_is_a_def_in_its_class_body():
+    """TS1: the public names are what a user calls, each written as a `def` in the class body."""
+    defined = {node.name for node in manager_class().body if isinstance(node, ast.FunctionDef)}
+    public = {name for name in vars(MemoryManager) if not name.startswith("_")}
+    assert public == PUBLIC and public <= defined
+    assert all(inspect.isfunction(vars(MemoryManager)[name]) for name in public)
+    assigned = [node for node in manager_class().body if isinstance(node, ast.Assign)]
+    assert assigned == []  # no method made by a call or a lambda
+
+
+def test_every_public_method_of_the_manager_takes_its_lock_itself():
+    """TS1: each public method's body holds `with self._lock:`, written at the point of use."""
+    unlocked = [
+        node.name
+        for node in manager_class().body
+        if isinstance(node, ast.FunctionDef)
+        and node.name in PUBLIC
+        and not any(
+            isinstance(inner, ast.With) and ast.unparse(inner.items[0].context_expr) == "self._lock"
+            for inner in ast.walk(node)
+        )
     ]
-    assert {"start_task", "layers", "forget_user", "run_decay", "write", "recall"} <= set(public)
-    assert [
-        name for name in public if getattr(MemoryManager, name).__code__.co_name != "locked"
-    ] == []
+    assert unlocked == []
+
+
+def test_the_manager_gives_its_one_lock_to_each_part():
+    """TS1: the parts take the manager's own re-entrant lock, so a call never waits on itself."""
+    manager = MemoryManager()
+    assert manager.users.lock is manager._lock and manager.forgetting.lock is manager._lock
+    assert manager.tasks.lock is manager._lock
+
+
+def test_a_public_method_waits_while_another_thread_holds_the_lock():
+    """TS1: while one operation runs, another thread's call waits for it to finish."""
+    manager = MemoryManager()
+    finished = []
+    with manager._lock:
+        worker = threading.Thread(target=lambda: finished.append(manager.list("ana")))
+        worker.start()
+        worker.join(timeout=0.2)
+        assert finished == []  # blocked on the lock
+    worker.join(timeout=5)
+    assert finished == [[]]
 
 
 def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(
@@ -341,11 +409,11 @@ def test_a_query_past_the_cap_is_cut_and_the_result_says_so(manager):
 
 def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock):
     """BD3: past `max_loaded_users`, the least recently used user's layers are let go, and reload on use."""
-    manager = MemoryManager(clock=clock, max_loaded_users=2)
+    manager = MemoryManager(clock=clock, settings=ManagerSettings(max_loaded_users=2))
     for number, user in enumerate(("ana", "bob", "ana", "cy")):
         manager.write(f"fact {number}: {user}", user, level="semantic")
     assert list(manager.users.loaded) == ["ana", "cy"]
-    assert [fact.value for fact in manager.layers("bob").semantic.current()] == ["bob"]
+    assert [fact.value for fact in manager.users.get("bob").semantic.current()] == ["bob"]
 
 
 def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_back(clock):
@@ -358,7 +426,7 @@ def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_bac
     assert manager.write("database: PostgreSQL", "ana", level="semantic") is not None
     inner.down = None
     assert manager.store.flush()
-    assert [fact.value for fact in manager.layers("ana").semantic.current()] == ["PostgreSQL"]
+    assert [fact.value for fact in manager.users.get("ana").semantic.current()] == ["PostgreSQL"]
     valid = [item.content for item in inner.list("ana", "semantic") if item.is_valid]
     assert valid == ["database: PostgreSQL"]
 
@@ -376,18 +444,34 @@ def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
     assert [r.operation for r in manager.history("ana", item.id)] == ["write"]
 
 
-def test_the_settings_the_parts_hold_read_as_before_and_cannot_be_set():
-    """The settings the parts hold (llm, min_confidence, working_token_budget, episodic_scorer) read as before; setting one raises."""
-    model = lambda prompt: "[]"  # noqa: E731
-    manager = MemoryManager(llm=model, min_confidence=0.7, working_token_budget=500)
-    assert (
-        manager.llm,
-        manager.min_confidence,
-        manager.working_token_budget,
-        manager.episodic_scorer,
-    ) == (model, 0.7, 500, None)
+def test_the_settings_are_one_record_the_parts_are_given_and_cannot_be_set():
+    """The manager's settings are one frozen record, composed of its parts' records."""
+    consolidation = ConsolidationSettings(min_occurrences=3)
+    settings = ManagerSettings(
+        min_confidence=0.7, working_token_budget=500, consolidation=consolidation
+    )
+    manager = MemoryManager(settings=settings)
+    assert manager.settings is settings
+    assert (manager.tasks.min_confidence, manager.tasks.working_token_budget) == (0.7, 500)
+    assert manager.users.get("ana").consolidator.settings is consolidation
+    assert manager.policy is settings.recall
     with pytest.raises(AttributeError):
-        manager.llm = None
+        manager.settings.min_confidence = 0.5
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        dict(min_content_chars=-1),
+        dict(max_loaded_users=0),
+        dict(working_token_budget=1.5),
+        dict(min_confidence=float("nan")),
+    ],
+)
+def test_a_setting_out_of_its_range_is_refused_naming_its_rule(setting):
+    """BD3, BU2, N3, U1: a manager setting out of its range is a ValueError naming the rule."""
+    with pytest.raises(ValueError, match="(U1|BD3|BU2|N3): "):
+        ManagerSettings(**setting)
 
 
 def test_an_episodic_write_after_another_manager_forgot_the_user_lands_once(tmp_path):

@@ -119,7 +119,7 @@ class ManagerMachine(RuleBasedStateMachine):
     @invariant()
     def MG2_facts_are_superseded_never_rewritten(self):
         for user, written in self.facts.items():
-            facts = self.manager.layers(user).semantic.facts
+            facts = self.manager.users.get(user).semantic.facts
             for subject in {s for s, _ in written}:
                 about = [f for f in facts if f.subject == subject]
                 assert [f.is_valid for f in about] == [False] * (len(about) - 1) + [True]

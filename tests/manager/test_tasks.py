@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris import ManualClock, MemoryManager
+from recuris import ManagerSettings, ManualClock, MemoryManager
 from recuris.core.records import Step
 from recuris.manager.tasks import TaskState
 
@@ -12,8 +12,8 @@ GOOD = (
 )
 
 
-def manager_with(llm=None, **options):
-    return MemoryManager(clock=ManualClock(1_000), llm=llm, **options)
+def manager_with(llm=None, **settings):
+    return MemoryManager(clock=ManualClock(1_000), llm=llm, settings=ManagerSettings(**settings))
 
 
 def run_task(manager, user="ana", steps=3, goal="ship release 2"):
@@ -63,7 +63,7 @@ def test_finish_writes_one_episode_with_every_step_and_clears_working_memory():
     manager = manager_with(working_token_budget=10)  # so small that steps were evicted on the way
     report = run_task(manager, steps=6)
     assert [s.action for s in report.episode.trajectory] == [f"step {n}" for n in range(6)]
-    assert manager.list("ana", "working") == [] and len(manager.layers("ana").episodic) == 1
+    assert manager.list("ana", "working") == [] and len(manager.users.get("ana").episodic) == 1
 
 
 def test_the_goal_survives_the_working_budget():
@@ -90,7 +90,7 @@ def test_bad_extraction_loses_nothing_and_is_reported(reply):
     """N3: a malformed reply costs only the extraction; the episode is stored and the problem audited."""
     manager = manager_with(llm=lambda prompt: reply)
     report = run_task(manager)
-    assert report.problems and len(manager.layers("ana").episodic) == 1
+    assert report.problems and len(manager.users.get("ana").episodic) == 1
     assert [r.operation for r in manager.history("ana", report.episode.id)][-1] == "extract-problem"
 
 
@@ -130,4 +130,4 @@ def test_a_lone_surrogate_from_the_model_is_reported_never_raised_from_finish_ta
     entry = '{"subject": "region \\ud800", "value": "eu", "confidence": 0.9}'
     manager = manager_with(llm=lambda prompt: '{"knowledge": [' + entry + "]}")
     report = run_task(manager)
-    assert report.problems and report.facts == () and len(manager.layers("ana").episodic) == 1
+    assert report.problems and report.facts == () and len(manager.users.get("ana").episodic) == 1
