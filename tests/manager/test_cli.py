@@ -1,7 +1,6 @@
 """The command line, `python -m recuris`, as an operator runs it (V1-V9, VA1-VA3): through `subprocess` where the
 rule is about the shell (exit status, environment, standard streams), in process where it is about data."""
 
-import argparse
 import io
 import json
 import os
@@ -15,7 +14,7 @@ from databases import another_application, corrupt, empty, future_version
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
 from recuris.manager.cli import main
-from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE, parser
+from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -188,23 +187,6 @@ def shell(*arguments, environment=None, stdin=None):
         input=stdin,
         timeout=60,
     )
-
-
-def every_action():
-    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    yield from (("python -m recuris", action) for action in parser()._actions)
-    for name, sub in commands.choices.items():
-        yield from ((name, action) for action in sub._actions)
-
-
-def test_every_option_and_argument_has_help_text():
-    """VA3: no option or argument of any command is left without help text."""
-    missing = [
-        (command, action.dest)
-        for command, action in every_action()
-        if not action.help or action.help == argparse.SUPPRESS
-    ]
-    assert missing == []
 
 
 def test_help_of_a_command_explains_its_options():
