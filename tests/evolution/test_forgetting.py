@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.forgetting: decay cycles over a manager's store (O1-O6, D4, D5)."""
+"""Example tests for recuris.evolution.forgetting: cycles over a manager's store (O1-O6, D4, D5)."""
 
 from dataclasses import replace
 
@@ -35,7 +35,7 @@ def test_stale_items_are_forgotten_with_weight_and_reason(manager, clock):
 
 
 def test_used_items_survive(manager, clock):
-    """D4 over the store: recall reinforces: an item recalled along the way outlives an unused twin."""
+    """D4 over the store: recall reinforces: an item recalled on the way outlives an unused twin."""
     used = manager.write("the vpn needs the blue token", "ana")
     unused = manager.write("lunch menu changed on tuesday", "ana")
     for _ in range(4):
@@ -46,7 +46,7 @@ def test_used_items_survive(manager, clock):
 
 
 def test_similar_items_in_the_merge_band_are_merged_keeping_every_source(manager, clock):
-    """O3: near-duplicates between the threshold and 0.4 become one item: all ids kept, highest importance."""
+    """O3: near-duplicates in the band become one item: every id kept, the highest importance."""
     a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.6)
     b = manager.write("deploy failed: the DB_URL variable was missing again", "ana", importance=0.9)
     other = manager.write("the office plant needs water", "ana", importance=0.6)
@@ -89,7 +89,7 @@ def test_consolidated_memory_decays_more_slowly(clock):
 
 
 def test_a_cycle_refreshes_the_layers(manager, clock):
-    """O1 in the layers: after a cycle, the episodic layer no longer retrieves what was forgotten."""
+    """O1 in the layers: after a cycle, the episodic layer never retrieves what was forgotten."""
     from recuris import Episode
 
     episodes = manager.users.get("ana").episodic
@@ -123,7 +123,7 @@ def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock
 
 
 def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock):
-    """O4: two band items left apart by one cycle merge in the next once one is rewritten to match."""
+    """O4: two band items left apart by one cycle merge in the next once one is rewritten alike."""
     first = manager.write("the office plant needs water", "ana", level="episodic", importance=0.5)
     second = manager.write("vpn token is blue", "ana", level="episodic", importance=0.5)
     clock.advance(5 * DAY)  # both now weigh about 0.3: in the merge band
@@ -136,7 +136,7 @@ def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock
 
 
 def test_a_large_cycle_reports_counts_without_items(manager, clock):
-    """O5: without `itemized`, the report counts what was forgotten and merged, and holds no items."""
+    """O5: without `itemized`, the report counts what was forgotten and merged, holding no item."""
     for text in ("printer jammed", "the office plant needs water", "the office plant needs water"):
         manager.write(text, "ana", level="episodic", importance=0.5)
     clock.advance(5 * DAY)

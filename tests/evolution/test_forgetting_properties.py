@@ -30,7 +30,7 @@ writes = st.lists(
 
 @given(writes, st.floats(0, 40), st.sampled_from([0.5, 0.7, 0.9]))
 def test_O1_O2_O3_after_a_cycle(writes, wait_days, similarity):
-    """O1: nothing left below the threshold; O2: every removal audited; O3: merges keep every id, per user."""
+    """O1-O3: nothing left below the threshold, every removal audited, merges keep every id."""
     clock = ManualClock(0)
     manager = MemoryManager(clock=clock)
     for user, text, importance, gap in writes:
@@ -113,7 +113,7 @@ operations = st.lists(
     st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"])
 )
 def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
-    """O4: whatever the writes, uses, rewrites, cycles and batch sizes, the cycle decides as the naive one."""
+    """O4: whatever the writes, uses, rewrites, cycles and batches, it decides as the naive one."""
     clock = ManualClock(0)
     manager = MemoryManager(
         InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock
