@@ -69,8 +69,11 @@ class ManagerSettings:
     max_loaded_users: int = MAX_LOADED_USERS
     # Tokens of a task's working items past which the least valuable are evicted (BU2).
     working_token_budget: int = 800
-    # Extracted statements less confident than this are reported and not observed (N3).
-    min_confidence: float = 0.6
+    # Statements a model extracts from a finished task with less confidence than this are
+    # reported and not observed (N3). Stricter than reflection's gate (0.5), on purpose: an
+    # extracted statement keeps no confidence past this gate (a fact's trust is its count of
+    # sources), while an insight keeps its confidence as its importance.
+    extraction_min_confidence: float = 0.6
     # When a statement seen in episodes becomes a fact (C1).
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
     # How recall weighs and layers its candidates.
@@ -80,7 +83,7 @@ class ManagerSettings:
         require_count("U1: min_content_chars", self.min_content_chars, 0)
         require_count("BD3: max_loaded_users", self.max_loaded_users, 1)
         require_count("BU2: working_token_budget", self.working_token_budget, 0)
-        require_number("N3: min_confidence", self.min_confidence, 0.0, 1.0)
+        require_number("N3: extraction_min_confidence", self.extraction_min_confidence, 0, 1)
 
 
 class MemoryManager:
@@ -123,7 +126,7 @@ class MemoryManager:
             layers=self.users.get,
             recall=self.recall,
             llm=llm,
-            min_confidence=settings.min_confidence,
+            min_confidence=settings.extraction_min_confidence,
             working_token_budget=settings.working_token_budget,
             lock=self._lock,
         )

@@ -448,7 +448,7 @@ def test_the_settings_are_one_record_the_parts_are_given_and_cannot_be_set():
     """The manager's settings are one frozen record, composed of its parts' records."""
     consolidation = ConsolidationSettings(min_occurrences=3)
     settings = ManagerSettings(
-        min_confidence=0.7, working_token_budget=500, consolidation=consolidation
+        extraction_min_confidence=0.7, working_token_budget=500, consolidation=consolidation
     )
     manager = MemoryManager(settings=settings)
     assert manager.settings is settings
@@ -456,7 +456,7 @@ def test_the_settings_are_one_record_the_parts_are_given_and_cannot_be_set():
     assert manager.users.get("ana").consolidator.settings is consolidation
     assert manager.policy is settings.recall
     with pytest.raises(AttributeError):
-        manager.settings.min_confidence = 0.5
+        manager.settings.extraction_min_confidence = 0.5
 
 
 @pytest.mark.parametrize(
@@ -465,7 +465,7 @@ def test_the_settings_are_one_record_the_parts_are_given_and_cannot_be_set():
         dict(min_content_chars=-1),
         dict(max_loaded_users=0),
         dict(working_token_budget=1.5),
-        dict(min_confidence=float("nan")),
+        dict(extraction_min_confidence=float("nan")),
     ],
 )
 def test_a_setting_out_of_its_range_is_refused_naming_its_rule(setting):
