@@ -70,16 +70,19 @@ class Conflict:
 
 
 class Consolidator:
-    """Count sightings of statements and promote consistent, repeated ones into semantic memory."""
+    """Count sightings of statements and promote consistent, repeated ones into semantic memory.
+
+    `settings` default to `ConsolidationSettings()`: two sources within seven days.
+    """
 
     def __init__(
         self,
         semantic: SemanticMemory,
-        settings: ConsolidationSettings = ConsolidationSettings(),
+        settings: ConsolidationSettings | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.semantic = semantic
-        self.settings = settings
+        self.settings = settings if settings is not None else ConsolidationSettings()
         self.clock = clock
         self.conflicts: list[Conflict] = []
         self._sightings: dict[str, list[Sighting]] = {}

@@ -92,7 +92,8 @@ class MemoryManager:
     It holds three parts, each with its own chapter: `tasks` (each user's task in progress),
     `users` (each user's layers, loaded on use) and `forgetting` (decay cycles). `scorer` is
     a factory of the scorer each user's episodic layer ranks with; `decay` decides what a
-    forgetting cycle forgets (by default a `DecayManager` on the manager's clock).
+    forgetting cycle forgets (by default a `DecayManager` on the manager's clock); `settings`
+    default to `ManagerSettings()`.
     """
 
     def __init__(
@@ -103,8 +104,9 @@ class MemoryManager:
         llm: Callable[[str], str] | None = None,
         scorer: Callable[[], Scorer] | None = None,
         decay: DecayManager | None = None,
-        settings: ManagerSettings = ManagerSettings(),
+        settings: ManagerSettings | None = None,
     ) -> None:
+        settings = settings if settings is not None else ManagerSettings()
         self.settings = settings
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock = CheckedClock(clock)

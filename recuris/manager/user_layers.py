@@ -75,14 +75,14 @@ class UserLayers:
         store: BufferedStore,
         clock: Callable[[], float],
         *,
-        consolidation: ConsolidationSettings = ConsolidationSettings(),
+        consolidation: ConsolidationSettings | None = None,
         max_loaded_users: int = MAX_LOADED_USERS,
         scorer: Callable[[], Scorer] | None = None,
         lock: AbstractContextManager | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
-        self.consolidation = consolidation
+        self.consolidation = consolidation if consolidation is not None else ConsolidationSettings()
         self.scorer = scorer
         self.lock = lock or threading.RLock()
         self.loaded = LayerCache(max_loaded_users)  # user id -> Layers, most recent last
