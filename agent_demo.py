@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from recuris import (
+    ConsolidationSettings,
     Consolidator,
     DecayManager,
     Episode,
@@ -347,9 +348,7 @@ def long_task(tour: Tour):
 def consolidation(tour: Tour, runs: list) -> None:
     """D: two agreeing episodes promote a fact; two disagreeing ones report a conflict."""
     tour.part("D", "Repeated statements consolidate into a semantic fact")
-    consolidator = Consolidator(
-        tour.semantic, min_occurrences=2, window_seconds=7 * DAY, clock=tour.clock
-    )
+    consolidator = Consolidator(tour.semantic, ConsolidationSettings(), clock=tour.clock)
     tour.say(
         "A statement becomes a fact once 2 different episodes state it within 7 days, and none "
         "contradicts it."
@@ -466,7 +465,7 @@ def manager_tour(tour: Tour, reflector) -> None:
         level="procedural",
         metadata={"steps": ["run migrations", "set DB_URL", "roll out"], "task_types": ["release"]},
     )
-    facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
+    facts = "; ".join(fact.render() for fact in manager.users.get("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
     tour.say(
         "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
@@ -569,8 +568,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         "I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused"
     )
     clock.advance(14 * DAY)
-    decay = DecayManager(half_life_days=7, clock=clock)
-    report = manager.run_decay(decay, "ana")
+    decay = manager.forgetting.decay  # the manager's own: a half-life of 7 days
+    report = manager.run_decay("ana")
     for record in report.audit:
         print(f"    {record.render()}")
     tour.say(

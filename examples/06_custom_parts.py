@@ -52,9 +52,9 @@ for action in ["run tests", "build image", "push image", "tag release", "deploy"
 print("working memory summary:", working.summary.splitlines(), "failures:", working.summarizer_failures)
 
 store = CountingStore()
-manager = MemoryManager(store=store, episodic_scorer=TrigramScorer)  # a scorer for each user's episodes
+manager = MemoryManager(store=store, scorer=TrigramScorer)  # a scorer for each user's episodes
 manager.start_task("ana", "deploy the billing service", task_type="release")
 manager.record_step("ana", "run migrations", "ok")
 manager.finish_task("ana")  # the episode goes to the store, its type and goal to the scorer
-found = manager.layers("ana").episodic.retrieve("billing deployments", top_k=1, threshold=0.1)
+found = manager.users.get("ana").episodic.retrieve("billing deployments", top_k=1, threshold=0.1)
 print("the manager finds:", [f"{h.episode.goal} ({h.score:.2f})" for h in found], "writes:", store.writes)

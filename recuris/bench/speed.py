@@ -127,10 +127,10 @@ def decay_cycle(size: int, seed: int = 2) -> dict:
     started = time.perf_counter()
     report = decay.run_cycle(items)
     decide = time.perf_counter() - started
-    manager = MemoryManager(clock=clock)
+    manager = MemoryManager(clock=clock, decay=decay)
     manager.store.put(items)
     started = time.perf_counter()
-    full = manager.run_decay(decay, "u")
+    full = manager.run_decay("u")
     cycle = time.perf_counter() - started
     return {
         "decide_s": decide,

@@ -25,6 +25,7 @@ Invariants:
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.records import AuditRecord
 from ..core.similarity import jaccard
 from ..core.text import flatten, normalize, statement, tokenize
 from ..core.validation import require_count, require_text
@@ -130,18 +131,22 @@ class ReflectionCallback:
         except Exception as error:  # noqa: BLE001 - the model is untrusted: record, keep, retry (Y2)
             reason = f"{type(error).__name__}: {flatten(str(error), 200)}"
             self.failures.append(reason)
-            self.manager.audit(
+            self._audit(
                 self.user_id, "-", "reflect-failed", f"{len(batch)} interactions kept; {reason}"
             )
             self._overflow()
             return ReflectionReport(problems=(reason,), failed=True)
         for problem in problems:
-            self.manager.audit(self.user_id, "-", "reflect-problem", problem)
+            self._audit(self.user_id, "-", "reflect-problem", problem)
         self._release(len(batch))  # only now; anything added meanwhile stays
-        self.manager.audit(
+        self._audit(
             self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights"
         )
         return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
+
+    def _audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
+        record = AuditRecord(item_id, operation, reason, self.manager.clock(), None, user_id)
+        self.manager.store.append_audit([record])
 
     def _overflow(self) -> None:
         # Y6: while the model keeps failing, the oldest turns past the bound leave the buffer
@@ -149,7 +154,7 @@ class ReflectionCallback:
         if (excess := len(self.buffer) - self.max_buffer) > 0:
             self._keep_raw(self.buffer[:excess])
             self._release(excess)
-            self.manager.audit(
+            self._audit(
                 self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw"
             )
 

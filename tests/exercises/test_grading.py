@@ -250,8 +250,11 @@ def test_a_check_writes_nothing_in_the_repository_or_the_package(tmp_path):
         tmp_path,
         "consolidation",
         "consolidation.py",
-        ("if len(sources) < self.min_occurrences:", "if len(sources) <= self.min_occurrences:"),
+        (
+            "if len(sources) < self.settings.min_occurrences:",
+            "if len(sources) <= self.settings.min_occurrences:",
+        ),
     )
     learner = (tmp_path / "consolidation.py").read_text(encoding="utf-8")
     assert code == 1 and snapshot() == before
-    assert "len(sources) <= self.min_occurrences" in learner
+    assert "len(sources) <= self.settings.min_occurrences" in learner

@@ -3,7 +3,8 @@ the store, the context and LLM extraction (N1-N6)."""
 
 import pytest
 
-from recuris import ManualClock, MemoryManager, SQLiteStore, WorkingMemory
+from recuris import ManagerSettings, ManualClock, MemoryManager, SQLiteStore, WorkingMemory
+from recuris import WorkingSettings
 
 GOOD = (
     '{"knowledge": [{"subject": "deploy target", "value": "eu-west", '
@@ -11,8 +12,8 @@ GOOD = (
 )
 
 
-def manager_with(llm=None, **options):
-    return MemoryManager(clock=ManualClock(1_000), llm=llm, **options)
+def manager_with(llm=None, **settings):
+    return MemoryManager(clock=ManualClock(1_000), llm=llm, settings=ManagerSettings(**settings))
 
 
 def run_task(manager, user="ana", steps=3, goal="ship release 2"):
@@ -32,7 +33,7 @@ def test_one_task_at_a_time_per_user():
 
 def test_the_task_in_progress_is_a_task_state_holding_every_recorded_step():
     """N1: a task in progress is a TaskState whose working memory holds every recorded step."""
-    manager = manager_with(working_token_budget=10)  # so small that steps are folded early
+    manager = manager_with(working=WorkingSettings(token_budget=10))  # so small that steps are folded early
     task_id = manager.start_task("ana", "ship release 2", "release")
     steps = [manager.record_step("ana", f"step {n}", "ok") for n in range(4)]
     task = manager.tasks.get("ana")
@@ -74,19 +75,19 @@ def test_a_task_state_reads_on_one_line():
 
 def test_finish_writes_one_episode_with_every_step_and_clears_working_memory():
     """N2: the episode holds all steps, folded or not; the task's working items are gone."""
-    manager = manager_with(working_token_budget=10)  # so small that steps were folded on the way
+    manager = manager_with(working=WorkingSettings(token_budget=10))  # so small that steps were folded on the way
     manager.start_task("ana", "ship release 2")
     manager.write("waiting for the build", "ana", tags=["state"])  # a working note of the task
     for n in range(6):
         manager.record_step("ana", f"step {n}", "ok")
     report = manager.finish_task("ana")
     assert [s.action for s in report.episode.trajectory] == [f"step {n}" for n in range(6)]
-    assert manager.list("ana", "working") == [] and len(manager.layers("ana").episodic) == 1
+    assert manager.list("ana", "working") == [] and len(manager.users.get("ana").episodic) == 1
 
 
 def test_the_goal_survives_the_working_budget():
     """N1, W7: under a tiny budget, steps are folded into the summary but the goal stays."""
-    manager = manager_with(working_token_budget=10)
+    manager = manager_with(working=WorkingSettings(token_budget=10))
     manager.start_task("ana", "keep this goal in view")
     for n in range(5):
         manager.record_step("ana", f"step {n}", "a fairly long result " * 3)
@@ -135,7 +136,7 @@ def test_bad_extraction_loses_nothing_and_is_reported(reply):
     """N3: a malformed reply costs only the extraction: episode stored, problem audited."""
     manager = manager_with(llm=lambda prompt: reply)
     report = run_task(manager)
-    assert report.problems and len(manager.layers("ana").episodic) == 1
+    assert report.problems and len(manager.users.get("ana").episodic) == 1
     assert [r.operation for r in manager.history("ana", report.episode.id)][-1] == "extract-problem"
 
 
@@ -192,4 +193,4 @@ def test_a_lone_surrogate_from_the_model_is_reported_never_raised_from_finish_ta
     entry = '{"subject": "region \\ud800", "value": "eu", "confidence": 0.9}'
     manager = manager_with(llm=lambda prompt: '{"knowledge": [' + entry + "]}")
     report = run_task(manager)
-    assert report.problems and report.facts == () and len(manager.layers("ana").episodic) == 1
+    assert report.problems and report.facts == () and len(manager.users.get("ana").episodic) == 1

@@ -16,7 +16,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from recuris import InMemoryStore, ManualClock, MemoryManager, SQLiteStore
+from recuris import InMemoryStore, ManagerSettings, ManualClock, MemoryManager, SQLiteStore
+from recuris import WorkingSettings
 
 from factories import shared_examples
 
@@ -36,7 +37,7 @@ class TasksMachine(RuleBasedStateMachine):
         self.budget = budget
         self.store = self.make_store()
         self.manager = MemoryManager(
-            self.store, clock=ManualClock(1_000), working_token_budget=budget
+            self.store, clock=ManualClock(1_000), settings=ManagerSettings(working=WorkingSettings(token_budget=budget)),
         )
         self.model: dict[str, tuple[str, list[tuple[str, str]]]] = {}
         self.episodes: dict[str, list] = {user: [] for user in USERS}
@@ -72,7 +73,7 @@ class TasksMachine(RuleBasedStateMachine):
     def reopen(self):
         """N5: a new manager on the same store finds every task in progress as it was."""
         self.manager = MemoryManager(
-            self.store, clock=ManualClock(2_000), working_token_budget=self.budget
+            self.store, clock=ManualClock(2_000), settings=ManagerSettings(working=WorkingSettings(token_budget=self.budget)),
         )
 
     @invariant()
