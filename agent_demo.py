@@ -20,6 +20,7 @@ from pathlib import Path
 
 from recuris import (
     AgentSettings,
+    ConsolidationSettings,
     Consolidator,
     DecayManager,
     Episode,
@@ -31,6 +32,7 @@ from recuris import (
     SemanticMemory,
     SQLiteStore,
     WorkingMemory,
+    WorkingSettings,
     estimate_tokens,
 )
 from recuris.bench.mock_environment import MockEnvironment
@@ -74,7 +76,7 @@ class Tour:
     def __init__(self, llm, html: str | None = None) -> None:
         self.clock = ManualClock(START)
         self.recorder = Recorder(self.clock)
-        self.working = WorkingMemory(window_size=6, max_summary_chars=300)
+        self.working = WorkingMemory(WorkingSettings(window_size=6, max_summary_chars=300))
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
         decay = DecayManager(clock=self.clock)
@@ -349,9 +351,7 @@ def long_task(tour: Tour):
 def consolidation(tour: Tour, runs: list) -> None:
     """D: two agreeing episodes promote a fact; two disagreeing ones report a conflict."""
     tour.part("D", "Repeated statements consolidate into a semantic fact")
-    consolidator = Consolidator(
-        tour.semantic, min_occurrences=2, window_seconds=7 * DAY, clock=tour.clock
-    )
+    consolidator = Consolidator(tour.semantic, ConsolidationSettings(), clock=tour.clock)
     tour.say(
         "A statement becomes a fact once 2 different episodes state it within 7 days, and none "
         "contradicts it."
@@ -468,7 +468,7 @@ def manager_tour(tour: Tour, reflector) -> None:
         level="procedural",
         metadata={"steps": ["run migrations", "set DB_URL", "roll out"], "task_types": ["release"]},
     )
-    facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
+    facts = "; ".join(fact.render() for fact in manager.users.get("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
     tour.say(
         "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
@@ -572,8 +572,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         "I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused"
     )
     clock.advance(14 * DAY)
-    decay = DecayManager(clock=clock)
-    report = manager.run_decay(decay, "ana")
+    decay = manager.forgetting.decay  # the manager's own: a half-life of 7 days
+    report = manager.run_decay("ana")
     for record in report.audit:
         print(f"    {record.render()}")
     tour.say(

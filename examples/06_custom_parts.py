@@ -5,6 +5,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 """
 
 from recuris import Episode, EpisodicMemory, InMemoryStore, MemoryManager, WorkingMemory
+from recuris import WorkingSettings
 
 
 class TrigramScorer(dict):
@@ -44,16 +45,16 @@ episodes = EpisodicMemory(scorer=TrigramScorer)
 episodes.add_episode(Episode(task_type="release", goal="deploys the billing service", status="success"))
 print("episodic memory finds:", [hit.render() for hit in episodes.retrieve("billing deployment", 1, 0.1)])
 
-working = WorkingMemory(window_size=2, summarizer=recent_actions)
+working = WorkingMemory(WorkingSettings(window_size=2), summarizer=recent_actions)
 working.init_task("ship release 1.4")
 for action in ["run tests", "build image", "push image", "tag release", "deploy"]:
     working.add_step(action, "ok")
 print("working memory summary:", working.summary.splitlines(), "failures:", working.summarizer_failures)
 
 store = CountingStore()
-manager = MemoryManager(store=store, episodic_scorer=TrigramScorer)  # a scorer for each user's episodes
+manager = MemoryManager(store=store, scorer=TrigramScorer)  # a scorer for each user's episodes
 manager.start_task("ana", "deploy the billing service", task_type="release")
 manager.record_step("ana", "run migrations", "ok")
 manager.finish_task("ana")  # the episode goes to the store, its type and goal to the scorer
-found = manager.layers("ana").episodic.retrieve("billing deployments", top_k=1, threshold=0.1)
+found = manager.users.get("ana").episodic.retrieve("billing deployments", top_k=1, threshold=0.1)
 print("the manager finds:", [f"{h.episode.goal} ({h.score:.2f})" for h in found], "writes:", store.writes)

@@ -127,3 +127,37 @@ def test_the_parts_import_downward_only():
                         upward.append(f"{group}/{path.name} imports {node.module}")
     assert upward == []
 
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "recuris").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_no_method_is_generated_or_patched_in(path):
+    """TS1: every method is a `def` in its class: none made by a call, set on a class, or patched."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+
+    def made_by_a_call(statement) -> bool:
+        value = getattr(statement, "value", None)
+        if isinstance(value, ast.Lambda):
+            return True
+        # A dataclass's `field(...)` is a record's field, not a method.
+        return isinstance(value, ast.Call) and ast.unparse(value.func) != "field"
+
+    made = [
+        f"{node.name} line {statement.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for statement in node.body
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and made_by_a_call(statement)
+    ]
+    patched = [
+        ast.unparse(statement)
+        for statement in tree.body
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+    ]
+    set_on_objects = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "functools.wraps")
+    ]
+    assert (made, patched, set_on_objects) == ([], [], [])

@@ -29,7 +29,7 @@ from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
 from ..core.mock_llm import PromptFollowingLLM
 from ..core.text import normalize
-from ..core.working import WorkingMemory
+from ..core.working import WorkingMemory, WorkingSettings
 from .evaluation import pollution_rate, prompt_tokens
 
 __all__ = ["Task", "suite", "run_suite", "SlidingWindowMemory", "CONDITIONS"]
@@ -139,9 +139,11 @@ class SlidingWindowMemory(WorkingMemory):
 
 
 CONDITIONS = {
-    "full history": lambda: WorkingMemory(window_size=10_000, max_summary_chars=400),
-    "sliding window (12 messages)": lambda: SlidingWindowMemory(window_size=12),
-    "recuris (window 6 + summary + pins)": lambda: WorkingMemory(window_size=6),
+    "full history": lambda: WorkingMemory(WorkingSettings(window_size=10_000, token_budget=None)),
+    "sliding window (12 messages)": lambda: SlidingWindowMemory(
+        WorkingSettings(window_size=12, token_budget=None)
+    ),
+    "recuris (window 6 + summary + pins)": lambda: WorkingMemory(WorkingSettings(window_size=6)),
 }
 
 

@@ -67,8 +67,8 @@ def simulate(
 ) -> SimulationReport:
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
     rng, clock = random.Random(seed), ManualClock(0.0)
-    manager = MemoryManager(InMemoryStore(), clock=clock)
     decay = DecayManager(DecaySettings(half_life_days=half_life_days), clock=clock)
+    manager = MemoryManager(InMemoryStore(), clock=clock, decay=decay)
     habit_texts = [
         f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6))
         for n in range(habits)
@@ -97,7 +97,7 @@ def simulate(
             if rng.random() < recall_probability:
                 manager.recall(text, "sim", top_k=1)
         clock.advance(DAY / (per_day + 1))
-        report = manager.run_decay(decay, "sim")
+        report = manager.run_decay("sim")
         forgotten += len(report.forgotten)
         merged += sum(len(others) for _, others in report.merged)
         sizes.append(report.size_after)

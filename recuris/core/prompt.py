@@ -69,8 +69,9 @@ class ContextSection:
     values: tuple[tuple[str, str], ...] = ()
 
     def render(self) -> str:
-        """Render as the header, then each line indented."""
-        return "\n".join([self.header, *(f"{INDENT}{line}" for line in self.lines)])
+        """Render as the header, then each line indented; no lines render as "(none)"."""
+        body = [f"{INDENT}{line}" for line in self.lines] or [f"{INDENT}{NONE}"]
+        return "\n".join([self.header, *body])
 
 
 def subtask_options(subtask: str) -> list[str]:

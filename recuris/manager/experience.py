@@ -42,6 +42,7 @@ __all__ = [
     "agent_on_manager",
     "model_on_manager",
     "read_recalled",
+    "recalled_section",
     "RECALLED_HEADER",
 ]
 
@@ -97,15 +98,13 @@ class ManagedExperience:
         ]
         others = [result for result in self.others if result.item.id not in self.counted]
         fresh = [*episodes, *others]
-        self.manager.count_access(self.user_id, fresh)
+        self.manager.users.count_access(self.user_id, fresh)
         self.counted.update(result.item.id for result in fresh)
         return hits
 
     def section(self, query: str, task_type: str, hits: Sequence[Hit]) -> ContextSection:
         """Return the other memories found at the last recall, with the statements they make."""
-        lines = tuple(f"- {result.render()}" for result in self.others)
-        values = tuple(read_memory(result.item.content) for result in self.others)
-        return ContextSection(RECALLED_HEADER, lines, tuple(pair for pair in values if pair))
+        return recalled_section(self.others)
 
     def settle(self, episode: Episode) -> Episode:
         # The manager assigns the id and stores the episode in one transaction (MX3).
@@ -114,6 +113,16 @@ class ManagedExperience:
 
     def __repr__(self) -> str:
         return f"ManagedExperience(user={self.user_id!r})"
+
+
+def recalled_section(results: Sequence[Recalled]) -> ContextSection:
+    """Return recalled memories as the recalled section: one `- [level] content` line each.
+
+    Its values are the statements (`subject: value`) the memories make.
+    """
+    lines = tuple(f"- {result.render()}" for result in results)
+    stated = [read_memory(result.item.content) for result in results]
+    return ContextSection(RECALLED_HEADER, lines, tuple(pair for pair in stated if pair))
 
 
 def read_recalled(line: str, view: PromptView) -> None:

@@ -10,6 +10,7 @@ from recuris import (
     RecurisAgent,
     RetrievalSettings,
     WorkingMemory,
+    WorkingSettings,
 )
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.core.agent import EpisodicExperience
@@ -29,7 +30,7 @@ def make_agent(llm, experience=None, **options):
         settings["retrieval"] = RetrievalSettings(**retrieval)
     options.setdefault("clock", ManualClock(100))
     experience = experience or EpisodicMemory()
-    working = WorkingMemory(window_size=3)
+    working = WorkingMemory(WorkingSettings(window_size=3))
     return RecurisAgent(working, experience, llm, AgentSettings(**settings), **options)
 
 
