@@ -48,7 +48,7 @@ class AgentSettings:
 
     max_steps: int = 15  # actions, and model calls, per run at most (A1)
     max_failures: int = 1  # failed steps that end a run; the first, as in document 000
-    # Episodes per recall and the least similarity (top_k 2, threshold 0.25).
+    # How many episodes each recall brings, and how similar they must be (E1, E2).
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     tool_answers_kept: int = 3  # the tools' latest answers each prompt keeps (A6)
 

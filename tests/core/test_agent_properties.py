@@ -55,7 +55,11 @@ def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
     episodic = EpisodicMemory()
     settings = AgentSettings(max_steps=max_steps, max_failures=max_failures)
     agent = RecurisAgent(
-        WorkingMemory(WorkingSettings(window_size=2)), episodic, None, settings, clock=ManualClock(0)
+        WorkingMemory(WorkingSettings(window_size=2)),
+        episodic,
+        None,
+        settings,
+        clock=ManualClock(0),
     )
     for run in range(1, runs + 1):
         script = Script(replies, results)
