@@ -169,7 +169,11 @@ class PromptFollowingLLM:
         followed = {normalize(action) for path in view.follow for action in path}
         # A pin forbids an option holding every word it names, plural or not: "avoid red-eye
         # flights" rules out "book the red-eye flight" (a constraint, not a literal string).
-        forbidden = [_stems(m.group(1)) for pin in view.pins if (m := _FORBIDS.search(pin))]
+        forbidden = []
+        for pin in view.pins:
+            named = _FORBIDS.search(pin)
+            if named:
+                forbidden.append(_stems(named.group(1)))
 
         def allowed(option: str) -> bool:
             words = _stems(option)
