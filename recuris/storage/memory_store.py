@@ -23,8 +23,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 
 from ..core.records import AuditRecord
+from ..retrieval.bm25 import BM25Settings
 from .item import MemoryItem
-from .store import STORE_B, STORE_K1, Access, check_owners, refuse_if_forgotten
+from .store import Access, check_owners, refuse_if_forgotten
 from .term_index import TermIndex
 
 __all__ = ["InMemoryStore"]
@@ -67,12 +68,13 @@ def _item(row: tuple) -> MemoryItem:
 class InMemoryStore:
     """Items in a dict, in insertion order; the default store, and the model for the others."""
 
-    def __init__(self, k1: float = STORE_K1, b: float = STORE_B) -> None:
+    def __init__(self, bm25: BM25Settings = BM25Settings()) -> None:  # noqa: B008 (frozen)
+        self.bm25 = bm25
         self._items: dict[str, tuple] = {}  # id -> row (`_row`)
         # Records as plain tuples, which the garbage collector stops walking: a long log costs it nothing.
         self._audit: list[tuple] = []
         self._counters: dict[str, int] = {}
-        self._index = TermIndex(k1, b)  # S7, S8, S9 read it, so no read scans every item
+        self._index = TermIndex(bm25)  # S7, S8, S9 read it, so no read scans every item
         self._generations: dict[str, int] = {}  # per user: how many times they were forgotten
         self._seen: dict[str, int] = {}  # per user: the generation this object last saw (S6)
 

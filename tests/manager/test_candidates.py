@@ -58,7 +58,7 @@ def test_the_most_relevant_candidate_has_relevance_one(store):
         ]
     )
     found = {
-        r.item.id: r.relevance
+        r.item.id: r.parts["relevance"]
         for r in gather(store, "ana", "deploy api", RecallPolicy(), 0.0, None, [])
     }
     assert found["a"] == 1.0 and 0 < found["b"] < 1
@@ -73,7 +73,7 @@ def test_recency_halves_over_the_age_of_the_oldest_candidate(store):
         ]
     )
     found = {
-        r.item.id: r.recency
+        r.item.id: r.parts["recency"]
         for r in gather(store, "ana", "deploy", RecallPolicy(), 60 * DAY, None, [])
     }
     assert found == {"old": 0.5, "new": 1.0}
@@ -88,7 +88,7 @@ def test_recency_never_halves_faster_than_the_policy_says(store):
         ]
     )
     found = {
-        r.item.id: r.recency
+        r.item.id: r.parts["recency"]
         for r in gather(store, "ana", "deploy", RecallPolicy(), 7 * DAY, None, [])
     }
     assert found == {"old": 0.5, "new": 1.0}
@@ -124,7 +124,7 @@ def test_a_neighbour_in_the_same_task_enters_with_a_share_of_its_score(store):
         ]
     )
     found = {
-        r.item.id: r.relevance for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])
+        r.item.id: r.parts["relevance"] for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])
     }
     assert found == {"q": 1.0, "a": pytest.approx(0.25)}
 
@@ -162,7 +162,7 @@ def test_a_scorer_factory_scores_in_python_what_matching_finds(store):
     )
     policy = RecallPolicy(scorer=JaccardScorer, neighbour_weight=0)
     found = {
-        r.item.id: r.relevance for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])
+        r.item.id: r.parts["relevance"] for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])
     }
     assert found["a"] == 1.0 and 0 < found["b"] < 1
 

@@ -55,9 +55,9 @@ def test_Q2_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, 
     store.put(build(rows))
     found = gather(store, "ana", query, RecallPolicy(thin_semantic=10**6), 100 * 86_400.0, None, [])
     assert all(
-        0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1 for r in found
+        0 <= r.parts["relevance"] <= 1 and 0 <= r.parts["recency"] <= 1 and 0 <= r.parts["importance"] <= 1 for r in found
     )
-    assert not found or max(r.relevance for r in found) == 1.0
+    assert not found or max(r.parts["relevance"] for r in found) == 1.0
 
 
 @given(items, queries)
@@ -77,7 +77,7 @@ def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(row
         RecallPolicy(thin_semantic=10**6, neighbour_weight=0),
     )
     now = 100 * 86_400.0
-    own = {r.item.id: r.relevance for r in gather(store, "ana", query, alone, now, None, [])}
+    own = {r.item.id: r.parts["relevance"] for r in gather(store, "ana", query, alone, now, None, [])}
     found = gather(store, "ana", query, policy, now, None, [])
     best_alone = max(own.values(), default=0.0) or 1.0
     raw = {key: value * best_alone for key, value in own.items()}  # back to a common unit
@@ -94,4 +94,4 @@ def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(row
     best = max(expected.values(), default=0.0) or 1.0
     assert {r.item.id for r in found} == set(expected)
     for r in found:
-        assert abs(r.relevance - expected[r.item.id] / best) < 1e-6
+        assert abs(r.parts["relevance"] - expected[r.item.id] / best) < 1e-6

@@ -2,7 +2,9 @@
 
 import gc
 
-from recuris.retrieval.bm25 import BM25Index
+import pytest
+
+from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
 
 def test_postings_are_objects_the_garbage_collector_never_tracks():
@@ -41,3 +43,21 @@ def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole()
         "a",
     ]
     assert held.nbytes == 16  # the reader's snapshot is unchanged: a and b
+
+
+def test_B3_settings_out_of_range_are_refused():
+    """B3: k1 must be a finite number above 0 and b one in [0, 1]; else a ValueError naming B3."""
+    for bad in ({"k1": 0}, {"k1": float("nan")}, {"k1": True}, {"b": 1.5}, {"b": -0.1}):
+        with pytest.raises(ValueError, match="B3"):
+            BM25Settings(**bad)
+
+
+def test_B1_one_definition_weighs_every_path():
+    """B1: the index's raw score is the sum of BM25Settings.weights, with the settings given."""
+    settings = BM25Settings(k1=1.5, b=0.25)
+    index = BM25Index(settings)
+    index.add("a", ["red", "apple", "red"])
+    index.add("b", ["green", "pear"])
+    [weight] = settings.weights(index.idf("red"), [2], [3], 2.5)
+    assert index.raw(["red"], "a") == weight == index.accumulate(["red"])["a"]
+    assert index.top(["red"], 1) == [("a", weight)]

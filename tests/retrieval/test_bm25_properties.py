@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from recuris.retrieval import bm25
-from recuris.retrieval.bm25 import BM25Index
+from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
 keys = st.sampled_from("abcdefghij")
 terms = st.lists(st.sampled_from("x y z w v".split()), max_size=6)
@@ -51,7 +51,9 @@ class BM25Machine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         self.cached, bm25.CACHED = bm25.CACHED, 2  # let even short postings keep their weights
-        self.index, self.model = BM25Index(k1=1.2, b=0.75), NaiveBM25(1.2, 0.75)
+        textbook = BM25Settings(k1=1.2, b=0.75)  # any settings: the textbook's here
+        self.index = BM25Index(textbook)
+        self.model = NaiveBM25(textbook.k1, textbook.b)
 
     def teardown(self):
         bm25.CACHED = self.cached
@@ -101,7 +103,8 @@ skewed = st.lists(st.sampled_from("a a a a b b b c c d e f".split()), min_size=1
 )
 def test_B2_top_matches_the_naive_sort_where_pruning_applies(documents, query, k, removed):
     """B2: on larger collections of skewed terms, where MaxScore prunes, top still equals the naive sort."""
-    index, model = BM25Index(), NaiveBM25(1.2, 0.75)
+    index = BM25Index()
+    model = NaiveBM25(index.settings.k1, index.settings.b)  # the product's defaults
     for number, words in enumerate(documents):
         index.add(f"d{number}", words)
         model.add(f"d{number}", words)
