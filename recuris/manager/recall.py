@@ -21,7 +21,8 @@ Invariants:
     Q3  assembled results never repeat a content (compared without case or spacing): the
         best-ranked copy is kept (document 002's "no dedup" failure).
     Q4  every result carries its score's breakdown (each term of `terms` by name, and the
-        total) and the reason it was recalled (its layer, or the trigger of a procedure).
+        total) and the reason it was recalled (its layer, or the trigger of a procedure); its
+        explanation names the terms that count in the total (a weight above 0).
     Q5  the terms of `terms` are exactly the fields of `Weights`, in the same order.
 """
 
@@ -147,15 +148,20 @@ class Recalled:
     parts: dict[str, float]  # each term of the sum by name, in the order of `terms` (Q4)
     total: float
     reason: str
+    weights: Weights = field(default_factory=Weights, repr=False)  # those the total was made with
 
     def breakdown(self) -> dict[str, float]:
         """Return each term of the score by name, then the total."""
         return {**self.parts, "total": self.total}
 
     def explain(self) -> str:
-        """Return one line: total, terms and reason."""
-        parts = ", ".join(f"{name} {value:.2f}" for name, value in self.parts.items())
-        return f"{self.total:.3f} = {parts} ({self.reason})"
+        """Return one line: the total, the terms that count in it (weight above 0), the reason."""
+        counted = [
+            f"{name} {value:.2f}"
+            for name, value in self.parts.items()
+            if getattr(self.weights, name)
+        ]
+        return f"{self.total:.3f} = {', '.join(counted)} ({self.reason})"
 
     def render(self) -> str:
         """Render the item for a prompt."""
@@ -166,7 +172,7 @@ def score(candidate: Candidate, scale: Scale, weights: Weights) -> Recalled:
     """Score one candidate: the weighted sum of its terms (Q1)."""
     parts = terms(candidate, scale)
     total = sum(getattr(weights, name) * value for name, value in parts.items())
-    return Recalled(candidate.item, parts, total, candidate.reason)
+    return Recalled(candidate.item, parts, total, candidate.reason, weights)
 
 
 @dataclass(frozen=True)
