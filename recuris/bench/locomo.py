@@ -17,9 +17,9 @@ Invariants:
         ten, each once.
     LC2 the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
-    LC3 the loader reads the turns of every session that has turns, in order, each as `speaker: text`
-        followed by its image caption when it has one, numbered by its session and dated at
-        the session's date plus a minute per turn before it.
+    LC3 the loader reads the turns of every session that has turns, in order, each as
+        `speaker: text` followed by its image caption when it has one, numbered by its
+        session and dated at the session's date plus a minute per turn before it.
 """
 
 import json
@@ -159,11 +159,12 @@ RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
 def through_manager(
     store_factory: Callable[[], Store], policy: RecallPolicy | None = None
 ) -> Callable[[Conversation], Ranker]:
-    """Return the product as a retriever: a manager writes every turn, then recalls for each question."""
+    """Return the product as a retriever: a manager writes every turn, then recalls for each."""
 
     def build(conversation: Conversation) -> Ranker:
         clock = ManualClock(conversation.turns[0].at if conversation.turns else 0.0)
-        manager, user = MemoryManager(store_factory(), clock=clock, policy=policy), "speaker"
+        manager = MemoryManager(store_factory(), clock=clock, policy=policy)
+        user = "speaker"
         for turn in conversation.turns:
             clock.advance(max(0.0, turn.at - clock()))
             manager.write(

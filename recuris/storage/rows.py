@@ -6,8 +6,8 @@ is untracked by the cyclic garbage collector after one look, whereas an item obj
 metadata dict stay tracked and are walked by every full collection. Measured through the
 manager, 100,000 semantic writes spend 0.12 to 0.51 s collecting with rows and 4.25 s with
 the items kept as objects (peak memory 164 against 228 MB), and the collector's share grows
-with the store: that is what the in-memory scale goals of docs/benchmarks.md need. Each read builds a
-fresh record from its row, so no caller holds what is stored (S4).
+with the store: that is what the in-memory scale goals of docs/benchmarks.md need. Each read
+builds a fresh record from its row, so no caller holds what is stored (S4).
 
 Invariants:
     RW1 `ItemRows.get` returns an item equal to the one last put under its id, with the

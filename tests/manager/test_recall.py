@@ -32,7 +32,8 @@ def test_total_is_the_weighted_sum_of_its_parts():
     """Q1: total = 0.75·relevance + 0.1·recency + 0.15·importance with the default weights."""
     result = scored(item("a", "x", importance=0.4), 0.3, now=7 * DAY, half_life=7 * DAY)
     breakdown = result.breakdown()
-    assert [breakdown["relevance"], breakdown["recency"], breakdown["importance"]] == [0.3, 0.5, 0.4]
+    parts = [breakdown["relevance"], breakdown["recency"], breakdown["importance"]]
+    assert parts == [0.3, 0.5, 0.4]
     assert breakdown["total"] == pytest.approx(0.75 * 0.3 + 0.1 * 0.5 + 0.15 * 0.4)
 
 

@@ -27,7 +27,7 @@ candidates = st.lists(
 
 @given(candidates, weights, st.none() | st.integers(0, 200))
 def test_Q1_Q2_ranked_by_total_totals_are_weighted_sums_and_text_fits(rows, weights, budget):
-    """Q1: sorted by total; each total is the weighted sum; the text fits the budget. Q2: parts in [0, 1]."""
+    """Q1: sorted by total, each the weighted sum of its parts; text fits. Q2: parts in [0, 1]."""
     results = [
         score(
             Candidate(

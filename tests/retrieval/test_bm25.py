@@ -1,4 +1,4 @@
-"""Example tests for recuris.retrieval.bm25: what the index holds, beside its properties (B1, B2)."""
+"""Example tests for recuris.retrieval.bm25: the settings and what the index holds (B1-B3)."""
 
 import gc
 
@@ -8,7 +8,7 @@ from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
 
 def test_postings_are_objects_the_garbage_collector_never_tracks():
-    """Each term's postings are one bytearray, so a large index adds nothing to every collection's walk."""
+    """Each term's postings are one bytearray: a large index adds nothing to a collection's walk."""
     index = BM25Index()
     for number in range(200):
         index.add(f"doc-{number}", ["shared", f"rare{number}", f"rare{number}"])
@@ -18,7 +18,7 @@ def test_postings_are_objects_the_garbage_collector_never_tracks():
 
 
 def test_removing_a_document_after_a_query_resizes_its_postings():
-    """B2: a query's views of the postings are released when it returns, so a removal can shrink them."""
+    """B2: a query's views of the postings are released on return, so a removal can shrink them."""
     index = BM25Index()
     for key, words in {"a": "deploy api", "b": "deploy db", "c": "rotate keys"}.items():
         index.add(key, words.split())
@@ -30,7 +30,7 @@ def test_removing_a_document_after_a_query_resizes_its_postings():
 
 
 def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole():
-    """B2: a view left alive (another thread's query, a kept traceback) never makes an add or remove fail."""
+    """B2: a view left alive (another thread's query, a kept traceback) never fails a write."""
     index = BM25Index()
     index.add("a", ["t", "u"])
     index.add("b", ["t"])

@@ -25,7 +25,7 @@ STEMS = [
 
 @pytest.mark.parametrize("word, expected", STEMS)
 def test_the_light_stemmer_joins_common_forms(word, expected):
-    """SR3: plural, past, gerund and adverb forms meet their base; short and non-Latin words stay."""
+    """SR3: plural, past, gerund and adverb forms meet their base; short, non-Latin words stay."""
     assert stem(word) == expected
 
 
@@ -74,7 +74,7 @@ def test_removing_a_document_restores_the_index():
 
 
 def test_a_scorer_ranks_with_the_product_defaults_unless_given_settings():
-    """B3: a scorer built without settings weighs as BM25Settings() says, the stores' setting too."""
+    """B3: a scorer built without settings weighs as BM25Settings() says, as the stores do."""
     from recuris import InMemoryStore
 
     assert BM25Scorer().settings == BM25Settings() == InMemoryStore().bm25
@@ -82,7 +82,7 @@ def test_a_scorer_ranks_with_the_product_defaults_unless_given_settings():
 
 
 def test_episodic_memory_retrieves_with_bm25():
-    """BM25 plugs into episodic retrieval on the same index; stemming finds 'deploying' for 'deployments'."""
+    """BM25 plugs into episodic retrieval; stemming finds 'deploying' for 'deployments'."""
     from recuris import Episode, EpisodicMemory
 
     memory = EpisodicMemory(scorer=BM25Scorer())

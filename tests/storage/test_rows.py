@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.rows: records kept as flat tuples, read as fresh copies (RW1, RW2)."""
+"""Example tests for recuris.storage.rows: flat tuples, read as fresh copies (RW1, RW2)."""
 
 import gc
 

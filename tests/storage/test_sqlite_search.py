@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.sqlite_search: searched by index, scored in SQL, cut with LIMIT (S8, SX1)."""
+"""Example tests for recuris.storage.sqlite_search: by index, scored in SQL, LIMIT (S8, SX1)."""
 
 import pytest
 
@@ -47,7 +47,7 @@ STATEMENTS = [
 
 @pytest.mark.parametrize("statement, parameters", STATEMENTS, ids=lambda value: str(value)[:40])
 def test_every_search_statement_reads_through_an_index(store, statement, parameters):
-    """SX1: SQLite's plan searches items and postings by key; it scans only the few pending postings."""
+    """SX1: SQLite's plan searches items and postings by key; it scans only pending postings."""
     plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
     scanned = {step.split()[1] for step in plan if step.startswith("SCAN")}
     assert scanned & {"items", "postings", "scopes"} == set()
@@ -64,7 +64,8 @@ def test_search_returns_only_the_limit_best_scored_in_sql(store):
 
 def test_a_user_sees_only_their_own_statistics():
     """S8: another user's many items change neither the results nor the scores of this user."""
-    alone, crowded = SQLiteStore(":memory:"), SQLiteStore(":memory:")
+    alone = SQLiteStore(":memory:")
+    crowded = SQLiteStore(":memory:")
     mine = [
         MemoryItem(id="a1", user_id="ana", level="episodic", content="deploy region eu"),
         MemoryItem(id="a2", user_id="ana", level="episodic", content="rotate keys"),

@@ -10,9 +10,11 @@ def item(id, content, level="episodic", task_id="t", user_id="ana"):
 
 
 def test_a_rewrite_keeps_its_place_and_moves_between_threads():
-    """TI1: an item rewritten into another task keeps its write position; its old thread forgets it."""
+    """TI1: an item rewritten into another task keeps its position; its old thread forgets it."""
     index = TermIndex(BM25Settings())
-    first, second, third = item("a", "one"), item("b", "two"), item("c", "three")
+    first = item("a", "one")
+    second = item("b", "two")
+    third = item("c", "three")
     for each in (first, second, third):
         index.add(each)
     index.remove(second)
