@@ -2,7 +2,9 @@
 
 import pytest
 
-from recuris import MemoryItem, SQLiteStore
+from recuris import BM25Settings, MemoryItem, SQLiteStore
+from recuris.retrieval.bm25 import bm25_idf
+from recuris.retrieval.scoring import analyze
 from recuris.storage.sqlite_search import (
     AFTER,
     BEFORE,
@@ -81,3 +83,23 @@ def test_a_user_sees_only_their_own_statistics():
     assert alone.search("ana", "episodic", ["deploy"], 5) == crowded.search(
         "ana", "episodic", ["deploy"], 5
     )
+
+
+@pytest.mark.parametrize("settings", [BM25Settings(), BM25Settings(k1=1.2, b=0.75)])
+def test_the_sql_weight_is_the_python_definition(settings):
+    """S8: the score summed in SQL is the sum of BM25Settings.weights, with the store's settings."""
+    store = SQLiteStore(":memory:", bm25=settings)
+    texts = {"a": "deploy deploy region", "b": "deploy api", "c": "rotate keys now please"}
+    store.put(
+        [
+            MemoryItem(id=key, user_id="ana", level="episodic", content=text)
+            for key, text in texts.items()
+        ]
+    )
+    lengths = {key: len(analyze(text)) for key, text in texts.items()}
+    average = sum(lengths.values()) / len(lengths)
+    idf = bm25_idf(3, 2)
+    [weight_a] = settings.weights(idf, [2], [lengths["a"]], average)
+    [weight_b] = settings.weights(idf, [1], [lengths["b"]], average)
+    found = [(item.id, score) for item, score in store.search("ana", "episodic", ["deploy"], 5)]
+    assert found == [("a", round(weight_a, 9)), ("b", round(weight_b, 9))]
