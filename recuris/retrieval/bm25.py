@@ -267,6 +267,8 @@ class BM25Index:
     @staticmethod
     def _add_to_known(scores: dict[int, float], numbers: memoryview, weights: array) -> None:
         # Few known documents against a long list: look each one up; otherwise walk the list.
+        # At 100,000 documents, a top-10 query of two common words and a rarer one takes 1.6 to
+        # 1.8 ms so, and 2.5 to 6.2 ms always walking (two runs on a shared machine).
         if len(scores) * max(1, len(numbers).bit_length()) < len(numbers):
             for number in scores:
                 position = bisect_left(numbers, number)
