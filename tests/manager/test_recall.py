@@ -4,7 +4,7 @@ import pytest
 
 from dataclasses import fields
 
-from recuris import MemoryItem, Weights
+from recuris import MemoryItem, RecallPolicy, Weights
 from recuris.core.text import estimate_tokens
 from recuris.manager.recall import Candidate, Scale, assemble, rank, score, terms
 
@@ -92,3 +92,17 @@ def test_the_explanation_names_every_term_that_counts():
     alone = scored(memory, 0.5, now=DAY, weights=Weights(1.0, 0.0, 0.0), reason="fact")
     assert alone.explain() == "0.500 = relevance 0.50 (fact)"
     assert list(alone.breakdown()) == [*(weight.name for weight in fields(Weights)), "total"]
+
+
+def test_a_policy_out_of_range_is_refused_naming_its_rule():
+    """CA1-CA3: a recall setting out of range is refused with a ValueError naming its rule."""
+    bad = {
+        "CA3": {"recency_half_life_days": 0},
+        "CA2": {"neighbour_weight": 1.5},
+        "CA1": {"thin_semantic": -1},
+    }
+    for rule, setting in bad.items():
+        with pytest.raises(ValueError, match=rule):
+            RecallPolicy(**setting)
+    with pytest.raises(ValueError, match="Q2"):
+        Weights(recency=float("nan"))
