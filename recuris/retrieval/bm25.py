@@ -64,8 +64,8 @@ class BM25Settings:
     # where a second occurrence says less than in a long page.
     k1: float = 0.9
     # Length normalisation, 0 (none) to 1 (full): weaker than the textbook 0.75, since a
-    # short memory is not short for lack of relevance. With k1 0.9 this gives the default
-    # recall's R@5 0.582 on LoCoMo, where 1.2 / 0.75 gives 0.526 (docs/benchmarks.md).
+    # short memory is not short for lack of relevance. Chosen on LoCoMo's dev set, where the
+    # default recall reaches R@5 0.582 with these two (docs/bench/locomo.md).
     b: float = 0.5
 
     def __post_init__(self) -> None:
