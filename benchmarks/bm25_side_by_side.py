@@ -22,7 +22,7 @@ import bm25s
 import numpy
 import rank_bm25
 
-from recuris.retrieval.bm25 import BM25Index
+from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
 VOCABULARY, K1, B, TOP = 50_000, 1.2, 0.75, 10
 
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     keys = [str(number) for number in range(len(documents))]  # rank_bm25 and bm25s number documents
 
     def build_recuris():
-        index = BM25Index(K1, B)
+        index = BM25Index(BM25Settings(k1=K1, b=B))
         for key, document in zip(keys, documents):
             index.add(key, document)
         return index

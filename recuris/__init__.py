@@ -21,6 +21,7 @@ from .evolution.semantic import Fact, SemanticMemory
 from .manager.active_recall import ActiveRecall, search_memory_tool
 from .manager.manager import ManagerSettings, MemoryManager
 from .manager.recall import RecallPolicy, RecallResult, Weights
+from .retrieval.bm25 import BM25Settings
 from .retrieval.scoring import BM25Scorer, CosineScorer
 from .storage.item import MemoryItem
 from .storage.memory_store import InMemoryStore
@@ -59,6 +60,7 @@ __all__ = [
     "search_memory_tool",
     "JaccardScorer",
     "BM25Scorer",
+    "BM25Settings",
     "CosineScorer",
     "RecurisAgent",
     "AgentSettings",

@@ -17,9 +17,9 @@ Invariants:
         ten, each once.
     LC2 the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
-    LC3 the loader reads the turns of every session that has turns, in order, each as `speaker: text`
-        followed by its image caption when it has one, numbered by its session and dated at
-        the session's date plus a minute per turn before it.
+    LC3 the loader reads the turns of every session that has turns, in order, each as
+        `speaker: text` followed by its image caption when it has one, numbered by its
+        session and dated at the session's date plus a minute per turn before it.
 """
 
 import json
@@ -32,6 +32,7 @@ from ..core.clock import DAY, ManualClock
 from ..core.similarity import JaccardScorer
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..manager.recall import RecallPolicy, Weights
+from ..retrieval.bm25 import BM25Settings
 from ..retrieval.scoring import BM25Scorer
 from ..storage.store import Store
 from .evaluation import recall_at_k, reciprocal_rank
@@ -146,10 +147,11 @@ def _split_words(text: str) -> list[str]:
 RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
     "jaccard, str.split (document 000)": _indexed(lambda: JaccardScorer(analyzer=_split_words)),
     "jaccard, recuris tokens": _indexed(JaccardScorer),
-    "bm25 (k1 1.2, b 0.75)": _indexed(BM25Scorer),
+    # Each reference names its settings, and passes them: they stay what the row says.
+    "bm25 (k1 1.2, b 0.75)": _indexed(lambda: BM25Scorer(BM25Settings(k1=1.2, b=0.75))),
     # Short documents: weaker length normalisation and earlier term saturation (docs/benchmarks.md).
     "bm25 (k1 0.9, b 0.5) + neighbouring turns": _indexed(
-        lambda: BM25Scorer(k1=0.9, b=0.5), neighbours=0.25
+        lambda: BM25Scorer(BM25Settings(k1=0.9, b=0.5)), neighbours=0.25
     ),
 }
 
@@ -157,7 +159,7 @@ RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
 def through_manager(
     store_factory: Callable[[], Store], policy: RecallPolicy | None = None
 ) -> Callable[[Conversation], Ranker]:
-    """Return the product as a retriever: a manager writes every turn, then recalls for each question."""
+    """Return the product as a retriever: a manager writes every turn, then recalls for each."""
 
     def build(conversation: Conversation) -> Ranker:
         clock = ManualClock(conversation.turns[0].at if conversation.turns else 0.0)

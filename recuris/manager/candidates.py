@@ -1,21 +1,21 @@
-"""Candidates: what each layer offers a recall, found and scored in the store, then put on one scale.
+"""Candidates: what each layer offers a recall, found and scored in the store, and their scale.
 
 Document 003 §4.4 recalls in layers: working memory, then semantic facts, episodes only when
 semantic memory is thin, procedures when a trigger matches. Document 002 §4 ranks by
 relevance, recency and importance together, and its troubleshooting table blames most bad
 recall on the similarity function. Here each layer's candidates come from the store, ranked
 by its own BM25 and cut to a pool (`Store.search`), so a recall reads what can matter and
-not the whole memory. Each part of the score is then put on a scale that means the same in
-every recall, so that neither recency nor importance can bury a clearly relevant memory:
+not the whole memory. An episodic candidate of a task or session gains a share of its
+neighbours' scores (the item before and after it in that task), since an answer often sits
+next to the words of the question ("What did you adopt?" / "A puppy!"). Then the recall's
+`Scale` is measured on the candidates, so that each term (recall.py) means the same in every
+recall and neither recency nor importance can bury a clearly relevant memory:
 
 - relevance is divided by the best candidate's raw score (the best scores 1, whatever the
   scorer's units);
 - recency halves over a time scale taken from the candidates themselves: the policy's
   half-life, stretched to the age of the oldest candidate, so that on a memory spanning a
-  year a month-old item is not worth nothing;
-- an episodic candidate of a task or session gains a share of its neighbours' scores (the
-  item before and after it in that task), since an answer often sits next to the words
-  of the question ("What did you adopt?" / "A puppy!").
+  year a month-old item is not worth nothing.
 
 Invariants:
     CA1 episodic items are considered only when semantic memory is thin (fewer valid,
@@ -23,8 +23,9 @@ Invariants:
     CA2 a neighbour enters only through a relevant item of its own level and task (never
         for items outside a task), and its raw score is `neighbour_weight` times the sum
         of its relevant neighbours' raw scores, plus its own.
-    CA3 recency halves over the policy's half-life or, with `stretch_half_life`, over the age of the
-        oldest candidate if that is longer (its recency is then 1/2): never faster than the policy says.
+    CA3 recency halves over the policy's half-life or, with `stretch_half_life`, over the
+        age of the oldest candidate if that is longer (its recency is then 1/2): never
+        faster than the policy says.
 """
 
 from collections.abc import Iterable
@@ -33,7 +34,7 @@ from ..core.clock import DAY
 from ..retrieval.scoring import analyze
 from ..storage.item import MemoryItem
 from ..storage.store import Store
-from .recall import RecallPolicy, Recalled, score
+from .recall import Candidate, RecallPolicy, Recalled, Scale, score
 
 __all__ = ["gather"]
 
@@ -45,14 +46,15 @@ def _hits(
     if policy.scorer is None:
         found = store.search(user_id, level, analyze(query), policy.candidate_pool)
     else:
-        items, scorer = store.matching(user_id, level, analyze(query)), policy.scorer()
+        items = store.matching(user_id, level, analyze(query))
+        scorer = policy.scorer()
         for item in items:
             scorer.add(item.id, scorer.analyzer(item.content))
         scores = dict(scorer.score_candidates(scorer.analyzer(query)))
-        found = sorted(
+        ranked = sorted(
             ((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1]
         )
-        found = [pair for pair in found[: policy.candidate_pool] if pair[1] > 0]
+        found = [pair for pair in ranked[: policy.candidate_pool] if pair[1] > 0]
     # Rounded so that two stores summing the same terms in another order rank alike (S8).
     return [(item, round(raw, 9)) for item, raw in found]
 
@@ -75,6 +77,14 @@ def _with_neighbours(
     return [(items[key], round(own.get(key, 0.0) + extra, 9)) for key, extra in blended.items()]
 
 
+def _half_life(candidates: list[Candidate], now: float, policy: RecallPolicy) -> float:
+    """Return the seconds over which recency halves in this recall (CA3)."""
+    # Over the span of these candidates, never faster than the policy says.
+    oldest = max((now - candidate.item.last_access_at for candidate in candidates), default=0.0)
+    stretched = oldest if policy.stretch_half_life else 0.0
+    return max(policy.recency_half_life_days * DAY, stretched)
+
+
 def gather(
     store: Store,
     user_id: str,
@@ -85,53 +95,32 @@ def gather(
     procedures: Iterable[tuple[MemoryItem, str]],
     include_invalid: bool = False,
 ) -> list[Recalled]:
-    """Collect scored candidates layer by layer: working, semantic, episodic if thin, procedural (CA1)."""
+    """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1)."""
     relevant = {item.id: raw for item, raw in _hits(store, user_id, "working", query, policy)}
-    layers = [
-        (
-            [
-                (item, relevant.get(item.id, 0.0))
-                for item in store.list(user_id, "working", task_id)
-            ],
-            "working memory of the current task",
-        )
+    reason = "working memory of the current task"
+    matched = [
+        Candidate(item, relevant.get(item.id, 0.0), reason)
+        for item in store.list(user_id, "working", task_id)
     ]
     facts = [
         (item, raw)
         for item, raw in _hits(store, user_id, "semantic", query, policy)
         if item.is_valid or include_invalid
     ]
-    layers.append((facts, "semantic fact"))
+    for item, raw in facts:
+        reason = "semantic fact" if item.is_valid else "semantic fact, superseded"
+        matched.append(Candidate(item, raw, reason))
     valid = sum(item.is_valid for item, _ in facts)
     if valid < policy.thin_semantic:
-        episodes = _with_neighbours(
-            store,
-            user_id,
-            _hits(store, user_id, "episodic", query, policy),
-            policy.neighbour_weight,
-        )
-        layers.append((episodes, f"episode (semantic memory had {valid} relevant fact(s))"))
-    procedures = list(procedures)
-    candidates = [item for found, _ in layers for item, _ in found] + [
-        item for item, _ in procedures
+        hits = _hits(store, user_id, "episodic", query, policy)
+        reason = f"episode (semantic memory had {valid} relevant fact(s))"
+        for item, raw in _with_neighbours(store, user_id, hits, policy.neighbour_weight):
+            matched.append(Candidate(item, raw, reason))
+    best = max((candidate.raw for candidate in matched), default=0.0) or 1.0
+    # A triggered procedure counts as relevant as the best match: its relevance is 1.
+    triggered = [
+        Candidate(item, best, f"procedure triggered by {trigger}") for item, trigger in procedures
     ]
-    best = max((raw for found, _ in layers for _, raw in found), default=0.0) or 1.0
-    # Recency halves over the span of these candidates, never faster than the policy says.
-    oldest = max((now - item.last_access_at for item in candidates), default=0.0)
-    half_life = max(
-        policy.recency_half_life_days * DAY, oldest if policy.stretch_half_life else 0.0
-    )
-    found = []
-    for layer, reason in layers:
-        for item, raw in layer:
-            why = (
-                "semantic fact, superseded"
-                if item.level == "semantic" and not item.is_valid
-                else reason
-            )
-            found.append(score(item, raw / best, now, policy.weights, half_life, why))
-    for item, trigger in procedures:
-        found.append(
-            score(item, 1.0, now, policy.weights, half_life, f"procedure triggered by {trigger}")
-        )
-    return found
+    candidates = matched + triggered
+    scale = Scale(now, best, _half_life(candidates, now, policy))
+    return [score(candidate, scale, policy.weights) for candidate in candidates]

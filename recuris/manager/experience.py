@@ -87,9 +87,7 @@ class ManagedExperience:
         episodes = [
             Recalled(
                 episode_to_item(hit.episode, self.user_id),
-                hit.score,
-                0.0,
-                hit.episode.importance,
+                {"relevance": hit.score},
                 hit.score,
                 "a similar past task",
             )

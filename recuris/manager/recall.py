@@ -1,4 +1,4 @@
-"""Recall ranking: score each candidate by relevance, recency and importance, then fit a budget.
+"""Recall ranking: one weighted sum of named terms per candidate, then a ranked list in a budget.
 
 Document 002 §4 ranks memories by a weighted sum of relevance, recency and importance
 ("never relevance alone"); Generative Agents ranks the same way. Document 003 §4.4 fuses
@@ -6,37 +6,46 @@ the layers into one ranked list, and 004 §3 injects at most a token budget of i
 result carries its score breakdown and the reason it was included, so a surprising
 recall can be explained from the log (003 §6.3).
 
-The mix must not let recency or importance bury a clearly relevant memory, so each part is
-put on a scale that means the same in every recall (candidates.py does the scaling).
+The terms of the sum are written once, in `terms`, each named as a field of `Weights`; the
+total, the breakdown and the explanation all read them from there, so a new term is a line
+in `terms` and a field in `Weights`. The mix must not let recency or importance bury a
+clearly relevant memory, so each term is put on a scale that means the same in every recall:
+`Scale`, which candidates.py measures on the recall's candidates.
 
 Invariants:
     Q1  results are sorted by total score, best first (ties: newer, then id); each total
         equals the weighted sum of its parts; assembled text never exceeds the budget.
     Q2  every part of a score lies in [0, 1], so the total lies in [0, sum of weights]; the
-        most relevant candidate of a recall has relevance 1.
+        most relevant candidate of a recall has relevance 1. Weights are finite, >= 0 and
+        not all 0.
     Q3  assembled results never repeat a content (compared without case or spacing): the
         best-ranked copy is kept (document 002's "no dedup" failure).
-    Q4  every result carries its score's breakdown (relevance, recency, importance, total) and the
-        reason it was recalled (its layer, or the trigger of a procedure).
+    Q4  every result carries its score's breakdown (each term of `terms` by name, and the
+        total) and the reason it was recalled (its layer, or the trigger of a procedure); its
+        explanation names the terms that count in the total (a weight above 0).
+    Q5  the terms of `terms` are exactly the fields of `Weights`, in the same order.
 """
 
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from ..core.decay import halved
 from ..core.records import AuditRecord
 from ..core.similarity import Scorer
 from ..core.text import estimate_tokens, normalize
-from ..core.validation import require_count
+from ..core.validation import require_count, require_number
 from ..storage.item import MemoryItem
 from ..storage.store import Access, Store
+from .bounds import check_token_budget
 
 __all__ = [
     "Weights",
     "RecallPolicy",
+    "Candidate",
+    "Scale",
     "Recalled",
     "RecallResult",
+    "terms",
     "score",
     "rank",
     "assemble",
@@ -46,46 +55,89 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Weights:
-    """How much relevance, recency and importance each count in the total."""
+    """How much each term of `terms` counts in the total: one field per term (Q2, Q5).
 
+    Raises ValueError naming Q2 for a weight that is negative or not finite, or all zero.
+    """
+
+    # How well the memory's words match the query, relative to the recall's best match: the
+    # term that must dominate (docs/manager/recall.md says why these three values).
     relevance: float = 0.75
+    # How recently the memory was used, halving over the recall's half-life.
     recency: float = 0.1
+    # How important its writer said it was: set on purpose, so it weighs more than recency.
     importance: float = 0.15
 
     def __post_init__(self) -> None:
-        parts = (self.relevance, self.recency, self.importance)
-        if not all(
-            isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in parts
-        ) or not any(parts):
-            raise ValueError(f"Q2: weights must be finite, >= 0 and not all 0, got {parts}")
+        for term in fields(self):
+            require_number(f"Q2: weight of {term.name}", getattr(self, term.name), 0)
+        if not any(getattr(self, term.name) for term in fields(self)):
+            raise ValueError(f"Q2: the weights must not all be 0, got {self!r}")
 
 
 @dataclass(frozen=True)
 class RecallPolicy:
-    """How recall weighs and layers: weights, recency time scale, candidate pool, neighbours, scorer.
+    """How recall finds, weighs and layers its candidates: the recall's settings.
 
     `scorer=None` ranks with the store's own BM25, in the store; a scorer factory (for
-    example `JaccardScorer`) scores in Python the items `matching` finds instead.
+    example `JaccardScorer`) scores in Python the items `matching` finds instead. Raises
+    ValueError naming the broken rule for a setting out of range.
     """
 
+    # The weight of each term of the sum.
     weights: Weights = field(default_factory=Weights)
+    # Recency halves over this many days, or over the age of the oldest candidate if that
+    # is longer and `stretch_half_life` is set (CA3).
     recency_half_life_days: float = 7.0
+    stretch_half_life: bool = True
+    # Episodes are candidates only when fewer valid facts than this matched (CA1).
     thin_semantic: int = 2
+    # Each layer offers at most this many candidates, its best by relevance.
     candidate_pool: int = 50
+    # The share of a relevant episode's raw score that each of its neighbours gains (CA2).
     neighbour_weight: float = 0.25
-    stretch_half_life: bool = True  # to the age of the oldest candidate (candidates.py)
+    # None: the store's BM25 scores, in the store; a factory: its scorers score instead.
     scorer: Callable[[], Scorer] | None = None
 
     def __post_init__(self) -> None:
-        if not self.recency_half_life_days > 0:
-            raise ValueError(
-                f"recency_half_life_days must be > 0, got {self.recency_half_life_days!r}"
-            )
+        days = self.recency_half_life_days
+        require_number("CA3: recency_half_life_days", days, 0, above_minimum=True)
+        require_count("CA1: thin_semantic", self.thin_semantic, 0)
         require_count("candidate_pool", self.candidate_pool, 1)
-        if not 0 <= self.neighbour_weight <= 1:
-            raise ValueError(
-                f"CA2: neighbour_weight must lie in [0, 1], got {self.neighbour_weight!r}"
-            )
+        require_number("CA2: neighbour_weight", self.neighbour_weight, 0, 1)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One item a layer offers a recall: its relevance in the scorer's units, and why."""
+
+    item: MemoryItem
+    raw: float  # raw relevance, neighbours' share included (CA2); never below 0
+    reason: str
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What puts every candidate of one recall on the same scale: the terms read it (Q2)."""
+
+    now: float
+    best: float  # the best raw relevance among the recall's candidates, above 0
+    half_life: float  # seconds over which recency halves
+
+
+def terms(candidate: Candidate, scale: Scale) -> dict[str, float]:
+    """Return the candidate's terms, each in [0, 1], named and ordered as `Weights` (Q2, Q5).
+
+    The one definition of what recall adds up: the total, `Recalled.breakdown` and
+    `Recalled.explain` all read these. A new term is one more entry here and a field of the
+    same name in `Weights`.
+    """
+    item = candidate.item
+    return {
+        "relevance": min(1.0, max(0.0, candidate.raw / scale.best)),
+        "recency": halved(scale.now - item.last_access_at, scale.half_life),
+        "importance": item.importance,
+    }
 
 
 @dataclass(frozen=True)
@@ -93,45 +145,34 @@ class Recalled:
     """One recalled item with its score breakdown and why it was included."""
 
     item: MemoryItem
-    relevance: float
-    recency: float
-    importance: float
+    parts: dict[str, float]  # each term of the sum by name, in the order of `terms` (Q4)
     total: float
     reason: str
+    weights: Weights = field(default_factory=Weights, repr=False)  # those the total was made with
 
     def breakdown(self) -> dict[str, float]:
-        """Return each part of the score and the total."""
-        return {
-            "relevance": self.relevance,
-            "recency": self.recency,
-            "importance": self.importance,
-            "total": self.total,
-        }
+        """Return each term of the score by name, then the total."""
+        return {**self.parts, "total": self.total}
 
     def explain(self) -> str:
-        """Return one line: total, parts and reason."""
-        return (
-            f"{self.total:.3f} = relevance {self.relevance:.2f}, recency {self.recency:.2f}, "
-            f"importance {self.importance:.2f} ({self.reason})"
-        )
+        """Return one line: the total, the terms that count in it (weight above 0), the reason."""
+        counted = [
+            f"{name} {value:.2f}"
+            for name, value in self.parts.items()
+            if getattr(self.weights, name)
+        ]
+        return f"{self.total:.3f} = {', '.join(counted)} ({self.reason})"
 
     def render(self) -> str:
         """Render the item for a prompt."""
         return self.item.render()
 
 
-def score(
-    item: MemoryItem, relevance: float, now: float, weights: Weights, half_life: float, reason: str
-) -> Recalled:
-    """Score one candidate: relevance as given, recency halving every `half_life` seconds."""
-    relevance = min(1.0, max(0.0, relevance))
-    recency = halved(now - item.last_access_at, half_life)
-    total = (
-        weights.relevance * relevance
-        + weights.recency * recency
-        + weights.importance * item.importance
-    )
-    return Recalled(item, relevance, recency, item.importance, total, reason)
+def score(candidate: Candidate, scale: Scale, weights: Weights) -> Recalled:
+    """Score one candidate: the weighted sum of its terms (Q1)."""
+    parts = terms(candidate, scale)
+    total = sum(getattr(weights, name) * value for name, value in parts.items())
+    return Recalled(candidate.item, parts, total, candidate.reason, weights)
 
 
 @dataclass(frozen=True)
@@ -152,13 +193,15 @@ def rank(candidates: Iterable[Recalled]) -> list[Recalled]:
 def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list[Recalled], str]:
     """Take results in rank order, skipping repeats (Q3) and what does not fit the budget (Q1).
 
-    Raises ValueError for a negative budget.
+    Raises ValueError for a budget that is not an int >= 0 or None.
     """
-    if token_budget is not None and (isinstance(token_budget, bool) or token_budget < 0):
-        raise ValueError(f"Q1: token_budget must be >= 0 or None, got {token_budget!r}")
-    chosen, lines, seen = [], [], set()
+    check_token_budget(token_budget)
+    chosen = []
+    lines = []
+    seen = set()
     for result in ranked:
-        line, key = f"- {result.render()}", normalize(result.item.content)
+        line = f"- {result.render()}"
+        key = normalize(result.item.content)
         if key in seen:
             continue  # the same memory stored twice (a fact and the events it came from)
         if token_budget is not None and estimate_tokens("\n".join([*lines, line])) > token_budget:
@@ -172,10 +215,11 @@ def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list
 def reinforce(
     store: Store, user_id: str, chosen: Iterable[Recalled], now: float
 ) -> list[MemoryItem]:
-    """Count a recall as use: reset each item's decay clock, add an access, audit why (document 004 §2).
+    """Count a recall as use: reset each item's decay clock, add an access, audit why.
 
-    Only the access fields are written (S10): a copy read before another writer superseded
-    the item cannot reopen it. One audit record per recall names every result and its reason.
+    Document 004 §2. Only the access fields are written (S10): a copy read before another
+    writer superseded the item cannot reopen it. One audit record per recall names every
+    result and its reason.
     """
     chosen = list(chosen)
     touched = [

@@ -20,18 +20,19 @@ import math
 from collections.abc import Callable, Iterable
 
 from ..core.text import tokenize
-from .bm25 import BM25Index
+from .bm25 import BM25Index, BM25Settings
 
 __all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem"]
 
 STOP_WORDS = frozenset(
     (
-        "a about after again all also am an and any are as at be because been before being both but by "
-        "can could did do does doing during each few for from had has have having he her here hers him "
-        "his how i if in into is it its itself just me more most my no nor not now of off on once only "
-        "or other our out over own same she should so some such than that the their them then there "
-        "these they this those through to too under until up very was we were what when where which "
-        "while who whom why will with would you your yours"
+        "a about after again all also am an and any are as at be because been before being both "
+        "but by can could did do does doing during each few for from had has have having he her "
+        "here hers him his how i if in into is it its itself just me more most my no nor not "
+        "now of off on once only or other our out over own same she should so some such than "
+        "that the their them then there these they this those through to too under until up "
+        "very was we were what when where which while who whom why will with would you your "
+        "yours"
     ).split()
 )
 
@@ -52,7 +53,7 @@ SUFFIXES = (
 
 
 def stem(word: str) -> str:
-    """Strip common English suffixes (a light stemmer): deployments, deployed, deploying -> deploy (SR3)."""
+    """Strip common English suffixes: deployments, deployed, deploying -> deploy (SR3)."""
     if not word.isascii() or not word.isalpha() or len(word) <= 3:
         return word
     for suffix, replacement in SUFFIXES:
@@ -63,7 +64,9 @@ def stem(word: str) -> str:
             break
     if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "lsz":
         word = word[:-1]  # running -> runn -> run
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word  # make, making -> mak
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]  # make, making -> mak
+    return word
 
 
 def analyze(text: str) -> list[str]:
@@ -72,18 +75,21 @@ def analyze(text: str) -> list[str]:
 
 
 class BM25Scorer(BM25Index):
-    """Okapi BM25 (k1, b), normalised by the query's best possible score (SR1); the index is bm25.py's."""
+    """Okapi BM25 over bm25.py's index, divided by the most the query could score (SR1)."""
 
     persist = False
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer=analyze) -> None:
-        if not k1 > 0 or not 0 <= b <= 1:
-            raise ValueError(f"SR1: BM25 needs k1 > 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
-        super().__init__(k1, b)
+    def __init__(
+        self,
+        settings: BM25Settings = BM25Settings(),  # noqa: B008 (frozen)
+        analyzer: Callable[[str], list[str]] = analyze,
+    ) -> None:
+        super().__init__(settings)
         self.analyzer = analyzer
 
     def _best(self, query: set[str]) -> float:
-        return sum(self.idf(term) for term in query) * (self.k1 + 1)
+        # Each term at its ceiling: summed first, so the floats are those of idf sum · (k1 + 1).
+        return self.settings.ceiling(sum(self.idf(term) for term in query))
 
     def score(self, query: Iterable[str], key: str) -> float:
         query = set(query)
@@ -91,7 +97,7 @@ class BM25Scorer(BM25Index):
         return min(1.0, self.raw(query, key) / best) if best > 0 else 0.0
 
     def score_candidates(self, query: Iterable[str]) -> list[tuple[str, float]]:
-        """Score exactly the documents that share a term with the query (SR1), walking each posting once."""
+        """Score exactly the documents that share a term with the query (SR1), each posting once."""
         query = set(query)
         best = self._best(query)
         scores = self.accumulate(query).items()

@@ -23,10 +23,11 @@ from dataclasses import replace
 
 from ..core.records import AuditRecord
 from ..core.validation import require_count
+from ..retrieval.bm25 import BM25Settings
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
 from .memory_store import InMemoryStore
-from .store import STORE_B, STORE_K1, Access
+from .store import Access
 
 __all__ = ["Counted", "QueuedReads", "QueuedView"]
 
@@ -152,9 +153,7 @@ class QueuedReads:
         fresh, gone, _ = self._view(user_id)
         if not fresh and not gone:
             return None
-        replica = InMemoryStore(
-            getattr(self.inner, "k1", STORE_K1), getattr(self.inner, "b", STORE_B)
-        )
+        replica = InMemoryStore(getattr(self.inner, "bm25", BM25Settings()))
         replica.put(self.list(user_id, level))
         return replica
 

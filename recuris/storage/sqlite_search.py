@@ -3,10 +3,11 @@
 Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a slow recall
 never stall the agent; document 001 §2 indexes by task. These are the reads behind
 `SQLiteStore.search`, `matching`, `adjacent` and `iterate` (a keyset-paged read by rowid):
-each is a few indexed statements, and
-`search` sums the BM25 terms in SQL over the postings of the query's terms alone and returns
-only the best `limit` items, so the cost follows the postings read, not the store's size.
-The in-memory store answers the same calls from `TermIndex`; both meet S7, S8, S9 (store.py).
+each is a few indexed statements, and `search` sums the BM25 weights in SQL over the
+postings of the query's terms alone and returns only the best `limit` items, so the cost
+follows the postings read, not the store's size. The weight in SQL is `BM25Settings.weights`
+(retrieval/bm25.py) written out, with the same settings and idf, and tested equal to it. The
+in-memory store answers the same calls from `TermIndex`; both meet S7, S8, S9 (store.py).
 
 Invariants:
     SX1 every statement here reads through an index: a scope's postings by (scope, term),
@@ -17,7 +18,8 @@ Invariants:
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..core.records import AuditRecord
-from ..retrieval.bm25 import bm25_idf
+from ..core.validation import require_count
+from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .item import MemoryItem
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of
 
@@ -26,31 +28,45 @@ __all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 Run = Callable[..., list[tuple]]
 
 # Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms.
-DOCUMENT_FREQUENCY = (  # counted in each table apart: a term may have postings in both
-    "SELECT term, COUNT(*) FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term UNION ALL "
+# Counted in each table apart: a term may have postings in both.
+DOCUMENT_FREQUENCY = (
+    "SELECT term, COUNT(*) FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term "
+    "UNION ALL "
     "SELECT term, COUNT(*) FROM pending_postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term"
 )
 MATCHING = (
-    f"{SELECT_ITEMS} WHERE rowid IN (SELECT item FROM postings WHERE scope = ?1 AND term IN ({{0}}) "
-    "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})) ORDER BY rowid"
+    f"{SELECT_ITEMS} WHERE rowid IN ("
+    "SELECT item FROM postings WHERE scope = ?1 AND term IN ({0}) "
+    "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})"
+    ") ORDER BY rowid"
 )
 BEFORE = (
     f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
     "ORDER BY rowid DESC LIMIT 1"
 )
-AFTER = f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? ORDER BY rowid LIMIT 1"
+AFTER = (
+    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? "
+    "ORDER BY rowid LIMIT 1"
+)
 
 
 def search_statement(terms: int, table: str = "postings") -> str:
-    """Return the BM25 query over `terms` query terms in one postings table, scored and cut in SQL (S8).
+    """Return the BM25 query over `terms` query terms in one postings table, scored in SQL (S8).
 
     Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b, b, the
-    average length, the scope and the limit. Each term's weight is written as `BM25Index`
-    computes it, and the sum is rounded to 9 decimals before it orders and cuts, as the
-    in-memory store does, so that the two stores rank alike (S8).
+    average length, the scope and the limit. Each term's weight is written as
+    `BM25Settings.weights` computes it, and the sum is rounded to 9 decimals before it orders
+    and cuts, as the in-memory store does, so that the two stores rank alike (S8).
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
-    k1_plus_one, k1, flat, b, average, scope, limit = (f"?{2 * terms + n}" for n in range(1, 8))
+    after_terms = 2 * terms
+    k1_plus_one = f"?{after_terms + 1}"
+    k1 = f"?{after_terms + 2}"
+    flat = f"?{after_terms + 3}"
+    b = f"?{after_terms + 4}"
+    average = f"?{after_terms + 5}"
+    scope = f"?{after_terms + 6}"
+    limit = f"?{after_terms + 7}"
     return (
         f"WITH query (term, idf) AS (VALUES {values}) "
         f"SELECT {table}.item, ROUND(SUM(query.idf * {table}.frequency * {k1_plus_one} / "
@@ -82,7 +98,8 @@ def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
 
 def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
     """Return the user's items at a level whose analysed terms share one with `terms` (S7)."""
-    terms, scope = sorted(set(terms)), _scope(run, user_id, level)
+    terms = sorted(set(terms))
+    scope = _scope(run, user_id, level)
     if not terms or scope is None:
         return []
     statement = MATCHING.format(marks(len(terms)))
@@ -90,10 +107,11 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
 
 
 def search(
-    run: Run, user_id: str, level: str, terms: Sequence[str], limit: int, k1: float, b: float
+    run: Run, user_id: str, level: str, terms: Sequence[str], limit: int, bm25: BM25Settings
 ) -> list[tuple[MemoryItem, float]]:
     """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S8)."""
-    terms, scope = sorted(set(terms)), _scope(run, user_id, level)
+    terms = sorted(set(terms))
+    scope = _scope(run, user_id, level)
     if not terms or scope is None or not scope[1]:
         return []
     scope_id, documents, length = scope
@@ -108,10 +126,10 @@ def search(
     average = max(length / documents, 1e-9)
     parameters = (
         *(value for pair in weighted for value in pair),
-        k1 + 1,
-        k1,
-        1 - b,
-        b,
+        bm25.k1 + 1,
+        bm25.k1,
+        1 - bm25.b,
+        bm25.b,
         average,
         scope_id,
         max(0, limit),
@@ -143,7 +161,8 @@ def adjacent(
         rows = run(f"{SELECT_WITH_ROWID} WHERE id = ? AND user_id = ?", (item_id, user_id))
         if rows:
             key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, rowid
-            before, after = run(BEFORE, key), run(AFTER, key)
+            before = run(BEFORE, key)
+            after = run(AFTER, key)
             found[item_id] = (
                 before and item_of(before[0]) or None,
                 after and item_of(after[0]) or None,
@@ -154,11 +173,14 @@ def adjacent(
 def iterate(
     run: Run, user_id: str, level: str | None, batch_size: int
 ) -> Iterator[list[MemoryItem]]:
-    """Yield the user's items (optionally of one level), oldest first, `batch_size` at a time (S11)."""
-    if batch_size < 1:
-        raise ValueError(f"S11: batch_size must be >= 1, got {batch_size!r}")
+    """Yield the user's items (of one level, if given), oldest first, `batch_size` at a time (S11).
+
+    Raises ValueError naming S11 for a batch size that is not an int >= 1.
+    """
+    require_count("S11: batch_size", batch_size, 1)
     # One query per batch, after the last rowid seen: no cursor stays open across a delete.
-    levels, last = [level] * (level is not None), 0
+    levels = [level] * (level is not None)
+    last = 0
     statement = iterate_statement(bool(levels))
     while rows := run(statement, (user_id, *levels, last, batch_size)):
         last = rows[-1][-1]
@@ -166,7 +188,10 @@ def iterate(
 
 
 def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
-    """Return the audit records of a user and/or an item, oldest first, each filter a plain condition (SX1)."""
+    """Return the audit records of a user and/or an item, oldest first (SX1).
+
+    Each filter is a plain condition on an indexed column.
+    """
     given = [
         (column, value)
         for column, value in (("user_id", user_id), ("item_id", item_id))

@@ -28,13 +28,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..core.records import AuditRecord
+from ..retrieval.bm25 import BM25Settings
 from . import sqlite_schema as schema, sqlite_search
 from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of
 from .sqlite_ids import ID_BLOCK, NewIds
-from .store import STORE_B, STORE_K1, Access, StoreError, check_owners, refuse_if_forgotten
+from .store import Access, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
@@ -48,8 +49,7 @@ class SQLiteStore(SQLiteErasure):
         create: bool = True,
         timeout: float = 5.0,
         read_only: bool = False,
-        k1: float = STORE_K1,
-        b: float = STORE_B,
+        bm25: BM25Settings = BM25Settings(),  # noqa: B008 (frozen)
     ) -> None:
         """Open (and, if `create` and not `read_only`, make) the store at path.
 
@@ -58,7 +58,8 @@ class SQLiteStore(SQLiteErasure):
         StoreError, having written nothing, when the file is not a recuris database of this
         schema version.
         """
-        self.path, self.k1, self.b = str(path), k1, b
+        self.path = str(path)
+        self.bm25 = bm25
         missing = self.path != ":memory:" and not Path(self.path).is_file()
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
@@ -188,7 +189,7 @@ class SQLiteStore(SQLiteErasure):
     def search(
         self, user_id: str, level: str, terms: Sequence[str], limit: int
     ) -> list[tuple[MemoryItem, float]]:
-        return sqlite_search.search(self._run, user_id, level, terms, limit, self.k1, self.b)
+        return sqlite_search.search(self._run, user_id, level, terms, limit, self.bm25)
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str]

@@ -56,14 +56,7 @@ __all__ = [
     "Access",
     "append_superseding",
     "id_prefix",
-    "STORE_K1",
-    "STORE_B",
 ]
-
-# The stores' own BM25 setting: short memories want earlier term saturation and weaker
-# length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).
-STORE_K1, STORE_B = 0.9, 0.5
-
 
 class StoreError(Exception):
     """The store could not be read or written (locked, gone, corrupt)."""

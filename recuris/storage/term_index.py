@@ -2,7 +2,7 @@
 
 Document 001 §2 indexes every tier by task and type so that a read touches only what it
 needs; document 002 §4 ranks by relevance among other parts. `InMemoryStore` keeps its items
-in a dict and this index beside it: one `BM25Scorer` per (user, level), so a query reads only
+in write order and this index beside it: one `BM25Index` per (user, level), so a query reads only
 the items that share a term with it (never the whole store), and per (user, level, task) the
 write positions of its items, so an item's neighbours are found by bisection. SQLiteStore
 keeps the same two structures as tables (sqlite_schema.py).
@@ -17,7 +17,8 @@ import heapq
 import itertools
 from collections.abc import Iterable, Sequence
 
-from ..retrieval.scoring import BM25Scorer, analyze
+from ..retrieval.bm25 import BM25Index, BM25Settings
+from ..retrieval.scoring import analyze
 from .item import MemoryItem
 
 __all__ = ["TermIndex"]
@@ -26,19 +27,21 @@ __all__ = ["TermIndex"]
 class TermIndex:
     """Analysed terms per (user, level) and write order per (user, level, task)."""
 
-    def __init__(self, k1: float, b: float) -> None:
-        self.k1, self.b = k1, b
-        self._scopes: dict[tuple[str, str], BM25Scorer] = {}
-        self._threads: dict[
-            str, dict[tuple[str, str | None], list[int]]
-        ] = {}  # user -> (level, task)
+    def __init__(self, bm25: BM25Settings) -> None:
+        self.bm25 = bm25
+        self._scopes: dict[tuple[str, str], BM25Index] = {}
+        # user -> (level, task) -> the write positions of its items, ascending
+        self._threads: dict[str, dict[tuple[str, str | None], list[int]]] = {}
         self.position: dict[str, int] = {}
         self._at_position: dict[int, str] = {}
         self._next_position = itertools.count()
 
     def add(self, item: MemoryItem) -> None:
         """Index the item's terms and its place in its task's thread; a known id keeps its place."""
-        scope = self._scopes.setdefault((item.user_id, item.level), BM25Scorer(self.k1, self.b))
+        scope = self._scopes.get((item.user_id, item.level))
+        if scope is None:
+            scope = BM25Index(self.bm25)
+            self._scopes[(item.user_id, item.level)] = scope
         scope.add(item.id, analyze(item.content))
         position = self.position.setdefault(item.id, next(self._next_position))
         self._at_position[position] = item.id
@@ -65,7 +68,7 @@ class TermIndex:
     def listed(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[str]:
-        """Return the ids of the user's items (of a level, of a task, when given), in write order."""
+        """Return the ids of the user's items (of a level, of a task, if given), in write order."""
         threads = [
             positions
             for (thread_level, thread_task), positions in self._threads.get(user_id, {}).items()

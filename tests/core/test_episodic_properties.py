@@ -19,7 +19,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from recuris import Episode, EpisodicMemory, tokenize
+from recuris import BM25Settings, Episode, EpisodicMemory, tokenize
 
 from factories import scorer_factories, scorer_references, shared_examples
 
@@ -70,8 +70,10 @@ def reference_jaccard(query_terms, document_terms, corpus):
     return len(a & b) / len(a | b) if a & b else 0.0
 
 
-def reference_bm25(query_terms, document_terms, corpus, k1=1.2, b=0.75):
+def reference_bm25(query_terms, document_terms, corpus):
     """BM25Scorer's score from scratch: Okapi BM25 over the corpus, over the query's best score."""
+    k1 = BM25Settings().k1  # the scorer's default settings
+    b = BM25Settings().b
     query, document = set(query_terms), list(document_terms)
     if not query or not corpus:
         return 0.0

@@ -1,10 +1,11 @@
 """Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z6)."""
 
 import json
+from dataclasses import fields
 
 import pytest
 
-from recuris import ManualClock, MemoryManager, WorkingMemory
+from recuris import ManualClock, MemoryManager, Weights, WorkingMemory
 from recuris.manager.active_recall import ActiveRecall, parse_tool_call, search_memory_tool
 from recuris.core.text import estimate_tokens
 
@@ -40,7 +41,7 @@ def test_a_call_returns_json_results_with_score_breakdowns(recall):
     )
     [first, *_] = reply["results"]
     assert first["content"] == "deploy region: eu-west"
-    assert set(first["score"]) == {"relevance", "recency", "importance", "total"}
+    assert set(first["score"]) == {*(weight.name for weight in fields(Weights)), "total"}
 
 
 def test_a_call_is_scoped_to_its_user(recall):

@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.candidates: layers, one scale for relevance and recency, neighbours (Q2, CA1-CA3)."""
+"""Example tests for recuris.manager.candidates: layers, one scale, neighbours (Q2, CA1-CA3)."""
 
 import pytest
 
@@ -58,14 +58,14 @@ def test_the_most_relevant_candidate_has_relevance_one(store):
         ]
     )
     found = {
-        r.item.id: r.relevance
+        r.item.id: r.parts["relevance"]
         for r in gather(store, "ana", "deploy api", RecallPolicy(), 0.0, None, [])
     }
     assert found["a"] == 1.0 and 0 < found["b"] < 1
 
 
 def test_recency_halves_over_the_age_of_the_oldest_candidate(store):
-    """CA3: a memory spanning 60 days: the oldest candidate's recency is 1/2, not 0.5 ** (60 / 7)."""
+    """CA3: a memory of 60 days: the oldest candidate's recency is 1/2, not 0.5 ** (60 / 7)."""
     store.put(
         [
             item("old", "deploy failed", level="episodic", created_at=0.0),
@@ -73,7 +73,7 @@ def test_recency_halves_over_the_age_of_the_oldest_candidate(store):
         ]
     )
     found = {
-        r.item.id: r.recency
+        r.item.id: r.parts["recency"]
         for r in gather(store, "ana", "deploy", RecallPolicy(), 60 * DAY, None, [])
     }
     assert found == {"old": 0.5, "new": 1.0}
@@ -88,14 +88,14 @@ def test_recency_never_halves_faster_than_the_policy_says(store):
         ]
     )
     found = {
-        r.item.id: r.recency
+        r.item.id: r.parts["recency"]
         for r in gather(store, "ana", "deploy", RecallPolicy(), 7 * DAY, None, [])
     }
     assert found == {"old": 0.5, "new": 1.0}
 
 
 def test_a_clearly_relevant_old_memory_beats_a_fresh_weak_one(store):
-    """Q2, CA3: recency and importance cannot bury relevance: an old exact match beats a passing mention."""
+    """Q2, CA3: recency and importance cannot bury relevance: an old exact match beats a mention."""
     store.put(
         [
             item("match", "the staging database password rotates monthly", level="episodic"),
@@ -115,7 +115,7 @@ def test_a_clearly_relevant_old_memory_beats_a_fresh_weak_one(store):
 
 
 def test_a_neighbour_in_the_same_task_enters_with_a_share_of_its_score(store):
-    """CA2: the answer after the question enters at neighbour_weight times the question's raw score."""
+    """CA2: the answer after the question enters at neighbour_weight times the question's score."""
     store.put(
         [
             item("q", "what did you adopt last week", level="episodic", task_id="s1"),
@@ -124,7 +124,8 @@ def test_a_neighbour_in_the_same_task_enters_with_a_share_of_its_score(store):
         ]
     )
     found = {
-        r.item.id: r.relevance for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])
+        r.item.id: r.parts["relevance"]
+        for r in gather(store, "ana", "adopt", RecallPolicy(), 0.0, None, [])
     }
     assert found == {"q": 1.0, "a": pytest.approx(0.25)}
 
@@ -162,7 +163,8 @@ def test_a_scorer_factory_scores_in_python_what_matching_finds(store):
     )
     policy = RecallPolicy(scorer=JaccardScorer, neighbour_weight=0)
     found = {
-        r.item.id: r.relevance for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])
+        r.item.id: r.parts["relevance"]
+        for r in gather(store, "ana", "deploy api", policy, 0.0, None, [])
     }
     assert found["a"] == 1.0 and 0 < found["b"] < 1
 

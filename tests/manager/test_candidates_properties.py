@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.candidates: one ranking on every store, on one scale (Q2, CA1, CA2, S8)."""
+"""Property tests for recuris.manager.candidates: one ranking on every store (Q2, CA1, CA2, S8)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,7 +38,7 @@ def build(rows) -> list[MemoryItem]:
 
 @given(items, queries, st.integers(1, 10))
 def test_S8_both_stores_give_the_same_top_k_through_the_manager(rows, query, top_k):
-    """S8: the same items in memory and on SQLite: recall returns the same items, scores and order."""
+    """S8: the same items in memory and on SQLite: recall gives the same items, scores and order."""
     results = []
     for store in (InMemoryStore(), SQLiteStore(":memory:")):
         store.put(build(rows))
@@ -50,19 +50,17 @@ def test_S8_both_stores_give_the_same_top_k_through_the_manager(rows, query, top
 
 @given(items, queries)
 def test_Q2_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, query):
-    """Q2: parts lie in [0, 1]; when anything is found, the most relevant candidate has relevance 1."""
+    """Q2: parts lie in [0, 1]; when anything is found, the most relevant has relevance 1."""
     store = InMemoryStore()
     store.put(build(rows))
     found = gather(store, "ana", query, RecallPolicy(thin_semantic=10**6), 100 * 86_400.0, None, [])
-    assert all(
-        0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1 for r in found
-    )
-    assert not found or max(r.relevance for r in found) == 1.0
+    assert all(0 <= part <= 1 for r in found for part in r.parts.values())
+    assert not found or max(r.parts["relevance"] for r in found) == 1.0
 
 
 @given(items, queries)
 def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(rows, query):
-    """CA2: without neighbours a candidate scores its own; with them, its own plus 0.25 of each beside it."""
+    """CA2: alone a candidate scores its own; with neighbours, plus 0.25 of each beside it."""
     store = InMemoryStore()
     store.put(
         build(
@@ -72,12 +70,11 @@ def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(row
             ]
         )
     )
-    policy, alone = (
-        RecallPolicy(thin_semantic=10**6),
-        RecallPolicy(thin_semantic=10**6, neighbour_weight=0),
-    )
+    policy = RecallPolicy(thin_semantic=10**6)
+    alone = RecallPolicy(thin_semantic=10**6, neighbour_weight=0)
     now = 100 * 86_400.0
-    own = {r.item.id: r.relevance for r in gather(store, "ana", query, alone, now, None, [])}
+    found = gather(store, "ana", query, alone, now, None, [])
+    own = {r.item.id: r.parts["relevance"] for r in found}
     found = gather(store, "ana", query, policy, now, None, [])
     best_alone = max(own.values(), default=0.0) or 1.0
     raw = {key: value * best_alone for key, value in own.items()}  # back to a common unit
@@ -94,4 +91,4 @@ def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(row
     best = max(expected.values(), default=0.0) or 1.0
     assert {r.item.id for r in found} == set(expected)
     for r in found:
-        assert abs(r.relevance - expected[r.item.id] / best) < 1e-6
+        assert abs(r.parts["relevance"] - expected[r.item.id] / best) < 1e-6

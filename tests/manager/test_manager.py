@@ -5,6 +5,7 @@ import inspect
 import logging
 import sqlite3
 import threading
+from dataclasses import fields
 
 import pytest
 
@@ -20,6 +21,7 @@ from recuris import (
     WorkingSettings,
 )
 from recuris.manager import manager as manager_module
+from recuris.manager.recall import Weights
 
 DAY = 86_400.0
 
@@ -75,7 +77,7 @@ def test_every_result_carries_its_breakdown_and_reason(manager):
     """Q4: each recalled item has relevance, recency, importance, total and a reason."""
     manager.write("database: PostgreSQL", "ana", level="semantic")
     [result] = manager.recall("which database", "ana").results
-    assert set(result.breakdown()) == {"relevance", "recency", "importance", "total"}
+    assert set(result.breakdown()) == {*(weight.name for weight in fields(Weights)), "total"}
     assert result.reason == "semantic fact"
 
 

@@ -88,12 +88,7 @@ class ManagerMachine(RuleBasedStateMachine):
         assert totals == sorted(totals, reverse=True)  # Q1
         for r in result.results:
             assert r.item.user_id == user  # MG1
-            assert (
-                r.total
-                == weights.relevance * r.relevance
-                + weights.recency * r.recency
-                + weights.importance * r.importance
-            )
+            assert r.total == sum(getattr(weights, name) * r.parts[name] for name in r.parts)
         assert budget is None or estimate_tokens(result.text) <= budget  # Q1
 
     @rule(user=users)

@@ -2,9 +2,11 @@
 
 import pytest
 
-from recuris import MemoryItem, Weights
-from recuris.manager.recall import assemble, rank, score
+from dataclasses import fields
+
+from recuris import MemoryItem, RecallPolicy, Weights
 from recuris.core.text import estimate_tokens
+from recuris.manager.recall import Candidate, Scale, assemble, rank, score, terms
 
 DAY = 86_400.0
 
@@ -21,51 +23,32 @@ def item(id, content, level="semantic", importance=0.5, created_at=0.0, **fields
     )
 
 
+def scored(memory, relevance, now=0.0, weights=Weights(), half_life=DAY, reason=""):
+    """Score one candidate on a scale whose best raw relevance is 1."""
+    return score(Candidate(memory, relevance, reason), Scale(now, 1.0, half_life), weights)
+
+
 def test_total_is_the_weighted_sum_of_its_parts():
     """Q1: total = 0.75·relevance + 0.1·recency + 0.15·importance with the default weights."""
-    result = score(
-        item("a", "x", importance=0.4),
-        0.3,
-        now=7 * DAY,
-        weights=Weights(),
-        half_life=7 * DAY,
-        reason="r",
-    )
-    assert result.breakdown() == pytest.approx(
-        {
-            "relevance": 0.3,
-            "recency": 0.5,
-            "importance": 0.4,
-            "total": 0.75 * 0.3 + 0.1 * 0.5 + 0.15 * 0.4,
-        }
-    )
+    result = scored(item("a", "x", importance=0.4), 0.3, now=7 * DAY, half_life=7 * DAY)
+    breakdown = result.breakdown()
+    parts = [breakdown["relevance"], breakdown["recency"], breakdown["importance"]]
+    assert parts == [0.3, 0.5, 0.4]
+    assert breakdown["total"] == pytest.approx(0.75 * 0.3 + 0.1 * 0.5 + 0.15 * 0.4)
 
 
 def test_relevance_alone_does_not_decide():
-    """Q1: ranking is by the weighted total, not relevance alone: a fresher, more important item can win."""
-    old = score(
-        item("old", "x", importance=0.1),
-        0.6,
-        now=60 * DAY,
-        weights=Weights(),
-        half_life=7 * DAY,
-        reason="",
-    )
-    new = score(
-        item("new", "x", importance=0.9, created_at=60 * DAY),
-        0.5,
-        now=60 * DAY,
-        weights=Weights(),
-        half_life=7 * DAY,
-        reason="",
-    )
+    """Q1: the weighted total ranks, not relevance alone: a fresher, weightier item can win."""
+    old = scored(item("old", "x", importance=0.1), 0.6, now=60 * DAY, half_life=7 * DAY)
+    new_item = item("new", "x", importance=0.9, created_at=60 * DAY)
+    new = scored(new_item, 0.5, now=60 * DAY, half_life=7 * DAY)
     assert [r.item.id for r in rank([old, new])] == ["new", "old"]
 
 
 def test_assemble_skips_what_does_not_fit_and_keeps_order():
     """Q1: the assembled text stays within the budget; a smaller later item may still fit."""
-    big = score(item("big", "word " * 200), 1.0, 0, Weights(), DAY, "")
-    small = score(item("small", "tiny"), 0.5, 0, Weights(), DAY, "")
+    big = scored(item("big", "word " * 200), 1.0)
+    small = scored(item("small", "tiny"), 0.5)
     chosen, text = assemble(rank([big, small]), token_budget=20)
     assert [r.item.id for r in chosen] == ["small"] and estimate_tokens(text) <= 20
 
@@ -80,11 +63,46 @@ def test_weights_must_be_non_negative_and_not_all_zero():
 
 def test_the_same_content_is_assembled_once():
     """Q3: a fact and an event with the same text appear once, the better-ranked copy."""
-    fact = score(
-        item("f1", "Deploy region: EU-west", importance=0.9), 1.0, 0, Weights(), DAY, "fact"
-    )
-    event = score(
-        item("e1", "deploy region:  eu-west", level="episodic"), 1.0, 0, Weights(), DAY, "event"
-    )
+    fact = scored(item("f1", "Deploy region: EU-west", importance=0.9), 1.0, reason="fact")
+    event = scored(item("e1", "deploy region:  eu-west", level="episodic"), 1.0, reason="event")
     chosen, text = assemble(rank([event, fact]), None)
     assert [r.item.id for r in chosen] == ["f1"] and text.count("\n") == 0
+
+
+def test_the_terms_are_the_fields_of_the_weights():
+    """Q5: `terms` names exactly the fields of Weights, in their order, and the breakdown them."""
+    candidate = Candidate(item("a", "x"), 2.0, "r")
+    names = [weight.name for weight in fields(Weights)]
+    assert list(terms(candidate, Scale(0.0, 4.0, DAY))) == names
+    assert list(scored(item("a", "x"), 0.5).breakdown()) == [*names, "total"]
+
+
+def test_relevance_is_relative_to_the_best_candidate():
+    """Q2: relevance is the raw score over the recall's best, so the best scores exactly 1."""
+    scale = Scale(0.0, 4.0, DAY)
+    assert terms(Candidate(item("a", "x"), 4.0, ""), scale)["relevance"] == 1.0
+    assert terms(Candidate(item("b", "x"), 1.0, ""), scale)["relevance"] == 0.25
+
+
+def test_the_explanation_names_every_term_that_counts():
+    """Q4: one line with the total, each term of a weight above 0 by name, and the reason."""
+    memory = item("a", "x", importance=0.8)
+    line = scored(memory, 0.5, now=DAY, reason="semantic fact").explain()
+    assert line == "0.545 = relevance 0.50, recency 0.50, importance 0.80 (semantic fact)"
+    alone = scored(memory, 0.5, now=DAY, weights=Weights(1.0, 0.0, 0.0), reason="fact")
+    assert alone.explain() == "0.500 = relevance 0.50 (fact)"
+    assert list(alone.breakdown()) == [*(weight.name for weight in fields(Weights)), "total"]
+
+
+def test_a_policy_out_of_range_is_refused_naming_its_rule():
+    """CA1-CA3: a recall setting out of range is refused with a ValueError naming its rule."""
+    bad = {
+        "CA3": {"recency_half_life_days": 0},
+        "CA2": {"neighbour_weight": 1.5},
+        "CA1": {"thin_semantic": -1},
+    }
+    for rule, setting in bad.items():
+        with pytest.raises(ValueError, match=rule):
+            RecallPolicy(**setting)
+    with pytest.raises(ValueError, match="Q2"):
+        Weights(recency=float("nan"))

@@ -3,9 +3,11 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dataclasses import fields
+
 from recuris import MemoryItem, Weights
-from recuris.manager.recall import assemble, rank, score
 from recuris.core.text import estimate_tokens
+from recuris.manager.recall import Candidate, Scale, assemble, rank, score
 
 weights = (
     st.tuples(st.floats(0, 2), st.floats(0, 2), st.floats(0, 2))
@@ -25,34 +27,32 @@ candidates = st.lists(
 
 @given(candidates, weights, st.none() | st.integers(0, 200))
 def test_Q1_Q2_ranked_by_total_totals_are_weighted_sums_and_text_fits(rows, weights, budget):
-    """Q1: sorted by total; each total is the weighted sum; the text fits the budget. Q2: parts in [0, 1]."""
+    """Q1: sorted by total, each the weighted sum of its parts; text fits. Q2: parts in [0, 1]."""
     results = [
         score(
-            MemoryItem(
-                id=f"i{n}",
-                user_id="u",
-                level="semantic",
-                content=content,
-                importance=importance,
-                created_at=created,
+            Candidate(
+                MemoryItem(
+                    id=f"i{n}",
+                    user_id="u",
+                    level="semantic",
+                    content=content,
+                    importance=importance,
+                    created_at=created,
+                ),
+                relevance,
+                "r",
             ),
-            relevance,
-            1e7,
+            Scale(1e7, 1.0, 86_400.0),
             weights,
-            86_400.0,
-            "r",
         )
         for n, (content, relevance, importance, created) in enumerate(rows)
     ]
     ranked = rank(results)
     assert [r.total for r in ranked] == sorted((r.total for r in ranked), reverse=True)
     for r in ranked:
-        assert 0 <= r.relevance <= 1 and 0 <= r.recency <= 1 and 0 <= r.importance <= 1
-        expected = (
-            weights.relevance * r.relevance
-            + weights.recency * r.recency
-            + weights.importance * r.importance
-        )
+        assert all(0 <= part <= 1 for part in r.parts.values())
+        assert list(r.parts) == [weight.name for weight in fields(Weights)]
+        expected = sum(getattr(weights, name) * part for name, part in r.parts.items())
         assert r.total == expected
     chosen, text = assemble(ranked, budget)
     assert budget is None or estimate_tokens(text) <= budget

@@ -75,7 +75,7 @@ def test_counting_a_use_keeps_a_loaded_episodic_layer_in_step():
     episode = episodes.add_episode(Episode(task_type="t", goal="ship it", status="success"))
     clock.advance(60.0)
     item = manager.get(episode.id, "ana")
-    manager.users.count_access("ana", [Recalled(item, 1.0, 1.0, 0.5, 1.0, "a test")])
+    manager.users.count_access("ana", [Recalled(item, {"relevance": 1.0}, 1.0, "a test")])
     assert (episode.access_count, episode.last_access_at) == (1, 60.0)
     assert manager.get(episode.id, "ana").access_count == 1
     assert [record.operation for record in manager.history("ana")][-1] == "recall"

@@ -1,12 +1,14 @@
-"""Example tests for recuris.retrieval.bm25: what the index holds, beside its properties (B1, B2)."""
+"""Example tests for recuris.retrieval.bm25: the settings and what the index holds (B1-B3)."""
 
 import gc
 
-from recuris.retrieval.bm25 import BM25Index
+import pytest
+
+from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
 
 def test_postings_are_objects_the_garbage_collector_never_tracks():
-    """Each term's postings are one bytearray, so a large index adds nothing to every collection's walk."""
+    """Each term's postings are one bytearray: a large index adds nothing to a collection's walk."""
     index = BM25Index()
     for number in range(200):
         index.add(f"doc-{number}", ["shared", f"rare{number}", f"rare{number}"])
@@ -16,7 +18,7 @@ def test_postings_are_objects_the_garbage_collector_never_tracks():
 
 
 def test_removing_a_document_after_a_query_resizes_its_postings():
-    """B2: a query's views of the postings are released when it returns, so a removal can shrink them."""
+    """B2: a query's views of the postings are released on return, so a removal can shrink them."""
     index = BM25Index()
     for key, words in {"a": "deploy api", "b": "deploy db", "c": "rotate keys"}.items():
         index.add(key, words.split())
@@ -28,7 +30,7 @@ def test_removing_a_document_after_a_query_resizes_its_postings():
 
 
 def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole():
-    """B2: a view left alive (another thread's query, a kept traceback) never makes an add or remove fail."""
+    """B2: a view left alive (another thread's query, a kept traceback) never fails a write."""
     index = BM25Index()
     index.add("a", ["t", "u"])
     index.add("b", ["t"])
@@ -41,3 +43,21 @@ def test_a_write_while_a_reader_holds_a_view_of_the_postings_still_lands_whole()
         "a",
     ]
     assert held.nbytes == 16  # the reader's snapshot is unchanged: a and b
+
+
+def test_B3_settings_out_of_range_are_refused():
+    """B3: k1 must be a finite number above 0 and b one in [0, 1]; else a ValueError naming B3."""
+    for bad in ({"k1": 0}, {"k1": float("nan")}, {"k1": True}, {"b": 1.5}, {"b": -0.1}):
+        with pytest.raises(ValueError, match="B3"):
+            BM25Settings(**bad)
+
+
+def test_B1_one_definition_weighs_every_path():
+    """B1: the index's raw score is the sum of BM25Settings.weights, with the settings given."""
+    settings = BM25Settings(k1=1.5, b=0.25)
+    index = BM25Index(settings)
+    index.add("a", ["red", "apple", "red"])
+    index.add("b", ["green", "pear"])
+    [weight] = settings.weights(index.idf("red"), [2], [3], 2.5)
+    assert index.raw(["red"], "a") == weight == index.accumulate(["red"])["a"]
+    assert index.top(["red"], 1) == [("a", weight)]

@@ -46,7 +46,7 @@ def filled(name: str, docs: dict[str, str]):
 @share
 @given(documents, queries)
 def test_SR1_every_score_lies_in_the_unit_interval(name, docs, query):
-    """SR1: whatever the scorer, every score, from `score` or from `score_candidates`, lies in [0, 1]."""
+    """SR1: whatever the scorer, every score, by `score` or `score_candidates`, lies in [0, 1]."""
     scorer, _ = filled(name, docs)
     terms = scorer.analyzer(query)
     candidates = [score for _, score in scorer.score_candidates(terms)]
@@ -60,7 +60,7 @@ def test_SR1_every_score_lies_in_the_unit_interval(name, docs, query):
 def test_SR1_a_document_sharing_no_term_with_the_query_scores_0_and_is_no_candidate(
     name, docs, query
 ):
-    """SR1: a document with no term in common with the query scores 0 and is not among the candidates."""
+    """SR1: a document sharing no term with the query scores 0 and is not among the candidates."""
     scorer, stored = filled(name, docs)
     terms = scorer.analyzer(query)
     candidates = {key for key, _ in scorer.score_candidates(terms)}
@@ -72,7 +72,7 @@ def test_SR1_a_document_sharing_no_term_with_the_query_scores_0_and_is_no_candid
 @share
 @given(documents, queries)
 def test_SM2_score_candidates_equals_scoring_every_document_with_score(name, docs, query):
-    """SM2: `score_candidates` names a document once, with the float `score` gives, and misses none above 0."""
+    """SM2: `score_candidates` names a document once, with `score`'s float, missing none above 0."""
     scorer, _ = filled(name, docs)
     terms = scorer.analyzer(query)
     candidates = scorer.score_candidates(terms)
@@ -89,7 +89,7 @@ def test_SM2_score_candidates_equals_scoring_every_document_with_score(name, doc
 @share
 @given(documents, texts, st.lists(queries, min_size=1, max_size=3))
 def test_SM3_adding_then_removing_a_document_leaves_the_scorer_as_it_was(name, docs, extra, probes):
-    """SM3: a document added then removed changes no score, no candidate and not the scorer's length."""
+    """SM3: a document added then removed changes no score, no candidate, not the length."""
     scorer, _ = filled(name, docs)
 
     def behaviour():

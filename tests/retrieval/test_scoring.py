@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from recuris.retrieval.bm25 import BM25Settings
 from recuris.retrieval.scoring import BM25Scorer, analyze, stem
 
 STEMS = [
@@ -24,7 +25,7 @@ STEMS = [
 
 @pytest.mark.parametrize("word, expected", STEMS)
 def test_the_light_stemmer_joins_common_forms(word, expected):
-    """SR3: plural, past, gerund and adverb forms meet their base; short and non-Latin words stay."""
+    """SR3: plural, past, gerund and adverb forms meet their base; short, non-Latin words stay."""
     assert stem(word) == expected
 
 
@@ -43,7 +44,7 @@ def test_analyze_drops_stop_words_and_keeps_cjk_bigrams():
 
 def test_bm25_matches_the_okapi_formula():
     """SR1: a hand-computed Okapi score, divided by the query's best possible score."""
-    scorer = BM25Scorer(k1=1.2, b=0.75, analyzer=str.split)
+    scorer = BM25Scorer(BM25Settings(k1=1.2, b=0.75), analyzer=str.split)
     scorer.add("a", ["red", "apple", "red"])
     scorer.add("b", ["green", "pear"])
     idf = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))
@@ -72,16 +73,16 @@ def test_removing_a_document_restores_the_index():
     assert ({term: scorer.holding(term) for term in scorer.postings}, scorer.total_length) == before
 
 
-def test_bm25_settings_are_checked():
-    """SR1: k1 must be positive and b within [0, 1]; otherwise a ValueError naming the rule."""
-    with pytest.raises(ValueError, match="k1"):
-        BM25Scorer(k1=0)
-    with pytest.raises(ValueError, match="b"):
-        BM25Scorer(b=1.5)
+def test_a_scorer_ranks_with_the_product_defaults_unless_given_settings():
+    """B3: a scorer built without settings weighs as BM25Settings() says, as the stores do."""
+    from recuris import InMemoryStore
+
+    assert BM25Scorer().settings == BM25Settings() == InMemoryStore().bm25
+    assert BM25Scorer(BM25Settings(k1=1.2, b=0.75)).settings.k1 == 1.2
 
 
 def test_episodic_memory_retrieves_with_bm25():
-    """BM25 plugs into episodic retrieval on the same index; stemming finds 'deploying' for 'deployments'."""
+    """BM25 plugs into episodic retrieval; stemming finds 'deploying' for 'deployments'."""
     from recuris import Episode, EpisodicMemory
 
     memory = EpisodicMemory(scorer=BM25Scorer)

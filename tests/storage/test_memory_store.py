@@ -8,7 +8,7 @@ def item(id, content="x", task_id=None):
 
 
 def test_a_rewrite_keeps_its_place_and_a_deleted_item_put_again_comes_last():
-    """MS1: list follows first put; rewriting keeps the place, deleting then putting moves to the end."""
+    """MS1: list follows first put; a rewrite keeps its place; a deleted item put again is last."""
     store = InMemoryStore()
     store.put([item("a"), item("b"), item("c")])
     store.put([item("a", "new text", task_id="t")])

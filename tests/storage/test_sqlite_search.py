@@ -1,8 +1,10 @@
-"""Example tests for recuris.storage.sqlite_search: searched by index, scored in SQL, cut with LIMIT (S8, SX1)."""
+"""Example tests for recuris.storage.sqlite_search: by index, scored in SQL, LIMIT (S8, SX1)."""
 
 import pytest
 
-from recuris import MemoryItem, SQLiteStore
+from recuris import BM25Settings, MemoryItem, SQLiteStore
+from recuris.retrieval.bm25 import bm25_idf
+from recuris.retrieval.scoring import analyze
 from recuris.storage.sqlite_search import (
     AFTER,
     BEFORE,
@@ -47,7 +49,7 @@ STATEMENTS = [
 
 @pytest.mark.parametrize("statement, parameters", STATEMENTS, ids=lambda value: str(value)[:40])
 def test_every_search_statement_reads_through_an_index(store, statement, parameters):
-    """SX1: SQLite's plan searches items and postings by key; it scans only the few pending postings."""
+    """SX1: SQLite's plan searches items and postings by key; it scans only pending postings."""
     plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
     scanned = {step.split()[1] for step in plan if step.startswith("SCAN")}
     assert scanned & {"items", "postings", "scopes"} == set()
@@ -64,7 +66,8 @@ def test_search_returns_only_the_limit_best_scored_in_sql(store):
 
 def test_a_user_sees_only_their_own_statistics():
     """S8: another user's many items change neither the results nor the scores of this user."""
-    alone, crowded = SQLiteStore(":memory:"), SQLiteStore(":memory:")
+    alone = SQLiteStore(":memory:")
+    crowded = SQLiteStore(":memory:")
     mine = [
         MemoryItem(id="a1", user_id="ana", level="episodic", content="deploy region eu"),
         MemoryItem(id="a2", user_id="ana", level="episodic", content="rotate keys"),
@@ -80,3 +83,23 @@ def test_a_user_sees_only_their_own_statistics():
     assert alone.search("ana", "episodic", ["deploy"], 5) == crowded.search(
         "ana", "episodic", ["deploy"], 5
     )
+
+
+@pytest.mark.parametrize("settings", [BM25Settings(), BM25Settings(k1=1.2, b=0.75)])
+def test_the_sql_weight_is_the_python_definition(settings):
+    """S8: the score summed in SQL is the sum of BM25Settings.weights, with the store's settings."""
+    store = SQLiteStore(":memory:", bm25=settings)
+    texts = {"a": "deploy deploy region", "b": "deploy api", "c": "rotate keys now please"}
+    store.put(
+        [
+            MemoryItem(id=key, user_id="ana", level="episodic", content=text)
+            for key, text in texts.items()
+        ]
+    )
+    lengths = {key: len(analyze(text)) for key, text in texts.items()}
+    average = sum(lengths.values()) / len(lengths)
+    idf = bm25_idf(3, 2)
+    [weight_a] = settings.weights(idf, [2], [lengths["a"]], average)
+    [weight_b] = settings.weights(idf, [1], [lengths["b"]], average)
+    found = [(item.id, score) for item, score in store.search("ana", "episodic", ["deploy"], 5)]
+    assert found == [("a", round(weight_a, 9)), ("b", round(weight_b, 9))]

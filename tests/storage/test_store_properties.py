@@ -17,13 +17,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from recuris import MemoryItem, SQLiteStore
+from recuris.retrieval.bm25 import BM25Settings
 from recuris.retrieval.scoring import analyze
-from recuris.storage.store import STORE_B, STORE_K1, IdTakenError
+from recuris.storage.store import IdTakenError
 
 from factories import store_factories
 
 pytestmark = pytest.mark.slow  # the longest state machine: the full run has it
 
+DEFAULT = BM25Settings()  # the stores rank with the product's BM25 settings
 WORDS = ["deploy", "deploys", "key", "keys", "red", "fish", "the", "blue", "数据库", "迁移"]
 contents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join).filter(str.strip)
 users, levels, tasks = (
@@ -57,8 +59,8 @@ def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
             if frequency:
                 holders = sum(term in c for c in documents.values())
                 idf = math.log(1 + (len(documents) - holders + 0.5) / (holders + 0.5))
-                norm = 1 - STORE_B + STORE_B * sum(counts.values()) / average
-                total += idf * frequency * (STORE_K1 + 1) / (frequency + STORE_K1 * norm)
+                norm = 1 - DEFAULT.b + DEFAULT.b * sum(counts.values()) / average
+                total += idf * frequency * (DEFAULT.k1 + 1) / (frequency + DEFAULT.k1 * norm)
         if total > 0:
             scores[key] = total
     return scores

@@ -1,6 +1,7 @@
 """Example tests for recuris.storage.term_index: terms per scope, order per task (TI1)."""
 
 from recuris import MemoryItem
+from recuris.retrieval.bm25 import BM25Settings
 from recuris.storage.term_index import TermIndex
 
 
@@ -9,9 +10,11 @@ def item(id, content, level="episodic", task_id="t", user_id="ana"):
 
 
 def test_a_rewrite_keeps_its_place_and_moves_between_threads():
-    """TI1: an item rewritten into another task keeps its write position; its old thread forgets it."""
-    index = TermIndex(0.9, 0.5)
-    first, second, third = item("a", "one"), item("b", "two"), item("c", "three")
+    """TI1: an item rewritten into another task keeps its position; its old thread forgets it."""
+    index = TermIndex(BM25Settings())
+    first = item("a", "one")
+    second = item("b", "two")
+    third = item("c", "three")
     for each in (first, second, third):
         index.add(each)
     index.remove(second)
@@ -26,7 +29,7 @@ def test_a_rewrite_keeps_its_place_and_moves_between_threads():
 
 def test_a_deleted_item_leaves_no_term_and_no_user_behind():
     """TI1: after the last item of a user goes, the user, their terms and their threads are gone."""
-    index = TermIndex(0.9, 0.5)
+    index = TermIndex(BM25Settings())
     only = item("a", "deploy keys", user_id="bob")
     index.add(only)
     index.remove(only, forget_position=True)
