@@ -45,7 +45,7 @@ from ..storage.buffered_store import BufferedStore
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, StoreError
-from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
+from .bounds import MAX_LOADED_USERS, cap_query
 from .candidates import gather
 from .experience import agent_on_manager, recalled_section
 from .recall import RecallPolicy, RecallResult, assemble, rank
@@ -251,10 +251,10 @@ class MemoryManager:
 
         Counts an access on each result unless `count_access` is False (an inspection). A query
         longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (BD2).
-        Raises ValueError for top_k < 1 or a budget that is not an int >= 0.
+        Raises ValueError for top_k < 1 or a budget that is not an int >= 0 (checked where the
+        results are fitted to it, `assemble`).
         """
         require_count("Q1: top_k", top_k, 1)
-        check_token_budget(token_budget)
         query, cut = cap_query(query)  # BD2: a longer query costs time and says no more
         with self._lock:
             try:
