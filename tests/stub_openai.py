@@ -6,6 +6,8 @@ garbage body, a body without choices, or slowly. Without a script, chat answers 
 `PromptFollowingLLM` reading the prompt, so a whole agent run can be decided over HTTP;
 embeddings are bag-of-words hash vectors. `RawServer` writes raw bytes, for the replies no
 well-behaved server sends: a slow drip, a body cut short, a status line that is not HTTP.
+`chat` and `raw_chat` make a client of each, holding `KEY`; `reply_head`, `tool_reply` and
+`embedding_reply` build what a server sends.
 """
 
 import hashlib
@@ -16,8 +18,11 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.core.text import tokenize
+from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
 
 
 def hash_vector(text: str, size: int = 64) -> list[float]:
@@ -196,3 +201,41 @@ class RawServer:
             if self.stopping.is_set():
                 return
             connection.sendall(chunk)
+
+
+KEY = "sk-test-SECRET-1234567890"
+
+
+def chat(stub, **options):
+    sleeps = options.pop("sleeps", [])
+    return OpenAICompatibleChat(stub.url, "stub-model", api_key=KEY, sleep=sleeps.append, **options)
+
+
+def raw_chat(server, **options):
+    return OpenAICompatibleChat(
+        server.url, "raw-model", api_key=KEY, sleep=lambda seconds: None, **options
+    )
+
+
+def reply_head(status: str = "200 OK", **headers) -> bytes:
+    lines = [f"HTTP/1.1 {status}", "Content-Type: application/json"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def timed_failure(client, prompt="hi"):
+    """Call the client, expecting an LLMError; return it and the seconds the call took."""
+    start = time.monotonic()
+    with pytest.raises(LLMError) as raised:
+        client(prompt)
+    return raised.value, time.monotonic() - start
+
+
+def tool_reply(calls) -> dict:
+    return {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}]}
+
+
+def embedding_reply(*rows) -> bytes:
+    return json.dumps(
+        {"data": [{"index": index, "embedding": vector} for index, vector in rows]}
+    ).encode()
