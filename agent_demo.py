@@ -157,7 +157,8 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
     manager_tour(tour, reflector or ReflectingLLM())
 
     tour.part("K", "The state of memory after the tour")
-    episodic, semantic = tour.episodic, tour.semantic
+    episodic = tour.episodic
+    semantic = tour.semantic
     tour.say(f"working memory : {tour.working!r}")
     held = ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes)
     tour.say(f"episodic memory: {len(episodic)} episodes: {held}")
@@ -385,7 +386,8 @@ def decay_cycle(tour: Tour, first) -> None:
     tour.part(
         "E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive"
     )
-    per_access, cap = decay.reinforcement_per_access, decay.reinforcement_cap
+    per_access = decay.reinforcement_per_access
+    cap = decay.reinforcement_cap
     tour.say(
         f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} per "
         f"access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten."
@@ -434,7 +436,8 @@ def manager_tiers(manager: MemoryManager, *users: str) -> dict:
 
 def manager_tour(tour: Tour, reflector) -> None:
     """F to J: every layer behind one manager, on SQLite, for two isolated users."""
-    clock, llm = tour.clock, tour.llm
+    clock = tour.clock
+    llm = tour.llm
     folder = tempfile.TemporaryDirectory()
     path = Path(folder.name) / "memory.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
@@ -513,7 +516,8 @@ def manager_tour(tour: Tour, reflector) -> None:
 
 def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
-    clock, llm = tour.clock, tour.llm
+    clock = tour.clock
+    llm = tour.llm
     tour.part(
         "H",
         "Reflection turns a conversation into an insight; a later task asks for it with search_memory",
@@ -614,7 +618,8 @@ class ShowingLLM:
     """Send each prompt to a real endpoint, and show the prompt and the reply."""
 
     def __init__(self, client) -> None:
-        self.client, self.prompts = client, []
+        self.client = client
+        self.prompts = []
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)

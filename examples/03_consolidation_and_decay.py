@@ -14,7 +14,8 @@ print(consolidator.observe("team language", "Python", "episode-1"))  # None: one
 fact = consolidator.observe("team language", "python", "episode-2")
 print(f"promoted: {fact.render()}")
 
-episodes, decay = EpisodicMemory(), DecayManager(half_life_days=7, clock=clock)
+episodes = EpisodicMemory()
+decay = DecayManager(half_life_days=7, clock=clock)
 used = episodes.add_episode(Episode(task_type="deploy", goal="ship the weekly release", status="success"))
 episodes.add_episode(Episode(task_type="report", goal="export a one-off report", status="success"))
 for _ in range(3):

@@ -40,7 +40,8 @@ class TrigramScorer:
                 del self.postings[gram]
 
     def score(self, query, key: str) -> float:
-        query, document = set(query), self.grams[key]
+        query = set(query)
+        document = self.grams[key]
         shared = len(query & document)
         return shared / (len(query) + len(document) - shared) if shared else 0.0
 
@@ -61,7 +62,8 @@ class ForgetfulCandidates(TrigramScorer):
 
 def reference_score(query_terms, document_terms, corpus) -> float:
     """Jaccard of the two trigram sets, written apart from the scorer (tests/factories.py)."""
-    query, document = set(query_terms), set(document_terms)
+    query = set(query_terms)
+    document = set(document_terms)
     return len(query & document) / len(query | document) if query & document else 0.0
 
 

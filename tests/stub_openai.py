@@ -137,7 +137,9 @@ class RawServer:
     """
 
     def __init__(self, respond: Callable[["RawServer", socket.socket], None]) -> None:
-        self.respond, self.requests, self.stopping = respond, 0, threading.Event()
+        self.respond = respond
+        self.requests = 0
+        self.stopping = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(
             0.01

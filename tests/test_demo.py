@@ -156,5 +156,6 @@ def test_the_demo_asks_an_http_model_for_one_action_line_at_most():
     with StubServer() as stub:
         stub.script = [("text", "open page"), ("text", '{"insights": []}')]
         decide, reflect = demo.http_models(stub.url, "stub")
-        decide("what next?"), reflect("reflect on this")
+        decide("what next?")
+        reflect("reflect on this")
     assert [request["body"]["max_tokens"] for request in stub.requests] == [96, 512]

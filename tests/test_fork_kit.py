@@ -106,7 +106,8 @@ def test_the_command_line_runs_on_a_forks_store_opened_through_the_lines_the_gui
     )
     # This checkout's recuris, not an installed one: a script's folder, not the root, starts sys.path.
     folders = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
-    database, environment = str(tmp_path / "fork.db"), {**os.environ, "PYTHONPATH": folders}
+    database = str(tmp_path / "fork.db")
+    environment = {**os.environ, "PYTHONPATH": folders}
 
     def fork_cli(*arguments):
         return subprocess.run(

@@ -15,6 +15,7 @@ import recuris
 
 from layout import GROUPS, INVARIANT, MODULES, PARTS, ROOT
 
+
 def imported_roots(path: Path):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

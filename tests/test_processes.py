@@ -163,10 +163,8 @@ manager.write("deploy failed on step 3", "ana")
         str(path),
     )
     store = SQLiteStore(path, create=False)
-    items, audited = (
-        store.list("ana"),
-        {r.item_id for r in store.audit("ana") if r.operation == "write"},
-    )
+    items = store.list("ana")
+    audited = {r.item_id for r in store.audit("ana") if r.operation == "write"}
     assert items and [item.id for item in items if item.id not in audited] == []
 
 
@@ -249,7 +247,8 @@ manager.write("vault code: 2222", "ana", level="semantic")
 
 def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
     """SQ4: while another process holds the write lock, a write and a recall each take about `timeout`."""
-    timeout, path = 0.4, tmp_path / "m.db"
+    timeout = 0.4
+    path = tmp_path / "m.db"
     MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")
     calls = [
         lambda manager: manager.recall("deploy failed", "ana"),

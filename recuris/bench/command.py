@@ -93,7 +93,8 @@ def _speed(quick: bool, large: bool = False) -> None:
     _row("---", "---", "---", "---", "---")
     for size in sizes:
         timing = speed.retrieval(size, queries=20 if quick else 50)
-        (p50, p95), (s50, s95) = timing["indexed"], timing["scan"]
+        p50, p95 = timing["indexed"]
+        s50, s95 = timing["scan"]
         _row(
             "episodic retrieval p50 / p95 (ms): index vs scan, same top-5",
             f"{size:,} episodes",
@@ -103,7 +104,8 @@ def _speed(quick: bool, large: bool = False) -> None:
         )
     steps = 200 if quick else 1000
     growth = speed.prompt_growth(steps, marks=(10, 50, 100, steps))
-    ours, full = growth["recuris"], growth["full history"]
+    ours = growth["recuris"]
+    full = growth["full history"]
     for mark in (10, 50, 100, steps):
         _row(
             f"prompt tokens at step {mark}",
@@ -195,7 +197,8 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             f"{scale['raw_fill_items_per_s'] / scale['fill_items_per_s']:.2f}x slower",
         )
     if len(peaks) > 1:
-        small, large = min(peaks), max(peaks)
+        small = min(peaks)
+        large = max(peaks)
         _row(
             "SQLite: recall's peak traced memory (MB), largest vs smallest store",
             f"{large:,} / {small:,} items",
@@ -236,7 +239,8 @@ def _growth(
     """The growth exponent from the previous size; with `apart`, also of the seconds less those."""
     if not n:
         return ""
-    before, size = sizes[n - 1], sizes[n]
+    before = sizes[n - 1]
+    size = sizes[n]
     text = (
         f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
     )

@@ -159,7 +159,11 @@ def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, Condi
     """Run every task under every condition with a fresh PromptFollowingLLM; summarise each."""
     results = {}
     for name, memory in CONDITIONS.items():
-        outcomes, stale_uses, slot_uses, tokens, failures = [], 0, 0, [], Counter()
+        outcomes = []
+        stale_uses = 0
+        slot_uses = 0
+        tokens = []
+        failures = Counter()
         for task in tasks_factory():
             llm = PromptFollowingLLM(latest_wins)
             agent = RecurisAgent(

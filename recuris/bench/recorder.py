@@ -63,7 +63,9 @@ def sections(prompt: str) -> list[tuple[str, str]]:
 
 def full_history(prompts: Iterable[str]) -> list[str]:
     """Return, for each prompt of one run, the same prompt keeping every step so far verbatim (RC3)."""
-    seen, out = {}, []  # seen: step number -> its line, as the window first showed it
+    # seen: step number -> its line, as the window first showed it
+    seen = {}
+    out = []
     for prompt in prompts:
         parts = sections(prompt)
         for label, text in parts:
@@ -128,7 +130,9 @@ class Recorder:
     """Keep a run's parts, stage events, prompts, decay accesses and cycles, for `trace.write_page`."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock, self.start, self.parts = clock, clock(), []
+        self.clock = clock
+        self.start = clock()
+        self.parts = []
         self.accesses: dict[
             str, list[float]
         ] = {}  # item id -> the times a watched decay reinforced it
@@ -171,7 +175,9 @@ class RecordingLLM:
     """The model callable, wrapped: every prompt goes to the open part and to `prompts` (RC2)."""
 
     def __init__(self, llm: Callable[[str], str], recorder: Recorder) -> None:
-        self.llm, self.recorder, self.prompts = llm, recorder, []
+        self.llm = llm
+        self.recorder = recorder
+        self.prompts = []
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)
@@ -183,7 +189,8 @@ class WatchedDecay:
     """A DecayManager that also tells its recorder of every access and every cycle (RC4)."""
 
     def __init__(self, decay, recorder: Recorder) -> None:
-        self.decay, self.recorder = decay, recorder
+        self.decay = decay
+        self.recorder = recorder
 
     def __getattr__(self, name: str):
         return getattr(self.decay, name)
@@ -195,12 +202,14 @@ class WatchedDecay:
     def run_cycle(self, items: Iterable, now: float | None = None):
         items = list(items)
         report = self.decay.run_cycle(items, now)
-        seen, forgotten = tuple(map(_state, items)), frozenset(item.id for item in report.forgotten)
+        seen = tuple(map(_state, items))
+        forgotten = frozenset(item.id for item in report.forgotten)
         cycles = self.recorder.cycles
         if (
             cycles and cycles[-1].at == report.at and cycles[-1].decay is self.decay
         ):  # one cycle, in batches
-            seen, forgotten = cycles[-1].items + seen, cycles.pop().forgotten | forgotten
+            seen = cycles[-1].items + seen
+            forgotten = cycles.pop().forgotten | forgotten
         cycles.append(Cycle(report.at, self.decay, seen, forgotten))
         return report
 

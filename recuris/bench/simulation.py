@@ -66,7 +66,8 @@ def simulate(
     seed: int = 7,
 ) -> SimulationReport:
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
-    rng, clock = random.Random(seed), ManualClock(0.0)
+    rng = random.Random(seed)
+    clock = ManualClock(0.0)
     manager = MemoryManager(InMemoryStore(), clock=clock)
     decay = DecayManager(half_life_days=half_life_days, clock=clock)
     habit_texts = [
@@ -76,7 +77,11 @@ def simulate(
     habit_ids = [
         manager.write(text, "sim", level="episodic", importance=0.6).id for text in habit_texts
     ]
-    one_off_ids, one_off_texts, sizes, forgotten, merged = [], [], [], 0, 0
+    one_off_ids = []
+    one_off_texts = []
+    sizes = []
+    forgotten = 0
+    merged = 0
     for day in range(days):
         for _ in range(per_day):
             if one_off_texts and rng.random() < repeat_probability:

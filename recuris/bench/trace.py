@@ -167,7 +167,8 @@ def weight_curve(
     """
     if not accesses and item.access_count and item.last_access_at > item.created_at:
         accesses = [item.last_access_at]
-    earlier, begin = max(0, item.access_count - len(accesses)), max(start, item.created_at)
+    earlier = max(0, item.access_count - len(accesses))
+    begin = max(start, item.created_at)
 
     def weight(at: float, before: bool) -> float:
         done = [a for a in accesses if a < at or (a == at and not before)]
@@ -184,7 +185,8 @@ def weight_curve(
         {begin + (end - begin) * n / samples for n in range(samples + 1)}
         | {a for a in accesses if begin <= a <= end}
     )
-    points, markers = [], []
+    points = []
+    markers = []
     for at in times:
         x = (at - start) / DAY
         if at in accesses:

@@ -54,10 +54,13 @@ def similar_pairs(
     for x in sorted(
         (n for n, record in enumerate(records) if record), key=lambda n: len(records[n])
     ):
-        tokens, size = records[x], len(records[x])
+        tokens = records[x]
+        size = len(records[x])
         is_fresh = fresh is None or fresh[x]
         # A set known before is compared only with fresh ones (J2).
-        index, shortest, counts = every if is_fresh else new_only, threshold * size - SLACK, {}
+        index = every if is_fresh else new_only
+        shortest = threshold * size - SLACK
+        counts = {}
         for i in range(size - math.ceil(threshold * size - SLACK) + 1):
             for y, j in index.get(tokens[i], ()):
                 other = len(records[y])

@@ -82,7 +82,8 @@ class SemanticMemory:
     def __init__(
         self, archive: FactArchive | None = None, clock: Callable[[], float] = time.time
     ) -> None:
-        self.archive, self.clock = archive, clock
+        self.archive = archive
+        self.clock = clock
         # Each fact as a plain tuple of its fields, which the cyclic garbage collector stops
         # walking: a million facts held as objects would slow every collection of the process.
         self._facts: dict[str, tuple] = {}

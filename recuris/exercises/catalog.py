@@ -49,12 +49,14 @@ class Exercise:
 
     def invariants(self) -> dict[str, str]:
         """The numbered invariants its modules' docstrings declare: id -> text, lines joined."""
-        found, current = {}, None
+        found = {}
+        current = None
         for module in self.modules:
             tree = ast.parse(self.source(module).read_text(encoding="utf-8"))
             for line in (ast.get_docstring(tree) or "").splitlines():
                 if match := re.match(r"^\s+([A-Z]{1,2}\d+)\s+(.*)$", line):
-                    current, found[match.group(1)] = match.group(1), match.group(2).strip()
+                    current = match.group(1)
+                    found[match.group(1)] = match.group(2).strip()
                 elif current and line.startswith("        ") and line.strip():
                     found[current] += " " + line.strip()
                 else:

@@ -83,7 +83,8 @@ def _share_hypothesis_tables(tmp: Path) -> None:
 def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: float) -> dict:
     """Grade in a temporary copy (GR1); return the plugin's report, or {"crash": why}."""
     with tempfile.TemporaryDirectory(prefix="recuris-check-") as tmp:
-        copy, report = Path(tmp) / "recuris", Path(tmp) / "report.json"
+        copy = Path(tmp) / "recuris"
+        report = Path(tmp) / "report.json"
         shutil.copytree(PACKAGE, copy)  # with its bytecode: only the replaced modules compile again
         groups = [module.split(".")[0] for module in exercise.modules]
         targets = [copy / group / name for group, name in zip(groups, exercise.files)]
@@ -177,7 +178,9 @@ def _steps(example: list[str]) -> list[str]:
 
 def _describe(failure: dict, texts: dict[str, str], out) -> None:
     """GR3: one failure in plain words: the invariant, the test, what failed, and on what input."""
-    ids, error, rule = failure["ids"], failure["error"], failure["rule"]
+    ids = failure["ids"]
+    error = failure["error"]
+    rule = failure["rule"]
     todo = error.startswith("NotImplementedError: TODO")
     machine = any(line.startswith("state = ") for line in failure["example"])
     other = "(an invariant of another module)"
@@ -248,12 +251,15 @@ def check(
         )
         out(f"The tests could not run against your {', '.join(exercise.files)}:\n{problem}{advice}")
         return 1
-    texts, failures, passed = exercise.invariants(), report["failures"], report["passed"]
+    texts = exercise.invariants()
+    failures = report["failures"]
+    passed = report["passed"]
     if not failures:
         named = set().union(
             *(ids_named_in((ROOT / t).read_text(encoding="utf-8")) for t in exercise.tests)
         )
-        held, unnamed = [i for i in texts if i in named], [i for i in texts if i not in named]
+        held = [i for i in texts if i in named]
+        unnamed = [i for i in texts if i not in named]
         tried = (
             "100 inputs per property"
             if thorough

@@ -28,7 +28,8 @@ from pathlib import Path
 __all__ = ["ids_in", "ids_named_in", "invariant_ids", "falsifying_example"]
 
 HERE = Path(__file__).resolve().parent.parent  # the recuris package this plugin was loaded from
-REPORT, COPY = os.environ.get("RECURIS_EXERCISE_REPORT"), os.environ.get("RECURIS_EXERCISE_COPY")
+REPORT = os.environ.get("RECURIS_EXERCISE_REPORT")
+COPY = os.environ.get("RECURIS_EXERCISE_COPY")
 LEARNER = [name for name in os.environ.get("RECURIS_EXERCISE_FILES", "").split(os.pathsep) if name]
 ID = r"[A-Z]{1,2}\d+"
 _RANGE = re.compile(rf"\b({ID})\s*-\s*({ID})\b")

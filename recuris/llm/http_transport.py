@@ -87,7 +87,9 @@ class Deadline:
     """The monotonic instant by which one call must end, and what the call is doing now (HT1)."""
 
     def __init__(self, seconds: float) -> None:
-        self.seconds, self.end, self.stage = seconds, time.monotonic() + seconds, "starting"
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+        self.stage = "starting"
 
     def left(self) -> float:
         """Return the seconds left; raise LLMTimeout, naming the stage, once there are none."""
@@ -109,7 +111,8 @@ class Reply(NamedTuple):
 
 def origin(url: str) -> str | None:
     """Return `scheme://host:port` of an http(s) URL, the port made explicit; None for any other URL."""
-    parts, scheme = urllib.parse.urlsplit(url), url.partition(":")[0].lower()
+    parts = urllib.parse.urlsplit(url)
+    scheme = url.partition(":")[0].lower()
     try:
         port = parts.port or (443 if scheme == "https" else 80)
     except ValueError:  # a port that is not a number from 0 to 65535
@@ -227,7 +230,9 @@ class _DeadlineReader(io.RawIOBase):
     """Read from a socket's file, first setting its timeout to the time the deadline leaves."""
 
     def __init__(self, sock, raw: io.RawIOBase, deadline: Deadline) -> None:
-        self.sock, self.raw, self.deadline = sock, raw, deadline
+        self.sock = sock
+        self.raw = raw
+        self.deadline = deadline
 
     def readable(self) -> bool:
         return True

@@ -127,17 +127,17 @@ class _Endpoint:
             raise ValueError(
                 f"LM3: extra_fields must be JSON values, with none of {sorted(CLIENT_FIELDS)}"
             )
-        self.timeout, self.max_retries, self.sleep, self.backoff = (
-            timeout,
-            max_retries,
-            sleep,
-            backoff,
-        )
-        self.max_retry_after, self.max_reply_bytes = max_retry_after, max_reply_bytes
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.sleep = sleep
+        self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self.max_reply_bytes = max_reply_bytes
 
     def post(self, path: str, payload: dict) -> dict:
         """POST within `timeout` (LM4); return the JSON object, or raise an LLMError (LM1-LM3)."""
-        deadline, body = Deadline(self.timeout), json.dumps(payload).encode()
+        deadline = Deadline(self.timeout)
+        body = json.dumps(payload).encode()
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -239,7 +239,9 @@ class OpenAICompatibleChat(_Endpoint):
             and not (isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop))
         ):
             raise ValueError(f"LM3: stop must be a string or a list of strings, not {stop!r}")
-        self.tools, self.max_tokens, self.temperature = list(tools), max_tokens, temperature
+        self.tools = list(tools)
+        self.max_tokens = max_tokens
+        self.temperature = temperature
         self.stop = stop if stop is None or isinstance(stop, str) else list(stop)
 
     def __call__(self, prompt: str | list[dict]) -> str:
@@ -271,7 +273,8 @@ class OpenAICompatibleEmbeddings(_Endpoint):
         super().__init__(base_url, model, api_key, **options)
         _check("batch_size", batch_size, 1, whole=True)
         _check("max_input_chars", max_input_chars, 1, whole=True)
-        self.batch_size, self.max_input_chars = batch_size, max_input_chars
+        self.batch_size = batch_size
+        self.max_input_chars = max_input_chars
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Return one vector per text; each batch is one call under `timeout` (LM4, LM5)."""

@@ -60,7 +60,9 @@ class BufferedStore(QueuedReads):
         max_pending: int = 10_000,
         token: str | None = None,
     ) -> None:
-        self.inner, self.clock, self.max_pending = inner, clock, max_pending
+        self.inner = inner
+        self.clock = clock
+        self.max_pending = max_pending
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
         self._offline = 0

@@ -62,7 +62,8 @@ __all__ = [
 
 # The stores' own BM25 setting: short memories want earlier term saturation and weaker
 # length normalisation than the textbook 1.2 / 0.75 (docs/manager/recall.md says how it was chosen).
-STORE_K1, STORE_B = 0.9, 0.5
+STORE_K1 = 0.9
+STORE_B = 0.5
 
 
 class StoreError(Exception):

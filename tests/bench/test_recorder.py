@@ -128,7 +128,8 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
     """RC4: same weights, same accesses, same verdicts; the recorder keeps the accesses and the cycle."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
-    plain, watched = DecayManager(clock=clock), recorder.watch(DecayManager(clock=clock))
+    plain = DecayManager(clock=clock)
+    watched = recorder.watch(DecayManager(clock=clock))
     twins = [
         [Episode(task_type="t", goal=f"g{n}", status="success", id=f"e{n}") for n in range(3)]
         for _ in range(2)
@@ -137,7 +138,8 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
     plain.on_access(twins[0][1])
     watched.on_access(twins[1][1])
     clock.advance(20 * DAY)
-    a, b = plain.run_cycle(twins[0]), watched.run_cycle(twins[1])
+    a = plain.run_cycle(twins[0])
+    b = watched.run_cycle(twins[1])
     assert a.weights == b.weights and [i.id for i in a.forgotten] == [i.id for i in b.forgotten]
     assert recorder.accesses == {"e1": [2 * DAY]}
     [cycle] = recorder.cycles

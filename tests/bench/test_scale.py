@@ -14,7 +14,8 @@ class Terminal(io.StringIO):
 
 def test_the_workload_is_a_function_of_size_and_seed_and_comes_in_batches():
     """SZ1: the same size and seed give the same memories, in batches of at most 1,000."""
-    first, second = list(scale.memories(2500, seed=3)), list(scale.memories(2500, seed=3))
+    first = list(scale.memories(2500, seed=3))
+    second = list(scale.memories(2500, seed=3))
     assert first == second and [len(batch) for batch in first] == [1000, 1000, 500]
 
 
@@ -67,7 +68,8 @@ def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
 
 def test_progress_is_silent_on_a_pipe_or_when_quiet():
     """SZ2: nothing is written when the stream is not a terminal, or when asked to be quiet."""
-    pipe, terminal = io.StringIO(), Terminal()
+    pipe = io.StringIO()
+    terminal = Terminal()
     quiet = scale.Progress("fill", 10, quiet=True, stream=terminal)
     for progress in (scale.Progress("fill", 10, stream=pipe), quiet):
         progress.update(10)

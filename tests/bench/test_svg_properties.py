@@ -45,8 +45,10 @@ def test_PL2_every_point_and_reference_lies_in_the_frame(lines, references):
     )
     root = ET.fromstring(svg)
     frame = root.find(f"{NS}rect")
-    left, top = float(frame.get("x")), float(frame.get("y"))
-    right, bottom = left + float(frame.get("width")), top + float(frame.get("height"))
+    left = float(frame.get("x"))
+    top = float(frame.get("y"))
+    right = left + float(frame.get("width"))
+    bottom = top + float(frame.get("height"))
     for line in root.iter(f"{NS}polyline"):
         for point in line.get("points").split():
             x, y = map(float, point.split(","))

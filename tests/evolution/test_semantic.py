@@ -73,7 +73,9 @@ class ListArchive:
     """A naive archive: every fact in a list, and a log of what was closed on load."""
 
     def __init__(self, facts=(), writable=True):
-        self.facts, self.writable, self.closed = list(facts), writable, []
+        self.facts = list(facts)
+        self.writable = writable
+        self.closed = []
 
     def load(self):
         return list(self.facts)

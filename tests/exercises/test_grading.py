@@ -48,7 +48,8 @@ def planted(folder, name, file, *replacements):
 
 def plant(folder, name, file, *replacements):
     """Grade the reference with a bug planted in `file`; return (exit code, output)."""
-    exercise, lines = planted(folder, name, file, *replacements), []
+    exercise = planted(folder, name, file, *replacements)
+    lines = []
     return grading.check(exercise, folder, out=lines.append), "\n".join(lines)
 
 

@@ -180,7 +180,8 @@ def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
     from recuris.retrieval.scoring import CosineScorer
     from recuris.storage.archives import StoredEpisodes
 
-    embedder, store = OpenAICompatibleEmbeddings(stub.url, "embed-model"), InMemoryStore()
+    embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model")
+    store = InMemoryStore()
     memory = EpisodicMemory(CosineScorer(embedder.embed), StoredEpisodes(store, "ana"))
     for goal in ["deploy the api to staging", "rotate the database passwords"]:
         memory.add_episode(Episode(task_type="ops", goal=goal, status="success"))

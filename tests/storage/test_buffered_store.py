@@ -54,10 +54,8 @@ def test_ids_are_still_handed_out_during_an_outage(flaky):
 
 def test_offline_ids_of_two_stores_with_one_clock_differ(flaky):
     """G4: two buffered stores on the same clock hand out different offline ids."""
-    first, second = (
-        BufferedStore(flaky, clock=lambda: 12.5),
-        BufferedStore(flaky, clock=lambda: 12.5),
-    )
+    first = BufferedStore(flaky, clock=lambda: 12.5)
+    second = BufferedStore(flaky, clock=lambda: 12.5)
     flaky.down = True
     assert first.new_id("item") != second.new_id("item")
 

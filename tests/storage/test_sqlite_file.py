@@ -53,7 +53,9 @@ print("opened")
 @pytest.mark.slow
 def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_path):
     """SF1: six processes opening a new file together create its schema once; every one of them opens it."""
-    path, arrivals, creators = tmp_path / "new.db", tmp_path / "arrivals", 6
+    path = tmp_path / "new.db"
+    arrivals = tmp_path / "arrivals"
+    creators = 6
     arrivals.mkdir()
     children = [
         subprocess.Popen(

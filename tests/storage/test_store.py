@@ -80,7 +80,8 @@ def test_delete_user_removes_every_item_of_the_user(store):
 def test_new_ids_are_fresh(store):
     """S3: new_id never returns an id in use, by any user."""
     store.put([item("episode-1", user="bob")])
-    first, second = store.new_id("episode"), store.new_id("episode")
+    first = store.new_id("episode")
+    second = store.new_id("episode")
     assert "episode-1" not in (first, second) and first != second
 
 

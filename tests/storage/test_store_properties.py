@@ -26,11 +26,9 @@ pytestmark = pytest.mark.slow  # the longest state machine: the full run has it
 
 WORDS = ["deploy", "deploys", "key", "keys", "red", "fish", "the", "blue", "数据库", "迁移"]
 contents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join).filter(str.strip)
-users, levels, tasks = (
-    st.sampled_from(["ana", "bob"]),
-    st.sampled_from(["episodic", "semantic"]),
-    st.sampled_from([None, "t1", "t2"]),
-)
+users = st.sampled_from(["ana", "bob"])
+levels = st.sampled_from(["episodic", "semantic"])
+tasks = st.sampled_from([None, "t1", "t2"])
 queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
 QUERY_TERMS = [
     analyze(" ".join(query)) for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])
@@ -174,7 +172,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
         for user in ("ana", "bob"):
             for level in ("episodic", "semantic"):
                 for terms in QUERY_TERMS:
-                    expected, ids = naive_bm25(self.scope(user, level), terms), []
+                    expected = naive_bm25(self.scope(user, level), terms)
+                    ids = []
                     for store in self.stores:
                         found = store.search(user, level, terms, 3)
                         ids.append([item.id for item, _ in found])
