@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 
+from recuris.core.validation import require_count, require_number
 from recuris.llm.http_transport import (
     Deadline,
     LLMConnectionError,
@@ -66,17 +67,6 @@ CLIENT_FIELDS = frozenset(
 )
 # llama.cpp: "input is too large to process. increase the physical batch size"; others say "too long"
 INPUT_TOO_LARGE = re.compile(r"too (large|long)|exceeds? the (available )?context", re.IGNORECASE)
-
-
-def _check(name: str, value, minimum: float, whole: bool = False, above: bool = False) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int if whole else (int, float))
-        or not (math.isfinite(value) and value >= minimum and not (above and value == minimum))
-    ):
-        rule = f"{'more than' if above else 'at least'} {minimum}"
-        kind = "whole number" if whole else "number"
-        raise ValueError(f"LM3: {name} must be a finite {kind} {rule}, not {value!r}")
 
 
 class _Endpoint:
@@ -115,11 +105,11 @@ class _Endpoint:
             raise ValueError(
                 "LM3: api_key must be printable ASCII (no line breaks): it goes in a header"
             )
-        _check("timeout", timeout, 0, above=True)
-        _check("max_retries", max_retries, 0, whole=True)
-        _check("backoff", backoff, 0)
-        _check("max_retry_after", max_retry_after, 0)
-        _check("max_reply_bytes", max_reply_bytes, 1, whole=True)
+        require_number("LM3: timeout", timeout, 0, above_minimum=True)
+        require_count("LM3: max_retries", max_retries, 0)
+        require_number("LM3: backoff", backoff, 0)
+        require_number("LM3: max_retry_after", max_retry_after, 0)
+        require_count("LM3: max_reply_bytes", max_reply_bytes, 1)
         if not callable(sleep):
             raise ValueError(f"LM3: sleep must be a callable taking seconds, not {sleep!r}")
         self.extra_fields = dict(extra_fields or {})
@@ -230,9 +220,9 @@ class OpenAICompatibleChat(_Endpoint):
     ) -> None:
         super().__init__(base_url, model, api_key, **options)
         if max_tokens is not None:
-            _check("max_tokens", max_tokens, 1, whole=True)
+            require_count("LM3: max_tokens", max_tokens, 1)
         if temperature is not None:
-            _check("temperature", temperature, 0)
+            require_number("LM3: temperature", temperature, 0)
         if (
             stop is not None
             and not isinstance(stop, str)
@@ -271,8 +261,8 @@ class OpenAICompatibleEmbeddings(_Endpoint):
         **options,
     ) -> None:
         super().__init__(base_url, model, api_key, **options)
-        _check("batch_size", batch_size, 1, whole=True)
-        _check("max_input_chars", max_input_chars, 1, whole=True)
+        require_count("LM3: batch_size", batch_size, 1)
+        require_count("LM3: max_input_chars", max_input_chars, 1)
         self.batch_size = batch_size
         self.max_input_chars = max_input_chars
 

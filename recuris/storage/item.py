@@ -26,7 +26,7 @@ from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from operator import attrgetter
 
 from ..core.text import flatten
-from ..core.validation import require_count, require_text, unicode_problem
+from ..core.validation import require_count, require_number, require_text, unicode_problem
 
 __all__ = ["MemoryItem", "LEVELS", "CheckedClock", "MAX_TIME", "require_texts"]
 
@@ -90,24 +90,13 @@ class MemoryItem:
             require_text(f"MemoryItem.{name}", getattr(self, name))
         if self.level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {self.level!r}")
-        importance = self.importance
-        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-            raise TypeError(f"I1: importance must be a number, got {type(importance).__name__}")
-        if not 0.0 <= importance <= 1.0:
-            raise ValueError(f"I1: importance must lie in [0, 1], got {importance!r}")
+        require_number("I1: importance", self.importance, 0.0, 1.0)
         require_count("I1: access_count", self.access_count, 0, 2**63)
         for name in ("created_at", "last_access_at", "invalidated_at"):
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(
-                    f"I1: {name} must be a number of seconds, got {type(value).__name__}"
-                )
-            if not -MAX_TIME <= value <= MAX_TIME:  # NaN and infinities fail too
-                raise ValueError(
-                    f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}"
-                )
+            require_number(f"I1: {name} (seconds)", value, -MAX_TIME, MAX_TIME)
         if not isinstance(self.metadata, dict):
             raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
         if _nested_too_deeply(self.metadata):
@@ -188,14 +177,7 @@ class CheckedClock:
         self.clock = clock
 
     def __call__(self) -> float:
-        now = self.clock()
-        number = isinstance(now, (int, float)) and not isinstance(now, bool)
-        # A range test, not math.isfinite: that raises OverflowError on a huge int; NaN fails it too.
-        if not (number and -MAX_TIME <= now <= MAX_TIME):
-            raise ValueError(
-                f"I4: a clock must return a finite time within ±{MAX_TIME:.0f} s, got {now!r}"
-            )
-        return float(now)
+        return require_number("I4: a clock's reading (seconds)", self.clock(), -MAX_TIME, MAX_TIME)
 
     def __repr__(self) -> str:
         return f"CheckedClock({self.clock!r})"

@@ -25,7 +25,7 @@ def test_defaults_fill_access_and_validity_from_creation():
     [
         (dict(level="cache"), ValueError, "level"),
         (dict(importance=1.5), ValueError, "importance"),
-        (dict(importance="high"), TypeError, "importance"),
+        (dict(importance="high"), ValueError, "importance"),
         (dict(content="  "), ValueError, "content"),
         (dict(user_id=None), TypeError, "user_id"),
         (dict(created_at=float("nan")), ValueError, "created_at"),
