@@ -167,7 +167,8 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
         + "; ".join(f.render() for f in semantic.facts)
     )
     tour.say(
-        f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: {len(tour.llm.prompts)}"
+        f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: "
+        f"{len(tour.llm.prompts)}"
     )
     tour.settle()
     if html:
@@ -209,9 +210,9 @@ def failure_then_recovery(tour: Tour) -> tuple:
         f"anything else with {glossed('ok：页面响应正常')}"
     )
     tour.say(
-        "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the first subtask "
-        "not ticked [x], it replies with the first option that no failed step, [avoid] experience or pin "
-        "rules out; FINISH once all are ticked."
+        "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the "
+        "first subtask not ticked [x], it replies with the first option that no failed step, "
+        "[avoid] experience or pin rules out; FINISH once all are ticked."
     )
     calls = len(tour.llm.prompts)
     first = agent.run(
@@ -254,8 +255,8 @@ def failure_then_recovery(tour: Tour) -> tuple:
         f"bring the failure back, above the similarity threshold {agent.experience.threshold}."
     )
     tour.say(
-        f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on {tour.day()} "
-        f"and it has {first.episode.access_count} access(es). Part E depends on this."
+        f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on "
+        f"{tour.day()} and it has {first.episode.access_count} access(es). Part E depends on this."
     )
     after = tour.llm.prompts[calls]
     changed = [
@@ -312,9 +313,10 @@ def long_task(tour: Tour):
     for number in sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)}):
         print(f"    {number:>6}  {ours[number - 1]:>23}  {full[number - 1]:>28}")
     tour.say(
-        f"Flat means bounded by configuration, not by the number of steps: {tour.working.window_size} recent "
-        f"steps verbatim, older ones folded into a summary of at most {tour.working.max_summary_chars} "
-        "characters. The full-history prompt is the same prompt with every step verbatim instead."
+        "Flat means bounded by configuration, not by the number of steps: "
+        f"{tour.working.window_size} recent steps verbatim, older ones folded into a summary of at "
+        f"most {tour.working.max_summary_chars} characters. The full-history prompt is the same "
+        "prompt with every step verbatim instead."
     )
     if len(prompts) >= 16:
         tour.say(
@@ -322,8 +324,9 @@ def long_task(tour: Tour):
             f"tokens, the full history by {full[-1] - full[15]}."
         )
     tour.say(
-        f"-> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
-        f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}",
+        f"-> success={third.success} in {third.steps} steps; goal in "
+        f"{sum(goal in p for p in prompts)}/{len(prompts)} prompts, pin in "
+        f"{sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}",
         "  ",
     )
     if not third.success:
@@ -389,8 +392,8 @@ def decay_cycle(tour: Tour, first) -> None:
     per_access = decay.reinforcement_per_access
     cap = decay.reinforcement_cap
     tour.say(
-        f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} per "
-        f"access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten."
+        f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} "
+        f"per access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten."
     )
     for episode in tour.episodic.episodes:
         weight = decay.weight(episode)
@@ -408,16 +411,17 @@ def decay_cycle(tour: Tour, first) -> None:
         tour.say(
             f"kept {episode.id} ({episode.status}, weight {report.weights[episode.id]:.3f}): "
             + (
-                f"it was retrieved {episode.access_count} time(s), which restarted its decay clock and added "
-                f"{min(cap, per_access * episode.access_count):.2f}; that lifts it over the threshold."
+                f"it was retrieved {episode.access_count} time(s), which restarted its decay clock "
+                f"and added {min(cap, per_access * episode.access_count):.2f}; that lifts it over "
+                "the threshold."
                 if episode.access_count
                 else "it was written recently enough."
             )
         )
     if first.episode in report.kept and any(e.status == "success" for e in report.forgotten):
         tour.say(
-            "A memory survives by being used, not by being a success: the failure that saved task B "
-            "stays, while the successes no task has needed yet are forgotten."
+            "A memory survives by being used, not by being a success: the failure that saved task "
+            "B stays, while the successes no task has needed yet are forgotten."
         )
     tour.settle(report.audit)
 
@@ -471,8 +475,9 @@ def manager_tour(tour: Tour, reflector) -> None:
     facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
     tour.say(
-        "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
-        "citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it supersedes it:"
+        "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a "
+        "fact citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it "
+        "supersedes it:"
     )
     for record in manager.history("ana", "fact-1"):
         print(f"    {record.render()}")
@@ -515,12 +520,13 @@ def manager_tour(tour: Tour, reflector) -> None:
 
 
 def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
-    """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
+    """H and I: reflection feeds a later task through search_memory; a cycle forgets and merges."""
     clock = tour.clock
     llm = tour.llm
     tour.part(
         "H",
-        "Reflection turns a conversation into an insight; a later task asks for it with search_memory",
+        "Reflection turns a conversation into an insight; a later task asks for it with "
+        "search_memory",
     )
     reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
     for user, agent_reply in [
@@ -577,14 +583,16 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     for record in report.audit:
         print(f"    {record.render()}")
     tour.say(
-        f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after"
+        f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} "
+        "after"
     )
     kept: dict[str, list[str]] = {}
     for item in manager.list("ana"):
         if item.level not in ("episodic", "semantic") or not item.is_valid:
             continue
         if item.level == "semantic":
-            why = f"facts and insights (semantic memory decays {decay.consolidated_slowdown:g}x more slowly)"
+            slowdown = decay.consolidated_slowdown
+            why = f"facts and insights (semantic memory decays {slowdown:g}x more slowly)"
         elif item.access_count:
             why = "recalled since it was written (each access restarts the decay clock)"
         else:
@@ -596,7 +604,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         record.item_id for record in report.audit if record.operation == "forget"
     }:
         tour.say(
-            "item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events go."
+            "item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events "
+            "go."
         )
     tour.recorder.settle(manager_tiers(manager, "ana"), report.audit)
 
@@ -608,7 +617,7 @@ REFLECTION_MAX_TOKENS = 512
 
 
 def http_models(base_url: str, model: str | None) -> tuple["ShowingLLM", "ShowingLLM"]:
-    """Return the deciding model and the reflecting model on one endpoint, each showing its traffic."""
+    """Return the deciding and the reflecting model on one endpoint, each showing its traffic."""
     decide = OpenAICompatibleChat(base_url, model, max_tokens=ACTION_MAX_TOKENS)
     reflect = OpenAICompatibleChat(base_url, model, max_tokens=REFLECTION_MAX_TOKENS)
     return ShowingLLM(decide), ShowingLLM(reflect)

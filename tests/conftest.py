@@ -1,4 +1,4 @@
-"""Shared test settings: Hypothesis profiles tuned for a 2-core CI machine, temporary files in memory.
+"""Shared test settings: Hypothesis profiles for a 2-core CI machine, temporary files in memory.
 
 Temporary files go to /dev/shm when the machine has it with room to spare. Most of the
 suite's time on disk was SQLite's fsync at each commit; no test simulates a power cut

@@ -20,7 +20,8 @@ def another_application(path: Path) -> Path:
 
 
 def future_version(path: Path) -> Path:
-    """Write a recuris database of a later schema version: it dropped a table and the write-ahead log."""
+    """Write a recuris database of a later schema
+    version: it dropped a table and the write-ahead log."""
     SQLiteStore(path).close()
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA journal_mode = DELETE")
@@ -36,7 +37,8 @@ def empty(path: Path) -> Path:
 
 
 def corrupt(path: Path, *names: str) -> None:
-    """Overwrite the root pages of the named tables and indexes: the file opens, reading them fails."""
+    """Overwrite the root pages of the named tables
+    and indexes: the file opens, reading them fails."""
     with sqlite3.connect(path) as db:
         size = db.execute("PRAGMA page_size").fetchone()[0]
         root = "SELECT rootpage FROM sqlite_master WHERE name = ?"
@@ -164,7 +166,8 @@ sys.stdin.readline()
 
 @contextmanager
 def another_process_holding(path: Path, begin: str):
-    """Hold a transaction from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
+    """Hold a transaction from another process: "BEGIN"
+    a read snapshot, "BEGIN IMMEDIATE" the write lock."""
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path), begin],
         stdin=subprocess.PIPE,

@@ -130,7 +130,7 @@ class StubServer:
 
 
 class RawServer:
-    """Start on 127.0.0.1 at a free port; read each request, then let `respond(server, socket)` write.
+    """Start on 127.0.0.1 at a free port; read each request, let `respond(server, socket)` write.
 
     Every loop here is bounded and watches `stopping`, so leaving the `with` block ends the
     server within a fraction of a second whatever `respond` is doing.

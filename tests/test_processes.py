@@ -114,7 +114,8 @@ def forget_ana(tmp_path: Path) -> None:
 
 
 def leftovers(tmp_path: Path, marker: str) -> list:
-    """Return ana's items and every audit reason holding the marker, as another process finds them."""
+    """Return ana's items and every audit reason
+    holding the marker, as another process finds them."""
     store = SQLiteStore(tmp_path / "m.db", create=False)
     return store.list("ana") + [r.reason for r in store.audit() if marker in r.reason]
 
@@ -134,7 +135,8 @@ def kill_when_paused(script: str, *arguments: str) -> None:
 
 
 def test_a_manager_killed_while_finishing_a_task_loses_no_step(tmp_path):
-    """N4: killed right after finishing's first write, the store still holds every step of the task."""
+    """N4: killed right after finishing's first write,
+    the store still holds every step of the task."""
     path = tmp_path / "m.db"
     kill_when_paused(
         """
@@ -152,7 +154,8 @@ manager.finish_task("ana")
 
 
 def test_a_manager_killed_while_writing_leaves_no_item_without_its_audit_record(tmp_path):
-    """S5: killed right after a write's first commit, every stored item has its "write" audit record."""
+    """S5: killed right after a write's first commit,
+    every stored item has its "write" audit record."""
     path = tmp_path / "m.db"
     kill_when_paused(
         """
@@ -169,7 +172,8 @@ manager.write("deploy failed on step 3", "ana")
 
 
 def test_a_write_prepared_before_another_process_forgets_the_user_never_lands(tmp_path):
-    """S6: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
+    """S6: a superseding fact, prepared from a cached
+    fact before the forget, is refused after it."""
     child = Child(
         tmp_path,
         """
@@ -223,7 +227,8 @@ print("left", manager.store.pending)
 
 
 def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
-    """UL1: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
+    """UL1: a manager that had the user loaded drops
+    its caches: recall neither raises nor finds them."""
     child = Child(
         tmp_path,
         """
@@ -246,7 +251,8 @@ manager.write("vault code: 2222", "ana", level="semantic")
 
 
 def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
-    """SQ4: while another process holds the write lock, a write and a recall each take about `timeout`."""
+    """SQ4: while another process holds the write lock,
+    a write and a recall each take about `timeout`."""
     timeout = 0.4
     path = tmp_path / "m.db"
     MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")

@@ -15,8 +15,8 @@ Invariants:
     LH1 the suite is deterministic; every condition runs the same tasks with the same model.
     LH2 a run succeeds iff every planned step was done, no constraint was broken, no stale
         value was used, and at most one step failed.
-    LH3 the sliding window shows the task statement (goal, pins, plan) only while its first message is
-        within the last `window_size`; after that, only the recent steps.
+    LH3 the sliding window shows the task statement (goal, pins, plan) only while its first
+        message is within the last `window_size`; after that, only the recent steps.
 """
 
 from collections import Counter
@@ -197,12 +197,13 @@ if __name__ == "__main__":
     for rule, latest in (("the first value met wins", False), ("the last value met wins", True)):
         print(f"\nA value noted twice: {rule}\n")
         print(
-            "| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | runs | failures |"
+            "| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | "
+            "runs | failures |"
         )
         print("| --- | --- | --- | --- | --- | --- |")
         for condition, result in run_suite(latest_wins=latest).items():
             failed = ", ".join(f"{count} {why}" for why, count in result.failures) or "none"
             print(
-                f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of {result.value_uses} "
-                f"| {result.tokens_per_step:.0f} | {result.runs} | {failed} |"
+                f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of "
+                f"{result.value_uses} | {result.tokens_per_step:.0f} | {result.runs} | {failed} |"
             )

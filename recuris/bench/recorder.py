@@ -62,7 +62,7 @@ def sections(prompt: str) -> list[tuple[str, str]]:
 
 
 def full_history(prompts: Iterable[str]) -> list[str]:
-    """Return, for each prompt of one run, the same prompt keeping every step so far verbatim (RC3)."""
+    """Return each prompt of one run as it would be keeping every step so far verbatim (RC3)."""
     # seen: step number -> its line, as the window first showed it
     seen = {}
     out = []
@@ -127,7 +127,7 @@ class Cycle:
 
 
 class Recorder:
-    """Keep a run's parts, stage events, prompts, decay accesses and cycles, for `trace.write_page`."""
+    """Keep a run's parts, stage events, prompts, decay accesses and cycles for the trace."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock

@@ -238,7 +238,7 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
 def semantic_writes(
     count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False, runs: int = 1
 ) -> dict:
-    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding a fact.
+    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding.
 
     Of `runs` runs, the one of median time is returned: a run of a few seconds moves by several
     percent on a shared machine, and a growth exponent over a tenfold size by a few hundredths.

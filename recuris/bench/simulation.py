@@ -122,7 +122,8 @@ def simulate(
 def year_plot(report: SimulationReport) -> str:
     """Draw the store's size at the end of each day, with its plateau, as SVG."""
     return line_plot(
-        f"Store size over a simulated year ({report.per_day} memories a day, nightly forgetting cycles)",
+        f"Store size over a simulated year ({report.per_day} memories a day, nightly forgetting "
+        "cycles)",
         "day of the simulated year (days)",
         "memories in the store (items)",
         [
@@ -140,7 +141,7 @@ def year_plot(report: SimulationReport) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the simulated year: the store's size by day, its plateau, and what survived; `--svg` plots it."""
+    """Print the simulated year: size by day, plateau, what survived; `--svg` plots it."""
     parser = argparse.ArgumentParser(prog="python -m recuris.simulation", description=main.__doc__)
     parser.add_argument(
         "--svg", metavar="FILE", help="also write the store size by day as an SVG plot"

@@ -56,7 +56,7 @@ class Reference:
 
 
 def _text(text: str) -> str:
-    """Escape text for XML on one line: whitespace folded, characters XML 1.0 cannot hold dropped (PL1)."""
+    """Escape text for XML on one line: whitespace folded, what XML 1.0 cannot hold gone (PL1)."""
     return escape(" ".join(_NOT_XML.sub("", text).split()))
 
 
@@ -165,7 +165,8 @@ def line_plot(
         out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
     middle = (TOP + bottom) / 2
     out.append(
-        f'<text class="x-label" x="{(LEFT + right) / 2:.0f}" y="{bottom + 36}" text-anchor="middle">'
+        f'<text class="x-label" x="{(LEFT + right) / 2:.0f}" y="{bottom + 36}" '
+        'text-anchor="middle">'
         f"{_text(x_label)}</text>"
     )
     out.append(
@@ -198,7 +199,10 @@ def _width(label: str) -> int:
 
 
 def _circle(x: float, y: float, colour: str) -> str:
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="white" stroke="{colour}" stroke-width="2"/>'
+    return (
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="white" '
+        f'stroke="{colour}" stroke-width="2"/>'
+    )
 
 
 def _hline(y: float, colour: str, dash: str, start: float, end: float, width: int = 1) -> str:

@@ -40,14 +40,15 @@ def _refusal(exercise: Exercise, folder: Path) -> str | None:
     missing = [name for name in ("pytest", "hypothesis") if importlib.util.find_spec(name) is None]
     if missing:
         return (
-            f"check runs the project's tests, which need {' and '.join(missing)} (the test extra).\n"
-            f"Install it from the repository's root: {INSTALL_TESTS}"
+            f"check runs the project's tests, which need {' and '.join(missing)} (the test "
+            f"extra).\nInstall it from the repository's root: {INSTALL_TESTS}"
         )
     absent = [test for test in exercise.tests if not (ROOT / test).is_file()]
     if absent:
         return (
-            f"The project's tests for this exercise are not here: {', '.join(absent)} under {ROOT}.\n"
-            f"check needs a clone of the repository (tests/ beside recuris/): {INSTALL_TESTS}"
+            f"The project's tests for this exercise are not here: {', '.join(absent)} under "
+            f"{ROOT}.\ncheck needs a clone of the repository (tests/ beside recuris/): "
+            f"{INSTALL_TESTS}"
         )
     unwritten = [name for name in exercise.files if not (folder / name).is_file()]
     if unwritten:
@@ -68,7 +69,7 @@ def _syntax(folder: Path, exercise: Exercise) -> str | None:
 
 
 def _share_hypothesis_tables(tmp: Path) -> None:
-    """Hypothesis's tables (a charmap, 2 s to build) live in a user cache; its database, in the copy."""
+    """Keep Hypothesis's tables (2 s to build) in a user cache and its database in the copy."""
     default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recuris-exercises"
     cache = Path(os.environ.get("RECURIS_EXERCISES_CACHE") or default)
     try:
@@ -94,7 +95,8 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
             for stale in (target.parent / "__pycache__").glob(f"{target.stem}.*.pyc"):
                 stale.unlink()
         _share_hypothesis_tables(Path(tmp))
-        # A grade must not depend on where it runs: CI=... changes Hypothesis's and pytest's reports.
+        # A grade must not depend on where it runs: CI=...
+        # changes Hypothesis's and pytest's reports.
         env = {
             **{k: v for k, v in os.environ.items() if k != "CI"},
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -154,7 +156,7 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
 
 
 def _crash(output: str, mine: list[str]) -> str:
-    """Why pytest stopped before any test: the frames in the package or the learner's files, the error."""
+    """Why pytest stopped before any test: the frames in the package or your files, the error."""
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s+(.*)', output)
     lines = [
         f"  {path}, line {n}, in {name}: {code}"
@@ -166,7 +168,7 @@ def _crash(output: str, mine: list[str]) -> str:
 
 
 def _steps(example: list[str]) -> list[str]:
-    """A state machine's steps without the invariant checks Hypothesis lists after each, but the last."""
+    """A state machine's steps without the invariant checks listed after each but the last."""
     checks = [
         i for i, line in enumerate(example) if re.match(r"state\.[A-Z]{1,2}\d+_\w*\(\)$", line)
     ]
@@ -186,7 +188,8 @@ def _describe(failure: dict, texts: dict[str, str], out) -> None:
     other = "(an invariant of another module)"
     if todo:
         out(
-            f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a TODO."
+            f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a "
+            "TODO."
         )
     elif len(ids) == 1:
         out(f"{ids[0]} broken: {texts.get(ids[0], other)}")
@@ -266,8 +269,8 @@ def check(
             else "10 inputs per property; --thorough tries 100"
         )
         out(
-            f"check {exercise.name}: all {passed} tests pass (examples, properties, state machines): "
-            f"{', '.join(held)} hold on every input tried ({tried})."
+            f"check {exercise.name}: all {passed} tests pass (examples, properties, state "
+            f"machines): {', '.join(held)} hold on every input tried ({tried})."
             + (f" No test here names {', '.join(unnamed)}." if unnamed else "")
         )
         return 0

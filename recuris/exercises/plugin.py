@@ -74,9 +74,10 @@ def invariant_ids(
 
 
 def falsifying_example(error: BaseException) -> list[str]:
-    """Hypothesis's notes from the falsifying example on, without the advice on reproducing it (PG2)."""
+    """Hypothesis's notes from the falsifying example on, without its advice to reproduce (PG2)."""
     notes = [str(note) for note in getattr(error, "__notes__", None) or []]
-    # Hypothesis heads the example "Falsifying example: ..." or, since 6.16x, "Failing test case: ...".
+    # Hypothesis heads the example "Falsifying example:
+    # ..." or, since 6.16x, "Failing test case: ...".
     start = next(
         (i for i, note in enumerate(notes) if note.startswith(("Falsifying", "Failing test case"))),
         len(notes),

@@ -51,7 +51,7 @@ class LLMHTTPError(LLMError):
 
 
 class LLMInputTooLarge(LLMError):
-    """The input is more than the endpoint takes, so retrying cannot help; `status` None: never sent."""
+    """The input is more than the endpoint takes: retrying cannot help (`status` None: not sent)."""
 
     def __init__(self, status: int | None, message: str) -> None:
         super().__init__(f"input too large{f' (HTTP {status})' if status else ''}: {message}")
@@ -71,8 +71,9 @@ class LLMRedirectError(LLMError):
 
 
 def redact(text: str, secret: str | None, limit: int) -> str:
-    """Replace the secret and each piece of it of 8 characters or more, then cut to `limit` (LM1)."""
-    # Redacting before the cut leaves no part of the key showing; a key starting before `limit` ends here:
+    """Replace the secret and each piece of it of 8 characters or more; cut to `limit` (LM1)."""
+    # Redacting before the cut leaves no part of the key
+    # showing; a key starting before `limit` ends here:
     text = text[: limit + len(secret or "")]
     if secret:
         for length in range(len(secret), min(SHORTEST_SECRET_FRAGMENT, len(secret)) - 1, -1):
@@ -110,7 +111,7 @@ class Reply(NamedTuple):
 
 
 def origin(url: str) -> str | None:
-    """Return `scheme://host:port` of an http(s) URL, the port made explicit; None for any other URL."""
+    """Return `scheme://host:port` of an http(s) URL, port explicit; None for any other URL."""
     parts = urllib.parse.urlsplit(url)
     scheme = url.partition(":")[0].lower()
     try:
@@ -132,7 +133,7 @@ def post(
     max_reply_bytes: int,
     secret: str | None = None,
 ) -> Reply:
-    """POST `body`, following same-origin redirects; return any reply, else raise an LLMError (HT1-HT4)."""
+    """POST `body`, following same-origin redirects; return the reply or raise an LLMError."""
     home = origin(url) or ""  # the clients check their base URL when they are made
     for _ in range(MAX_REDIRECTS + 1):
         reply = _post_once(url, body, headers, deadline, max_reply_bytes, secret)
@@ -146,8 +147,9 @@ def post(
         if (moved := origin(target)) != home:
             raise LLMRedirectError(
                 redact(
-                    f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the key goes "
-                    "to no other origin (set base_url to the new address if it is to be trusted)",
+                    f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the "
+                    "key goes to no other origin (set base_url to the new address if it is to be "
+                    "trusted)",
                     secret,
                     300,
                 )
@@ -244,5 +246,6 @@ class _DeadlineReader(io.RawIOBase):
         return self.raw.readinto(buffer)
 
     def close(self) -> None:
-        self.raw.close()  # releases the socket file's hold, so closing the connection closes the socket
+        # Releases the socket file's hold, so closing the connection closes the socket
+        self.raw.close()
         super().close()

@@ -19,9 +19,9 @@ Invariants:
         deadline, and a wait that would pass it is not taken.
     LM5 `embed` returns one vector per text, all of one length (MR2 for each batch); a text
         longer than `max_input_chars` is refused before anything is sent.
-    LM6 a request carries `model`, a prompt as one user message (a `messages` list as given) or at most
-        `batch_size` texts to embed, every option not set to None and every `extra_fields` entry as given;
-        a chat call returns the reply's text.
+    LM6 a request carries `model`, a prompt as one user message (a `messages` list as given)
+        or at most `batch_size` texts to embed, every option not set to None and every
+        `extra_fields` entry as given; a chat call returns the reply's text.
 """
 
 import json
@@ -65,7 +65,8 @@ __all__ = [
 CLIENT_FIELDS = frozenset(
     {"model", "messages", "tools", "input", "max_tokens", "temperature", "stop"}
 )
-# llama.cpp: "input is too large to process. increase the physical batch size"; others say "too long"
+# llama.cpp: "input is too large to process. increase
+# the physical batch size"; others say "too long"
 INPUT_TOO_LARGE = re.compile(r"too (large|long)|exceeds? the (available )?context", re.IGNORECASE)
 
 
@@ -176,7 +177,10 @@ class _Endpoint:
 
     def __repr__(self) -> str:
         key = "set" if self._key else "none"
-        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>)"
+        return (
+            f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key=<{key}>)"
+        )
 
 
 def _json_ready(value) -> bool:

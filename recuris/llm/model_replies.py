@@ -20,7 +20,10 @@ from recuris.llm.http_transport import LLMResponseError
 
 
 def chat_reply_text(data: dict) -> str:
-    """Return the reply's text, or its first tool call as loop text (MR1); LLMResponseError if malformed."""
+    """Return the reply's text, or its first tool call as loop text (MR1).
+
+    Raises LLMResponseError if the reply is malformed.
+    """
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise LLMResponseError("the body has no choices[0] object")
@@ -48,7 +51,10 @@ def chat_reply_text(data: dict) -> str:
 
 
 def embedding_vectors(data: dict, count: int) -> list[list[float]]:
-    """Return `count` finite vectors in index order (MR2); LLMResponseError if the reply is malformed."""
+    """Return `count` finite vectors in index order (MR2).
+
+    Raises LLMResponseError if the reply is malformed.
+    """
     rows = data.get("data")
     if not isinstance(rows, list):
         raise LLMResponseError("the body has no data list of embeddings")

@@ -4,8 +4,9 @@ Document 003 §7.3: memory is an enhancement, not a single point of failure. Whe
 is locked or gone, the agent must go on without memory, and what it meant to remember
 must not be lost. `BufferedStore` wraps any Store: a write that fails is queued and
 retried, in order, before the next write (or on `flush`); ids are still handed out; reads
-see the queue (queued_reads.py), and raise StoreError when the store cannot answer, so that the caller (the
-manager) can degrade to "no memory". docs/storage/concurrency.md says what degrades how.
+see the queue (queued_reads.py), and raise StoreError when the store cannot answer, so
+that the caller (the manager) can degrade to "no memory". docs/storage/concurrency.md says
+what degrades how.
 
 Invariants:
     G1  a write is either in the store or in the queue; nothing is dropped on an outage.
@@ -20,8 +21,9 @@ Invariants:
         no write is ever dropped silently.
     G7  every operation of the Store protocol is a method of the class, written out: none
         reaches the inner store unseen (`users` is forwarded as it is; the rest change something).
-    G8  a read is never queued: one the store cannot answer raises StoreError; a write refused by a rule
-        (S2, S6), not by an outage, raises at once when nothing is queued, and is not queued.
+    G8  a read is never queued: one the store cannot answer raises StoreError; a write
+        refused by a rule (S2, S6), not by an outage, raises at once when nothing is queued,
+        and is not queued.
 """
 
 from __future__ import annotations
@@ -156,8 +158,9 @@ class BufferedStore(QueuedReads):
             ]
             shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
             raise StoreError(
-                f"G5: {len(self._pending)} queued batch(es) not written, the store still fails ({shown}); "
-                "they stay queued (see `queued`) and the store stays open: close again once it is back"
+                f"G5: {len(self._pending)} queued batch(es) not written, the store still fails "
+                f"({shown}); they stay queued (see `queued`) and the store stays open: close again "
+                "once it is back"
             )
         self.inner.close()
 
@@ -185,7 +188,7 @@ class BufferedStore(QueuedReads):
         return self.inner.delete_user(user_id)
 
     def generation(self, user_id: str) -> int:
-        """Return the user's forget generation; if it rose since read last, drop their queued writes (S6)."""
+        """Return the user's forget generation; if it rose, drop their queued writes (S6)."""
         current = self.inner.generation(user_id)
         if self._generations.setdefault(user_id, current) != current:
             self._drop_pending(
@@ -195,7 +198,7 @@ class BufferedStore(QueuedReads):
         return current
 
     def scrub_audit(self, user_id: str) -> int:
-        """Blank the user's audit reasons and weights, queued records first: none lands with its text."""
+        """Blank the user's audit reasons and weights, queued ones first: none lands with text."""
 
         def blank(records: list[AuditRecord]) -> list[AuditRecord]:
             return [
@@ -209,7 +212,7 @@ class BufferedStore(QueuedReads):
         return self.inner.scrub_audit(user_id)
 
     def users(self) -> list[str]:
-        """Forwarded as it is: a user whose every item is still queued is listed once they are written."""
+        """Return the store's users: one whose every item is still queued is listed once written."""
         return self.inner.users()
 
 

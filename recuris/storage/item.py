@@ -56,7 +56,7 @@ def _nested_too_deeply(data: object) -> bool:
 
 
 def _copied(value: object) -> object:
-    """Copy JSON data: containers anew, scalars shared (they are immutable); anything else deep-copied."""
+    """Copy JSON data: containers anew, immutable scalars shared, anything else deep-copied."""
     if isinstance(value, dict):
         return {key: _copied(child) for key, child in value.items()}
     if isinstance(value, list):
@@ -150,7 +150,7 @@ class MemoryItem:
         return cls(**fields, _stored=True)
 
     def copy(self) -> "MemoryItem":
-        """Return an independent copy: every field but metadata is immutable, so only it is copied."""
+        """Return an independent copy: only metadata is copied, every other field is immutable."""
         # Several times faster than copy.deepcopy, which a write and every read pay (S4); built
         # by __init__, so that no attribute dict is made for the garbage collector to walk.
         values = dict(zip(_FIELD_NAMES, _FIELD_VALUES(self)), metadata=_copied(self.metadata))

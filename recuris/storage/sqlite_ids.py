@@ -51,7 +51,7 @@ class NewIds:
         )  # ids handed out, not yet written, oldest first
 
     def new(self, prefix: str) -> str:
-        """Return a new id of the prefix, reserving a block in a transaction when none is left (ID1)."""
+        """Return a new id of the prefix, reserving a block when none is left (ID1)."""
         while not self._reserved.get(prefix):
             self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
         self._minted[item_id := self._reserved[prefix].popitem()[0]] = None
@@ -64,11 +64,12 @@ class NewIds:
         return {item_id for item_id in ids if item_id in self._minted}
 
     def refuse_taken(self, guarded: set[str], stored: Iterable[str]) -> None:
-        """Raise IdTakenError if a guarded id is among the stored ones: another write took it (ID2)."""
+        """Raise IdTakenError if a guarded id is stored already: another write took it (ID2)."""
         if taken := sorted(guarded.intersection(stored)):
             for item_id in taken:
                 del self._minted[item_id]
-            self._reserved.clear()  # another writer uses these blocks: reserve anew, stored ids skipped
+            # Another writer uses these blocks: reserve anew, stored ids skipped
+            self._reserved.clear()
             raise IdTakenError(
                 f"S3: new id(s) {', '.join(taken)} were taken by another write "
                 "before this one; nothing was written: write again"
@@ -84,7 +85,7 @@ class NewIds:
 
 
 def _reserve(db: sqlite3.Connection, prefix: str) -> dict[str, None]:
-    """Reserve the next ID_BLOCK ids of a prefix in the counters table; return those not taken, last first."""
+    """Reserve the prefix's next ID_BLOCK ids in `counters`; return those not taken, last first."""
     last = (
         db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,)
     )[0]

@@ -1,4 +1,5 @@
-"""Example tests for recuris.bench.command: `python -m recuris.bench` on a LoCoMo fixture (BC1, BC2)."""
+"""Example tests for recuris.bench.command: `python
+-m recuris.bench` on a LoCoMo fixture (BC1, BC2)."""
 
 import json
 
@@ -17,7 +18,8 @@ def path(tmp_path):
 
 
 def test_bench_prints_a_table_per_retriever(path, capsys):
-    """BC2: `bench locomo PATH` prints R@1-R@10 and MRR@10 for both stores, each ablation and reference."""
+    """BC2: `bench locomo PATH` prints R@1-R@10 and
+    MRR@10 for both stores, each ablation and reference."""
     assert bench.main(["locomo", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "2 questions" in lines[0] and lines[2] == "| retriever | R@1 | R@5 | R@10 | MRR@10 |"

@@ -37,7 +37,8 @@ def test_the_sliding_window_loses_the_task_statement():
 
 
 def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
-    """LH1, LH2, first value wins: recuris succeeds on every task; full history fails only on stale values."""
+    """LH1, LH2, first value wins: recuris succeeds on
+    every task; full history fails only on stale values."""
     results = run_suite()
     ours = results["recuris (window 6 + summary + pins)"]
     full = results["full history"]
@@ -50,7 +51,8 @@ def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
 
 
 def test_under_the_last_value_rule_full_history_ties_and_only_the_window_fails():
-    """LH2, last value wins: full history succeeds too; the window fails only by leaving its plan undone."""
+    """LH2, last value wins: full history succeeds too;
+    the window fails only by leaving its plan undone."""
     results = run_suite(latest_wins=True)
     ours = results["recuris (window 6 + summary + pins)"]
     full = results["full history"]

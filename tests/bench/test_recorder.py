@@ -33,7 +33,8 @@ def long_run(window: int = 2) -> list[str]:
 
 
 def test_a_prompt_is_cut_into_its_labelled_sections_in_order():
-    """RC1: an agent's prompt gives goal, pins, progress, summary, recent steps, experience, instruction."""
+    """RC1: an agent's prompt gives goal, pins, progress,
+    summary, recent steps, experience, instruction."""
     prompt = long_run()[5]
     parts = sections(prompt)
     assert [label for label, _ in parts] == [
@@ -79,7 +80,8 @@ def test_a_prompt_in_another_layout_is_one_section():
 
 
 def test_the_full_history_prompt_keeps_every_step_in_place_of_summary_and_window():
-    """RC3: step n's full history lists steps 1..n-1 verbatim, the summary empty, the rest unchanged."""
+    """RC3: step n's full history lists steps 1..n-1
+    verbatim, the summary empty, the rest unchanged."""
     prompts = long_run(window=2)
     full = full_history(prompts)
     last = dict(sections(full[-1]))
@@ -125,7 +127,8 @@ def test_a_part_splits_its_prompts_into_runs_at_each_task_start():
 
 
 def test_the_watched_decay_decides_as_the_manager_it_wraps():
-    """RC4: same weights, same accesses, same verdicts; the recorder keeps the accesses and the cycle."""
+    """RC4: same weights, same accesses, same verdicts;
+    the recorder keeps the accesses and the cycle."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     plain = DecayManager(clock=clock)
@@ -148,7 +151,8 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
 
 
 def test_one_cycle_read_in_batches_is_recorded_once():
-    """RC4: several run_cycle calls at one instant (a store read in batches) make one recorded cycle."""
+    """RC4: several run_cycle calls at one instant (a
+    store read in batches) make one recorded cycle."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     decay = recorder.watch(DecayManager(clock=clock))

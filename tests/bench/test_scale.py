@@ -1,4 +1,5 @@
-"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (SZ1-SZ3)."""
+"""Example tests for recuris.bench.scale: the workload
+merges, and progress keeps off pipes (SZ1-SZ3)."""
 
 import io
 
@@ -20,7 +21,8 @@ def test_the_workload_is_a_function_of_size_and_seed_and_comes_in_batches():
 
 
 def test_a_cycle_over_the_workload_forgets_and_merges():
-    """SZ1: the forgetting workload merges even at a small size, and the store holds what the report says."""
+    """SZ1: the forgetting workload merges even at a
+    small size, and the store holds what the report says."""
     cycle = scale.forgetting_cycle(3000, quiet=True)
     assert cycle["forgotten"] > 0 and cycle["merged"] > 0
     assert cycle["left"] == 3000 - cycle["forgotten"] - cycle["merged"] and cycle["peak_mb"] > 0
@@ -28,7 +30,8 @@ def test_a_cycle_over_the_workload_forgets_and_merges():
 
 @pytest.mark.parametrize("sqlite", [False, True])
 def test_semantic_writes_supersede_facts(sqlite):
-    """SZ3: the semantic-write measure supersedes a fact in about half of its writes, on either store."""
+    """SZ3: the semantic-write measure supersedes a
+    fact in about half of its writes, on either store."""
     writes = scale.semantic_writes(60, quiet=True, sqlite=sqlite)
     assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
 
@@ -55,7 +58,8 @@ def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():
 
 
 def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
-    """SZ2: on a terminal, progress names the phase, the items done of the total, a rate and the seconds."""
+    """SZ2: on a terminal, progress names the phase, the
+    items done of the total, a rate and the seconds."""
     terminal = Terminal()
     progress = scale.Progress("fill 1,000", 1000, stream=terminal)
     progress.update(1000)

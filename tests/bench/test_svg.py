@@ -37,7 +37,8 @@ def test_a_plot_names_both_axes_with_their_units():
 
 
 def test_the_legend_names_every_series_reference_and_the_markers():
-    """PL3: one legend entry per series, per reference line, and one for markers when there are any."""
+    """PL3: one legend entry per series, per reference
+    line, and one for markers when there are any."""
     series = [Series("weight", [(0, 1), (5, 0.6)], markers=[(2, 0.9)])]
     svg = line_plot(
         "Decay",

@@ -19,7 +19,8 @@ texts = st.text(st.characters(), max_size=40) | st.sampled_from(
 
 @given(texts, texts, points)
 def test_PL1_any_text_gives_a_well_formed_document(label, name, line):
-    """PL1: whatever the labels, the output parses as XML and the legend says the name (XML-safe chars)."""
+    """PL1: whatever the labels, the output parses as
+    XML and the legend says the name (XML-safe chars)."""
     root = ET.fromstring(line_plot(label, label, label, [Series(name, line)]))
     legend = ["".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("class") == "legend"]
     assert len(legend) == 1

@@ -81,7 +81,8 @@ def test_the_page_shows_each_tier_after_each_part_and_the_audit_lines():
 
 
 def test_a_memory_holding_a_script_shows_as_text():
-    """TR2: a goal `<script>alert(1)</script>` is escaped everywhere: text on the page, never an element."""
+    """TR2: a goal `<script>alert(1)</script>` is escaped
+    everywhere: text on the page, never an element."""
     evil = "<script>alert(1)</script>"
     recorder = traced_run(goal=evil)
     recorder.note(evil)
@@ -148,7 +149,8 @@ def test_extra_figures_are_added_with_their_heading(tmp_path):
 
 @pytest.mark.slow
 def test_the_demo_writes_the_trace(tmp_path):
-    """TR1: `python agent_demo.py --html FILE` writes one self-contained page with the three plots."""
+    """TR1: `python agent_demo.py --html FILE` writes
+    one self-contained page with the three plots."""
     path = tmp_path / "trace.html"
     completed = subprocess.run(
         [sys.executable, "agent_demo.py", "--html", str(path)],

@@ -44,7 +44,8 @@ def test_a_body_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout():
 
 
 def test_headers_dripped_a_byte_at_a_time_are_cut_off_at_the_timeout():
-    """HT1: a status line and headers that arrive one byte every 50 ms end the call at the timeout."""
+    """HT1: a status line and headers that arrive one
+    byte every 50 ms end the call at the timeout."""
 
     def respond(server, connection):
         server.drip(connection, reply_head(X_Padding="p" * 200), 0.05)
@@ -73,7 +74,8 @@ def test_a_declared_body_over_the_limit_is_refused_before_reading():
 
 @pytest.mark.parametrize("framing", ["close-delimited", "chunked"])
 def test_an_undeclared_body_over_the_limit_stops_at_the_limit(framing):
-    """HT2: a body of unknown length is read no further than max_reply_bytes, whatever the framing."""
+    """HT2: a body of unknown length is read no further
+    than max_reply_bytes, whatever the framing."""
     head = (
         reply_head(Connection="close")
         if framing == "close-delimited"
@@ -93,7 +95,8 @@ def test_an_undeclared_body_over_the_limit_stops_at_the_limit(framing):
 
 
 def test_a_redirect_to_another_port_is_refused_and_sends_nothing_there(stub):
-    """HT3: a 302 to another origin is LLMRedirectError; the other server receives no request, no key."""
+    """HT3: a 302 to another origin is LLMRedirectError;
+    the other server receives no request, no key."""
     with StubServer() as elsewhere:
         stub.script = [("redirect", 302, f"{elsewhere.url}/chat/completions")]
         with pytest.raises(
@@ -112,7 +115,8 @@ def test_a_redirect_within_the_origin_is_followed_with_the_key(stub):
 
 
 def test_a_redirect_to_a_path_with_spaces_is_followed_percent_encoded(stub):
-    """HT3, HT4: a same-origin Location holding a space or another script is encoded, not a raw error."""
+    """HT3, HT4: a same-origin Location holding a space
+    or another script is encoded, not a raw error."""
     stub.script = [("redirect", 307, "/v2/chat completions/é"), ("text", "moved")]
     assert (
         chat(stub)("hi") == "moved" and stub.requests[1]["path"] == "/v2/chat%20completions/%C3%A9"
@@ -142,7 +146,8 @@ def test_a_redirect_loop_is_an_error(stub):
     ids=["incomplete-read", "remote-disconnected", "bad-status-line", "line-too-long"],
 )
 def test_a_broken_reply_on_the_wire_is_a_named_llm_error(reply, error, message):
-    """HT4: IncompleteRead, RemoteDisconnected, BadStatusLine and LineTooLong come back as LLMErrors."""
+    """HT4: IncompleteRead, RemoteDisconnected,
+    BadStatusLine and LineTooLong come back as LLMErrors."""
 
     def respond(server, connection):
         connection.sendall(reply)

@@ -119,7 +119,8 @@ def test_the_key_never_shows_in_errors_reprs_or_logs(stub, caplog):
 
 
 def test_configuration_comes_from_the_environment(stub, monkeypatch):
-    """LM3: arguments fall back to OPENAI_BASE_URL, OPENAI_API_KEY and RECURIS_MODEL; none set is refused."""
+    """LM3: arguments fall back to OPENAI_BASE_URL,
+    OPENAI_API_KEY and RECURIS_MODEL; none set is refused."""
     monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
     monkeypatch.setenv("RECURIS_MODEL", "env-model")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
@@ -131,7 +132,8 @@ def test_configuration_comes_from_the_environment(stub, monkeypatch):
 
 
 def test_the_tool_call_round_trip_through_the_agent(stub):
-    """A6, MR1: a search_memory call over HTTP is answered from memory, and the next prompt carries it."""
+    """A6, MR1: a search_memory call over HTTP is
+    answered from memory, and the next prompt carries it."""
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
     stub.script = [("tool", "search_memory", {"query": "deploy region"})]
@@ -147,7 +149,8 @@ def test_the_tool_call_round_trip_through_the_agent(stub):
 
 
 def test_a_whole_run_decided_over_http(stub):
-    """LM6: every decision of a RecurisAgent run comes from the stub (a PromptFollowingLLM behind HTTP)."""
+    """LM6: every decision of a RecurisAgent run comes
+    from the stub (a PromptFollowingLLM behind HTTP)."""
     plan = ["open page", "fill email", "submit | solve captcha then submit"]
     site = {"submit": "error: captcha required"}
     agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), chat(stub), clock=ManualClock(0))
@@ -166,7 +169,8 @@ def test_an_http_failure_ends_the_run_as_failed_with_the_reason(stub):
 
 
 def test_embeddings_come_in_batches_in_order(stub):
-    """LM5, LM6: five texts with batch_size 2 are three requests; vectors come back in input order."""
+    """LM5, LM6: five texts with batch_size 2 are
+    three requests; vectors come back in input order."""
     embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model", batch_size=2)
     texts = ["alpha", "beta", "gamma", "delta", "alpha"]
     vectors = embedder.embed(texts)
@@ -175,7 +179,8 @@ def test_embeddings_come_in_batches_in_order(stub):
 
 
 def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
-    """SR4: episodes retrieved by cosine keep their vectors in the store; a reload embeds nothing."""
+    """SR4: episodes retrieved by cosine keep their
+    vectors in the store; a reload embeds nothing."""
     from recuris import Episode, InMemoryStore
     from recuris.retrieval.scoring import CosineScorer
     from recuris.storage.archives import StoredEpisodes
@@ -223,7 +228,8 @@ def test_a_wait_that_would_pass_the_deadline_is_not_taken(stub):
 
 @pytest.mark.parametrize("asked, waited", [("3", 3.0), ("0", 0.5), ("soon", 0.5), ("1000", 20.0)])
 def test_retry_after_is_honoured_up_to_its_cap_through_sleep(stub, asked, waited):
-    """LM2: the wait is Retry-After (at least the back-off, at most max_retry_after), slept through `sleep`."""
+    """LM2: the wait is Retry-After (at least the back-off,
+    at most max_retry_after), slept through `sleep`."""
     stub.script = [("status", 429, "slow down", {"Retry-After": asked}), ("text", "ok")]
     sleeps = []
     assert chat(stub, sleeps=sleeps, max_retry_after=20)("hi") == "ok" and sleeps == [waited]
@@ -266,7 +272,8 @@ def test_501_is_not_retried(stub):
     ],
 )
 def test_an_input_too_large_is_reported_as_such_and_not_retried(stub, status, message):
-    """LM2: a 500 saying the input is too large (llama.cpp's words), or a 413, is LLMInputTooLarge at once."""
+    """LM2: a 500 saying the input is too large (llama.cpp's
+    words), or a 413, is LLMInputTooLarge at once."""
     stub.script = [("status", status, message)] * 3
     with pytest.raises(LLMInputTooLarge, match=f"input too large \\(HTTP {status}\\)") as raised:
         chat(stub)("hi")
@@ -274,7 +281,8 @@ def test_an_input_too_large_is_reported_as_such_and_not_retried(stub, status, me
 
 
 def test_embeddings_report_a_server_side_input_too_large(stub):
-    """LM2: the embeddings endpoint's 500 "input is too large" is LLMInputTooLarge, not a retried 500."""
+    """LM2: the embeddings endpoint's 500 "input is
+    too large" is LLMInputTooLarge, not a retried 500."""
     stub.script = [
         ("status", 500, "input is too large to process. increase the physical batch size")
     ] * 3
@@ -289,7 +297,8 @@ def test_embeddings_report_a_server_side_input_too_large(stub):
 
 
 def test_the_key_is_redacted_before_the_message_is_cut(stub):
-    """LM1: a key echoed in a plain-text body where the 300-character cut falls leaves no 8-character piece."""
+    """LM1: a key echoed in a plain-text body where the
+    300-character cut falls leaves no 8-character piece."""
     stub.script = [("status", 401, ("p" * 270 + f" invalid key {KEY}").encode())]
     with pytest.raises(LLMHTTPError) as raised:
         chat(stub)("hi")
@@ -310,7 +319,8 @@ def test_pieces_of_the_key_are_redacted(stub):
     st.integers(0, 120),
 )
 def test_no_eight_character_piece_of_the_key_survives_redaction(secret, parts, limit):
-    """LM1: whatever mixes the key, its pieces and other text, redact leaves no 8-character piece of it."""
+    """LM1: whatever mixes the key, its pieces and other
+    text, redact leaves no 8-character piece of it."""
     pieces = {"key": secret, "piece": secret[2:10], "filler": "error: "}
     text = redact("".join(pieces[part] for part in parts), secret, limit)
     assert len(text) <= limit and not any(secret[i : i + 8] in text for i in range(len(secret) - 7))
@@ -347,7 +357,8 @@ def test_a_malformed_chat_reply_is_a_response_error(stub, body, message):
 
 
 def test_vectors_of_two_lengths_across_batches_are_refused():
-    """LM5: each batch may be well formed, yet vectors of 2 and 3 numbers in one call are an error."""
+    """LM5: each batch may be well formed, yet vectors
+    of 2 and 3 numbers in one call are an error."""
     bodies = [embedding_reply((0, [1.0, 2.0])), embedding_reply((0, [1.0, 2.0, 3.0]))]
 
     def respond(server, connection):
@@ -362,7 +373,8 @@ def test_vectors_of_two_lengths_across_batches_are_refused():
 
 
 def test_a_text_over_max_input_chars_is_refused_before_sending(stub):
-    """LM5: a text longer than max_input_chars is LLMInputTooLarge, naming it, and nothing is sent."""
+    """LM5: a text longer than max_input_chars is
+    LLMInputTooLarge, naming it, and nothing is sent."""
     embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model", max_input_chars=10)
     with pytest.raises(
         LLMInputTooLarge, match="text 1 has 11 characters; max_input_chars is 10"
@@ -441,7 +453,8 @@ def test_max_tokens_stop_temperature_and_extra_fields_are_sent(stub):
 
 
 def test_options_set_to_none_are_left_out(stub):
-    """LM6: max_tokens, temperature and stop set to None are not sent, for servers that refuse them."""
+    """LM6: max_tokens, temperature and stop set to
+    None are not sent, for servers that refuse them."""
     stub.script = [("text", "ok")]
     chat(stub, max_tokens=None, temperature=None, extra_fields={"max_completion_tokens": 32})("hi")
     assert stub.requests[0]["body"] == {

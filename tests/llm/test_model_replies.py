@@ -51,7 +51,8 @@ def test_tool_call_arguments_sent_as_an_object_are_accepted(stub):
             "data\\[0\\].embedding is not a list of finite",
         ),
         (
-            b'{"data": [{"index": 0, "embedding": [1.0, Infinity]}, {"index": 1, "embedding": [1.0, 2.0]}]}',
+            b'{"data": [{"index": 0, "embedding": [1.0, Infinity]}, '
+            b'{"index": 1, "embedding": [1.0, 2.0]}]}',
             "data\\[0\\].embedding is not a list of finite",
         ),
         (embedding_reply((0, [1.0, 2.0]), (0, [1.0, 2.0])), "index 0 appears twice"),
@@ -71,7 +72,8 @@ def test_tool_call_arguments_sent_as_an_object_are_accepted(stub):
     ],
 )
 def test_a_malformed_embedding_reply_is_a_response_error(body, message):
-    """MR2, LM5: NaN, infinity, a repeated or missing index, or vectors of two lengths are refused."""
+    """MR2, LM5: NaN, infinity, a repeated or missing
+    index, or vectors of two lengths are refused."""
 
     def respond(server, connection):
         connection.sendall(reply_head(Content_Length=len(body)) + body)

@@ -45,7 +45,8 @@ def test_reads_during_an_outage_raise_store_error(flaky):
 
 
 def test_ids_are_still_handed_out_during_an_outage(flaky):
-    """G4: an offline id is time-stamped and carries the store's token: it cannot collide with store ids."""
+    """G4: an offline id is time-stamped and carries the
+    store's token: it cannot collide with store ids."""
     store = BufferedStore(flaky, clock=lambda: 12.5, token="t0")
     flaky.down = True
     ids = [store.new_id("item"), store.new_id("item")]
@@ -115,7 +116,8 @@ def test_close_with_writes_still_queued_fails_loudly_and_keeps_them(flaky):
 
 
 def test_the_retry_queue_is_bounded_and_a_write_past_it_fails_loudly(flaky):
-    """G6: past `max_pending` queued batches a write raises StoreError; nothing queued is dropped."""
+    """G6: past `max_pending` queued batches a write
+    raises StoreError; nothing queued is dropped."""
     store = BufferedStore(flaky, max_pending=2)
     flaky.down = True
     store.put([item("i1")])
@@ -127,7 +129,8 @@ def test_the_retry_queue_is_bounded_and_a_write_past_it_fails_loudly(flaky):
 
 
 def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky):
-    """G3, QR1: after delete_user, neither a queued write nor a queued access of the user is read or written."""
+    """G3, QR1: after delete_user, neither a queued write
+    nor a queued access of the user is read or written."""
     store = BufferedStore(flaky)
     flaky.down = True
     store.put([item("i1"), item("b1", "bob")])
@@ -139,14 +142,16 @@ def test_a_forget_drops_queued_accesses_and_reads_show_nothing_of_the_user(flaky
 
 
 def test_every_store_operation_is_written_out():
-    """G7: BufferedStore defines each operation of the Store protocol itself, and forwards nothing unseen."""
+    """G7: BufferedStore defines each operation of the
+    Store protocol itself, and forwards nothing unseen."""
     own = set(vars(BufferedStore)) | set(vars(QueuedReads))
     assert protocol_operations() - own == set()
     assert not any("__getattr__" in vars(cls) for cls in BufferedStore.__mro__)
 
 
 def test_scrubbing_a_users_audit_blanks_their_queued_records_too(flaky):
-    """G3: scrub_audit blanks the user's queued audit reasons as well, so a retry never writes their text."""
+    """G3: scrub_audit blanks the user's queued audit
+    reasons as well, so a retry never writes their text."""
     store = BufferedStore(flaky)
     flaky.down = True
     store.append_audit(

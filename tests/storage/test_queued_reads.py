@@ -47,7 +47,8 @@ def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):
 
 
 def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
-    """QR1: a queued put's deletions hide what it deletes; a queued access counts once, and lands in order."""
+    """QR1: a queued put's deletions hide what it deletes;
+    a queued access counts once, and lands in order."""
     store = BufferedStore(flaky)
     store.put([item("i1"), item("i2")])
     flaky.down = True
@@ -69,7 +70,8 @@ def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
 
 
 def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
-    """QR1: while writes of the user are queued, `iterate` yields `list`'s items, in its order, in batches."""
+    """QR1: while writes of the user are queued, `iterate`
+    yields `list`'s items, in its order, in batches."""
     store = BufferedStore(flaky)
     store.put([item("i1"), item("i2"), item("i3")])
     flaky.down = True
@@ -87,7 +89,8 @@ def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
 
 
 def test_the_queued_view_writes_out_every_store_operation():
-    """QR2: QueuedView defines each operation of the Store protocol itself, and forwards nothing unseen."""
+    """QR2: QueuedView defines each operation of the
+    Store protocol itself, and forwards nothing unseen."""
     assert protocol_operations() - set(vars(QueuedView)) == set()
     assert not any("__getattr__" in vars(cls) for cls in QueuedView.__mro__)
 

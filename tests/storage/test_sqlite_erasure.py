@@ -26,7 +26,8 @@ def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
 
 
 def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
-    """SE1: with a reader holding the log, forget_user raises after `timeout`; a later forget completes it."""
+    """SE1: with a reader holding the log, forget_user
+    raises after `timeout`; a later forget completes it."""
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
 
     def forget():

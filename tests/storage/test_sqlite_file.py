@@ -1,4 +1,5 @@
-"""Example tests for recuris.storage.sqlite_file: opening a database file, once, ours, read-only (SF1-SF3)."""
+"""Example tests for recuris.storage.sqlite_file: opening
+a database file, once, ours, read-only (SF1-SF3)."""
 
 import sqlite3
 import subprocess
@@ -34,7 +35,8 @@ class Pausing(sqlite3.Connection):
     arrived = False
 
     def execute(self, statement, *arguments):
-        if not self.arrived and statement.startswith(("BEGIN IMMEDIATE", "INSERT INTO schema_version")):
+        first = statement.startswith(("BEGIN IMMEDIATE", "INSERT INTO schema_version"))
+        if not self.arrived and first:
             self.arrived = True
             (arrivals / str(os.getpid())).touch()
         if statement.startswith("INSERT INTO schema_version"):
@@ -52,7 +54,8 @@ print("opened")
 @pytest.mark.processes
 @pytest.mark.slow
 def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_path):
-    """SF1: six processes opening a new file together create its schema once; every one of them opens it."""
+    """SF1: six processes opening a new file together
+    create its schema once; every one of them opens it."""
     path = tmp_path / "new.db"
     arrivals = tmp_path / "arrivals"
     creators = 6
@@ -104,7 +107,8 @@ def test_another_schema_version_is_refused(tmp_path):
 
 @pytest.mark.parametrize("make", [another_application, future_version])
 def test_a_writing_open_refuses_a_file_not_ours_before_writing_a_byte(tmp_path, make):
-    """SF2: another application's database or a later schema version is refused, and left as it was."""
+    """SF2: another application's database or a later
+    schema version is refused, and left as it was."""
     path = make(tmp_path / "x.db")
     before = path.read_bytes()
     with pytest.raises(StoreError, match="another application|schema version"):
@@ -123,7 +127,8 @@ def test_a_read_only_store_writes_nothing(tmp_path):
 
 @pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
 def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
-    """SF2: a read-only or non-creating open of a missing file is an error, of an empty file a refusal."""
+    """SF2: a read-only or non-creating open of a missing
+    file is an error, of an empty file a refusal."""
     with pytest.raises(FileNotFoundError):
         SQLiteStore(tmp_path / "absent.db", **options)
     (tmp_path / "empty.db").write_bytes(b"")
@@ -133,7 +138,8 @@ def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
 
 
 def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
-    """SF2: a version 2 file is refused by a reading open, and kept whole and upgraded by a writing one."""
+    """SF2: a version 2 file is refused by a reading
+    open, and kept whole and upgraded by a writing one."""
     SQLiteStore(tmp_path / "m.db").put([item("i1")])
     with sqlite3.connect(tmp_path / "m.db") as db:
         db.execute("DROP TABLE forgotten")

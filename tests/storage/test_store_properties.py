@@ -1,5 +1,5 @@
-"""Both stores against a naive model: search, matching and neighbours after any writes (S7, S8, S9, TI1),
-and new ids among ids callers chose, here and in another process (S3).
+"""Both stores against a naive model: search, matching and neighbours after any writes
+(S7, S8, S9, TI1), and new ids among ids callers chose, here and in another process (S3).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -65,7 +65,8 @@ def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
 class StoresAgainstAList(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
-        # Every store the suite knows, a fork's included (tests/factories.py), each in a fresh folder.
+        # Every store the suite knows, a fork's included
+        # (tests/factories.py), each in a fresh folder.
         self.stores = [make(Path(tempfile.mkdtemp())) for make in store_factories().values()]
         self.model: dict[
             str, MemoryItem
@@ -123,7 +124,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
             minted.add(new)
 
     def put_cy(self, at: int, item_id: str, content: str) -> None:
-        """Put cy's item through store `at`: refused, changing nothing, if a new id taken meanwhile."""
+        """Put cy's item through store `at`: refused,
+        changing nothing, if a new id taken meanwhile."""
         item = MemoryItem(id=item_id, user_id="cy", level="episodic", content=content)
         if item_id in self.minted[at] and item_id in self.chosen[at]:
             with pytest.raises(IdTakenError, match="S3"):
@@ -135,7 +137,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
 
     @rule(n=st.integers(1, 6), content=contents)
     def put_a_chosen_id(self, n, content):
-        """A caller's own id, of the form the stores hand out: the first put of a new id is its write."""
+        """A caller's own id, of the form the stores hand
+        out: the first put of a new id is its write."""
         for at in range(len(self.stores)):
             self.put_cy(at, f"item-{n}", content)
 
@@ -148,7 +151,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
 
     @rule(n=st.integers(1, 6), content=contents)
     def take_an_id_elsewhere(self, n, content):
-        """Another process (an import, say) stores its own id, knowing nothing of this store's new ids."""
+        """Another process (an import, say) stores its
+        own id, knowing nothing of this store's new ids."""
         for at, other in enumerate(self.elsewhere):
             if other is not None:
                 other.put(
