@@ -85,7 +85,8 @@ def full_history(prompts: Iterable[str]) -> list[str]:
 
 def _replace_body(text: str, body: list[str]) -> str:
     """Keep a section's header line and its trailing blank lines; put `body` between them."""
-    end = len(lines := text.splitlines(keepends=True))
+    lines = text.splitlines(keepends=True)
+    end = len(lines)
     while end > 1 and not lines[end - 1].strip():
         end -= 1
     header = lines[0] if lines[0].endswith("\n") else lines[0] + "\n"
@@ -143,7 +144,8 @@ class Recorder:
 
     def begin(self, title: str) -> Part:
         """Open a new part and return it; what is recorded next belongs to it."""
-        self.parts.append(part := Part(title, self.clock()))
+        part = Part(title, self.clock())
+        self.parts.append(part)
         return part
 
     def note(self, text: str) -> None:

@@ -131,14 +131,15 @@ class SemanticMemory:
         valid = sorted(
             (fact for fact in self._all() if fact.is_valid), key=lambda fact: fact.created_at
         )
-        newest = {
-            normalize(fact.subject): fact for fact in valid
-        }  # stable sort: a tie goes to the later
-        stale = [
-            replace(fact, invalidated_at=winner.created_at, superseded_by=winner.id)
-            for fact in valid
-            if (winner := newest[normalize(fact.subject)]) is not fact
-        ]
+        # The sort is stable: of two facts made at the same time, the one stored later wins.
+        newest = {normalize(fact.subject): fact for fact in valid}
+        stale = []
+        for fact in valid:
+            winner = newest[normalize(fact.subject)]
+            if winner is not fact:
+                stale.append(
+                    replace(fact, invalidated_at=winner.created_at, superseded_by=winner.id)
+                )
         why = "found valid beside a newer fact of its subject on load"
         if stale and self.archive is not None and not self.archive.close(stale, why):
             return  # an archive that cannot be written keeps both; the newest is still current

@@ -94,7 +94,8 @@ class Deadline:
 
     def left(self) -> float:
         """Return the seconds left; raise LLMTimeout, naming the stage, once there are none."""
-        if (remaining := self.end - time.monotonic()) <= 0:
+        remaining = self.end - time.monotonic()
+        if remaining <= 0:
             raise self.expired()
         return remaining
 
@@ -144,7 +145,8 @@ def post(
         target = urllib.parse.quote(
             urllib.parse.urljoin(url, location), safe="/:?#[]@!$&'()*+,;=%~"
         )
-        if (moved := origin(target)) != home:
+        moved = origin(target)
+        if moved != home:
             raise LLMRedirectError(
                 redact(
                     f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the "

@@ -54,7 +54,8 @@ class NewIds:
         """Return a new id of the prefix, reserving a block when none is left (ID1)."""
         while not self._reserved.get(prefix):
             self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
-        self._minted[item_id := self._reserved[prefix].popitem()[0]] = None
+        item_id = self._reserved[prefix].popitem()[0]
+        self._minted[item_id] = None
         if len(self._minted) > MINTED_LIMIT:
             self._minted.popitem(last=False)
         return item_id
@@ -78,9 +79,10 @@ class NewIds:
     def written(self, ids: Iterable[str]) -> None:
         """Note ids this object wrote: no longer guarded, and never handed out (ID2)."""
         for item_id in ids:
+            block = self._reserved.get(id_prefix(item_id))
             if item_id in self._minted:  # handed out here, so no longer among those to hand out
                 del self._minted[item_id]
-            elif (block := self._reserved.get(id_prefix(item_id))) is not None:
+            elif block is not None:
                 block.pop(item_id, None)
 
 
