@@ -472,7 +472,7 @@ def manager_tour(tour: Tour, reflector) -> None:
         level="procedural",
         metadata={"steps": ["run migrations", "set DB_URL", "roll out"], "task_types": ["release"]},
     )
-    facts = "; ".join(fact.render() for fact in manager.layers("ana").semantic.current())
+    facts = "; ".join(fact.render() for fact in manager.users.get("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
     tour.say(
         "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a "

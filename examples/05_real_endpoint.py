@@ -21,7 +21,11 @@ if not (os.environ.get("OPENAI_BASE_URL") and os.environ.get("RECURIS_MODEL")):
 
 llm = OpenAICompatibleChat(timeout=60)
 agent = RecurisAgent(
-    WorkingMemory(), EpisodicMemory(), llm, max_steps=8, observer=lambda event: print(event.render())
+    WorkingMemory(),
+    EpisodicMemory(),
+    llm,
+    max_steps=8,
+    observer=lambda event: print(event.render()),
 )
 world = MockEnvironment({"submit": "error: captcha required"}, default="ok")
 plan = ["open signup page", "fill email", "submit | solve captcha then submit"]
