@@ -191,7 +191,8 @@ def test_reinforcement_without_a_cap_is_named_D3(tmp_path):
         "decay",
         "decay.py",
         (
-            "min(self.reinforcement_cap, self.reinforcement_per_access * item.access_count)",
+            "min(\n            self.reinforcement_cap, self.reinforcement_per_access * item.access_count\n"
+            "        )",
             "self.reinforcement_per_access * item.access_count",
         ),
     )
