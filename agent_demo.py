@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from recuris import (
+    ConsolidationSettings,
     Consolidator,
     DecayManager,
     Episode,
@@ -29,6 +30,7 @@ from recuris import (
     SemanticMemory,
     SQLiteStore,
     WorkingMemory,
+    WorkingSettings,
     estimate_tokens,
 )
 from recuris.bench.mock_environment import MockEnvironment
@@ -71,16 +73,14 @@ class Tour:
     def __init__(self, llm, html: str | None = None) -> None:
         self.clock = ManualClock(START)
         self.recorder = Recorder(self.clock)
-        self.working = WorkingMemory(window_size=6, max_summary_chars=300)
+        self.working = WorkingMemory(WorkingSettings(window_size=6, max_summary_chars=300))
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
         decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=self.clock)
-        self.decay = self.recorder.watch(
-            decay
-        )  # every access and cycle is kept, for the trace's plot
-        self.llm = self.recorder.wrap(
-            llm
-        )  # every prompt is kept: printed below, and in the HTML trace
+        # Every access and cycle is kept, for the trace's plot
+        self.decay = self.recorder.watch(decay)
+        # Every prompt is kept: printed below, and in the HTML trace
+        self.llm = self.recorder.wrap(llm)
 
     def part(self, letter: str, title: str) -> None:
         print(f"\n=== {letter}. {title}")
@@ -243,16 +243,17 @@ def failure_then_recovery(tour: Tour) -> tuple:
         and "提交表单" not in second.episode.actions
     ):
         tour.say(
-            "why: at the last subtask the [avoid] line ruled out 提交表单, so the model took the next "
-            "option, 完成验证码后提交; with every subtask ticked it replied FINISH.",
+            "why: at the last subtask the [avoid] line ruled out 提交表单, so the model took "
+            "the next option, 完成验证码后提交; with every subtask ticked it replied FINISH.",
             "     ",
         )
     else:
         tour.say(f"why: {why_it_ended(second, agent)}.", "     ")
     shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
     tour.say(
-        f"The two goals share {len(shared)} space-separated words; their CJK bigrams (注册, 账号, ...) "
-        f"bring the failure back, above the similarity threshold {agent.experience.threshold}."
+        f"The two goals share {len(shared)} space-separated words; their CJK bigrams "
+        f"(注册, 账号, ...) bring the failure back, above the similarity threshold "
+        f"{agent.experience.threshold}."
     )
     tour.say(
         f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on "
@@ -291,6 +292,7 @@ def long_task(tour: Tour):
     ]
     goal = "move the shop database off the legacy server without losing a row"
     tour.say(f"task: {goal}; {len(plan)} subtasks, and one pinned constraint: do not use MySQL")
+    # Recorded for the trace, not printed
     agent = RecurisAgent(
         tour.working,
         tour.episodic,
@@ -298,7 +300,7 @@ def long_task(tour: Tour):
         max_steps=40,
         clock=tour.clock,
         observer=tour.recorder.observe,
-    )  # recorded for the trace, not printed
+    )
     calls = len(tour.llm.prompts)
 
     def migrate(action: str) -> str:
@@ -350,9 +352,7 @@ def long_task(tour: Tour):
 def consolidation(tour: Tour, runs: list) -> None:
     """D: two agreeing episodes promote a fact; two disagreeing ones report a conflict."""
     tour.part("D", "Repeated statements consolidate into a semantic fact")
-    consolidator = Consolidator(
-        tour.semantic, min_occurrences=2, window_seconds=7 * DAY, clock=tour.clock
-    )
+    consolidator = Consolidator(tour.semantic, ConsolidationSettings(), clock=tour.clock)
     tour.say(
         "A statement becomes a fact once 2 different episodes state it within 7 days, and none "
         "contradicts it."
@@ -578,8 +578,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         "I", "Two weeks later, a forgetting cycle merges near-duplicates and forgets the unused"
     )
     clock.advance(14 * DAY)
-    decay = DecayManager(half_life_days=7, clock=clock)
-    report = manager.run_decay(decay, "ana")
+    decay = manager.forgetting.decay  # the manager's own: a half-life of 7 days
+    report = manager.run_decay("ana")
     for record in report.audit:
         print(f"    {record.render()}")
     tour.say(

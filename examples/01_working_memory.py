@@ -4,9 +4,9 @@ Run from the repository root after the README's set-up, `python -m pip install -
     python examples/01_working_memory.py
 """
 
-from recuris import WorkingMemory
+from recuris import WorkingMemory, WorkingSettings
 
-memory = WorkingMemory(window_size=3, max_summary_chars=200)
+memory = WorkingMemory(WorkingSettings(window_size=3, max_summary_chars=200))
 subtasks = ["copy users", "copy orders", "build indexes"]
 memory.init_task("migrate the shop database", subtasks=subtasks)
 memory.pin("do not use MySQL")

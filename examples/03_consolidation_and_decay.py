@@ -4,12 +4,13 @@ Run from the repository root after the README's set-up, `python -m pip install -
     python examples/03_consolidation_and_decay.py
 """
 
-from recuris import Consolidator, DecayManager, Episode, EpisodicMemory, ManualClock, SemanticMemory
+from recuris import ConsolidationSettings, Consolidator, DecayManager, Episode, EpisodicMemory
+from recuris import ManualClock, SemanticMemory
 from recuris.core.clock import DAY
 
 clock = ManualClock(0)
 facts = SemanticMemory(clock=clock)
-consolidator = Consolidator(facts, min_occurrences=2, window_seconds=7 * DAY, clock=clock)
+consolidator = Consolidator(facts, ConsolidationSettings(min_occurrences=2), clock=clock)
 print(consolidator.observe("team language", "Python", "episode-1"))  # None: one witness
 fact = consolidator.observe("team language", "python", "episode-2")
 print(f"promoted: {fact.render()}")

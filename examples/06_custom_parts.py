@@ -5,6 +5,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 """
 
 from recuris import Episode, EpisodicMemory, InMemoryStore, MemoryManager, WorkingMemory
+from recuris import WorkingSettings
 
 
 class TrigramScorer(dict):
@@ -33,25 +34,24 @@ def recent_actions(summary, steps):  # a summarizer with a format of its own
 
 
 class CountingStore(InMemoryStore):  # any object with the Store's methods will do
-    writes = 0
+    writes = 0  # puts seen
     def put(self, items, audit=(), delete=()):
         self.writes += 1
         super().put(items, audit, delete)
 
 
 episodes = EpisodicMemory(scorer=TrigramScorer())
-release = Episode(task_type="release", goal="deploys the billing service", status="success")
-episodes.add_episode(release)
+episodes.add_episode(Episode(task_type="release", goal="deploys the billing app", status="success"))
 print("episodic memory:", [h.render() for h in episodes.retrieve("billing deployment", 1, 0.1)])
 
-working = WorkingMemory(window_size=2, summarizer=recent_actions)
+working = WorkingMemory(WorkingSettings(window_size=2), summarizer=recent_actions)
 working.init_task("ship release 1.4")
 for action in ["run tests", "build image", "push image", "tag release", "deploy"]:
     working.add_step(action, "ok")
 print("summary:", working.summary.splitlines(), "failures:", working.summarizer_failures)
 
 store = CountingStore()
-manager = MemoryManager(store=store, episodic_scorer=TrigramScorer)  # one scorer per user
+manager = MemoryManager(store=store, scorer=TrigramScorer)  # a scorer for each user's episodes
 manager.start_task("ana", "deploy the billing service", task_type="release")
 manager.record_step("ana", "run migrations", "ok")
 manager.finish_task("ana")  # the episode goes to the store, its type and goal to the scorer

@@ -13,13 +13,13 @@ from .core.episodic import EpisodicMemory
 from .core.records import AuditRecord, Episode, Hit, RunResult, StageEvent, Step
 from .core.similarity import JaccardScorer, jaccard
 from .core.text import estimate_tokens, tokenize
-from .core.working import WorkingMemory
-from .evolution.consolidation import Conflict, Consolidator
+from .core.working import WorkingMemory, WorkingSettings
+from .evolution.consolidation import Conflict, ConsolidationSettings, Consolidator
 from .evolution.procedural import ProceduralMemory, Procedure
 from .evolution.reflection import ReflectionCallback
 from .evolution.semantic import Fact, SemanticMemory
 from .manager.active_recall import ActiveRecall, search_memory_tool
-from .manager.manager import MemoryManager
+from .manager.manager import ManagerSettings, MemoryManager
 from .manager.recall import RecallPolicy, RecallResult, Weights
 from .retrieval.scoring import BM25Scorer, CosineScorer
 from .storage.item import MemoryItem
@@ -30,14 +30,17 @@ from .storage.store import ForgottenUserError, StoreError
 
 __all__ = [
     "WorkingMemory",
+    "WorkingSettings",
     "StructuredSummarizer",
     "EpisodicMemory",
     "SemanticMemory",
     "Consolidator",
+    "ConsolidationSettings",
     "Conflict",
     "DecayManager",
     "DecayReport",
     "MemoryManager",
+    "ManagerSettings",
     "RecallPolicy",
     "RecallResult",
     "Weights",

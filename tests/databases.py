@@ -50,6 +50,21 @@ def corrupt(path: Path, *names: str) -> None:
     path.write_bytes(bytes(data))
 
 
+def version_5(path: Path, items, audit=()) -> Path:
+    """Write a recuris database of schema version 5 holding `items` and `audit` records.
+
+    Version 5 had today's tables; only what a task in progress keeps differs (a goal item and
+    one working item per step, given among `items`).
+    """
+    store = SQLiteStore(path)
+    store.put(items, audit)
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE schema_version SET version = 5")
+    db.close()
+    return path
+
+
 # Version 4's audit table, as it was written: the same columns, its seq AUTOINCREMENT.
 VERSION_4_AUDIT = """CREATE TABLE audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user_id TEXT NOT NULL,
@@ -59,13 +74,11 @@ VERSION_4_AUDIT = """CREATE TABLE audit (
 def version_4(path: Path, items, audit=()) -> Path:
     """Write a recuris database of schema version 4 holding `items` and `audit` records.
 
-    They are written by today's store, then the file is turned back into what version 4
-    kept: every posting in `postings` (no `pending_postings` table), and an audit table whose
-    `seq` is AUTOINCREMENT, each record with its seq.
+    They are written as version 5 left them (`version_5`), then the file is turned back into
+    what version 4 kept: every posting in `postings` (no `pending_postings` table), and an
+    audit table whose `seq` is AUTOINCREMENT, each record with its seq.
     """
-    store = SQLiteStore(path)
-    store.put(items, audit)
-    store.close()
+    version_5(path, items, audit)
     with sqlite3.connect(path) as db:
         columns = "scope, term, item, frequency, length"
         db.execute(f"INSERT INTO postings ({columns}) SELECT {columns} FROM pending_postings")

@@ -15,7 +15,7 @@ RECURIS_STORES
 
 RECURIS_SCORERS
     A factory takes no argument and returns a new, empty `Scorer` (recuris/core/similarity.py):
-    the same factory `RecallPolicy(scorer=...)` and `MemoryManager(episodic_scorer=...)` take.
+    the same factory `RecallPolicy(scorer=...)` and `MemoryManager(scorer=...)` take.
     The scorer contract (tests/retrieval/test_scorer_contract.py: SR1, SM2, SM3) and the
     episodic checks (tests/core/test_episodic_properties.py: E1-E5) run on it. E4 is checked
     twice: the indexed `retrieve` equals `retrieve_by_scan` for every scorer, and it agrees

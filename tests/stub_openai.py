@@ -141,9 +141,8 @@ class RawServer:
         self.requests = 0
         self.stopping = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(
-            0.01
-        )  # how often `serve` looks at `stopping`: leaving is that quick
+        # How often `serve` looks at `stopping`: leaving is that quick
+        self.listener.settimeout(0.01)
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
         self.thread = threading.Thread(target=self.serve, daemon=True)
 

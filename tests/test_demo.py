@@ -7,9 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
-PROMPT_LINE = re.compile(
-    r"^      (.{16})\| "
-)  # a printed prompt's line: its section's label, then the text
+# A printed prompt's line: its section's label, then the text
+PROMPT_LINE = re.compile(r"^      (.{16})\| ")
 
 
 def run_demo() -> str:

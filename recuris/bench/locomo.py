@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
 from ..core.similarity import JaccardScorer
-from ..manager.manager import MemoryManager
+from ..manager.manager import ManagerSettings, MemoryManager
 from ..manager.recall import RecallPolicy, Weights
 from ..retrieval.scoring import BM25Scorer
 from ..storage.store import Store
@@ -161,7 +161,9 @@ def through_manager(
 
     def build(conversation: Conversation) -> Ranker:
         clock = ManualClock(conversation.turns[0].at if conversation.turns else 0.0)
-        manager, user = MemoryManager(store_factory(), clock=clock, policy=policy), "speaker"
+        settings = ManagerSettings(recall=policy or RecallPolicy())
+        manager = MemoryManager(store_factory(), clock=clock, settings=settings)
+        user = "speaker"
         for turn in conversation.turns:
             clock.advance(max(0.0, turn.at - clock()))
             manager.write(

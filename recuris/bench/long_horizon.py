@@ -29,7 +29,7 @@ from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
 from ..core.mock_llm import PromptFollowingLLM
 from ..core.text import normalize
-from ..core.working import WorkingMemory
+from ..core.working import WorkingMemory, WorkingSettings
 from .evaluation import pollution_rate, prompt_tokens
 
 __all__ = ["Task", "suite", "run_suite", "SlidingWindowMemory", "CONDITIONS"]
@@ -44,9 +44,8 @@ class Task:
     constraints: list[str] = field(default_factory=list)
     failing: set[str] = field(default_factory=set)  # actions whose result is an error
     forbidden: str | None = None  # a word an action must not contain (the constraint)
-    notes: dict[int, str] = field(
-        default_factory=dict
-    )  # step -> a "note: x = y" its result carries
+    # Step -> a "note: x = y" its result carries
+    notes: dict[int, str] = field(default_factory=dict)
     stale: set[str] = field(default_factory=set)  # actions that use a revised value
     log: dict = field(default_factory=dict)
 
@@ -139,9 +138,11 @@ class SlidingWindowMemory(WorkingMemory):
 
 
 CONDITIONS = {
-    "full history": lambda: WorkingMemory(window_size=10_000, max_summary_chars=400),
-    "sliding window (12 messages)": lambda: SlidingWindowMemory(window_size=12),
-    "recuris (window 6 + summary + pins)": lambda: WorkingMemory(window_size=6),
+    "full history": lambda: WorkingMemory(WorkingSettings(window_size=10_000, token_budget=None)),
+    "sliding window (12 messages)": lambda: SlidingWindowMemory(
+        WorkingSettings(window_size=12, token_budget=None)
+    ),
+    "recuris (window 6 + summary + pins)": lambda: WorkingMemory(WorkingSettings(window_size=6)),
 }
 
 

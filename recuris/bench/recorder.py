@@ -100,9 +100,8 @@ class Part:
 
     title: str
     at: float
-    entries: list[tuple[str, object]] = field(
-        default_factory=list
-    )  # ("note"|"prompt"|"event", ...)
+    # ("note"|"prompt"|"event", ...)
+    entries: list[tuple[str, object]] = field(default_factory=list)
     tiers: dict[str, list[str]] = field(default_factory=dict)
     audit: list[str] = field(default_factory=list)
 

@@ -30,7 +30,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
-from ..core.decay import DecayManager
 from ..manager.manager import MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.sqlite_store import SQLiteStore
@@ -158,9 +157,7 @@ def _cycle(size: int, seed: int, quiet: bool) -> dict:
         progress = Progress(f"cycle {size:,}", size, quiet)
         started = time.perf_counter()
         cpu = time.process_time()
-        report = manager.run_decay(
-            DecayManager(clock=clock), "u", itemized=False, on_batch=progress.update
-        )
+        report = manager.run_decay("u", itemized=False, on_batch=progress.update)
         seconds = time.perf_counter() - started
         cpu = time.process_time() - cpu
         progress.close()

@@ -68,8 +68,8 @@ def simulate(
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
     rng = random.Random(seed)
     clock = ManualClock(0.0)
-    manager = MemoryManager(InMemoryStore(), clock=clock)
     decay = DecayManager(half_life_days=half_life_days, clock=clock)
+    manager = MemoryManager(InMemoryStore(), clock=clock, decay=decay)
     habit_texts = [
         f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6))
         for n in range(habits)
@@ -85,9 +85,8 @@ def simulate(
     for day in range(days):
         for _ in range(per_day):
             if one_off_texts and rng.random() < repeat_probability:
-                text = rng.choice(
-                    one_off_texts[-per_day * 7 :]
-                )  # people repeat themselves: merge fodder
+                # People repeat themselves: merge fodder
+                text = rng.choice(one_off_texts[-per_day * 7 :])
             else:
                 words = " ".join(rng.choice(WORDS) for _ in range(5))
                 text = f"{rng.choice(VERBS)} the {rng.choice(TOPICS)} ticket: {words}"
@@ -102,7 +101,7 @@ def simulate(
             if rng.random() < recall_probability:
                 manager.recall(text, "sim", top_k=1)
         clock.advance(DAY / (per_day + 1))
-        report = manager.run_decay(decay, "sim")
+        report = manager.run_decay("sim")
         forgotten += len(report.forgotten)
         merged += sum(len(others) for _, others in report.merged)
         sizes.append(report.size_after)

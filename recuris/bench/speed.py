@@ -23,7 +23,7 @@ from ..core.episodic import EpisodicMemory
 from ..core.mock_llm import ScriptedLLM
 from ..core.records import Episode
 from ..core.text import estimate_tokens
-from ..core.working import WorkingMemory
+from ..core.working import WorkingMemory, WorkingSettings
 from ..manager.manager import MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.sqlite_store import SQLiteStore
@@ -74,10 +74,15 @@ def retrieval(size: int, queries: int = 50, seed: int = 1) -> dict:
 def prompt_growth(steps: int = 1000, marks: tuple[int, ...] = (10, 50, 100, 1000)) -> dict:
     """Prompt tokens at each mark of a long task: recuris's window and summary vs full history."""
     result = {}
-    for name, window in (("recuris", 6), ("full history", steps + 1)):
+    # Full history keeps every step: a window past the task's length and no token budget.
+    conditions = (
+        ("recuris", WorkingSettings(window_size=6)),
+        ("full history", WorkingSettings(window_size=steps + 1, token_budget=None)),
+    )
+    for name, settings in conditions:
         llm = ScriptedLLM([f"process record {n:05d} of the import" for n in range(steps)])
         agent = RecurisAgent(
-            WorkingMemory(window_size=window),
+            WorkingMemory(settings),
             EpisodicMemory(),
             llm,
             max_steps=steps + 1,
@@ -122,10 +127,10 @@ def decay_cycle(size: int, seed: int = 2) -> dict:
     started = time.perf_counter()
     report = decay.run_cycle(items)
     decide = time.perf_counter() - started
-    manager = MemoryManager(clock=clock)
+    manager = MemoryManager(clock=clock, decay=decay)
     manager.store.put(items)
     started = time.perf_counter()
-    full = manager.run_decay(decay, "u")
+    full = manager.run_decay("u")
     cycle = time.perf_counter() - started
     return {
         "decide_s": decide,

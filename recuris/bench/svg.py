@@ -119,10 +119,11 @@ def line_plot(
     y_high += (y_high - y_low) * 0.05  # headroom: the highest point does not touch the frame
     right = width - RIGHT
     bottom = height - BOTTOM
+    # (label, colour, dash, is the marker entry)
     legend = [
         (s.name, PALETTE[n % len(PALETTE)], ' stroke-dasharray="6 4"' if s.dashed else "", False)
         for n, s in enumerate(series)
-    ]  # (label, colour, dash, is the marker entry)
+    ]
     legend += [(r.name, "#000", ' stroke-dasharray="2 3"', False) for r in references]
     legend += [(marker_label, "#000", "", True)] if any(s.markers for s in series) else []
     placed = []

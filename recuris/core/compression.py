@@ -97,7 +97,7 @@ def parse(summary: str) -> _Parts:
 class StructuredSummarizer:
     """Merge evicted steps into the previous summary and keep it within `max_chars` (M1-M4)."""
 
-    def __init__(self, max_chars: int = 400) -> None:
+    def __init__(self, max_chars: int) -> None:
         self.max_chars = require_count("M2: max_chars", max_chars, minimum=MIN_CHARS)
 
     def __call__(self, old_summary: str, evicted_steps: Sequence[Step]) -> str:

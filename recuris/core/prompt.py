@@ -23,6 +23,7 @@ from .text import normalize, statement
 __all__ = [
     "build_prompt",
     "render_experience",
+    "render_recalled",
     "subtask_options",
     "matches_option",
     "slot_values",
@@ -91,6 +92,12 @@ def render_experience(hits: Sequence[Hit]) -> str:
     return "\n".join(lines)
 
 
+def render_recalled(lines: Sequence[str]) -> str:
+    """Render recalled memories, one a line, as the recalled section; none renders as "(none)"."""
+    body = [f"{INDENT}- {line}" for line in lines] or [f"{INDENT}{NONE}"]
+    return "\n".join([RECALLED_HEADER, *body])
+
+
 def build_prompt(
     working_section: str,
     hits: Sequence[Hit],
@@ -104,5 +111,5 @@ def build_prompt(
     """
     parts = [working_section, render_experience(hits)]
     if recalled:
-        parts.append("\n".join([RECALLED_HEADER, *(f"{INDENT}- {line}" for line in recalled)]))
+        parts.append(render_recalled(recalled))
     return "\n\n".join([*parts, *tool_results, f"{INSTRUCTION} {tools_instruction}".strip()])

@@ -12,49 +12,88 @@ Invariants:
     W4  the prompt section's size is bounded by the configuration (goal, pins, subtasks,
         `window_size`, `max_step_chars`, `max_summary_chars`), not by the number of steps.
     W5  every pinned constraint appears in every prompt section.
-    W6  `init_task` starts afresh (no steps, summary, pins or progress); before it, nothing can be added.
+    W6  `init_task` starts afresh (no steps, summary, pins or progress); before it, nothing can
+        be added.
+    W7  after a step is added, the prompt section fits `token_budget` (document 001 §3's
+        budget) unless only one recent step is left: the oldest recent steps are folded into
+        the summary early; the goal, pins and subtasks are never folded.
+    W8  `from_dict(to_dict())` gives a working memory that renders, reads and goes on
+        exactly as the original: persisting a task in progress loses nothing.
 """
 
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from . import prompt
 from .compression import MIN_CHARS, StructuredSummarizer
 from .records import Step
-from .text import clip, flatten
+from .text import clip, estimate_tokens, flatten
 from .validation import require_count, require_text
 
-__all__ = ["WorkingMemory", "Summarizer"]
+__all__ = ["WorkingMemory", "WorkingSettings", "Summarizer"]
 
 Summarizer = Callable[[str, Sequence[Step]], str]
+
+
+@dataclass(frozen=True)
+class WorkingSettings:
+    """The sizes that bound working memory's prompt section (W2, W4, W7)."""
+
+    # Steps shown whole, newest last: document 000 §3.1 keeps the last 5-10.
+    window_size: int = 6
+    # The merged summary of the older steps, in characters (002 §3.1 keeps it bounded).
+    max_summary_chars: int = 400
+    # Each side of a recent step (action, result) is clipped to this many characters.
+    max_step_chars: int = 200
+    # Document 001 §3's budget for the whole section, in estimated tokens; None: no budget.
+    # 001 gives 8,000 for a whole context; the section is a goal, pins and a window, so 800.
+    token_budget: int | None = 800
+
+    def __post_init__(self) -> None:
+        require_count("W2: window_size", self.window_size, minimum=1)
+        require_count("W4: max_summary_chars", self.max_summary_chars, minimum=MIN_CHARS)
+        require_count("W4: max_step_chars", self.max_step_chars, minimum=1)
+        if self.token_budget is not None:
+            require_count("W7: token_budget", self.token_budget, minimum=1)
 
 
 class WorkingMemory:
     """A fixed goal, a bounded window of recent steps, and a merged summary of the rest."""
 
     def __init__(
-        self,
-        window_size: int = 6,
-        max_summary_chars: int = 400,
-        summarizer: Summarizer | None = None,
-        max_step_chars: int = 200,
+        self, settings: WorkingSettings | None = None, summarizer: Summarizer | None = None
     ) -> None:
-        self.window_size = require_count("W4: window_size", window_size, minimum=1)
-        self.max_summary_chars = require_count(
-            "W4: max_summary_chars", max_summary_chars, minimum=MIN_CHARS
-        )
-        self.max_step_chars = require_count("W4: max_step_chars", max_step_chars, minimum=1)
+        self.settings = settings if settings is not None else WorkingSettings()
+        if not isinstance(self.settings, WorkingSettings):
+            raise TypeError(f"settings must be WorkingSettings, got {self.settings!r}")
         # The rule-based summarizer doubles as the fallback when a pluggable one fails.
-        self._fallback = StructuredSummarizer(max_summary_chars)
+        self._fallback = StructuredSummarizer(self.settings.max_summary_chars)
         self._summarizer = summarizer or self._fallback
         self._goal = ""
         self._subtasks: tuple[str, ...] = ()
         self._done: list[str] = []
         self._pins: list[str] = []
-        self._recent: deque[Step] = deque(maxlen=window_size)
+        self._recent: deque[Step] = deque()
         self._trajectory: list[Step] = []
         self._summary = ""
         self.summarizer_failures: list[str] = []
+
+    @property
+    def window_size(self) -> int:
+        return self.settings.window_size
+
+    @property
+    def max_summary_chars(self) -> int:
+        return self.settings.max_summary_chars
+
+    @property
+    def max_step_chars(self) -> int:
+        return self.settings.max_step_chars
+
+    @property
+    def token_budget(self) -> int | None:
+        return self.settings.token_budget
 
     # -- the task ------------------------------------------------------------------
     def init_task(self, goal: str, subtasks: Sequence[str] | None = None) -> None:
@@ -65,10 +104,13 @@ class WorkingMemory:
         """
         goal = require_text("goal", goal)
         subtasks = tuple(require_text("subtask", s) for s in (subtasks or ()))
-        self._goal, self._subtasks = goal, subtasks
-        self._done, self._pins = [], []
+        self._goal = goal
+        self._subtasks = subtasks
+        self._done = []
+        self._pins = []
         self._recent.clear()
-        self._trajectory, self._summary = [], ""
+        self._trajectory = []
+        self._summary = ""
         self.summarizer_failures = []
 
     @property
@@ -126,13 +168,21 @@ class WorkingMemory:
         """
         self._require_task()
         step = Step.observed(len(self._trajectory) + 1, action, result, failed)
-        # deque(maxlen) drops its oldest element on append; catch it first (W3).
-        evicted = self._recent[0] if len(self._recent) == self.window_size else None
         self._recent.append(step)
         self._trajectory.append(step)
-        if evicted is not None:
-            self._fold([evicted])
+        if len(self._recent) > self.window_size:
+            self._fold([self._recent.popleft()])
+        self._fit_budget()
         return step
+
+    def _fit_budget(self) -> None:
+        # W7: past the token budget, the oldest recent steps are folded early, one at a
+        # time, while another stays to show; the goal, pins and subtasks are never folded.
+        budget = self.token_budget
+        if budget is None:
+            return
+        while len(self._recent) > 1 and estimate_tokens(self.to_prompt_section()) > budget:
+            self._fold([self._recent.popleft()])
 
     def _fold(self, evicted: list[Step]) -> None:
         # A pluggable summarizer may be an LLM: its output is untrusted. On an exception,
@@ -167,8 +217,14 @@ class WorkingMemory:
 
     # -- reading -------------------------------------------------------------------
     def to_prompt_section(self) -> str:
-        """Render goal, pins, subtask progress, summary and recent steps, in that order."""
-        indent, none = prompt.INDENT, f"{prompt.INDENT}{prompt.NONE}"
+        """Render goal, pins, subtask progress, summary and recent steps, in that order.
+
+        With no task in progress the section says so under its header.
+        """
+        indent = prompt.INDENT
+        none = f"{prompt.INDENT}{prompt.NONE}"
+        if not self._goal:
+            return f"{prompt.WORKING_HEADER}\n{none}"
         lines = [prompt.WORKING_HEADER, f"{prompt.GOAL} {flatten(self._goal, len(self._goal))}"]
         lines.append(prompt.PINNED)
         lines.extend([f"{indent}- {flatten(p, len(p))}" for p in self._pins] or [none])
@@ -182,6 +238,61 @@ class WorkingMemory:
         steps = [f"{indent}{step.render(self.max_step_chars)}" for step in self._recent]
         lines.extend(steps or [none])
         return "\n".join(lines)
+
+    # -- persisting ----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Return the task's state as JSON-ready data that `from_dict` reads back (W8)."""
+        return {
+            "goal": self._goal,
+            "subtasks": list(self._subtasks),
+            "done": list(self._done),
+            "pins": list(self._pins),
+            "trajectory": [
+                [step.index, step.action, step.result, step.failed] for step in self._trajectory
+            ],
+            "recent": len(self._recent),
+            "summary": self._summary,
+            "summarizer_failures": list(self.summarizer_failures),
+        }
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: dict,
+        settings: WorkingSettings | None = None,
+        summarizer: Summarizer | None = None,
+    ) -> "WorkingMemory":
+        """Rebuild a working memory from `to_dict`'s data, under these settings (W8).
+
+        A window saved larger than `settings.window_size` is folded down to it, and the
+        budget (W7) applied. Raises ValueError naming the rule for data that breaks one.
+        """
+        memory = cls(settings, summarizer)
+        if not isinstance(data, dict):
+            raise ValueError(f"W8: working memory data must be a dict, got {data!r}")
+        if data.get("goal"):
+            memory.init_task(data["goal"], data.get("subtasks", ()))
+        for subtask in data.get("done", ()):
+            memory.mark_done(subtask)
+        for constraint in data.get("pins", ()):
+            memory.pin(constraint)
+        for position, row in enumerate(data.get("trajectory", ()), start=1):
+            if not isinstance(row, list) or len(row) != 4 or row[0] != position:
+                raise ValueError(f"W3: step {position} is not [{position}, action, result, failed]")
+            memory._require_task()
+            memory._trajectory.append(Step.observed(*row))
+        recent = require_count("W3: recent", data.get("recent", 0), 0, len(memory._trajectory) + 1)
+        memory._recent.extend(memory._trajectory[len(memory._trajectory) - recent :])
+        summary = data.get("summary", "")
+        if not isinstance(summary, str):
+            raise ValueError(f"W4: summary must be a str, got {summary!r}")
+        memory._summary = clip(summary, memory.max_summary_chars)
+        failures = data.get("summarizer_failures", ())
+        memory.summarizer_failures = [str(failure) for failure in failures]
+        while len(memory._recent) > memory.window_size:
+            memory._fold([memory._recent.popleft()])
+        memory._fit_budget()
+        return memory
 
     def __repr__(self) -> str:
         return (

@@ -21,10 +21,28 @@ from dataclasses import dataclass
 
 from ..core.clock import DAY
 from ..core.text import normalize
-from ..core.validation import require_count, require_text
+from ..core.validation import require_count, require_number, require_text
 from .semantic import Fact, SemanticMemory
 
-__all__ = ["Consolidator", "Conflict", "Sighting"]
+__all__ = ["Consolidator", "ConsolidationSettings", "Conflict", "Sighting"]
+
+
+@dataclass(frozen=True)
+class ConsolidationSettings:
+    """When repeated sightings of a statement make it a fact (C1).
+
+    Raises ValueError, naming C1, for a count below 1 or a window that is not a positive number.
+    """
+
+    # Distinct sources that must state a value before it is promoted: document 003 §4.2's
+    # "two or three times", at its lower end, so that a preference stated twice is learned.
+    min_occurrences: int = 2
+    # How long a sighting counts, for the value or against it: a week of use.
+    window_seconds: float = 7 * DAY
+
+    def __post_init__(self) -> None:
+        require_count("C1: min_occurrences", self.min_occurrences, 1)
+        require_number("C1: window_seconds", self.window_seconds, 0, above_minimum=True)
 
 
 @dataclass(frozen=True)
@@ -52,21 +70,19 @@ class Conflict:
 
 
 class Consolidator:
-    """Count sightings of statements and promote consistent, repeated ones into semantic memory."""
+    """Count sightings of statements and promote consistent, repeated ones into semantic memory.
+
+    `settings` default to `ConsolidationSettings()`: two sources within seven days.
+    """
 
     def __init__(
         self,
         semantic: SemanticMemory,
-        min_occurrences: int = 2,
-        window_seconds: float = 7 * DAY,
+        settings: ConsolidationSettings | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        require_count("C1: min_occurrences", min_occurrences, 1)
-        if not window_seconds > 0:
-            raise ValueError(f"C1: window_seconds must be > 0, got {window_seconds!r}")
         self.semantic = semantic
-        self.min_occurrences = min_occurrences
-        self.window_seconds = window_seconds
+        self.settings = settings if settings is not None else ConsolidationSettings()
         self.clock = clock
         self.conflicts: list[Conflict] = []
         self._sightings: dict[str, list[Sighting]] = {}
@@ -81,7 +97,8 @@ class Consolidator:
         now = self.clock()
         key = normalize(subject)
         # Sightings that fell out of the observation window no longer count, for or against.
-        window = [s for s in self._sightings.get(key, []) if now - s.at <= self.window_seconds]
+        window_seconds = self.settings.window_seconds
+        window = [s for s in self._sightings.get(key, []) if now - s.at <= window_seconds]
         window.append(Sighting(subject, value, source_id, now))
         self._sightings[key] = window
 
@@ -95,13 +112,14 @@ class Consolidator:
             return None
         if self.semantic.knows(subject, value):
             return None
-        if len(sources) < self.min_occurrences:
+        if len(sources) < self.settings.min_occurrences:
             return None
-        reason = f"consolidated: {len(sources)} consistent sources within {self.window_seconds / DAY:g} days"
+        days = window_seconds / DAY
+        reason = f"consolidated: {len(sources)} consistent sources within {days:g} days"
         return self.semantic.add(subject, value, sources, created_at=now, reason=reason)
 
     def __repr__(self) -> str:
         return (
-            f"Consolidator(min_occurrences={self.min_occurrences}, window_seconds={self.window_seconds}, "
-            f"subjects={len(self._sightings)}, conflicts={len(self.conflicts)})"
+            f"Consolidator({self.settings!r}, subjects={len(self._sightings)}, "
+            f"conflicts={len(self.conflicts)})"
         )

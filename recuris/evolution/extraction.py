@@ -34,6 +34,7 @@ __all__ = [
     "Insight",
     "CATEGORIES",
     "INSIGHT_TYPES",
+    "MIN_KNOWLEDGE_CONFIDENCE",
     "extraction_prompt",
     "parse_knowledge",
     "reflection_prompt",
@@ -42,6 +43,11 @@ __all__ = [
 ]
 
 CATEGORIES = ("user_pref", "tech_rule", "project_rule", "general")
+# The least confidence at which a statement extracted from one finished task is observed by
+# the consolidator, on its way to a fact that supersedes its subject's old value. Neither
+# document sets it; it is a setting of its own, not reflection's MIN_INSIGHT_CONFIDENCE
+# (reflection.py), which gates insights drawn from a batch of interactions.
+MIN_KNOWLEDGE_CONFIDENCE = 0.6
 INSIGHT_TYPES = ("user_fact", "agent_learning")
 MAX_TEXT = 300
 MAX_ENTRIES = 50

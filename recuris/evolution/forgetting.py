@@ -5,8 +5,8 @@ below the retention threshold are forgotten; those only moderately decayed (betw
 threshold and a merge ceiling, 0.4) are merged with similar ones into a denser memory.
 Document 003 §4.3 and 002 §3.3 ask that every forgetting be logged with its reason. MemoryBank
 reports why this matters: past a few hundred items, recall falls as memory density drops.
-A `ForgettingCycle` runs on one store with one clock; the manager holds one, and reloads the
-user's layers after each cycle.
+A `ForgettingCycle` runs on one store, with one clock and one decay rule, given once; the
+manager holds one, and reloads the user's layers after each cycle.
 
 Invariants:
     O1  after a cycle, no remaining episodic or semantic item of the user weighs less than
@@ -17,17 +17,21 @@ Invariants:
     O4  the cycle decides exactly as the naive one (list every item, compare every pair of the
         band): it streams the items in batches, joins the band with `join.similar_pairs`, and
         compares only pairs with an item new to the band since the last cycle (J2).
-    O5  without `itemized`, a report holds counts only (forgotten, merged, size before and after) and
-        no item, so its memory stays flat however large the store.
+    O5  without `itemized`, a report holds counts only (forgotten, merged, size before and
+        after) and no item, so its memory stays flat however large the store.
+    O6  a cycle runs whole under the lock it is given (the manager's, TS1).
 """
 
+import threading
 from array import array
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from ..core.decay import DecayManager
 from ..core.records import AuditRecord
 from ..core.text import tokenize
+from ..core.validation import require_number
 from ..storage.item import MemoryItem
 from ..storage.store import Store
 from .join import rank_tokens, similar_pairs
@@ -35,9 +39,8 @@ from .join import rank_tokens, similar_pairs
 __all__ = ["ForgettingCycle", "ForgettingReport"]
 
 CYCLED_LEVELS = ("episodic", "semantic")
-DELETE_BATCH = (
-    50_000  # forgotten items deleted per transaction (ids and audit tuples held until then)
-)
+# Forgotten items deleted per transaction (ids and audit tuples held until then).
+DELETE_BATCH = 50_000
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,8 @@ class ForgettingReport:
     """What one cycle did to one user's memory (the items themselves only if `itemized`)."""
 
     forgotten: tuple[MemoryItem, ...]
-    merged: tuple[
-        tuple[MemoryItem, tuple[MemoryItem, ...]], ...
-    ]  # (survivor, items merged into it)
+    # (survivor, items merged into it)
+    merged: tuple[tuple[MemoryItem, tuple[MemoryItem, ...]], ...]
     audit: tuple[AuditRecord, ...]
     size_before: int
     size_after: int
@@ -61,7 +63,8 @@ def _sources(item: MemoryItem) -> list[str]:
 
 def merge(group: list[MemoryItem]) -> MemoryItem:
     """Fold near-duplicates into the first: every source id kept, the highest importance (O3)."""
-    survivor, others = group[0], group[1:]
+    survivor = group[0]
+    others = group[1:]
     merged_ids = list(survivor.metadata.get("merged_ids", []))
     for other in others:
         merged_ids += [other.id, *_sources(other)]
@@ -84,8 +87,12 @@ class _Band:
 
     def __init__(self) -> None:
         self.ids: dict[int, str] = {}
-        self.weights, self.created, self.prints = array("d"), array("d"), array("q")
-        self.levels, self.tokens, self.ends = bytearray(), array("q"), array("q")
+        self.weights = array("d")
+        self.created = array("d")
+        self.prints = array("q")
+        self.levels = bytearray()
+        self.tokens = array("q")
+        self.ends = array("q")
         self.vocabulary: dict[str, int] = {}
 
     def add(self, item: MemoryItem, weight: float) -> None:
@@ -110,25 +117,28 @@ class _Band:
 class ForgettingCycle:
     """Decay cycles over one store: forget what fell below the threshold, merge the band (O1-O4).
 
-    After each cycle `on_change(user_id)` is called, so that whoever caches the user's memory
-    reloads it. It remembers, per user and similarity, which band items it compared (J2).
+    `decay` weighs every item and decides what falls below its threshold; whoever caches the
+    user's memory reloads it after a cycle. The cycle remembers, per user and similarity,
+    which band items it compared (J2). `lock` is the manager's re-entrant lock (O6).
     """
 
     def __init__(
         self,
         store: Store,
         clock: Callable[[], float],
+        decay: DecayManager,
         *,
-        on_change: Callable[[str], None] = lambda user_id: None,
+        lock: AbstractContextManager | None = None,
     ) -> None:
-        self.store, self.clock, self.on_change = store, clock, on_change
-        self.compared: dict[
-            tuple[str, float], dict[str, int]
-        ] = {}  # (user, similarity) -> id -> fingerprint
+        self.store = store
+        self.clock = clock
+        self.decay = decay
+        self.lock = lock or threading.RLock()
+        # (user, similarity) -> band item id -> its fingerprint at the last cycle
+        self.compared: dict[tuple[str, float], dict[str, int]] = {}
 
     def run(
         self,
-        decay: DecayManager,
         user_id: str,
         merge_ceiling: float = 0.4,
         merge_similarity: float = 0.7,
@@ -138,22 +148,49 @@ class ForgettingCycle:
         delete_batch: int = DELETE_BATCH,
         on_batch: Callable[[int], None] | None = None,
     ) -> ForgettingReport:
-        """Forget what fell below the threshold; merge similar items in the band below the ceiling (O4).
+        """Forget what fell below the threshold; merge similar items in the band below the ceiling.
 
-        Items are read `batch_size` at a time; forgotten items are deleted, with their audit
-        records, `delete_batch` at a time, all before the merge. `on_batch` hears how many
-        items were read so far, and `on_change` hears the user once the cycle is done. Without
-        `itemized`, the report carries counts only, so memory stays flat on a large store.
-        Raises ValueError unless 0 < merge_similarity <= 1 (before anything is changed).
+        Decides as the naive cycle (O4). Items are read `batch_size` at a time; forgotten items
+        are deleted, with their audit records, `delete_batch` at a time, all before the merge.
+        `on_batch` hears how many items were read so far. Without `itemized`, the report carries
+        counts only, so memory stays flat on a large store (O5). Raises ValueError, naming J1,
+        unless 0 < merge_similarity <= 1 (before anything is changed).
         """
-        if not 0.0 < merge_similarity <= 1.0:
-            raise ValueError(f"J1: merge_similarity must lie in (0, 1], got {merge_similarity!r}")
-        now, band, size, forgotten, audit = self.clock(), _Band(), 0, [], []
-        forgotten_count, doomed, records = 0, [], []
+        require_number("J1: merge_similarity", merge_similarity, 0.0, 1.0, above_minimum=True)
+        with self.lock:
+            return self._run(
+                user_id,
+                merge_ceiling,
+                merge_similarity,
+                itemized,
+                batch_size,
+                delete_batch,
+                on_batch,
+            )
+
+    def _run(
+        self,
+        user_id: str,
+        merge_ceiling: float,
+        merge_similarity: float,
+        itemized: bool,
+        batch_size: int,
+        delete_batch: int,
+        on_batch: Callable[[int], None] | None,
+    ) -> ForgettingReport:
+        now = self.clock()
+        band = _Band()
+        size = 0
+        forgotten = []
+        audit = []
+        forgotten_count = 0
+        doomed = []
+        records = []
         for batch in self.store.iterate(user_id, None, batch_size):
             items = [item for item in batch if item.level in CYCLED_LEVELS]
-            decided = decay.run_cycle(items, now)
-            size, forgotten_count = size + len(items), forgotten_count + len(decided.forgotten)
+            decided = self.decay.run_cycle(items, now)
+            size += len(items)
+            forgotten_count += len(decided.forgotten)
             doomed += [item.id for item in decided.forgotten]
             # Plain tuples until written: the garbage collector soon stops walking them.
             records += [
@@ -164,18 +201,17 @@ class ForgettingCycle:
                     band.add(item, decided.weights[item.id])
             if itemized:
                 forgotten += decided.forgotten
-                audit += [
-                    AuditRecord(*record) for record in records[len(records) - len(decided.audit) :]
-                ]
+                fresh = records[len(records) - len(decided.audit) :]
+                audit += [AuditRecord(*record) for record in fresh]
             if len(doomed) >= delete_batch:
                 self._forget(user_id, doomed, records)
-                doomed, records = [], []
+                doomed = []
+                records = []
             if on_batch:
                 on_batch(size)
         self._forget(user_id, doomed, records)
         merged, merge_audit = self._merge_band(user_id, band, merge_ceiling, merge_similarity, now)
         self.store.append_audit(merge_audit)
-        self.on_change(user_id)
         merged_count = sum(len(others) for _, others in merged)
         if itemized:
             audit += merge_audit
@@ -208,7 +244,11 @@ class ForgettingCycle:
                 neighbours.setdefault(b, []).append(a)
         order = sorted(range(len(band.ids)), key=band.key)
         position = {n: rank for rank, n in enumerate(order)}
-        grouped, merged, audit, survivors, doomed = set(), [], [], [], []
+        grouped = set()
+        merged = []
+        audit = []
+        survivors = []
+        doomed = []
         for lead in order:  # strongest first, each item into one group at most, as the naive cycle
             if lead in grouped or lead not in neighbours:
                 continue

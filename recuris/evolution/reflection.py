@@ -17,13 +17,15 @@ Invariants:
     Y5  each buffered interaction is stored raw at most once, however often it is retried.
     Y6  a prompt holds at most `max_batch` interactions; after a failure, a buffer past
         `max_buffer` keeps its newest `max_buffer`; the older are stored raw, never dropped.
-    Y7  an insight at or above `min_confidence` is stored naming the interactions it came from, each
-        kept raw as an episode; one below it is reported as skipped, and not stored.
+    Y7  an insight at or above `min_confidence` (MIN_INSIGHT_CONFIDENCE) is stored naming the
+        interactions it came from, each kept raw as an episode; one below it is reported as
+        skipped, and not stored.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.records import AuditRecord
 from ..core.similarity import jaccard
 from ..core.text import flatten, normalize, statement, tokenize
 from ..core.validation import require_count, require_text
@@ -31,7 +33,12 @@ from ..storage.item import MemoryItem
 from ..storage.store import append_superseding
 from .extraction import Insight, ask, parse_insights, reflection_prompt
 
-__all__ = ["ReflectionCallback", "Interaction", "ReflectionReport"]
+__all__ = ["ReflectionCallback", "Interaction", "ReflectionReport", "MIN_INSIGHT_CONFIDENCE"]
+
+# The least confidence at which an insight is stored. It is the floor of the importance an
+# insight is stored with (max(0.5, confidence)), so each stored insight ranks by its own
+# confidence. A setting of its own, not extraction's MIN_KNOWLEDGE_CONFIDENCE (extraction.py).
+MIN_INSIGHT_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ class ReflectionCallback:
         threshold: int = 3,
         *,
         user_id: str = "default",
-        min_confidence: float = 0.5,
+        min_confidence: float = MIN_INSIGHT_CONFIDENCE,
         merge_similarity: float = 0.5,
         timeout_seconds: float | None = None,
         max_batch: int = 20,
@@ -124,18 +131,22 @@ class ReflectionCallback:
         except Exception as error:  # noqa: BLE001 - the model is untrusted: record, keep, retry (Y2)
             reason = f"{type(error).__name__}: {flatten(str(error), 200)}"
             self.failures.append(reason)
-            self.manager.audit(
+            self._audit(
                 self.user_id, "-", "reflect-failed", f"{len(batch)} interactions kept; {reason}"
             )
             self._overflow()
             return ReflectionReport(problems=(reason,), failed=True)
         for problem in problems:
-            self.manager.audit(self.user_id, "-", "reflect-problem", problem)
+            self._audit(self.user_id, "-", "reflect-problem", problem)
         self._release(len(batch))  # only now; anything added meanwhile stays
-        self.manager.audit(
+        self._audit(
             self.user_id, "-", "reflect", f"{len(batch)} interactions, {len(stored)} insights"
         )
         return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
+
+    def _audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
+        record = AuditRecord(item_id, operation, reason, self.manager.clock(), None, user_id)
+        self.manager.store.append_audit([record])
 
     def _overflow(self) -> None:
         # Y6: while the model keeps failing, the oldest turns past the bound leave the buffer
@@ -143,7 +154,7 @@ class ReflectionCallback:
         if (excess := len(self.buffer) - self.max_buffer) > 0:
             self._keep_raw(self.buffer[:excess])
             self._release(excess)
-            self.manager.audit(
+            self._audit(
                 self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw"
             )
 

@@ -187,9 +187,8 @@ class SemanticMemory:
         return f"fact-{self._next_number - 1}"
 
     def _current(self, subject: str) -> Fact | None:
-        valid = (
-            i for i in self._newest_first(subject) if self._facts[i][4] is None
-        )  # not invalidated
+        # Not invalidated
+        valid = (i for i in self._newest_first(subject) if self._facts[i][4] is None)
         return next((self._fact(i) for i in valid), None)
 
     def _newest_first(self, subject: str) -> Iterator[str]:

@@ -97,14 +97,16 @@ EXERCISES = (
         ("core.working",),
         ("docs/core/working-memory.md",),
         (
-            "Keep every step in a list (the trajectory) and the window in a "
-            "deque(maxlen=window_size); before appending to a full deque, take the step it is "
-            "about to drop and fold it into the summary (W2, W3). compressed_steps is the "
-            "trajectory without the window's last len(window) steps.",
+            "Keep every step in a list (the trajectory) and the window in a deque; once the "
+            "window holds more than window_size steps, pop its oldest and fold it into the "
+            "summary (W2, W3), and while the section is over token_budget and more than one step "
+            "is left, fold the oldest too (W7). compressed_steps is the trajectory without the "
+            "window's last len(window) steps.",
             "Make goal a property whose setter raises AttributeError naming W1; render each pin, "
             "subtask and step flattened to one line and clipped, so the section's size depends on "
             "the settings, never on the number of steps (W4), and every pin is shown every time "
-            "(W5).",
+            "(W5). to_dict writes every field down as plain data; from_dict replays it through "
+            "init_task, mark_done and pin (W8).",
         ),
     ),
     Exercise(

@@ -72,9 +72,8 @@ def _cuts(body: list[ast.stmt], lines: list[str], prefix: str, top: bool) -> lis
         elif isinstance(node, ast.ClassDef):
             cuts += _cuts(node.body, lines, f"{prefix}{node.name}.", top=False)
         elif top and not isinstance(node, KEPT) and not (index == 0 and _is_docstring(node)):
-            cuts.append(
-                (node.lineno, node.end_lineno, "")
-            )  # module-level code that would run on import
+            # Module-level code that would run on import
+            cuts.append((node.lineno, node.end_lineno, ""))
     return cuts
 
 

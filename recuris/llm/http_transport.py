@@ -242,9 +242,8 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int | None:
-        self.sock.settimeout(
-            self.deadline.left()
-        )  # the per-read timeout shrinks as the call goes on
+        # The per-read timeout shrinks as the call goes on
+        self.sock.settimeout(self.deadline.left())
         return self.raw.readinto(buffer)
 
     def close(self) -> None:

@@ -193,5 +193,5 @@ class ActiveRecall:
             if used + cost <= max_tokens:
                 chosen.append(result)
                 used += cost
-        self.manager.count_access(self.user_id, chosen)
+        self.manager.users.count_access(self.user_id, chosen)
         return [result.render() for result in chosen]

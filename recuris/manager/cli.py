@@ -33,7 +33,8 @@ Invariants:
         `import` reads them back with the items, in the same transaction.
     V10 every database is opened through `main`'s `open_store` (`SQLiteStore` by default),
         so a fork's store gets the whole command line by passing its own opener.
-    V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back as they were.
+    V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back
+        as they were.
 """
 
 import json
@@ -74,7 +75,8 @@ def _audit_of(data: dict) -> AuditRecord:
 def _read_lines(name: str) -> tuple[list[MemoryItem], list[AuditRecord]]:
     # Bytes, decoded line by line, so that invalid UTF-8 is reported with its line number.
     handle = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115 - closed below
-    items, records = [], []
+    items = []
+    records = []
     with handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
@@ -115,7 +117,8 @@ def _search(store: SQLiteStore, arguments):
         task_type=arguments.task_type,
         count_access=False,
     )
-    if found.degraded:  # recall degrades to nothing for an agent; an operator must hear of it (V5)
+    # Recall degrades to nothing for an agent; an operator must hear of it (V5).
+    if found.degraded:
         raise StoreError(f"search could not read {arguments.db}; see the warning above")
     for result in found.results:
         data = {
@@ -153,11 +156,9 @@ def _reading(store: SQLiteStore, arguments):
 
 
 def _forget(store: SQLiteStore, arguments) -> str:
-    user, items, records = (
-        arguments.user,
-        len(store.list(arguments.user)),
-        len(store.audit(arguments.user)),
-    )
+    user = arguments.user
+    items = len(store.list(user))
+    records = len(store.audit(user))
     if not items and not records:  # a mistyped name must not look like a deletion done (V7)
         raise ValueError(f"user {user!r} has no memory in {arguments.db}: nothing to delete")
     if not arguments.yes:
@@ -169,7 +170,8 @@ def _forget(store: SQLiteStore, arguments) -> str:
 
 
 def _import(arguments, open_store) -> str:
-    items, records = _read_lines(arguments.file)  # read and checked before any file is opened (V8)
+    # Read and checked before any file is opened (V8).
+    items, records = _read_lines(arguments.file)
     path = Path(arguments.db)
     companions = [
         path,
@@ -230,8 +232,10 @@ def main(argv: list[str] | None = None, out=None, environ=None, open_store=SQLit
         return int(exit.code or 0)
     try:
         _run(arguments, out, open_store)
-    except BrokenPipeError:  # the reader stopped early (`| head`): not an error, and nothing to say
-        if out is sys.stdout:  # so that the interpreter's last flush at exit finds nothing to write
+    except BrokenPipeError:
+        # The reader stopped early (`| head`): not an error, and nothing to say. Standard
+        # output goes to the null device, so that the interpreter's last flush finds nothing.
+        if out is sys.stdout:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (FileNotFoundError, UsageError) as error:

@@ -1,4 +1,4 @@
-"""Command-line arguments: what `python -m recuris` accepts, each option explained, checked before use.
+"""Command-line arguments: what `python -m recuris` accepts, each option explained and checked.
 
 Document 003 §6.3 asks that memory be explainable after the fact and §7.2 that a user's
 data can be deleted on request; the command line (cli.py) is how an operator does both.
@@ -12,8 +12,8 @@ Invariants:
         1, an `--at` that is not a time, no database named) exits 2 before any file is
         opened, so it creates nothing and changes nothing.
     VA3 every option and argument of every command has help text.
-    VA4 `--at` reads epoch seconds or an ISO 8601 time (UTC unless it gives an offset): one moment,
-        however it is written, is one recall clock for `search`.
+    VA4 `--at` reads epoch seconds or an ISO 8601 time (UTC unless it gives an offset): one
+        moment, however it is written, is one recall clock for `search`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def seconds(text: str) -> float:
 
 
 def moment(text: str) -> float:
-    """Return a time as epoch seconds: a number, or ISO 8601 (a time without an offset is UTC) (VA2)."""
+    """Return a time as epoch seconds: a number, or ISO 8601 (UTC without an offset) (VA2)."""
     try:
         return seconds(text)
     except argparse.ArgumentTypeError:
@@ -157,7 +157,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: list[str] | None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
-    """Return the parsed command line with the database resolved (VA1); exit 2 on a bad one (VA2)."""
+    """Return the parsed command line, its database resolved (VA1); exit 2 on a bad one (VA2)."""
     environ = os.environ if environ is None else environ
     grammar = parser()
     arguments = grammar.parse_args(argv)

@@ -37,7 +37,7 @@ class ManagedExperience:
     def __init__(self, manager, user_id: str, top_k: int = 2, threshold: float = 0.25) -> None:
         check_query(top_k, threshold)
         self.manager, self.user_id, self.top_k, self.threshold = manager, user_id, top_k, threshold
-        self.episodic = manager.layers(user_id).episodic
+        self.episodic = manager.users.get(user_id).episodic
         self.counted: set[str] = set()
 
     def begin(self) -> None:
@@ -69,14 +69,13 @@ class ManagedExperience:
             if hit.episode.id not in self.counted
         ]
         fresh = [*episodes, *(result for result in others if result.item.id not in self.counted)]
-        self.manager.count_access(self.user_id, fresh)
+        self.manager.users.count_access(self.user_id, fresh)
         self.counted.update(result.item.id for result in fresh)
         return hits, [result.render() for result in others]
 
     def settle(self, episode: Episode) -> Episode:
-        self.manager.settle_episode(
-            self.user_id, episode
-        )  # assigns the id, in one transaction (MX3)
+        # Assigns the id, in one transaction (MX3).
+        self.manager.tasks.settle(self.user_id, episode)
         return episode
 
     def __repr__(self) -> str:

@@ -5,8 +5,11 @@ its level, recall "relevant memory" through one call. Document 003 §4.4 layers 
 (working, then semantic, episodic when semantic is thin, procedural on a trigger) and §6.3
 and §7 ask for a reason logged with every operation, isolation between users, deletion that
 reaches every copy, and an agent that keeps working when memory does not. The manager holds
-its parts, `Tasks` (tasks.py), `UserLayers` (user_layers.py) and `ForgettingCycle`
-(evolution/forgetting.py), and carries out their operations under its own names and lock.
+three parts, `tasks` (tasks.py), `users` (user_layers.py) and `forgetting`
+(evolution/forgetting.py); it calls them, and they never call it back. An agent answering
+several requests at once calls one manager from several threads: the manager's caches
+(loaded layers, tasks in progress) change together with the store, so each public operation
+runs whole under one re-entrant lock, which the manager makes and gives to each part.
 
 Invariants:
     MG1 no recall, get, list or export for one user returns an item of another.
@@ -14,8 +17,10 @@ Invariants:
     MG3 after `forget_user(U)`, no item and no audit entry holds U's text.
     MG4 every write, promotion, supersession, eviction, forgetting and recall is audited.
     MG5 a failing store makes recall return nothing (with a warning), never raise.
-    MG6 `write` checks every argument (user, content, tags, level) and reads the clock (I4) before it
-        stores or audits anything: a refused write leaves no trace.
+    MG6 `write` checks every argument (user, content, tags, level) and reads the clock (I4)
+        before it stores or audits anything: a refused write leaves no trace.
+    TS1 each public method runs whole under the manager's re-entrant lock, taken in the
+        method itself, so one method may call another; the parts take the same lock.
 """
 
 from __future__ import annotations
@@ -24,37 +29,72 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
+from ..core import prompt
 from ..core.agent import RecurisAgent
-from ..core.clock import DAY
-from ..core.records import AuditRecord
+from ..core.decay import DecayManager
+from ..core.records import AuditRecord, Step
 from ..core.similarity import Scorer
 from ..core.text import statement
-from ..core.validation import require_count, require_text
-from ..evolution.forgetting import ForgettingCycle
+from ..core.validation import require_count, require_number, require_text
+from ..core.working import WorkingSettings
+from ..evolution.consolidation import ConsolidationSettings
+from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
+from ..evolution.forgetting import ForgettingCycle, ForgettingReport
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
-from ..storage.shared import delegate, serialize
-from ..storage.store import ForgottenUserError, Store, StoreError
+from ..storage.store import Store, StoreError
 from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
 from .candidates import gather
 from .experience import agent_on_manager
-from .recall import RecallPolicy, RecallResult, Recalled, assemble, rank, reinforce
-from .routing import is_trivial, route
-from .tasks import Tasks
-from .user_layers import UserLayers
+from .recall import RecallPolicy, RecallResult, assemble, rank
+from .routing import MIN_CONTENT_CHARS, is_trivial, route
+from .tasks import FinishReport, Tasks
+from .user_layers import Layers, UserLayers
 
-__all__ = ["MemoryManager", "RecallResult"]
+__all__ = ["MemoryManager", "ManagerSettings", "RecallResult"]
 
 log = logging.getLogger("recuris.manager.manager")
+
+
+@dataclass(frozen=True)
+class ManagerSettings:
+    """How a MemoryManager behaves: its own settings and its parts' records.
+
+    Raises ValueError, naming the rule, for a setting out of its range.
+    """
+
+    # Content shorter than this many characters is trivial: audited as skipped, not stored (U1).
+    min_content_chars: int = MIN_CONTENT_CHARS
+    # Users whose layers stay loaded; the least recently used are let go first (BD3).
+    max_loaded_users: int = MAX_LOADED_USERS
+    # The task in progress: its window, summary and document 001's token budget (W4, W7).
+    working: WorkingSettings = field(default_factory=WorkingSettings)
+    # Statements a model extracts from a finished task with less confidence than this are
+    # reported and not observed (N3); reflection's gate is another setting (chapter
+    # evolution/extraction says why they differ).
+    extraction_min_confidence: float = MIN_KNOWLEDGE_CONFIDENCE
+    # When a statement seen in episodes becomes a fact (C1).
+    consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
+    # How recall weighs and layers its candidates.
+    recall: RecallPolicy = field(default_factory=RecallPolicy)
+
+    def __post_init__(self) -> None:
+        require_count("U1: min_content_chars", self.min_content_chars, 0)
+        require_count("BD3: max_loaded_users", self.max_loaded_users, 1)
+        require_number("N3: extraction_min_confidence", self.extraction_min_confidence, 0, 1)
 
 
 class MemoryManager:
     """Route writes to the right layer and recall across layers, for many isolated users.
 
     It holds three parts, each with its own chapter: `tasks` (each user's task in progress),
-    `users` (each user's layers, loaded on use) and `forgetting` (decay cycles).
+    `users` (each user's layers, loaded on use) and `forgetting` (decay cycles). `scorer` is
+    a factory of the scorer each user's episodic layer ranks with; `decay` decides what a
+    forgetting cycle forgets (by default a `DecayManager` on the manager's clock); `settings`
+    default to `ManagerSettings()`.
     """
 
     def __init__(
@@ -63,50 +103,38 @@ class MemoryManager:
         *,
         clock: Callable[[], float] = time.time,
         llm: Callable[[str], str] | None = None,
-        policy: RecallPolicy | None = None,
-        working_token_budget: int = 800,
-        min_occurrences: int = 2,
-        window_seconds: float = 7 * DAY,
-        min_confidence: float = 0.6,
-        min_content_chars: int = 3,
-        max_loaded_users: int = MAX_LOADED_USERS,
-        episodic_scorer: Callable[[], Scorer] | None = None,
+        scorer: Callable[[], Scorer] | None = None,
+        decay: DecayManager | None = None,
+        settings: ManagerSettings | None = None,
     ) -> None:
+        settings = settings if settings is not None else ManagerSettings()
+        self.settings = settings
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
-        self.clock, self.policy = CheckedClock(clock), policy or RecallPolicy()
+        self.clock = CheckedClock(clock)
+        self.policy = settings.recall  # the ranking's record, which recall hands to `gather`
         self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
-        self.min_content_chars = min_content_chars
-        self.tasks = Tasks(
-            self.store,
-            self.clock,
-            write=self.write,
-            layers=self.layers,
-            recall=self.recall,
-            llm=llm,
-            min_confidence=min_confidence,
-            working_token_budget=working_token_budget,
-        )
+        self._lock = threading.RLock()  # one public operation at a time (TS1)
         self.users = UserLayers(
             self.store,
             self.clock,
-            on_forget=self.tasks.drop,
-            min_occurrences=min_occurrences,
-            window_seconds=window_seconds,
-            max_loaded_users=max_loaded_users,
-            episodic_scorer=episodic_scorer,
+            consolidation=settings.consolidation,
+            max_loaded_users=settings.max_loaded_users,
+            scorer=scorer,
+            lock=self._lock,
         )
-        self.forgetting = ForgettingCycle(self.store, self.clock, on_change=self.refresh)
-        self._lock = threading.RLock()  # one public operation at a time (TS1)
-
-    def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
-        """Build an agent that runs document 000's loop on this user's memory (experience.py)."""
-        return agent_on_manager(self, user_id, llm_fn, **options)
-
-    def audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
-        """Append one audit record for the user."""
-        self.store.append_audit(
-            [AuditRecord(item_id, operation, reason, self.clock(), None, user_id)]
+        self.tasks = Tasks(
+            self.store,
+            self.clock,
+            self.users,
+            lock=self._lock,
+            llm=llm,
+            min_confidence=settings.extraction_min_confidence,
+            working_settings=settings.working,
         )
+        decay = decay if decay is not None else DecayManager(clock=self.clock)
+        self.forgetting = ForgettingCycle(self.store, self.clock, decay, lock=self._lock)
+
+    # -- writing and reading one user's memory ------------------------------------------
 
     def write(
         self,
@@ -119,9 +147,11 @@ class MemoryManager:
         task_id: str | None = None,
         metadata: dict | None = None,
     ) -> MemoryItem | None:
-        """Store content at its level (given, or chosen by `route`); return the item, or None if trivial.
+        """Store content at its level (given, or chosen by `route`); return the item, or None.
 
-        A routed `subject: value` is kept as an event and observed by the consolidator.
+        None means the content was trivial (U1). A routed `subject: value` is kept as an event
+        and observed by the consolidator. Raises TypeError/ValueError for a bad argument,
+        before anything is stored or audited (MG6).
         """
         require_text("user_id", user_id)
         if not isinstance(content, str):
@@ -129,29 +159,43 @@ class MemoryManager:
         tags = require_texts("tags", tags)
         if level is not None and level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
+        with self._lock:
+            return self._write(content, user_id, level, importance, tags, task_id, metadata)
+
+    def _write(
+        self,
+        content: str,
+        user_id: str,
+        level: str | None,
+        importance: float | None,
+        tags: list[str],
+        task_id: str | None,
+        metadata: dict | None,
+    ) -> MemoryItem | None:
         now = self.clock()  # read first: a broken clock (I4) is refused before anything is stored
-        if is_trivial(content, self.min_content_chars):
-            self.audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
+        if is_trivial(content, self.settings.min_content_chars):
+            self._audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None
         chosen = level or route(content, tags)
-        layers = (
-            None if chosen == "episodic" else self.layers(user_id)
-        )  # an event needs none loaded
+        # An event needs no layers loaded; every other level does.
+        layers = None if chosen == "episodic" else self._layers(user_id)
         if chosen == "procedural":
-            meta = metadata or {}
+            details = metadata or {}
             procedure = layers.procedural.add(
                 content,
-                meta.get("steps", ()),
-                meta.get("task_types", ()),
-                meta.get("keywords", tags),
+                details.get("steps", ()),
+                details.get("task_types", ()),
+                details.get("keywords", tags),
             )
             return self.store.get(user_id, procedure.id)
         if level == "semantic":
             subject, value = statement(content) or (content, "true")
             fact = layers.semantic.add(subject, value, [task_id or "direct write"])
             return self.store.get(user_id, fact.id)
-        if task_id is None and chosen == "working" and (task := self.tasks.get(user_id)):
-            task_id = task.id
+        if task_id is None and chosen == "working":
+            task = self.tasks.get(user_id)
+            if task is not None:
+                task_id = task.id
         item = MemoryItem(
             id=self.store.new_id("item"),
             user_id=user_id,
@@ -163,30 +207,36 @@ class MemoryManager:
             metadata={**(metadata or {}), "tags": tags, "kind": "event"},
         )
         why = f"routed to {chosen} " + ("as given" if level else "by rule")
-        item = self.users.put_written(
-            item, why, loaded=layers is not None
-        )  # with its audit record (S5)
+        # Put with its audit record (S5); a forget found meanwhile ends the user's task (UL1).
+        item = self.users.put_written(item, why, loaded=layers is not None)
+        self._drop_tasks_of_forgotten_users()
         if chosen == "semantic":
-            layers.consolidator.observe(*statement(content), item.id)  # audits a promotion itself
-        if item.level == "working":
-            self.tasks.fit_working(user_id, item.task_id)
+            # The consolidator audits a promotion itself.
+            layers.consolidator.observe(*statement(content), item.id)
         return item
 
     def get(self, item_id: str, user_id: str) -> MemoryItem | None:
         """Return the user's item with this id, or None: never another user's item (MG1)."""
-        return self.store.get(require_text("user_id", user_id), item_id)
+        require_text("user_id", user_id)
+        with self._lock:
+            return self.store.get(user_id, item_id)
 
     def list(self, user_id: str, level: str | None = None) -> list[MemoryItem]:
         """Return the user's items, oldest first, optionally of one level."""
-        return self.store.list(require_text("user_id", user_id), level)
+        require_text("user_id", user_id)
+        with self._lock:
+            return self.store.list(user_id, level)
 
     def export(self, user_id: str) -> list[dict]:
         """Return every item of the user, superseded ones included, as JSON-ready dicts."""
-        return [item.to_dict() for item in self.list(user_id)]
+        with self._lock:
+            return [item.to_dict() for item in self.list(user_id)]
 
     def history(self, user_id: str, item_id: str | None = None) -> list[AuditRecord]:
         """Return the user's audit records, optionally for one item, oldest first."""
-        return self.store.audit(require_text("user_id", user_id), item_id)
+        require_text("user_id", user_id)
+        with self._lock:
+            return self.store.audit(user_id, item_id)
 
     def recall(
         self,
@@ -207,62 +257,138 @@ class MemoryManager:
         require_count("Q1: top_k", top_k, 1)
         check_token_budget(token_budget)
         query, cut = cap_query(query)  # BD2: a longer query costs time and says no more
-        try:
-            now, layers, task = self.clock(), self.layers(user_id), self.tasks.get(user_id)
-            triggered = layers.procedural.match(query, task_type or (task and task.task_type))
-            stored = [(self.store.get(user_id, procedure.id), why) for procedure, why in triggered]
-            procedures = [
-                (item, why) for item, why in stored if item is not None
-            ]  # deleted meanwhile
-            task_id = task and task.id
-            found = gather(
-                self.store, user_id, query, self.policy, now, task_id, procedures, include_invalid
-            )
-            chosen, text = assemble(rank(found)[:top_k], token_budget)
-            if count_access:
-                self.count_access(user_id, chosen)
-        except StoreError as error:
-            log.warning("memory unavailable, recalling nothing: %s", error)
-            return RecallResult((), "", degraded=True, query_truncated=cut)
-        return RecallResult(tuple(chosen), text, query_truncated=cut)
+        with self._lock:
+            try:
+                now = self.clock()
+                layers = self._layers(user_id)
+                task = self.tasks.get(user_id)
+                triggered = layers.procedural.match(query, task_type or (task and task.task_type))
+                stored = [
+                    (self.store.get(user_id, procedure.id), why) for procedure, why in triggered
+                ]
+                # A procedure deleted meanwhile is left out.
+                procedures = [(item, why) for item, why in stored if item is not None]
+                task_id = task and task.id
+                found = gather(
+                    self.store,
+                    user_id,
+                    query,
+                    self.policy,
+                    now,
+                    task_id,
+                    procedures,
+                    include_invalid,
+                )
+                chosen, text = assemble(rank(found)[:top_k], token_budget)
+                if count_access:
+                    self.users.count_access(user_id, chosen)
+            except StoreError as error:
+                log.warning("memory unavailable, recalling nothing: %s", error)
+                return RecallResult((), "", degraded=True, query_truncated=cut)
+            return RecallResult(tuple(chosen), text, query_truncated=cut)
 
-    def count_access(self, user_id: str, results: Iterable[Recalled]) -> None:
-        """Count a use of each result: reset its decay clock, reinforce it, audit it (document 004 §2)."""
-        now, episodic = self.clock(), self.layers(user_id).loaded_episodic
-        try:
-            touched = reinforce(self.store, user_id, results, now)
-        except ForgottenUserError:
-            return  # forgotten while recalling: there is no memory left to count a use of (S6)
-        for item in touched:
-            if episodic and (episode := episodic.get(item.id)):  # keep a loaded layer in step
-                episode.access_count, episode.last_access_at = item.access_count, now
+    # -- the task lifecycle, carried out by `tasks` ---------------------------------------
 
-    # The parts' operations, under the manager's names; each keeps its part's signature and docstring.
-    start_task = delegate("tasks", Tasks.start)
-    record_step = delegate("tasks", Tasks.record)
-    finish_task = delegate("tasks", Tasks.finish)
-    settle_episode = delegate("tasks", Tasks.settle)
-    get_llm_context = delegate("tasks", Tasks.context)
-    get_llm_messages = delegate("tasks", Tasks.messages)
-    layers = delegate("users", UserLayers.get)
-    generation_of = delegate("users", UserLayers.generation_of)
-    refresh = delegate("users", UserLayers.refresh)
-    forget_user = delegate("users", UserLayers.forget)
-    run_decay = delegate("forgetting", ForgettingCycle.run)
-    # Settings the parts hold, readable where they were before the manager held parts.
-    llm = property(lambda self: self.tasks.llm, doc="the model that extracts knowledge, or None")
-    min_confidence = property(lambda self: self.tasks.min_confidence)
-    working_token_budget = property(lambda self: self.tasks.working_token_budget)
-    episodic_scorer = property(lambda self: self.users.episodic_scorer)
+    def start_task(self, user_id: str, goal: str, task_type: str = "task") -> str:
+        """Start a task for the user: a working memory with this goal, stored. Return its id.
 
+        Raises ValueError if the user already has a task in progress (N1).
+        """
+        with self._lock:
+            # A forget found elsewhere ends the user's task before a new one starts (UL1).
+            self._drop_tasks_of_forgotten_users()
+            return self.tasks.start(user_id, goal, task_type)
 
-# Several threads may share one manager: its caches change with the store, so each
-# public operation runs whole under the manager's lock (TS1).
-serialize(
-    MemoryManager,
-    [
-        name
-        for name, value in vars(MemoryManager).items()
-        if not name.startswith("_") and not isinstance(value, property)
-    ],
-)
+    def record_step(
+        self, user_id: str, action: str, result: str, failed: bool | None = None
+    ) -> Step:
+        """Record one step of the user's task in its trajectory and in working memory.
+
+        Raises ValueError if the user has no task in progress (N1).
+        """
+        with self._lock:
+            return self.tasks.record(user_id, action, result, failed)
+
+    def finish_task(
+        self, user_id: str, status: str = "success", failure_reason: str = ""
+    ) -> FinishReport:
+        """Settle the user's task as one episode and clear its working items (N2, N4)."""
+        with self._lock:
+            report = self.tasks.finish(user_id, status, failure_reason)
+            self._drop_tasks_of_forgotten_users()
+            return report
+
+    def get_llm_context(
+        self, user_id: str, query: str | None = None, token_budget: int | None = 600
+    ) -> str:
+        """Return the model's context: the task's working memory, then the recall for it (N6).
+
+        The query is by default the task's goal. Recalled working items are left out: the
+        working section shows the task whole.
+        """
+        with self._lock:
+            task = self.tasks.get(user_id)
+            asked = query or (task.goal if task is not None else "")
+            recalled = self.recall(asked, user_id, token_budget=token_budget)
+            lines = [found.render() for found in recalled.results if found.item.level != "working"]
+            return "\n\n".join([self.tasks.section(user_id), prompt.render_recalled(lines)])
+
+    def get_llm_messages(
+        self, user_id: str, query: str | None = None, token_budget: int | None = 600
+    ) -> list[dict]:
+        """Return the context as chat messages: memory as system text, then the query (N6)."""
+        with self._lock:
+            context = self.get_llm_context(user_id, query, token_budget)
+            task = self.tasks.get(user_id)
+            system = f"You are an agent with long-term memory. Use it when relevant.\n\n{context}"
+            question = query or (task.goal if task is not None else "")
+            asked = [{"role": "user", "content": question}] if question else []
+            return [{"role": "system", "content": system}, *asked]
+
+    # -- forgetting ----------------------------------------------------------------------
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete every item of the user and scrub their audit text; return how many (MG3).
+
+        Their task in progress goes too, unsettled. Every other manager on the store drops its
+        caches of the user on its next call (UL1). Raises ErasureIncompleteError, a StoreError,
+        when a reader in another connection kept old copies of the text (SE1).
+        """
+        with self._lock:
+            self.tasks.drop(user_id)
+            return self.users.forget(user_id)
+
+    def run_decay(self, user_id: str, **options) -> ForgettingReport:
+        """Run one forgetting cycle over the user's memory, then reload their layers (O1-O6).
+
+        The options are `ForgettingCycle.run`'s: merge_ceiling, merge_similarity, itemized,
+        batch_size, delete_batch, on_batch. Raises ValueError for a similarity outside (0, 1].
+        """
+        with self._lock:
+            report = self.forgetting.run(user_id, **options)
+            self.users.refresh(user_id)
+            return report
+
+    # -- an agent on the user's memory ---------------------------------------------------
+
+    def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
+        """Build an agent that runs document 000's loop on this user's memory (experience.py)."""
+        with self._lock:
+            return agent_on_manager(self, user_id, llm_fn, **options)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _layers(self, user_id: str) -> Layers:
+        layers = self.users.get(user_id)
+        self._drop_tasks_of_forgotten_users()
+        return layers
+
+    def _drop_tasks_of_forgotten_users(self) -> None:
+        # A forget made elsewhere, found by any read of the user's layers, ends their task in
+        # progress before anything of it is used again (UL1).
+        for user_id in self.users.found_forgotten():
+            self.tasks.drop(user_id)
+
+    def _audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
+        record = AuditRecord(item_id, operation, reason, self.clock(), None, user_id)
+        self.store.append_audit([record])

@@ -15,15 +15,17 @@ from collections.abc import Iterable
 
 from ..core.text import normalize, statement
 
-__all__ = ["route", "is_trivial", "TRIVIAL"]
+__all__ = ["route", "is_trivial", "TRIVIAL", "MIN_CONTENT_CHARS"]
 
 TRIVIAL = frozenset(
     {"ok", "okay", "thanks", "thank you", "yes", "no", "好的", "嗯", "谢谢", "收到"}
 )
+# Shorter content says too little to be worth a memory ("ok", "no", a stray key).
+MIN_CONTENT_CHARS = 3
 
 
-def is_trivial(content: str, min_chars: int = 3) -> bool:
-    """Return True for content not worth a memory: blank, too short, or a bare acknowledgement (U1)."""
+def is_trivial(content: str, min_chars: int = MIN_CONTENT_CHARS) -> bool:
+    """Return True for content not worth a memory: blank, too short, a bare acknowledgement (U1)."""
     return len(content.strip()) < min_chars or normalize(content) in TRIVIAL
 
 

@@ -1,38 +1,55 @@
-"""Tasks: the life of one task inside the manager, from goal to settled episode.
+"""Tasks: each user's task in progress, kept as the core's working memory in the store.
 
 Document 001 §6 gives its manager a task lifecycle: `start_task` writes the goal into
 working memory, `record_step` adds each step, `finish_task` settles the task as an episode
 and asks an LLM to extract reusable knowledge, and `get_llm_context` assembles what the
-model should see. The same document warns that extraction output may be malformed; here a
-bad reply, a wrong field or an exception costs only that extraction, which is reported.
-`Tasks` keeps each user's task in progress as a `TaskState` (iterating it gives the users);
-the manager holds one, and hands it what it uses of the manager: `write`, `layers`, `recall`.
+model should see. The working memory here is the core's `WorkingMemory` (core/working.py):
+goal, pins, window, summary and the whole trajectory, under document 001 §3's token budget
+(`WorkingSettings.token_budget`). Its state is one item of level "working" per task,
+rewritten with every step, so that the task outlives the process that started it. The same
+document warns that extraction output may be malformed; here a bad reply, a wrong field or
+an exception costs only that extraction, which is reported. The manager holds one `Tasks`
+and gives it the parts it uses: the store, the clock and the users' layers (user_layers.py).
 
 Invariants:
-    N1  a user has at most one task in progress; its goal item is never evicted (BU2).
-    N2  `finish_task` writes exactly one episode holding every recorded step, and clears
-        the task's working items, whatever the extraction does.
+    N1  a user has at most one task in progress: one item of level "working" whose metadata
+        holds the task's type and its working memory (`kind` "task"), written with every step.
+    N2  `finish` writes exactly one episode holding every recorded step, and clears the
+        task's working items, whatever the extraction does.
     N3  extraction problems are returned and audited, never raised; statements below
         `min_confidence` are reported and not observed.
     N4  finishing a task is one transaction: its episode, the episode's audit record and
         the deletion of its working items commit together, so a crash loses no step.
-    N5  `context` shows the task's goal and last steps, then the user's recall for it; `messages` gives
-        the same text as a system message, then the query (by default the goal) as a user message.
+    N5  the task in progress is read from the store when it is not loaded: a manager opened
+        later on the same store, in this process or another, goes on with it or finishes it.
+    N6  `section` is the task's working memory in the core's prompt layout (core/prompt.py),
+        or that layout's empty section when the user has no task in progress.
 """
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 
 from ..core.records import AuditRecord, Episode, Step
 from ..core.text import flatten
-from ..core.validation import require_text
-from ..evolution.extraction import Knowledge, extraction_prompt, parse_knowledge
+from ..core.validation import require_number, require_text
+from ..core.working import WorkingMemory, WorkingSettings
+from ..evolution.extraction import (
+    MIN_KNOWLEDGE_CONFIDENCE,
+    Knowledge,
+    extraction_prompt,
+    parse_knowledge,
+)
 from ..evolution.semantic import Fact
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
-from . import budget
+from .user_layers import UserLayers
 
-__all__ = ["Tasks", "TaskState", "FinishReport"]
+__all__ = ["Tasks", "TaskState", "FinishReport", "TASK_KIND"]
+
+# The `kind` in the metadata of the item that holds a task in progress (N1); a working item
+# written by `MemoryManager.write` during the task is an "event" of it.
+TASK_KIND = "task"
 
 
 @dataclass(frozen=True)
@@ -47,18 +64,26 @@ class FinishReport:
 
 @dataclass
 class TaskState:
-    """One user's task in progress: its goal and type, the steps so far, the goal's working item."""
+    """One user's task in progress: its id and type, its working memory, and the item holding it."""
 
     id: str
-    goal: str
-    task_type: str = "task"
-    steps: list[Step] = field(default_factory=list)
-    goal_item_id: str | None = None  # never evicted from working memory (N1, BU2)
+    task_type: str
+    working: WorkingMemory
+    item: MemoryItem  # the stored item of level "working" that holds `working` (N1)
+
+    @property
+    def goal(self) -> str:
+        return self.working.goal
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every recorded step, in order, folded into the summary or not (W3)."""
+        return self.working.trajectory
 
     def __repr__(self) -> str:
         return (
-            f"TaskState({self.id!r}, goal={flatten(self.goal, 60)!r}, task_type={self.task_type!r}, "
-            f"steps={len(self.steps)}, goal_item_id={self.goal_item_id!r})"
+            f"TaskState({self.id!r}, goal={flatten(self.goal, 60)!r}, "
+            f"task_type={self.task_type!r}, steps={len(self.steps)}, item_id={self.item.id!r})"
         )
 
 
@@ -69,115 +94,163 @@ class Tasks:
         self,
         store: Store,
         clock: Callable[[], float],
+        users: UserLayers,
         *,
-        write: Callable[..., MemoryItem | None],
-        layers: Callable,
-        recall: Callable,
+        lock: AbstractContextManager,
         llm: Callable[[str], str] | None = None,
-        min_confidence: float = 0.6,
-        working_token_budget: int = 800,
+        min_confidence: float = MIN_KNOWLEDGE_CONFIDENCE,
+        working_settings: WorkingSettings | None = None,
     ) -> None:
-        self.store, self.clock, self.write, self.layers, self.recall = (
-            store,
-            clock,
-            write,
-            layers,
-            recall,
-        )
-        self.llm, self.min_confidence, self.working_token_budget = (
-            llm,
-            min_confidence,
-            working_token_budget,
-        )
-        self.in_progress: dict[str, TaskState] = {}  # user id -> their task
+        self.store = store
+        self.clock = clock
+        self.users = users
+        self.lock = lock
+        self.llm = llm
+        self.min_confidence = require_number("N3: min_confidence", min_confidence, 0.0, 1.0)
+        if working_settings is None:
+            working_settings = WorkingSettings()
+        self.working_settings = working_settings
+        # The tasks this manager has loaded or started: user id -> their task (N5).
+        self.in_progress: dict[str, TaskState] = {}
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.in_progress)
+        return iter(list(self.in_progress))
 
     def __len__(self) -> int:
         return len(self.in_progress)
 
     def get(self, user_id: str) -> TaskState | None:
-        """Return the user's task in progress, or None."""
-        return self.in_progress.get(user_id)
+        """Return the user's task in progress, loading it from the store; None if there is none.
 
-    def drop(self, user_id: str) -> None:
-        """Let the user's task in progress go, unsettled: the user was forgotten (UL1)."""
-        self.in_progress.pop(user_id, None)
-
-    def start(self, user_id: str, goal: str, task_type: str = "task") -> str:
-        """Start a task for the user: its goal becomes a protected working item. Return the task id.
-
-        Raises ValueError if the user already has a task in progress (N1).
+        While the store cannot be read, a task not loaded yet reads as none.
         """
-        require_text("goal", goal)
-        require_text("task_type", task_type)
-        if task := self.in_progress.get(user_id):
-            raise ValueError(f"N1: user {user_id!r} already has task {task.id!r} in progress")
-        task = self.in_progress[user_id] = TaskState(self.store.new_id("task"), goal, task_type)
-        try:
-            goal_item = self.write(
-                f"goal: {goal}", user_id, level="working", importance=1.0, task_id=task.id
-            )
-        except Exception:
-            del self.in_progress[
-                user_id
-            ]  # a refused goal (a broken clock, say) leaves no task behind
-            raise
-        task.goal_item_id = goal_item.id
-        return task.id
+        with self.lock:
+            if user_id in self.in_progress:
+                return self.in_progress[user_id]
+            try:
+                task = self._load(user_id)
+            except StoreError:
+                return None
+            if task is not None:
+                self.in_progress[user_id] = task
+            return task
+
+    def _load(self, user_id: str) -> TaskState | None:
+        """Read the user's task in progress from the store (N5)."""
+        held = [
+            item
+            for item in self.store.list(user_id, "working")
+            if item.metadata.get("kind") == TASK_KIND
+        ]
+        if not held:
+            return None
+        # The latest, should a file hold several (tasks of a process that died, migrated).
+        item = held[-1]
+        working = WorkingMemory.from_dict(item.metadata.get("working"), self.working_settings)
+        return TaskState(item.task_id, item.metadata.get("task_type", "task"), working, item)
 
     def current(self, user_id: str) -> TaskState:
         """Return the user's task in progress; raise ValueError if there is none (N1)."""
-        if user_id not in self.in_progress:
+        task = self.get(user_id)
+        if task is None:
             raise ValueError(f"N1: user {user_id!r} has no task in progress; call start_task first")
-        return self.in_progress[user_id]
+        return task
+
+    def drop(self, user_id: str) -> None:
+        """Let the user's loaded task go, unsettled: the user was forgotten (UL1)."""
+        with self.lock:
+            self.in_progress.pop(user_id, None)
+
+    def start(self, user_id: str, goal: str, task_type: str = "task") -> str:
+        """Start a task for the user: a working memory with this goal, stored. Return the task id.
+
+        Raises ValueError if the user already has a task in progress (N1), and for a goal,
+        task type or clock reading that breaks a rule, storing nothing then.
+        """
+        with self.lock:
+            require_text("user_id", user_id)
+            working = WorkingMemory(self.working_settings)
+            working.init_task(goal)
+            require_text("task_type", task_type)
+            task = self.get(user_id)
+            if task is not None:
+                raise ValueError(f"N1: user {user_id!r} already has task {task.id!r} in progress")
+            # Read first: a broken clock (I4) is refused before anything is stored.
+            now = self.clock()
+            self.users.get(user_id)
+            task_id = self.store.new_id("task")
+            item = MemoryItem(
+                id=self.store.new_id("item"),
+                user_id=user_id,
+                level="working",
+                content=f"goal: {goal}",
+                task_id=task_id,
+                created_at=now,
+                importance=1.0,
+                metadata=self._metadata(task_type, working),
+            )
+            why = f"task {task_id} started: working memory"
+            item = self.users.put_written(item, why, loaded=True)
+            self.in_progress[user_id] = TaskState(task_id, task_type, working, item)
+            return task_id
 
     def record(self, user_id: str, action: str, result: str, failed: bool | None = None) -> Step:
-        """Record one step of the user's task in its trajectory and in working memory."""
-        task = self.current(user_id)
-        step = Step.observed(len(task.steps) + 1, action, result, failed)
-        task.steps.append(step)
-        self.write(step.render(), user_id, level="working", importance=0.8 if failed else 0.5)
-        return step
+        """Add one step to the user's task's working memory and store it (N1).
 
-    def fit_working(self, user_id: str, task_id: str | None) -> None:
-        """Evict the task's least valuable working items past the token budget, sparing its goal (BU2)."""
-        task = self.in_progress.get(user_id)
-        protected = [task.goal_item_id] if task and task.goal_item_id else []
-        try:
-            items = self.store.list(user_id, "working", task_id)
-        except StoreError:
-            return  # the store cannot be read: the budget is fitted at the next write that can
-        _, evicted = budget.fit(items, self.working_token_budget, self.clock(), protected)
-        if evicted:
-            why, now = f"working memory over {self.working_token_budget} tokens", self.clock()
-            self.store.delete(user_id, [item.id for item in evicted])
-            self.store.append_audit(
-                [AuditRecord(item.id, "evict", why, now, None, user_id) for item in evicted]
-            )
+        Raises ValueError if the user has no task in progress, and TypeError or ValueError
+        for a step that breaks a rule (R1), storing nothing then.
+        """
+        with self.lock:
+            task = self.current(user_id)
+            # Read first: a broken clock (I4) is refused before the step is added.
+            now = self.clock()
+            step = task.working.add_step(action, result, failed)
+            item = replace(task.item, metadata=self._metadata(task.task_type, task.working))
+            why = f"step {step.index} of task {task.id}"
+            try:
+                self.store.put([item], [AuditRecord(item.id, "write", why, now, None, user_id)])
+            except Exception:
+                # The step is not stored: the next call reads the task back as the store has it.
+                self.in_progress.pop(user_id, None)
+                raise
+            task.item = item
+            return step
+
+    def _metadata(self, task_type: str, working: WorkingMemory) -> dict:
+        return {"kind": TASK_KIND, "task_type": task_type, "working": working.to_dict()}
+
+    def section(self, user_id: str) -> str:
+        """Return the working section of the user's task, in the core's prompt layout (N6)."""
+        with self.lock:
+            task = self.get(user_id)
+            working = task.working if task is not None else WorkingMemory(self.working_settings)
+            return working.to_prompt_section()
 
     def finish(
         self, user_id: str, status: str = "success", failure_reason: str = ""
     ) -> FinishReport:
-        """Settle the user's task as one episode and clear its working items, in one transaction (N2, N4)."""
-        task = self.current(user_id)
-        episode = Episode(
-            task_type=task.task_type,
-            goal=task.goal,
-            status=status,
-            trajectory=task.steps,
-            failure_reason=failure_reason,
-            created_at=self.clock(),
-        )
-        working = self.store.list(user_id, "working", task.id)
-        cleared = [
-            AuditRecord(item.id, "clear", f"{task.id} finished", self.clock(), None, user_id)
-            for item in working
-        ]
-        report = self.settle(user_id, episode, cleared, working)
-        self.in_progress.pop(user_id, None)
-        return report
+        """Settle the user's task as one episode and clear its working items (N2, N4).
+
+        Raises ValueError if the user has no task in progress.
+        """
+        with self.lock:
+            task = self.current(user_id)
+            now = self.clock()
+            episode = Episode(
+                task_type=task.task_type,
+                goal=task.goal,
+                status=status,
+                trajectory=task.steps,
+                summary=task.working.summary,
+                failure_reason=failure_reason,
+                created_at=now,
+            )
+            working = self.store.list(user_id, "working", task.id)
+            why = f"{task.id} finished"
+            cleared = [AuditRecord(item.id, "clear", why, now, None, user_id) for item in working]
+            report = self.settle(user_id, episode, cleared, working)
+            self.in_progress.pop(user_id, None)
+            return report
 
     def settle(
         self,
@@ -191,68 +264,38 @@ class Tasks:
         The episode, the audit of its write, `audit` and the deletion of `delete` commit in
         one transaction (N4): a crash leaves either the task's working items or its episode.
         """
-        layers = self.layers(user_id)
-        episode.id = episode.id or self.store.new_id("episode")
-        why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
-        written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
-        layers.episodic.add_episode(episode, [*audit, written], delete)
-        if self.llm is None:
-            return FinishReport(episode)
-        prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)
-        try:
-            knowledge, problems = parse_knowledge(self.llm(prompt))
-        except Exception as error:  # noqa: BLE001 - the model is untrusted; its failure is reported
-            knowledge, problems = (
-                [],
-                [f"llm raised {type(error).__name__}: {flatten(str(error), 120)}"],
-            )
-        facts = []
-        for statement in knowledge:
-            if statement.confidence < self.min_confidence:
-                problems.append(
-                    f"{statement.subject!r}: confidence {statement.confidence} < {self.min_confidence}"
+        with self.lock:
+            layers = self.users.get(user_id)
+            episode.id = episode.id or self.store.new_id("episode")
+            why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
+            written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
+            layers.episodic.add_episode(episode, [*audit, written], delete)
+            if self.llm is None:
+                return FinishReport(episode)
+            prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)
+            try:
+                knowledge, problems = parse_knowledge(self.llm(prompt))
+            # The model is untrusted: its failure is reported, not raised (N3).
+            except Exception as error:  # noqa: BLE001
+                knowledge = []
+                problems = [f"llm raised {type(error).__name__}: {flatten(str(error), 120)}"]
+            facts = []
+            for statement in knowledge:
+                if statement.confidence < self.min_confidence:
+                    problems.append(
+                        f"{statement.subject!r}: confidence {statement.confidence} "
+                        f"< {self.min_confidence}"
+                    )
+                    continue
+                fact = layers.consolidator.observe(statement.subject, statement.value, episode.id)
+                if fact:
+                    facts.append(fact)
+            if problems:
+                now = self.clock()
+                self.store.append_audit(
+                    [
+                        AuditRecord(episode.id, "extract-problem", problem, now, None, user_id)
+                        for problem in problems
+                    ]
                 )
-            elif fact := layers.consolidator.observe(
-                statement.subject, statement.value, episode.id
-            ):
-                facts.append(fact)
-        if problems:
-            self.store.append_audit(
-                [
-                    AuditRecord(episode.id, "extract-problem", problem, self.clock(), None, user_id)
-                    for problem in problems
-                ]
-            )
-        return FinishReport(episode, tuple(facts), tuple(knowledge), tuple(problems))
-
-    def context(
-        self, user_id: str, query: str | None = None, token_budget: int | None = 600
-    ) -> str:
-        """Assemble the model's context: the task's goal and steps, then recalled memory."""
-        task = self.in_progress.get(user_id)
-        lines = ["## Current task"]
-        if task:
-            lines.append(f"Goal: {flatten(task.goal, 300)}")
-            lines.extend(f"  {step.render(120)}" for step in task.steps[-5:])
-        else:
-            lines.append("  (none)")
-        recalled = self.recall(
-            query or (task.goal if task else ""), user_id, token_budget=token_budget
-        )
-        lines += [
-            "",
-            "## Recalled memory (from recall, ranked)",
-            recalled.text or "  (nothing relevant)",
-        ]
-        return "\n".join(lines)
-
-    def messages(
-        self, user_id: str, query: str | None = None, token_budget: int | None = 600
-    ) -> list[dict]:
-        """Return the context as OpenAI-style chat messages: memory as system text, then the query."""
-        context = self.context(user_id, query, token_budget)
-        task = self.in_progress.get(user_id)
-        system = f"You are an agent with long-term memory. Use it when relevant.\n\n{context}"
-        question = query or (task.goal if task else "")
-        asked = [{"role": "user", "content": question}] if question else []
-        return [{"role": "system", "content": system}, *asked]
+            return FinishReport(episode, tuple(facts), tuple(knowledge), tuple(problems))

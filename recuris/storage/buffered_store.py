@@ -21,9 +21,11 @@ Invariants:
         no write is ever dropped silently.
     G7  every operation of the Store protocol is a method of the class, written out: none
         reaches the inner store unseen (`users` is forwarded as it is; the rest change something).
-    G8  a read is never queued: one the store cannot answer raises StoreError; a write
-        refused by a rule (S2, S6), not by an outage, raises at once when nothing is queued,
-        and is not queued.
+    G8  a read is never queued: one the store cannot answer raises StoreError; a write refused by a
+        rule (S2, S6), not by an outage, raises at once when nothing is queued, and is not queued.
+    G9  several threads may share one store: every operation of the Store protocol but `iterate`
+        (a generator, which holds nothing between batches) runs whole under the store's
+        re-entrant `_lock`, taken in the method itself (here and in queued_reads.py).
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ from dataclasses import replace
 from ..core.records import AuditRecord
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
-from .shared import serialize
 from .store import Access, Store, StoreError
 
 __all__ = ["BufferedStore", "QueuedView"]
@@ -72,15 +73,16 @@ class BufferedStore(QueuedReads):
         # Two managers offline at the same millisecond (two processes, say) must not hand
         # out the same id, or one user's queued write is refused as another's (S2, G4).
         self.token = token or uuid.uuid4().hex[:12]
-        self._lock = threading.RLock()  # the queue is shared by every thread using the store (TS1)
+        self._lock = threading.RLock()  # the queue is shared by every thread using the store (G9)
 
     def new_id(self, prefix: str) -> str:
         """Return a fresh id from the store; while it is down, a time-stamped offline id (G4)."""
-        try:
-            return self.inner.new_id(prefix)
-        except StoreError:
-            self._offline += 1
-            return f"{prefix}-offline-{int(self.clock() * 1000)}-{self.token}-{self._offline}"
+        with self._lock:
+            try:
+                return self.inner.new_id(prefix)
+            except StoreError:
+                self._offline += 1
+                return f"{prefix}-offline-{int(self.clock() * 1000)}-{self.token}-{self._offline}"
 
     @property
     def pending(self) -> int:
@@ -94,21 +96,22 @@ class BufferedStore(QueuedReads):
 
     def flush(self) -> bool:
         """Write pending batches in order; return True when none is left."""
-        while self._pending:
-            try:
-                self._send(self._pending[0])
-            except StoreError as error:
-                log.warning(
-                    "store still failing, %d batch(es) kept for retry: %s",
-                    len(self._pending),
-                    error,
-                )
-                return False
-            except ValueError as error:
-                # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
-                log.error("store refused a queued batch, which is dropped: %s", error)
-            self._pending.pop(0)
-        return True
+        with self._lock:
+            while self._pending:
+                try:
+                    self._send(self._pending[0])
+                except StoreError as error:
+                    log.warning(
+                        "store still failing, %d batch(es) kept for retry: %s",
+                        len(self._pending),
+                        error,
+                    )
+                    return False
+                except ValueError as error:
+                    # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
+                    log.error("store refused a queued batch, which is dropped: %s", error)
+                self._pending.pop(0)
+            return True
 
     def _write(self, entry) -> None:
         if self.flush():
@@ -135,34 +138,40 @@ class BufferedStore(QueuedReads):
         audit: Iterable[AuditRecord] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
-        # One put stays one batch in the queue, so it still lands whole (S5).
-        self._write((list(items), list(audit), list(delete)))
+        with self._lock:
+            # One put stays one batch in the queue, so it still lands whole (S5).
+            self._write((list(items), list(audit), list(delete)))
 
     def holds(self, item: MemoryItem) -> bool:
         """Return whether the queue still holds a put of this item (not deleted since, QR1)."""
-        return bool(self._pending) and item.id in self._view(item.user_id)[0]
+        with self._lock:
+            return bool(self._pending) and item.id in self._view(item.user_id)[0]
 
     def append_audit(self, records: Iterable[AuditRecord]) -> None:
-        self.put((), records)
+        with self._lock:
+            self.put((), records)
 
     def record_access(self, accesses: Iterable[Access]) -> None:
-        self._write(Counted(accesses))
+        with self._lock:
+            self._write(Counted(accesses))
 
     def close(self) -> None:
         """Flush, then close the inner store; raise StoreError naming what is still queued (G5)."""
-        if not self.flush():
-            ids = [
-                getattr(entry, "id", None) or entry.item_id
-                for queued in self._pending
-                for entry in _entries(queued)
-            ]
-            shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
-            raise StoreError(
-                f"G5: {len(self._pending)} queued batch(es) not written, the store still fails "
-                f"({shown}); they stay queued (see `queued`) and the store stays open: close again "
-                "once it is back"
-            )
-        self.inner.close()
+        with self._lock:
+            if not self.flush():
+                ids = [
+                    getattr(entry, "id", None) or entry.item_id
+                    for queued in self._pending
+                    for entry in _entries(queued)
+                ]
+                more = f" and {len(ids) - 20} more" if len(ids) > 20 else ""
+                shown = ", ".join(ids[:20]) + more
+                raise StoreError(
+                    f"G5: {len(self._pending)} queued batch(es) not written, the store still "
+                    f"fails ({shown}); they stay queued (see `queued`) and the store stays open: "
+                    "close again once it is back"
+                )
+            self.inner.close()
 
     def _drop_pending(self, user_id: str, item_ids: set[str] | None) -> None:
         # A queued write must not bring back what was deleted after it was queued.
@@ -178,24 +187,26 @@ class BufferedStore(QueuedReads):
         ]
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
-        item_ids = set(item_ids)
-        self._drop_pending(user_id, item_ids)
-        return self.inner.delete(user_id, item_ids)
+        with self._lock:
+            item_ids = set(item_ids)
+            self._drop_pending(user_id, item_ids)
+            return self.inner.delete(user_id, item_ids)
 
     def delete_user(self, user_id: str) -> int:
-        self._drop_pending(user_id, None)
-        self._generations.pop(user_id, None)
-        return self.inner.delete_user(user_id)
+        with self._lock:
+            self._drop_pending(user_id, None)
+            self._generations.pop(user_id, None)
+            return self.inner.delete_user(user_id)
 
     def generation(self, user_id: str) -> int:
         """Return the user's forget generation; if it rose, drop their queued writes (S6)."""
-        current = self.inner.generation(user_id)
-        if self._generations.setdefault(user_id, current) != current:
-            self._drop_pending(
-                user_id, None
-            )  # another process forgot the user: these were prepared before
-            self._generations[user_id] = current
-        return current
+        with self._lock:
+            current = self.inner.generation(user_id)
+            if self._generations.setdefault(user_id, current) != current:
+                # Another process forgot the user: these were prepared before
+                self._drop_pending(user_id, None)
+                self._generations[user_id] = current
+            return current
 
     def scrub_audit(self, user_id: str) -> int:
         """Blank the user's audit reasons and weights, queued ones first: none lands with text."""
@@ -205,15 +216,17 @@ class BufferedStore(QueuedReads):
                 replace(r, reason="", weight=None) if r.user_id == user_id else r for r in records
             ]
 
-        self._pending = [
-            queued if isinstance(queued, Counted) else (queued[0], blank(queued[1]), queued[2])
-            for queued in self._pending
-        ]
-        return self.inner.scrub_audit(user_id)
+        with self._lock:
+            self._pending = [
+                queued if isinstance(queued, Counted) else (queued[0], blank(queued[1]), queued[2])
+                for queued in self._pending
+            ]
+            return self.inner.scrub_audit(user_id)
 
     def users(self) -> list[str]:
         """Return the store's users: one whose every item is still queued is listed once written."""
-        return self.inner.users()
+        with self._lock:
+            return self.inner.users()
 
 
 def _entries(queued) -> list:
@@ -222,29 +235,3 @@ def _entries(queued) -> list:
         if isinstance(queued, Counted)
         else [entry for part in queued for entry in part]
     )
-
-
-serialize(
-    BufferedStore,
-    [
-        "new_id",
-        "flush",
-        "put",
-        "holds",
-        "append_audit",
-        "record_access",
-        "queued",
-        "get",
-        "list",
-        "matching",
-        "search",
-        "adjacent",
-        "audit",
-        "close",
-        "delete",
-        "delete_user",
-        "generation",
-        "scrub_audit",
-        "users",
-    ],
-)

@@ -44,7 +44,10 @@ def _in(level: str | None, task_id: str | None):
 
 
 class QueuedReads:
-    """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (QR1)."""
+    """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (QR1).
+
+    Each read but `iterate` runs under the buffered store's re-entrant `_lock` (G9).
+    """
 
     def _view(
         self, user_id: str
@@ -90,30 +93,33 @@ class QueuedReads:
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
         """Return copies of the user's items still queued (their newest copies), in queue order."""
-        return [
-            copy.deepcopy(item)
-            for item in self._view(user_id)[0].values()
-            if _in(level, task_id)(item)
-        ]
+        with self._lock:
+            return [
+                copy.deepcopy(item)
+                for item in self._view(user_id)[0].values()
+                if _in(level, task_id)(item)
+            ]
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
-        fresh = self._view(user_id)[0] if self._pending else {}
-        if item_id in fresh:
-            return copy.deepcopy(fresh[item_id])
-        stored = self.inner.get(user_id, item_id)
-        if stored is None or not self._pending:
-            return stored
-        # A queued deletion hides it; a queued access counts on it.
-        found = self._overlay(user_id, [stored], lambda item: item.id == item_id)
-        return found[0] if found else None
+        with self._lock:
+            fresh = self._view(user_id)[0] if self._pending else {}
+            if item_id in fresh:
+                return copy.deepcopy(fresh[item_id])
+            stored = self.inner.get(user_id, item_id)
+            if stored is None or not self._pending:
+                return stored
+            # A queued deletion hides it; a queued access counts on it.
+            found = self._overlay(user_id, [stored], lambda item: item.id == item_id)
+            return found[0] if found else None
 
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
-        stored = self.inner.list(user_id, level, task_id)
-        if not self._pending:
-            return stored
-        return self._overlay(user_id, stored, _in(level, task_id))
+        with self._lock:
+            stored = self.inner.list(user_id, level, task_id)
+            if not self._pending:
+                return stored
+            return self._overlay(user_id, stored, _in(level, task_id))
 
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
@@ -128,15 +134,16 @@ class QueuedReads:
             yield items[start : start + batch_size]
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
-        terms = set(terms)
-        stored = self.inner.matching(user_id, level, terms)
-        if not self._pending:
-            return stored
-        return self._overlay(
-            user_id,
-            stored,
-            lambda item: item.level == level and not terms.isdisjoint(analyze(item.content)),
-        )
+        with self._lock:
+            terms = set(terms)
+            stored = self.inner.matching(user_id, level, terms)
+            if not self._pending:
+                return stored
+            return self._overlay(
+                user_id,
+                stored,
+                lambda item: item.level == level and not terms.isdisjoint(analyze(item.content)),
+            )
 
     def _replica(self, user_id: str, level: str | None = None) -> InMemoryStore | None:
         # Ranking and neighbours depend on all of the user's items: with writes of theirs queued,
@@ -154,33 +161,36 @@ class QueuedReads:
     def search(
         self, user_id: str, level: str, terms: Sequence[str], limit: int
     ) -> list[tuple[MemoryItem, float]]:
-        replica = self._replica(user_id, level) if self._pending else None
-        if replica is not None:
-            return replica.search(user_id, level, terms, limit)
-        found = self.inner.search(user_id, level, terms, limit)
-        if not self._pending:
-            return found
-        current = {
-            item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)
-        }
-        return [(current[item.id], score) for item, score in found]
+        with self._lock:
+            replica = self._replica(user_id, level) if self._pending else None
+            if replica is not None:
+                return replica.search(user_id, level, terms, limit)
+            found = self.inner.search(user_id, level, terms, limit)
+            if not self._pending:
+                return found
+            current = {
+                item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)
+            }
+            return [(current[item.id], score) for item, score in found]
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str]
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        replica = self._replica(user_id) if self._pending else None
-        return (self.inner if replica is None else replica).adjacent(user_id, item_ids)
+        with self._lock:
+            replica = self._replica(user_id) if self._pending else None
+            return (self.inner if replica is None else replica).adjacent(user_id, item_ids)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
-        queued = [
-            r
-            for entry in self._pending
-            if not isinstance(entry, Counted)
-            for r in entry[1]
-            if (user_id is None or r.user_id == user_id)
-            and (item_id is None or r.item_id == item_id)
-        ]
-        return self.inner.audit(user_id, item_id) + queued
+        with self._lock:
+            queued = [
+                r
+                for entry in self._pending
+                if not isinstance(entry, Counted)
+                for r in entry[1]
+                if (user_id is None or r.user_id == user_id)
+                and (item_id is None or r.item_id == item_id)
+            ]
+            return self.inner.audit(user_id, item_id) + queued
 
 
 class QueuedView:

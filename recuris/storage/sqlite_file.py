@@ -5,7 +5,7 @@ damage what it does not own. Several processes may open one file at once, and an
 may point a reading command at any file: so the schema is created in one transaction that
 other creators wait for, every check that can refuse a file runs before anything is
 written, and a reading open cannot write at all. A writing open brings an older version up
-to date, a step per version (`_from_2`, `_from_3`, `_from_4`; docs/storage/sqlite-schema.md).
+to date, a step per version (`_from_2` to `_from_5`; docs/storage/sqlite-schema.md).
 
 Invariants:
     SF1 creating the schema is one transaction that other creators wait for: however many
@@ -79,7 +79,7 @@ def _create(db: sqlite3.Connection) -> None:
     if not versions:
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
     elif versions[0] in schema.MIGRATES_FROM:  # one step after another, oldest first (SH2)
-        for step in (_from_2, _from_3, _from_4)[versions[0] - 2 :]:
+        for step in (_from_2, _from_3, _from_4, _from_5)[versions[0] - 2 :]:
             step(db)
     db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
 
@@ -119,13 +119,17 @@ def _from_4(db: sqlite3.Connection) -> None:
     _rebuild(db, "audit", schema.AUDIT, columns, schema.AUDIT_INDEXES)
 
 
+def _from_5(db: sqlite3.Connection) -> None:
+    """Keep each task in progress of a version 5 file as one item holding its working memory."""
+    schema.merge_task_items(db)
+
+
 def _rebuild(db: sqlite3.Connection, table: str, create: str, columns: str, indexes: str) -> None:
     db.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
     db.execute(create)
     db.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {table}_old")
-    db.execute(
-        f"DROP TABLE {table}_old"
-    )  # and its indexes (and counter row), made again on the new table
+    # And its indexes (and counter row), made again on the new table
+    db.execute(f"DROP TABLE {table}_old")
     for statement in indexes.split(";"):
         db.execute(statement)
 
@@ -147,15 +151,13 @@ def open_database(
         if refusal:
             raise StoreError(refusal)
         if not read_only:
-            db.execute(
-                "PRAGMA secure_delete = ON"
-            )  # deleted text is overwritten, not left in free pages
+            # Deleted text is overwritten, not left in free pages
+            db.execute("PRAGMA secure_delete = ON")
         if read_only or versions == [SCHEMA_VERSION]:
             return db
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute(
-            "BEGIN IMMEDIATE"
-        )  # the one creator; any other waits here, then finds the schema (SF1)
+        # The one creator; any other waits here, then finds the schema (SF1)
+        db.execute("BEGIN IMMEDIATE")
         try:
             tables = _tables(db)
             refusal = _refusal(path, tables, _versions(db, tables), read_only, create)

@@ -46,9 +46,8 @@ class NewIds:
         self._reserved: dict[
             str, dict[str, None]
         ] = {}  # per prefix: ids left to hand out, last first
-        self._minted: OrderedDict[str, None] = (
-            OrderedDict()
-        )  # ids handed out, not yet written, oldest first
+        # Ids handed out, not yet written, oldest first
+        self._minted: OrderedDict[str, None] = OrderedDict()
 
     def new(self, prefix: str) -> str:
         """Return a new id of the prefix, reserving a block when none is left (ID1)."""

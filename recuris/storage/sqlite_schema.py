@@ -1,8 +1,8 @@
 """SQLite schema: the tables, statements and row mapping of `SQLiteStore`, in one place.
 
 Document 001 §2 stores every tier in one SQLite database with indexes on task and type;
-docs/storage/sqlite-schema.md describes these tables. Beside the items there is a term index in plain
-tables: one posting per (user and level, term, item) with the term's frequency and the
+docs/storage/sqlite-schema.md describes these tables. Beside the items there is a term index
+in plain tables: one posting per (user and level, term, item) with the term's frequency and the
 item's length, and per user and level the number of items and their total length. That
 is all Okapi BM25 needs, so recall is scored in SQL with the statistics of one user and
 level (an FTS5 index would rank with the whole file's, and fixes k1 and b). A small write's
@@ -15,14 +15,20 @@ Invariants:
         exactly the analysed terms of its content with their counts, and each scope's
         totals equal the sums over its items, after any write.
     SH2 migrating a file of an older version (`MIGRATES_FROM`) keeps every item whole, with
-        its rowid, so that write order and the postings still refer to the same items.
+        its rowid, so that write order and the postings still refer to the same items; but SH3.
+    SH3 migrating a version 5 file turns each task's working items, its goal item and one item
+        per step, into the goal item alone holding the task's working memory (core/working.py),
+        every step of those items in its trajectory, in write order; the step items go, with
+        their postings; a working note of the task that is not a step stays as it was.
 """
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from operator import attrgetter, itemgetter
 
+from ..core.working import WorkingMemory
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
 
@@ -37,14 +43,12 @@ __all__ = [
     "write",
     "insert_new",
     "stored_rows",
+    "merge_task_items",
 ]
 
-SCHEMA_VERSION = 5
-MIGRATES_FROM = (
-    2,
-    3,
-    4,
-)  # versions a writing open upgrades in place: their items are all still here
+SCHEMA_VERSION = 6
+# Versions a writing open upgrades in place: their items are all still here.
+MIGRATES_FROM = (2, 3, 4, 5)
 PENDING_LIMIT = (
     1000  # postings waiting in `pending_postings` before they are merged into `postings`
 )
@@ -94,7 +98,8 @@ FORGET = (
     "INSERT INTO forgotten (user_id, generation) VALUES (?, 1) "
     "ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
 )
-_NAMES, _PLACES = ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))
+_NAMES = ", ".join(COLUMNS)
+_PLACES = ", ".join("?" * len(COLUMNS))
 SELECT_ITEMS = f"SELECT {_NAMES} FROM items"
 STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
 AUDIT_INSERT = (
@@ -115,7 +120,8 @@ RECORD_ACCESS = (
 # Encoders made once: `json.dumps` with any option builds a new encoder at every call.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
-_BEFORE_METADATA, _AFTER_METADATA = (attrgetter(*COLUMNS[:9]), attrgetter(*COLUMNS[10:]))
+_BEFORE_METADATA = attrgetter(*COLUMNS[:9])
+_AFTER_METADATA = attrgetter(*COLUMNS[10:])
 
 
 def row_of(item: MemoryItem) -> tuple:
@@ -149,7 +155,7 @@ def term_counts(text: str) -> Counter:
 
 
 def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tuple]) -> None:
-    """Upsert the batch's rows and move their postings (SH1); `stored` is `stored_rows` of the batch."""
+    """Upsert the batch's rows and move their postings (SH1); `stored` is its `stored_rows`."""
     # Only an item whose text, level or task changed needs new postings: a recall rewrites
     # access counts, not content. An id written twice in one batch counts once, as its last.
     changed = [
@@ -163,12 +169,9 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
         if item.id in stored
     ]
     db.executemany(UPSERT, [row_of(item) for item in batch])
-    found = stored_rows(
-        db, [item.id for item in changed if item.id not in stored], "rowid"
-    )  # new items
-    rowids = {
-        item_id: row[4] for item_id, row in stored.items()
-    }  # a stored item keeps its rowid (upsert)
+    # New items get their rowids from the insert; a stored item keeps its rowid (upsert).
+    found = stored_rows(db, [item.id for item in changed if item.id not in stored], "rowid")
+    rowids = {item_id: row[4] for item_id, row in stored.items()}
     rowids.update((item_id, row[0]) for item_id, row in found.items())
     reindex(
         db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
@@ -176,7 +179,10 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
 
 
 def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> bool:
-    """Insert the item and its postings if its id is free and its user at `generation`; say if it did."""
+    """Insert the item and its postings if its id is free and its user at `generation`.
+
+    Return whether it did.
+    """
     cursor = db.execute(INSERT_NEW, (*row_of(item), item.user_id, generation))
     if cursor.rowcount:
         reindex(db, [], [(item.user_id, item.level, item.content, cursor.lastrowid)])
@@ -197,24 +203,22 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
     Each row is (user_id, level, content, rowid); removals come first, so an item rewritten
     in place may be in both. New postings wait in `pending_postings` up to PENDING_LIMIT rows.
     """
-    scopes, documents, lengths, changes = (
-        {},
-        Counter(),
-        Counter(),
-        ([], []),
-    )  # changes: removals, additions
+    scopes = {}
+    documents = Counter()
+    lengths = Counter()
+    changes = ([], [])  # removals, additions
     for sign, rows in ((-1, removed), (1, added)):
         for user_id, level, content, rowid in sorted(rows, key=itemgetter(3)):  # in rowid order
-            if (scope := scopes.get((user_id, level))) is None:
-                scope = scopes[user_id, level] = _scope(db, user_id, level)
+            if (user_id, level) not in scopes:
+                scopes[user_id, level] = _scope(db, user_id, level)
+            scope = scopes[user_id, level]
             counts = term_counts(content)
             length = sum(counts.values())
             documents[scope] += sign
             lengths[scope] += sign * length
             changes[sign > 0].append((scope, rowid, length, counts))
-    pending = (
-        set()
-    )  # removed items whose postings still wait: deleted there, not sought in `postings`
+    # Removed items whose postings still wait: deleted there, not sought in `postings`.
+    pending = set()
     if removed:
         rowids = json.dumps([row[3] for row in removed])
         pending = {
@@ -253,7 +257,7 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
 
 
 def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
-    """Return the postings of (scope, rowid, length, counts) rows, given in rowid order, in key order."""
+    """Return the postings of (scope, rowid, length, counts) rows, in rowid order, by key."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
     # (scope and term, if several) keeps the rowid order: twice as fast as sorting whole tuples.
     postings = [
@@ -266,10 +270,57 @@ def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
 
 
 def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -> dict[str, tuple]:
-    """Return (user, level, content, task, rowid) of each stored id (or other `columns`), 500 ids a query."""
-    ids, found = list(dict.fromkeys(ids)), {}
+    """Return (user, level, content, task, rowid) of each stored id, or other `columns`.
+
+    Reads 500 ids a query.
+    """
+    ids = list(dict.fromkeys(ids))
+    found = {}
     for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
         part = ids[start : start + 500]
         statement = f"SELECT id, {columns} FROM items WHERE id IN ({', '.join('?' * len(part))})"
         found.update((row[0], row[1:]) for row in db.execute(statement, part))
     return found
+
+
+# Version 5 wrote a task's goal as `goal: ...` and each step as `Step.render()` did then:
+# `index. action -> result`, each side on one line, ` [failed]` after a failed one.
+_GOAL_PREFIX = "goal: "
+_OLD_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
+
+
+def merge_task_items(db: sqlite3.Connection) -> None:
+    """Turn each task's version 5 working items into its goal item holding the working memory (SH3).
+
+    Runs inside the caller's transaction, as one step of a migration.
+    """
+    rows = db.execute(
+        "SELECT rowid, user_id, content, task_id, metadata FROM items "
+        "WHERE level = 'working' AND task_id IS NOT NULL ORDER BY rowid"
+    ).fetchall()
+    tasks: dict[tuple[str, str], list[tuple]] = {}
+    for row in rows:
+        tasks.setdefault((row[1], row[3]), []).append(row)
+    for held in tasks.values():
+        goals = [row for row in held if row[2].startswith(_GOAL_PREFIX)]
+        if goals:
+            _merge_task(db, goals[0], [row for row in held if row is not goals[0]])
+
+
+def _merge_task(db: sqlite3.Connection, goal: tuple, others: list[tuple]) -> None:
+    working = WorkingMemory()
+    working.init_task(goal[2][len(_GOAL_PREFIX) :])
+    steps = []
+    for row in others:
+        match = _OLD_STEP.match(row[2])
+        if match is None or not match.group(1).strip():
+            continue  # a working note of the task, not a step: it stays an item
+        working.add_step(match.group(1), match.group(2), bool(match.group(3)))
+        steps.append(row)
+    metadata = json.loads(goal[4])
+    # The names Tasks reads (manager/tasks.py, N1); version 5 kept no task type.
+    metadata.update(kind="task", task_type="task", working=working.to_dict())
+    db.execute("UPDATE items SET metadata = ? WHERE rowid = ?", (_METADATA_JSON(metadata), goal[0]))
+    if steps:
+        reindex(db, [(row[1], "working", row[2], row[0]) for row in steps], [])
+        db.executemany("DELETE FROM items WHERE rowid = ?", [(row[0],) for row in steps])

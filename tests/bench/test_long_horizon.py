@@ -1,5 +1,6 @@
 """Example tests for recuris.bench.long_horizon: the A/B suite and its traps (LH1-LH3)."""
 
+from recuris import WorkingSettings
 from recuris.bench.long_horizon import CONDITIONS, SlidingWindowMemory, Task, run_suite, suite
 
 
@@ -26,7 +27,7 @@ def test_success_requires_the_plan_done_without_violation_or_stale_value():
 
 def test_the_sliding_window_loses_the_task_statement():
     """LH3: the baseline shows the goal only while the first message is in the window."""
-    memory = SlidingWindowMemory(window_size=3)
+    memory = SlidingWindowMemory(WorkingSettings(window_size=3, token_budget=None))
     memory.init_task("the goal", ["a", "b"])
     memory.add_step("a", "ok")
     assert "Goal: the goal" in memory.to_prompt_section()

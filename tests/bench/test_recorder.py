@@ -2,7 +2,15 @@
 
 import pytest
 
-from recuris import DecayManager, Episode, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris import (
+    DecayManager,
+    Episode,
+    EpisodicMemory,
+    ManualClock,
+    RecurisAgent,
+    WorkingMemory,
+    WorkingSettings,
+)
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.core.clock import DAY
 from recuris.core.mock_llm import PromptFollowingLLM
@@ -16,7 +24,7 @@ def long_run(window: int = 2) -> list[str]:
     recorder = Recorder(clock)
     llm = recorder.wrap(PromptFollowingLLM())
     agent = RecurisAgent(
-        WorkingMemory(window_size=window),
+        WorkingMemory(WorkingSettings(window_size=window)),
         EpisodicMemory(),
         llm,
         clock=clock,

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from recuris.bench.recorder import SECTION_LABELS, full_history, sections
 from recuris.core.prompt import build_prompt
-from recuris.core.working import WorkingMemory
+from recuris.core.working import WorkingMemory, WorkingSettings
 
 words = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(
     str.strip
@@ -25,7 +25,7 @@ def test_RC1_sections_partition_any_text(parts, newline, trailing):
 def test_RC1_an_agent_prompt_has_its_sections_in_the_layout_order(goal, pins, actions, window):
     """RC1: a built prompt's labels are the layout's,
     in order, whatever goal, pins and steps it holds."""
-    working = WorkingMemory(window_size=window)
+    working = WorkingMemory(WorkingSettings(window_size=window))
     working.init_task(goal, ["a", "b"])
     for pin in pins:
         working.pin(pin)
@@ -46,7 +46,7 @@ def test_RC1_an_agent_prompt_has_its_sections_in_the_layout_order(goal, pins, ac
 @given(st.lists(words, min_size=1, max_size=15), st.integers(1, 4))
 def test_RC3_a_full_history_prompt_holds_every_step_so_far(actions, window):
     """RC3: prompt n's full history shows steps 1..n-1 exactly as the window showed them."""
-    working = WorkingMemory(window_size=window)
+    working = WorkingMemory(WorkingSettings(window_size=window))
     working.init_task("goal")
     prompts = []
     for action in actions:

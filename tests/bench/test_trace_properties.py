@@ -5,7 +5,7 @@ from html import escape
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory, WorkingSettings
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder
 from recuris.bench.trace import render_page
@@ -44,7 +44,7 @@ def test_TR3_one_prompt_block_per_model_call_in_its_step(plan, failing, window, 
     recorder = Recorder(clock)
     llm = recorder.wrap(PromptFollowingLLM())
     agent = RecurisAgent(
-        WorkingMemory(window_size=window),
+        WorkingMemory(WorkingSettings(window_size=window)),
         EpisodicMemory(),
         llm,
         max_failures=max_failures,

@@ -3,7 +3,15 @@
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from recuris import DecayManager, Episode, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris import (
+    DecayManager,
+    Episode,
+    EpisodicMemory,
+    ManualClock,
+    RecurisAgent,
+    WorkingMemory,
+    WorkingSettings,
+)
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder
 from recuris.core.clock import DAY
@@ -100,7 +108,7 @@ def traced_run(goal: str = "注册一个新账号", failing: str = "失败：需
     decay = recorder.watch(DecayManager(half_life_days=7, clock=clock))
     llm = recorder.wrap(PromptFollowingLLM())
     agent = RecurisAgent(
-        WorkingMemory(window_size=2),
+        WorkingMemory(WorkingSettings(window_size=2)),
         episodic,
         llm,
         decay=decay,

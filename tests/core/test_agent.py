@@ -2,7 +2,14 @@
 
 import pytest
 
-from recuris import DecayManager, EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris import (
+    DecayManager,
+    EpisodicMemory,
+    ManualClock,
+    RecurisAgent,
+    WorkingMemory,
+    WorkingSettings,
+)
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 
@@ -12,7 +19,9 @@ SITE = {"submit": "error: captcha required"}
 
 def make_agent(llm, **options):
     options.setdefault("clock", ManualClock(100))
-    return RecurisAgent(WorkingMemory(window_size=3), EpisodicMemory(), llm, **options)
+    return RecurisAgent(
+        WorkingMemory(WorkingSettings(window_size=3)), EpisodicMemory(), llm, **options
+    )
 
 
 def test_finish_ends_the_run_in_success():

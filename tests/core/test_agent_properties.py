@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
+from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory, WorkingSettings
 
 replies = st.one_of(
     st.sampled_from(["open", "fill", "submit", "FINISH", "finish", "", None, "Boom!"]),
@@ -47,7 +47,7 @@ def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
     """A1: at most max_steps actions and LLM calls; A2: one episode per run; A3: goal in every prompt."""
     episodic = EpisodicMemory()
     agent = RecurisAgent(
-        WorkingMemory(window_size=2),
+        WorkingMemory(WorkingSettings(window_size=2)),
         episodic,
         None,
         max_steps,

@@ -15,21 +15,21 @@ def steps(*actions, failed=()):
 
 def test_summary_is_structured_done_and_phase():
     """M4: the summary lists done actions with arrows, and its phase line names the latest one."""
-    assert StructuredSummarizer()("", steps("open page", "fill email")) == (
+    assert StructuredSummarizer(400)("", steps("open page", "fill email")) == (
         "done: open page -> fill email\nphase: fill email"
     )
 
 
 def test_merge_keeps_the_old_summary():
     """M1: a second merge extends the old summary; the prototype overwrote it."""
-    summarize = StructuredSummarizer()
+    summarize = StructuredSummarizer(400)
     first = summarize("", steps("open page"))
     assert summarize(first, steps("fill email")).startswith("done: open page -> fill email")
 
 
 def test_failures_are_kept_as_notes():
     """Failed steps become failure notes with their result."""
-    summary = StructuredSummarizer()("", steps("submit", failed={"submit"}))
+    summary = StructuredSummarizer(400)("", steps("submit", failed={"submit"}))
     assert "failed: submit: error: no" in summary
 
 
@@ -53,18 +53,18 @@ def test_failure_notes_outlive_done_actions():
 
 def test_phase_names_the_latest_folded_step():
     """M4: the phase is the action of the most recent folded step."""
-    assert parse(StructuredSummarizer()("", steps("a", "b", "c"))).phase == "c"
+    assert parse(StructuredSummarizer(400)("", steps("a", "b", "c"))).phase == "c"
 
 
 def test_foreign_summary_text_is_kept_as_a_note():
     """A summary in another format (an LLM's, say) is kept as a note, not lost."""
-    summary = StructuredSummarizer()("The user wants PostgreSQL.", steps("open"))
+    summary = StructuredSummarizer(400)("The user wants PostgreSQL.", steps("open"))
     assert "note: The user wants PostgreSQL." in summary
 
 
 def test_actions_cannot_forge_summary_syntax():
     """M1: an action that looks like a separator or a count is escaped, so counts stay right."""
-    summary = StructuredSummarizer()("", steps("(+9 earlier)", "a -> b", "c; d"))
+    summary = StructuredSummarizer(400)("", steps("(+9 earlier)", "a -> b", "c; d"))
     parts = parse(summary)
     assert parts.done_earlier == 0 and len(parts.done) == 3
 

@@ -1,6 +1,6 @@
 """Example tests for recuris.core.mock_llm: the offline stand-ins decide from the prompt alone (L1-L3)."""
 
-from recuris import Episode, Hit, Step, WorkingMemory
+from recuris import Episode, Hit, Step, WorkingMemory, WorkingSettings
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM, read_prompt
 from recuris.core.prompt import build_prompt
 
@@ -8,7 +8,7 @@ PLAN = ["open page", "fill email", "submit | solve captcha then submit"]
 
 
 def prompt_for(done=(), pins=(), hits=(), steps=(), window=6, goal="register an account"):
-    memory = WorkingMemory(window_size=window)
+    memory = WorkingMemory(WorkingSettings(window_size=window))
     memory.init_task(goal, PLAN)
     for pin in pins:
         memory.pin(pin)

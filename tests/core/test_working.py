@@ -2,13 +2,14 @@
 
 import pytest
 
-from recuris import StructuredSummarizer, WorkingMemory
+from recuris import StructuredSummarizer, WorkingMemory, WorkingSettings
 from recuris.core.records import Step
+from recuris.core.text import estimate_tokens
 
 
 @pytest.fixture
 def memory():
-    memory = WorkingMemory(window_size=3)
+    memory = WorkingMemory(WorkingSettings(window_size=3))
     memory.init_task("register an account", ["fill email", "set password"])
     return memory
 
@@ -58,7 +59,7 @@ def test_trajectory_keeps_every_step(memory):
 
 
 def test_overflow_is_merged_into_the_summary_not_overwriting_it(memory):
-    """M1 in working memory: a second compression keeps the first one's history (the prototype's defect)."""
+    """M1 in working memory: a second compression keeps the first one's history."""
     for i in range(8):
         memory.add_step(f"a{i}", "ok")
     assert memory.summary.startswith("done: a0 -> a1 -> a2 -> a3 -> a4")
@@ -109,12 +110,12 @@ def test_mark_done_of_an_unknown_subtask_is_refused(memory):
 
 
 def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
-    """W3: an exception from a pluggable summarizer loses nothing: the structured fallback summarizes."""
+    """W3: an exception from a pluggable summarizer loses nothing: the fallback summarizes."""
 
     def broken(old, steps):
         raise RuntimeError("LLM timed out")
 
-    memory = WorkingMemory(window_size=1, summarizer=broken)
+    memory = WorkingMemory(WorkingSettings(window_size=1), summarizer=broken)
     memory.init_task("goal")
     first = memory.add_step("a", "ok")
     memory.add_step("b", "ok")
@@ -124,8 +125,8 @@ def test_failing_summarizer_falls_back_to_the_rule_based_one(memory):
 
 @pytest.mark.parametrize("answer", [None, "", "   ", 42])
 def test_summarizer_answer_that_is_not_text_is_rejected(answer):
-    """W3: untrusted summarizer output (None, empty, a number) is replaced by the structured fallback."""
-    memory = WorkingMemory(window_size=1, summarizer=lambda old, steps: answer)
+    """W3: untrusted summarizer output (None, empty, a number) is replaced by the fallback."""
+    memory = WorkingMemory(WorkingSettings(window_size=1), summarizer=lambda old, steps: answer)
     memory.init_task("goal")
     first = memory.add_step("a", "ok")
     memory.add_step("b", "ok")
@@ -135,9 +136,8 @@ def test_summarizer_answer_that_is_not_text_is_rejected(answer):
 
 def test_summarizer_output_is_clipped_to_the_budget():
     """W4: an over-long summary from a plug-in is clipped to max_summary_chars."""
-    memory = WorkingMemory(
-        window_size=1, max_summary_chars=100, summarizer=lambda old, steps: "x" * 1000
-    )
+    settings = WorkingSettings(window_size=1, max_summary_chars=100)
+    memory = WorkingMemory(settings, summarizer=lambda old, steps: "x" * 1000)
     memory.init_task("goal")
     memory.add_step("a", "ok")
     memory.add_step("b", "ok")
@@ -148,7 +148,8 @@ def test_summarizer_receives_old_summary_and_evicted_steps():
     """A pluggable summarizer is called as (old_summary, evicted_steps)."""
     calls = []
     memory = WorkingMemory(
-        window_size=2, summarizer=lambda old, steps: calls.append((old, steps)) or f"{old}+"
+        WorkingSettings(window_size=2),
+        summarizer=lambda old, steps: calls.append((old, steps)) or f"{old}+",
     )
     memory.init_task("goal")
     for action in "abcd":
@@ -157,7 +158,7 @@ def test_summarizer_receives_old_summary_and_evicted_steps():
 
 
 def test_failed_flag_defaults_to_the_text_rule(memory):
-    """R1: the failed flag is decided on observing: by the text rule, unless the caller says otherwise."""
+    """R1: the failed flag is decided on observing: by the text rule, unless the caller says."""
     assert memory.add_step("submit", "Error: 500").failed
     assert not memory.add_step("submit", "Error: 500", failed=False).failed
 
@@ -166,7 +167,7 @@ def test_failed_flag_defaults_to_the_text_rule(memory):
 def test_window_size_must_be_a_positive_int(window_size):
     """W4: bad configuration: window_size < 1 is a ValueError naming the rule."""
     with pytest.raises(ValueError, match="window_size"):
-        WorkingMemory(window_size=window_size)
+        WorkingMemory(WorkingSettings(window_size=window_size))
 
 
 @pytest.mark.parametrize(
@@ -205,3 +206,83 @@ def test_steps_are_numbered_from_one():
     memory = WorkingMemory()
     memory.init_task("g")
     assert memory.add_step("a", "ok") == Step(1, "a", "ok", False)
+
+
+@pytest.mark.parametrize("token_budget", [0, -5, 1.5, True])
+def test_the_token_budget_must_be_a_positive_int_or_none(token_budget):
+    """W7: bad configuration: a token budget that is not an int >= 1 is refused, naming the rule."""
+    with pytest.raises(ValueError, match="W7: token_budget"):
+        WorkingSettings(token_budget=token_budget)
+
+
+def test_past_the_token_budget_the_oldest_steps_are_folded_early():
+    """W7: a section over the budget folds its oldest recent steps into the summary."""
+    memory = WorkingMemory(WorkingSettings(window_size=6, token_budget=120))
+    memory.init_task("ship the release")
+    for number in range(4):
+        memory.add_step(f"step {number}", "a fairly long result " * 4)
+    assert len(memory.recent_steps) < 4 and memory.summary
+    assert estimate_tokens(memory.to_prompt_section()) <= 120
+
+
+def test_the_token_budget_never_folds_the_goal_pins_or_the_newest_step():
+    """W7: however small the budget, the goal, every pin and the newest step stay in the section."""
+    memory = WorkingMemory(WorkingSettings(token_budget=1))
+    memory.init_task("keep this goal in view")
+    memory.pin("do not use MySQL")
+    for number in range(3):
+        memory.add_step(f"step {number}", "ok")
+    section = memory.to_prompt_section()
+    assert "keep this goal in view" in section and "do not use MySQL" in section
+    assert [step.action for step in memory.recent_steps] == ["step 2"]
+    assert len(memory.trajectory) == 3
+
+
+def test_without_a_budget_only_the_window_bounds_the_recent_steps():
+    """W7: with token_budget None, steps leave the window only when it is full (W2)."""
+    memory = WorkingMemory(WorkingSettings(window_size=3, token_budget=None))
+    memory.init_task("g")
+    for number in range(3):
+        memory.add_step(f"step {number}", "a fairly long result " * 40)
+    assert len(memory.recent_steps) == 3 and memory.summary == ""
+
+
+def test_a_saved_working_memory_comes_back_the_same(memory):
+    """W8: from_dict(to_dict()) renders, reads and holds the same task."""
+    memory.pin("do not use MySQL")
+    memory.mark_done("fill email")
+    for number in range(5):
+        memory.add_step(f"step {number}", "ok" if number % 2 else "error: timeout")
+    again = WorkingMemory.from_dict(memory.to_dict(), memory.settings)
+    assert again.to_prompt_section() == memory.to_prompt_section()
+    assert again.to_dict() == memory.to_dict() and again.trajectory == memory.trajectory
+
+
+def test_a_state_saved_with_a_larger_window_is_folded_down_on_load(memory):
+    """W8, W2: loaded under a smaller window, the extra recent steps are folded into the summary."""
+    for number in range(3):
+        memory.add_step(f"step {number}", "ok")
+    again = WorkingMemory.from_dict(memory.to_dict(), WorkingSettings(window_size=1))
+    assert [step.action for step in again.recent_steps] == ["step 2"]
+    assert "step 1" in again.summary and again.trajectory == memory.trajectory
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"trajectory": [[2, "a", "ok", False]]},
+        {"trajectory": [[1, "", "ok", False]]},
+        {"recent": 5},
+        {"summary": 3},
+    ],
+)
+def test_saved_data_that_breaks_a_rule_is_refused(memory, change):
+    """W8: data whose steps, window or summary break a rule raises an error, not a bad memory."""
+    memory.add_step("a", "ok")
+    with pytest.raises((ValueError, TypeError)):
+        WorkingMemory.from_dict({**memory.to_dict(), **change})
+
+
+def test_with_no_task_the_section_says_none():
+    """W6: before any task, the section is its header and "(none)"."""
+    assert WorkingMemory().to_prompt_section() == "## Working memory\n  (none)"

@@ -1,4 +1,4 @@
-"""WorkingMemory checked against a naive model: a plain list of every step (W1-W5).
+"""WorkingMemory checked against a naive model: a plain list of every step (W1-W8).
 
 Every check runs on each summarizer the suite knows, a fork's included (tests/factories.py),
 and none reads the summary's format: a summarizer may write whatever it likes (M1-M4, the
@@ -17,9 +17,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from recuris import StructuredSummarizer, WorkingMemory
+from recuris import StructuredSummarizer, WorkingMemory, WorkingSettings
 from recuris.core.prompt import INDENT
-from recuris.core.text import clip
+from recuris.core.text import clip, estimate_tokens
 
 from factories import shared_examples, summarizer_factories
 
@@ -32,7 +32,7 @@ subtask_names = st.lists(
 
 
 class WorkingMemoryMachine(RuleBasedStateMachine):
-    """The real WorkingMemory, with one summarizer, next to a list of every step, the goal and the pins."""
+    """The real WorkingMemory, with one summarizer, beside a list of every step, goal and pins."""
 
     def __init__(self, name):
         super().__init__()
@@ -42,12 +42,15 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
         window_size=st.integers(1, 8),
         max_summary_chars=st.integers(80, 500),
         max_step_chars=st.integers(1, 120),
+        token_budget=st.none() | st.integers(1, 400),
         goal=texts,
         subtasks=subtask_names,
     )
-    def start(self, window_size, max_summary_chars, max_step_chars, goal, subtasks):
-        summarizer = self.make_summarizer(max_summary_chars)
-        self.memory = WorkingMemory(window_size, max_summary_chars, summarizer, max_step_chars)
+    def start(self, window_size, max_summary_chars, max_step_chars, token_budget, goal, subtasks):
+        self.settings = WorkingSettings(
+            window_size, max_summary_chars, max_step_chars, token_budget
+        )
+        self.memory = WorkingMemory(self.settings, self.make_summarizer(max_summary_chars))
         self.new_task(goal, subtasks)
 
     @rule(goal=texts, subtasks=subtask_names)
@@ -59,6 +62,23 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
     def add_step(self, action, result, failed):
         self.memory.add_step(action, result, failed)
         self.steps.append((action, result))
+        budget = self.settings.token_budget
+        section = self.memory.to_prompt_section()
+        # W7: right after a step, the section fits the budget or only the newest step is left.
+        assert (
+            budget is None
+            or estimate_tokens(section) <= budget
+            or len(self.memory.recent_steps) == 1
+        )
+
+    @rule()
+    def reopen(self):
+        """W8: the state saved and loaded again is the same working memory, and goes on as one."""
+        before = self.memory.to_prompt_section()
+        data = self.memory.to_dict()
+        summarizer = self.make_summarizer(self.settings.max_summary_chars)
+        self.memory = WorkingMemory.from_dict(data, self.settings, summarizer)
+        assert self.memory.to_prompt_section() == before and self.memory.to_dict() == data
 
     @rule(constraint=texts)
     def pin(self, constraint):
@@ -79,10 +99,12 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
 
     @invariant()
     def W2_window_never_exceeds_window_size(self):
-        assert len(self.memory.recent_steps) <= self.memory.window_size
-        assert [(s.action, s.result) for s in self.memory.recent_steps] == self.steps[
-            -self.memory.window_size :
-        ]
+        recent = [(s.action, s.result) for s in self.memory.recent_steps]
+        assert len(recent) <= self.memory.window_size
+        # The window is the newest steps; only the token budget (W7) may shorten it.
+        assert recent == self.steps[len(self.steps) - len(recent) :]
+        if self.settings.token_budget is None:
+            assert len(recent) == min(self.memory.window_size, len(self.steps))
 
     @invariant()
     def W3_trajectory_is_every_step_and_compressed_plus_recent(self):
@@ -98,7 +120,7 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
     def W4_prompt_section_is_bounded_by_the_configuration(self):
         memory = self.memory
         fixed = sum(len(text) + 12 for text in [self.goal, *self.pins, *self.subtasks]) + 200
-        # Each summary line is indented and ends a line; at worst every character is a line of its own.
+        # Each summary line is indented and ends a line; at worst each character is a line.
         summary = (len(INDENT) + 2) * memory.max_summary_chars
         # A rendered step: indent, index (10 digits allow 10^10 steps), two clipped
         # sides, the arrow, the failed mark and a newline.
@@ -112,8 +134,9 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.parametrize("name", list(SUMMARIZERS))
-def test_W1_W5_working_memory_follows_a_list_of_every_step_whatever_the_summarizer(name):
-    """W1-W5: with any summarizer, goal, window, trajectory, prompt and pins behave as the model says."""
+def test_W1_W8_working_memory_follows_a_list_of_every_step_whatever_the_summarizer(name):
+    """W1-W8: with any summarizer, goal, window, budget, trajectory, prompt, pins and saving
+    behave as the model says."""
     run_state_machine_as_test(
         lambda: WorkingMemoryMachine(name), settings=shared_examples(len(SUMMARIZERS))
     )
@@ -138,7 +161,7 @@ def test_W4_an_over_long_summary_is_clipped_to_max_summary_chars(
 ):
     """W4: whatever the summarizer answers, working memory keeps it clipped to max_summary_chars."""
     verbose = Verbose(SUMMARIZERS[name](max_summary_chars))
-    memory = WorkingMemory(window_size, max_summary_chars, verbose)
+    memory = WorkingMemory(WorkingSettings(window_size, max_summary_chars), verbose)
     memory.init_task("ship the release")
     for action in actions:
         memory.add_step(action, "ok")
@@ -152,7 +175,7 @@ plans = st.lists(st.sampled_from([None, None, "raises", *JUNK]), min_size=1, max
 
 
 class Saboteur:
-    """A summarizer in the way of another: on the calls the plan marks, it raises or answers junk instead."""
+    """A summarizer in the way of another: on the calls the plan marks, it raises or gives junk."""
 
     def __init__(self, inner, plan):
         self.inner, self.plan, self.calls = inner, plan, []
@@ -176,9 +199,9 @@ class Saboteur:
 def test_W3_a_summarizer_that_fails_is_replaced_by_the_structured_one_and_the_failure_recorded(
     name, window_size, max_summary_chars, steps, plan
 ):
-    """W3: a summarizer that raises or answers junk is replaced by the structured one; the failure is kept."""
+    """W3: a summarizer that raises or answers junk is replaced by the structured one, and noted."""
     saboteur = Saboteur(SUMMARIZERS[name](max_summary_chars), plan)
-    memory = WorkingMemory(window_size, max_summary_chars, saboteur)
+    memory = WorkingMemory(WorkingSettings(window_size, max_summary_chars), saboteur)
     memory.init_task("ship the release")
     for action, failed in steps:
         folds = len(saboteur.calls)

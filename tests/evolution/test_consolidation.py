@@ -2,7 +2,7 @@
 
 import pytest
 
-from recuris import Consolidator, ManualClock, SemanticMemory
+from recuris import ConsolidationSettings, Consolidator, ManualClock, SemanticMemory
 from recuris.core.clock import DAY
 
 
@@ -13,7 +13,7 @@ def clock():
 
 @pytest.fixture
 def consolidator(clock):
-    return Consolidator(SemanticMemory(), min_occurrences=2, window_seconds=7 * DAY, clock=clock)
+    return Consolidator(SemanticMemory(), ConsolidationSettings(), clock=clock)
 
 
 def test_one_sighting_does_not_promote(consolidator):
@@ -74,8 +74,16 @@ def test_empty_or_non_text_statement_is_refused(consolidator, arguments):
         consolidator.observe(*arguments)
 
 
-@pytest.mark.parametrize("settings", [dict(min_occurrences=0), dict(window_seconds=0)])
+@pytest.mark.parametrize(
+    "settings",
+    [dict(min_occurrences=0), dict(window_seconds=0), dict(window_seconds=float("nan"))],
+)
 def test_bad_settings_are_refused(settings):
-    """C1: min_occurrences < 1 or a non-positive window is a ValueError naming the rule."""
+    """C1: min_occurrences < 1 or a window that is not a positive number is refused, naming C1."""
     with pytest.raises(ValueError, match="C1"):
-        Consolidator(SemanticMemory(), **settings)
+        ConsolidationSettings(**settings)
+
+
+def test_the_settings_default_to_two_sources_within_a_week():
+    """C1: by default two distinct sources within seven days promote a statement."""
+    assert ConsolidationSettings() == ConsolidationSettings(2, 7 * DAY)

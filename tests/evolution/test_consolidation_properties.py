@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import Consolidator, ManualClock, SemanticMemory
+from recuris import ConsolidationSettings, Consolidator, ManualClock, SemanticMemory
 
 events = st.lists(
     st.tuples(
@@ -21,7 +21,8 @@ def test_C1_C2_C3_C4_promotion_matches_a_naive_rescan(sightings, min_occurrences
     """C1-C4: each observe() promotes exactly when a rescan of the history says it should."""
     clock = ManualClock(0)
     window = window_days * 86_400
-    consolidator = Consolidator(SemanticMemory(), min_occurrences, window, clock)
+    settings = ConsolidationSettings(min_occurrences, window)
+    consolidator = Consolidator(SemanticMemory(), settings, clock)
     history, current, conflicts = [], {}, 0
     for subject, value, source, wait in sightings:
         clock.advance(wait * 86_400)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.forgetting: decay cycles over a manager's store (O1-O5, D4, D5)."""
+"""Example tests for recuris.evolution.forgetting: cycles over a manager's store (O1-O6, D4, D5)."""
 
 from dataclasses import replace
 
@@ -24,7 +24,7 @@ def test_stale_items_are_forgotten_with_weight_and_reason(manager, clock):
     """O1, O2: an unused event below the threshold is deleted and the deletion audited."""
     stale = manager.write("printer on floor 3 jammed", "ana", importance=0.5)
     clock.advance(30 * DAY)
-    report = manager.run_decay(DecayManager(clock=clock), "ana")
+    report = manager.run_decay("ana")
     assert [i.id for i in report.forgotten] == [stale.id] and manager.get(stale.id, "ana") is None
     [record] = manager.history("ana", stale.id)[-1:]
     assert (
@@ -35,24 +35,24 @@ def test_stale_items_are_forgotten_with_weight_and_reason(manager, clock):
 
 
 def test_used_items_survive(manager, clock):
-    """D4 over the store: recall reinforces: an item recalled along the way outlives an unused twin."""
+    """D4 over the store: recall reinforces: an item recalled on the way outlives an unused twin."""
     used = manager.write("the vpn needs the blue token", "ana")
     unused = manager.write("lunch menu changed on tuesday", "ana")
     for _ in range(4):
         clock.advance(6 * DAY)
         manager.recall("vpn token", "ana")
-    manager.run_decay(DecayManager(clock=clock), "ana")
+    manager.run_decay("ana")
     assert manager.get(used.id, "ana") is not None and manager.get(unused.id, "ana") is None
 
 
 def test_similar_items_in_the_merge_band_are_merged_keeping_every_source(manager, clock):
-    """O3: near-duplicates between the threshold and 0.4 become one item: all ids kept, highest importance."""
+    """O3: near-duplicates in the band become one item: every id kept, the highest importance."""
     a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.6)
     b = manager.write("deploy failed: the DB_URL variable was missing again", "ana", importance=0.9)
     other = manager.write("the office plant needs water", "ana", importance=0.6)
     clock.advance(8 * DAY)  # 0.6 -> 0.27, 0.9 -> 0.41: a is in the band; b just above it
     clock.advance(2 * DAY)  # 0.9 -> 0.34: both in the band now
-    report = manager.run_decay(DecayManager(clock=clock), "ana")
+    report = manager.run_decay("ana")
     [(survivor, merged)] = report.merged
     assert survivor.id == b.id and [m.id for m in merged] == [a.id]
     kept = manager.get(b.id, "ana")
@@ -68,7 +68,7 @@ def test_merging_never_crosses_users_or_touches_invalid_items(manager, clock):
     manager.write("database: MySQL", "ana", level="semantic")
     manager.write("database: PostgreSQL", "ana", level="semantic")
     clock.advance(9 * DAY)
-    report = manager.run_decay(DecayManager(clock=clock), "ana")
+    report = manager.run_decay("ana")
     assert report.merged == () and len(manager.list("bob")) == 1
     assert [i.content for i in manager.list("ana", "semantic")] == [
         "database: MySQL",
@@ -78,27 +78,27 @@ def test_merging_never_crosses_users_or_touches_invalid_items(manager, clock):
 
 def test_consolidated_memory_decays_more_slowly(clock):
     """D5: a fact outlives an event of the same importance by the slowdown factor."""
-    manager = MemoryManager(clock=clock)
+    decay = DecayManager(clock=clock, consolidated_slowdown=3.0)
+    manager = MemoryManager(clock=clock, decay=decay)
     event = manager.write("the cache was cleared", "ana", importance=0.8)
     fact = manager.write("cache ttl: 10 minutes", "ana", level="semantic")
     clock.advance(30 * DAY)
-    decay = DecayManager(clock=clock, consolidated_slowdown=3.0)
     assert decay.weight(manager.get(fact.id, "ana")) == pytest.approx(0.8 * 0.5 ** (30 / 21))
-    manager.run_decay(decay, "ana")
+    manager.run_decay("ana")
     assert manager.get(event.id, "ana") is None and manager.get(fact.id, "ana") is not None
 
 
 def test_a_cycle_refreshes_the_layers(manager, clock):
-    """O1 in the layers: after a cycle, the episodic layer no longer retrieves what was forgotten."""
+    """O1 in the layers: after a cycle, the episodic layer never retrieves what was forgotten."""
     from recuris import Episode
 
-    episodes = manager.layers("ana").episodic
+    episodes = manager.users.get("ana").episodic
     episodes.add_episode(
         Episode(task_type="deploy", goal="ship release 7", status="success", created_at=0.0)
     )
     clock.advance(60 * DAY)
-    manager.run_decay(DecayManager(clock=clock), "ana")
-    assert manager.layers("ana").episodic.retrieve("deploy ship release") == []
+    manager.run_decay("ana")
+    assert manager.users.get("ana").episodic.retrieve("deploy ship release") == []
 
 
 def test_a_simulated_quarter_levels_off_and_keeps_the_habits():
@@ -114,33 +114,32 @@ def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock
     """O3: the merge band lies strictly below the ceiling; at the ceiling an item stays whole."""
     a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.8)
     manager.write("deploy failed: the DB_URL variable was missing again", "ana", importance=0.8)
-    decay = DecayManager(clock=clock)
+    decay = manager.forgetting.decay
     clock.advance(decay.half_life_seconds)  # both weigh 0.8 / 2 = 0.4 exactly
     assert decay.weight(manager.get(a.id, "ana")) == 0.4
-    assert manager.run_decay(decay, "ana", merge_ceiling=0.4).merged == ()
+    assert manager.run_decay("ana", merge_ceiling=0.4).merged == ()
     clock.advance(1.0)
-    assert len(manager.run_decay(decay, "ana", merge_ceiling=0.4).merged) == 1
+    assert len(manager.run_decay("ana", merge_ceiling=0.4).merged) == 1
 
 
 def test_an_item_rewritten_since_the_last_cycle_is_compared_again(manager, clock):
-    """O4: two band items left apart by one cycle merge in the next once one is rewritten to match."""
+    """O4: two band items left apart by one cycle merge in the next once one is rewritten alike."""
     first = manager.write("the office plant needs water", "ana", level="episodic", importance=0.5)
     second = manager.write("vpn token is blue", "ana", level="episodic", importance=0.5)
     clock.advance(5 * DAY)  # both now weigh about 0.3: in the merge band
-    decay = DecayManager(clock=clock)
-    assert manager.run_decay(decay, "ana").merged == ()
+    assert manager.run_decay("ana").merged == ()
     manager.store.put(
         [replace(manager.get(second.id, "ana"), content="the office plant needs water")]
     )
-    [(survivor, others)] = manager.run_decay(decay, "ana").merged
+    [(survivor, others)] = manager.run_decay("ana").merged
     assert {survivor.id, *(other.id for other in others)} == {first.id, second.id}
 
 
 def test_a_large_cycle_reports_counts_without_items(manager, clock):
-    """O5: without `itemized`, the report counts what was forgotten and merged, and holds no items."""
+    """O5: without `itemized`, the report counts what was forgotten and merged, holding no item."""
     for text in ("printer jammed", "the office plant needs water", "the office plant needs water"):
         manager.write(text, "ana", level="episodic", importance=0.5)
     clock.advance(5 * DAY)
-    report = manager.run_decay(DecayManager(clock=clock), "ana", itemized=False, batch_size=1)
+    report = manager.run_decay("ana", itemized=False, batch_size=1)
     assert (report.forgotten, report.merged, report.audit) == ((), (), ())
     assert (report.merged_count, report.size_before, report.size_after) == (1, 3, 2)

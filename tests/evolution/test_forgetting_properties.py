@@ -5,7 +5,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recuris import DecayManager, InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore
+from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore
 from recuris.evolution.forgetting import merge
 from recuris.core.text import tokenize
 from recuris.core.similarity import jaccard
@@ -30,17 +30,17 @@ writes = st.lists(
 
 @given(writes, st.floats(0, 40), st.sampled_from([0.5, 0.7, 0.9]))
 def test_O1_O2_O3_after_a_cycle(writes, wait_days, similarity):
-    """O1: nothing left below the threshold; O2: every removal audited; O3: merges keep every id, per user."""
+    """O1-O3: nothing left below the threshold, every removal audited, merges keep every id."""
     clock = ManualClock(0)
     manager = MemoryManager(clock=clock)
     for user, text, importance, gap in writes:
         clock.advance(gap * DAY / 10)
         manager.write(text, user, level="episodic", importance=importance)
     clock.advance(wait_days * DAY)
-    decay = DecayManager(clock=clock)
+    decay = manager.forgetting.decay
     before = {user: {item.id for item in manager.list(user)} for user in ("ana", "bob")}
     for user in ("ana", "bob"):
-        manager.run_decay(decay, user, merge_similarity=similarity)
+        manager.run_decay(user, merge_similarity=similarity)
         after = manager.list(user)
         assert all(decay.weight(item) >= decay.retention_threshold for item in after)  # O1
         removed = before[user] - {item.id for item in after}
@@ -113,12 +113,14 @@ operations = st.lists(
     st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"])
 )
 def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
-    """O4: whatever the writes, uses, rewrites, cycles and batch sizes, the cycle decides as the naive one."""
+    """O4: whatever the writes, uses, rewrites, cycles and batches, it decides as the naive one."""
     clock = ManualClock(0)
     manager = MemoryManager(
         InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock
     )
-    decay, model, written = DecayManager(clock=clock), {}, 0
+    decay = manager.forgetting.decay
+    model = {}
+    written = 0
     for operation in [*writes, *operations, ("cycle", 0.6, 2, 50_000)]:
         if operation[0] == "write":
             written += 1
@@ -148,7 +150,6 @@ def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operat
         elif operation[0] == "cycle":
             forgotten, groups = naive_cycle(list(model.values()), decay, clock(), 0.4, operation[1])
             report = manager.run_decay(
-                decay,
                 "ana",
                 merge_similarity=operation[1],
                 batch_size=operation[2],

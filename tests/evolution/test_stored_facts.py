@@ -55,9 +55,8 @@ def test_superseding_a_fact_deleted_since_it_was_cached_does_not_bring_it_back(s
 def test_two_valid_facts_found_on_load_are_closed_in_the_store_and_audited(store):
     """FA2: the fact F5 closes on load is closed in the store, with its audit record."""
     old = facts(store, now=10).add("database", "MySQL", ["e1"])
-    new = facts(store, now=20).add(
-        "Database", "PostgreSQL", ["e2"]
-    )  # written without knowing of `old`
+    # Written without knowing of `old`
+    new = facts(store, now=20).add("Database", "PostgreSQL", ["e2"])
     assert [fact.value for fact in facts(store, now=30).current()] == ["PostgreSQL"]
     closed = store.get("ana", old.id)
     assert (closed.invalidated_at, closed.superseded_by) == (20, new.id)

@@ -30,8 +30,7 @@ def shared_hypothesis_tables():
 
 # The off-by-one window: one step more than window_size stays in the window (W2).
 WINDOW_BUG = (
-    ("deque(maxlen=window_size)", "deque(maxlen=window_size + 1)"),
-    ("len(self._recent) == self.window_size else", "len(self._recent) > self.window_size else"),
+    ("if len(self._recent) > self.window_size:", "if len(self._recent) > self.window_size + 1:"),
 )
 
 
@@ -191,8 +190,8 @@ def test_reinforcement_without_a_cap_is_named_D3(tmp_path):
         "decay",
         "decay.py",
         (
-            "min(\n            self.reinforcement_cap, self.reinforcement_per_access * item.access_count\n"
-            "        )",
+            "min(\n            self.reinforcement_cap, "
+            "self.reinforcement_per_access * item.access_count\n        )",
             "self.reinforcement_per_access * item.access_count",
         ),
     )
@@ -261,8 +260,11 @@ def test_a_check_writes_nothing_in_the_repository_or_the_package(tmp_path):
         tmp_path,
         "consolidation",
         "consolidation.py",
-        ("if len(sources) < self.min_occurrences:", "if len(sources) <= self.min_occurrences:"),
+        (
+            "if len(sources) < self.settings.min_occurrences:",
+            "if len(sources) <= self.settings.min_occurrences:",
+        ),
     )
     learner = (tmp_path / "consolidation.py").read_text(encoding="utf-8")
     assert code == 1 and snapshot() == before
-    assert "len(sources) <= self.min_occurrences" in learner
+    assert "len(sources) <= self.settings.min_occurrences" in learner

@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.bounds: token budgets, query caps and the layer cache (BD1-BD3)."""
+"""Example tests for recuris.manager.bounds: budgets, query caps and the layer cache (BD1-BD3)."""
 
 import pytest
 
@@ -30,7 +30,7 @@ def test_the_layer_cache_evicts_the_least_recently_used():
 
 
 def test_dropping_a_user_from_the_layer_cache_keeps_the_others_in_order():
-    """BD3: `pop` removes one user's layers (None if not loaded) and leaves the others' order as it was."""
+    """BD3: `pop` removes one user's layers (None if not loaded); the others keep their order."""
     cache = LayerCache(3)
     cache["ana"], cache["bob"], cache["cy"] = 1, 2, 3
     assert (cache.pop("bob"), cache.pop("dee")) == (2, None)

@@ -1,7 +1,9 @@
-"""The command line, `python -m recuris`, as an operator runs it (V1-V9, VA1-VA3): through `subprocess` where the
-rule is about the shell (exit status, environment, standard streams), in process where it is about data."""
+"""The command line, `python -m recuris`, as an operator runs it (V1-V11, VA1-VA4).
 
-import argparse
+Through `subprocess` where the rule is about the shell (exit status, environment, standard
+streams), in process where it is about data.
+"""
+
 import io
 import json
 import os
@@ -15,7 +17,7 @@ from databases import another_application, corrupt, empty, future_version
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
 from recuris.manager.cli import main
-from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE, parser
+from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,7 +89,7 @@ def test_forget_user_deletes_their_memory(database):
 
 
 def test_missing_file_corrupt_file_and_bad_arguments_fail_clearly(tmp_path, capsys):
-    """V1, V2: a missing file exits 2 without creating it; a corrupt one exits 1; a bad command exits 2."""
+    """V1, V2: a missing file exits 2, not created; a corrupt one exits 1; a bad command exits 2."""
     assert (
         cli("--db", str(tmp_path / "none.db"), "stats")[0] == 2
         and not (tmp_path / "none.db").exists()
@@ -121,7 +123,7 @@ READING = [
 @pytest.mark.parametrize("make", [another_application, future_version, empty])
 @pytest.mark.parametrize("command", READING, ids=lambda command: command[0])
 def test_a_reading_command_changes_no_byte_of_a_file_it_refuses(tmp_path, make, command):
-    """V4, SF2: a reading command refuses a file not its own with exit 1, and leaves it as it was."""
+    """V4, SF2: a reading command refuses a file not its own with exit 1, leaving it as it was."""
     path = make(tmp_path / "x.db")
     before = path.read_bytes()
     assert cli("--db", str(path), *command)[0] == 1
@@ -129,7 +131,7 @@ def test_a_reading_command_changes_no_byte_of_a_file_it_refuses(tmp_path, make, 
 
 
 def test_search_on_a_corrupt_database_exits_1_with_a_message(database, capsys):
-    """V5: a search whose recall could not read the database fails loudly, like the other reading commands."""
+    """V5: a search whose recall could not read the database fails loudly, like other reads."""
     corrupt(database, "items", "items_thread", "postings")
     assert cli("--db", str(database), "search", "database", "--user", "ana") == (1, "")
     assert "error: search could not read" in capsys.readouterr().err
@@ -165,7 +167,7 @@ ITEM = '{"id": "i9", "user_id": "ana", "level": "episodic", "content": "deploy f
 def test_a_bad_import_line_is_refused_by_number_and_rule_and_nothing_changes(
     database, tmp_path, capsys, line, rule
 ):
-    """V2, V3: a line that breaks a rule exits 1 naming its number and the rule; nothing stored changes."""
+    """V2, V3: a line breaking a rule exits 1 naming its number and rule; nothing changes."""
     _, before = cli("--db", str(database), "export", "--user", "ana")
     path = tmp_path / "bad.jsonl"
     path.write_bytes(before.splitlines()[0].encode() + b"\n" + line + b"\n")
@@ -188,23 +190,6 @@ def shell(*arguments, environment=None, stdin=None):
         input=stdin,
         timeout=60,
     )
-
-
-def every_action():
-    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    yield from (("python -m recuris", action) for action in parser()._actions)
-    for name, sub in commands.choices.items():
-        yield from ((name, action) for action in sub._actions)
-
-
-def test_every_option_and_argument_has_help_text():
-    """VA3: no option or argument of any command is left without help text."""
-    missing = [
-        (command, action.dest)
-        for command, action in every_action()
-        if not action.help or action.help == argparse.SUPPRESS
-    ]
-    assert missing == []
 
 
 def test_help_of_a_command_explains_its_options():
@@ -259,7 +244,7 @@ JSON_COMMANDS = [
 
 @pytest.mark.parametrize("command", JSON_COMMANDS, ids=lambda command: command[0])
 def test_json_prints_one_object_per_line_on_every_reading_command(database, command):
-    """V6: with --json, every line of standard output is one JSON object, and there is at least one."""
+    """V6: with --json, each output line is one JSON object, and there is at least one."""
     completed = shell(*command, "--json", "--db", str(database))
     lines = completed.stdout.splitlines()
     assert completed.returncode == 0 and lines
@@ -286,7 +271,7 @@ def test_a_bad_command_line_exits_2_and_creates_no_file(tmp_path, bad):
 
 
 def test_a_bad_command_line_changes_no_byte_of_the_database(database):
-    """VA2: a usage error on an existing database (here `--top-k 0` on search) leaves it as it was."""
+    """VA2: a usage error on an existing database (`--top-k 0` on search) leaves it as it was."""
     before = database.read_bytes()
     assert (
         shell("search", "x", "--user", "ana", "--top-k", "0", "--db", str(database)).returncode == 2
@@ -332,7 +317,7 @@ def test_import_reads_standard_input_for_a_dash_and_says_so_in_its_help(database
 
 
 def test_an_import_that_fails_creates_no_database(database, tmp_path):
-    """V8: a bad line, or a batch the store refuses, leaves no database file (nor its journals) behind."""
+    """V8: a bad line, or a batch the store refuses, leaves no database file nor journal behind."""
     item = json.loads(shell("export", "--user", "bob", "--db", str(database)).stdout)
     folder = tmp_path / "imports"
     folder.mkdir()
@@ -367,7 +352,7 @@ def test_forget_user_of_a_user_with_nothing_says_so_and_writes_nothing(database)
 
 
 def test_export_with_audit_carries_the_trail_and_import_restores_it(database, tmp_path):
-    """V9: `export --with-audit` adds the user's audit records; importing the file brings them back."""
+    """V9: `export --with-audit` adds the user's audit records; `import` brings them back."""
     exported = shell("export", "--user", "ana", "--with-audit", "--db", str(database)).stdout
     trail = [json.loads(line)["audit"] for line in exported.splitlines() if '"audit"' in line[:9]]
     assert {"supersede", "write"} <= {record["operation"] for record in trail}

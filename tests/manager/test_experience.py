@@ -25,7 +25,7 @@ def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
     result = agent.run("ship release 7 to the release region", "release", MockEnvironment())
     assert "## Recalled memory" in llm.prompts[0] and "release region: eu-west" in llm.prompts[0]
     assert result.success and result.episode.actions == ("run tests", "build image", "roll out")
-    assert manager.layers("ana").episodic.get(result.episode.id) is result.episode
+    assert manager.users.get("ana").episodic.get(result.episode.id) is result.episode
 
 
 def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
@@ -37,7 +37,7 @@ def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
     ana.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
     manager.store.close()
     reopened = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
-    assert [e.status for e in reopened.layers("ana").episodic.episodes] == ["failed"]
+    assert [e.status for e in reopened.users.get("ana").episodic.episodes] == ["failed"]
     bob = reopened.agent("bob", PromptFollowingLLM(), clock=ManualClock(0))
     assert not bob.run("register an account", "web form", MockEnvironment(SITE), SIGNUP).success
     anas_second = reopened.agent("ana", PromptFollowingLLM(), clock=ManualClock(0))

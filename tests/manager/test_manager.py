@@ -1,5 +1,7 @@
-"""Example tests for recuris.manager.manager.MemoryManager: routing, recall, isolation, privacy (MG1-MG5, Q1)."""
+"""Example tests for recuris.manager.manager: routing, recall, isolation, privacy (MG1-MG6, TS1)."""
 
+import ast
+import inspect
 import logging
 import sqlite3
 import threading
@@ -7,7 +9,18 @@ import threading
 import pytest
 from outages import Outage
 
-from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore, StoreError
+from recuris import (
+    ConsolidationSettings,
+    InMemoryStore,
+    ManagerSettings,
+    ManualClock,
+    MemoryItem,
+    MemoryManager,
+    SQLiteStore,
+    StoreError,
+    WorkingSettings,
+)
+from recuris.manager import manager as manager_module
 
 DAY = 86_400.0
 
@@ -29,11 +42,11 @@ def test_trivial_writes_are_skipped_and_audited(manager):
 
 
 def test_statement_seen_twice_is_promoted_to_a_fact(manager, clock):
-    """C1, C2 in the manager: a routed statement is an event; a second one promotes a fact citing both."""
+    """C1, C2 in the manager: a routed statement is an event; a second promotes a fact."""
     first = manager.write("team language: Python", "ana")
     clock.advance(60)
     second = manager.write("Team language: python", "ana")
-    [fact] = manager.layers("ana").semantic.current()
+    [fact] = manager.users.get("ana").semantic.current()
     assert fact.source_ids == (first.id, second.id)
     assert any(r.reason.startswith("consolidated") for r in manager.history("ana", fact.id))
 
@@ -83,7 +96,7 @@ def test_procedure_is_recalled_when_its_trigger_matches(manager):
 
 
 def test_recall_counts_an_access_and_audits_it(manager, clock):
-    """MG4: recall is use: the item's access count grows and its clock resets; the recall is audited."""
+    """MG4: recall is use: the access count grows, the clock resets, the recall is audited."""
     fact = manager.write("database: PostgreSQL", "ana", level="semantic")
     clock.advance(DAY)
     manager.recall("database", "ana")
@@ -126,7 +139,7 @@ def test_no_read_returns_another_users_item(manager):
 
 
 def test_forget_user_leaves_no_text_anywhere_in_the_database(tmp_path, clock):
-    """MG3: after forget_user, neither the items nor the audit log hold the user's text, even on disk."""
+    """MG3: after forget_user, neither items nor audit log hold the user's text, even on disk."""
     path = tmp_path / "m.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
     manager.write("secret-token-XYZZY: 42", "ana", level="semantic")
@@ -157,7 +170,7 @@ def test_a_failing_store_makes_recall_return_nothing_with_a_warning(caplog):
 
 
 def test_bad_arguments_are_refused_before_anything_is_stored(manager):
-    """MG6, Q1: a non-text content, an unknown level, a blank user or top_k 0 raise; nothing is stored."""
+    """MG6, Q1: bad content, level, user or top_k raise; nothing is stored."""
     with pytest.raises(TypeError, match="content"):
         manager.write(None, "ana")
     with pytest.raises(ValueError, match="level"):
@@ -177,7 +190,7 @@ def test_a_token_budget_that_is_not_a_count_is_refused(manager, budget):
 
 
 def test_tags_given_as_one_string_are_refused_and_nothing_is_stored(manager):
-    """MG6: tags are a collection of text: "abc" is refused, not stored as three tags, and not audited."""
+    """MG6: tags are a collection of texts: "abc" is refused, not stored as three tags."""
     with pytest.raises(TypeError, match="tags must be a collection of str"):
         manager.write("deploy failed on step 3", "ana", tags="abc")
     assert manager.list("ana") == [] and manager.history("ana") == []
@@ -202,7 +215,7 @@ def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
 
 
 def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(clock):
-    """G1: a write for a user not loaded yet, a superseding fact and start_task are kept, not raised."""
+    """G1: a write for a user not loaded, a superseding fact and start_task are kept, not raised."""
     inner = Outage()
     manager = MemoryManager(inner, clock=clock)
     old = manager.write("database: MySQL", "ana", level="semantic")
@@ -220,7 +233,7 @@ def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(c
 
 
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):
-    """MG2, S10: counting the access of a stale copy never rewrites its validity: one valid fact remains."""
+    """MG2, S10: counting a use of a stale copy never rewrites its validity."""
 
     class Paused(InMemoryStore):
         pause = None  # run once, between recall's read of the facts and its bookkeeping
@@ -242,7 +255,7 @@ def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not
 
 
 def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
-    """G1, G4: offline ids of two managers differ, so neither queued write is refused as the other's."""
+    """G1, G4: two managers' offline ids differ: no queued write is refused as the other's."""
     inner = Outage()
     first, second = MemoryManager(inner, clock=clock), MemoryManager(inner, clock=clock)
     inner.down = "all"
@@ -253,23 +266,79 @@ def test_two_managers_offline_on_one_clock_lose_neither_users_write(clock):
     assert [len(inner.list(user)) for user in ("ana", "bob")] == [1, 1]
 
 
-def test_every_public_method_of_the_manager_runs_under_its_lock():
-    """TS1: every public method of MemoryManager, its parts' operations included, takes the manager's lock."""
-    public = [
-        name
-        for name in dir(MemoryManager)
-        if not name.startswith("_") and not isinstance(getattr(MemoryManager, name), property)
+PUBLIC = {
+    "write",
+    "recall",
+    "get",
+    "list",
+    "history",
+    "export",
+    "start_task",
+    "record_step",
+    "finish_task",
+    "get_llm_context",
+    "get_llm_messages",
+    "forget_user",
+    "run_decay",
+    "agent",
+}
+
+
+def manager_class() -> ast.ClassDef:
+    tree = ast.parse(inspect.getsource(manager_module))
+    [found] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MemoryManager"]
+    return found
+
+
+def test_every_public_name_of_the_manager_is_a_def_in_its_class_body():
+    """TS1: the public names are what a user calls, each written as a `def` in the class body."""
+    defined = {node.name for node in manager_class().body if isinstance(node, ast.FunctionDef)}
+    public = {name for name in vars(MemoryManager) if not name.startswith("_")}
+    assert public == PUBLIC and public <= defined
+    assert all(inspect.isfunction(vars(MemoryManager)[name]) for name in public)
+    assigned = [node for node in manager_class().body if isinstance(node, ast.Assign)]
+    assert assigned == []  # no method made by a call or a lambda
+
+
+def test_every_public_method_of_the_manager_takes_its_lock_itself():
+    """TS1: each public method's body holds `with self._lock:`, written at the point of use."""
+    unlocked = [
+        node.name
+        for node in manager_class().body
+        if isinstance(node, ast.FunctionDef)
+        and node.name in PUBLIC
+        and not any(
+            isinstance(inner, ast.With) and ast.unparse(inner.items[0].context_expr) == "self._lock"
+            for inner in ast.walk(node)
+        )
     ]
-    assert {"start_task", "layers", "forget_user", "run_decay", "write", "recall"} <= set(public)
-    assert [
-        name for name in public if getattr(MemoryManager, name).__code__.co_name != "locked"
-    ] == []
+    assert unlocked == []
+
+
+def test_the_manager_gives_its_one_lock_to_each_part():
+    """TS1: the parts take the manager's own re-entrant lock, so a call never waits on itself."""
+    manager = MemoryManager()
+    assert manager.users.lock is manager._lock and manager.forgetting.lock is manager._lock
+    assert manager.tasks.lock is manager._lock
+
+
+def test_a_public_method_waits_while_another_thread_holds_the_lock():
+    """TS1: while one operation runs, another thread's call waits for it to finish."""
+    manager = MemoryManager()
+    finished = []
+    with manager._lock:
+        worker = threading.Thread(target=lambda: finished.append(manager.list("ana")))
+        worker.start()
+        worker.join(timeout=0.2)
+        assert finished == []  # blocked on the lock
+    worker.join(timeout=5)
+    assert finished == [[]]
 
 
 def test_several_threads_write_recall_and_forget_at_once_losing_and_resurrecting_nothing(
     tmp_path, clock
 ):
-    """TS1: one manager on SQLite serves several threads; no call is taken for an outage, none lost."""
+    """TS1: one manager on SQLite serves several threads; no call taken for an outage, none lost."""
     manager = MemoryManager(SQLiteStore(tmp_path / "memory.db"), clock=clock)
     for n in range(10):
         manager.write(f"secret deploy note {n}", "gone")
@@ -314,16 +383,16 @@ def test_a_query_past_the_cap_is_cut_and_the_result_says_so(manager):
 
 
 def test_the_manager_keeps_the_layers_of_the_most_recently_used_users_only(clock):
-    """BD3: past `max_loaded_users`, the least recently used user's layers are let go, and reload on use."""
-    manager = MemoryManager(clock=clock, max_loaded_users=2)
+    """BD3: past `max_loaded_users`, the least recently used user's layers go, and reload on use."""
+    manager = MemoryManager(clock=clock, settings=ManagerSettings(max_loaded_users=2))
     for number, user in enumerate(("ana", "bob", "ana", "cy")):
         manager.write(f"fact {number}: {user}", user, level="semantic")
     assert list(manager.users.loaded) == ["ana", "cy"]
-    assert [fact.value for fact in manager.layers("bob").semantic.current()] == ["bob"]
+    assert [fact.value for fact in manager.users.get("bob").semantic.current()] == ["bob"]
 
 
 def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_back(clock):
-    """G1, F5: the stored fact it contradicts, unseen during the outage, is closed when the user loads."""
+    """G1, F5: a stored fact contradicted during an outage is closed when the user loads."""
     inner = Outage()
     MemoryManager(inner, clock=clock).write("database: MySQL", "ana", level="semantic")
     manager = MemoryManager(inner, clock=clock)
@@ -332,13 +401,13 @@ def test_a_fact_written_offline_for_a_user_not_loaded_wins_once_the_store_is_bac
     assert manager.write("database: PostgreSQL", "ana", level="semantic") is not None
     inner.down = None
     assert manager.store.flush()
-    assert [fact.value for fact in manager.layers("ana").semantic.current()] == ["PostgreSQL"]
+    assert [fact.value for fact in manager.users.get("ana").semantic.current()] == ["PostgreSQL"]
     valid = [item.content for item in inner.list("ana", "semantic") if item.is_valid]
     assert valid == ["database: PostgreSQL"]
 
 
 def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
-    """S5: a manager's write is one transaction on SQLite: its item and its audit record, nothing else."""
+    """S5: a manager's write is one SQLite transaction: its item and its audit record."""
     store = SQLiteStore(tmp_path / "m.db")
     manager = MemoryManager(store, clock=ManualClock(0))
     manager.write("warm up the user's layers", "ana", level="episodic")
@@ -350,22 +419,40 @@ def test_a_write_on_sqlite_commits_once_with_its_audit_record(tmp_path):
     assert [r.operation for r in manager.history("ana", item.id)] == ["write"]
 
 
-def test_the_settings_the_parts_hold_read_as_before_and_cannot_be_set():
-    """The settings the parts hold (llm, min_confidence, working_token_budget, episodic_scorer) read as before; setting one raises."""
-    model = lambda prompt: "[]"  # noqa: E731
-    manager = MemoryManager(llm=model, min_confidence=0.7, working_token_budget=500)
-    assert (
-        manager.llm,
-        manager.min_confidence,
-        manager.working_token_budget,
-        manager.episodic_scorer,
-    ) == (model, 0.7, 500, None)
+def test_the_settings_are_one_record_the_parts_are_given_and_cannot_be_set():
+    """The manager's settings are one frozen record, composed of its parts' records."""
+    consolidation = ConsolidationSettings(min_occurrences=3)
+    settings = ManagerSettings(
+        extraction_min_confidence=0.7,
+        working=WorkingSettings(token_budget=500),
+        consolidation=consolidation,
+    )
+    manager = MemoryManager(settings=settings)
+    assert manager.settings is settings
+    assert manager.tasks.min_confidence == 0.7
+    assert manager.tasks.working_settings.token_budget == 500
+    assert manager.users.get("ana").consolidator.settings is consolidation
+    assert manager.policy is settings.recall
     with pytest.raises(AttributeError):
-        manager.llm = None
+        manager.settings.extraction_min_confidence = 0.5
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        dict(min_content_chars=-1),
+        dict(max_loaded_users=0),
+        dict(extraction_min_confidence=float("nan")),
+    ],
+)
+def test_a_setting_out_of_its_range_is_refused_naming_its_rule(setting):
+    """BD3, BU2, N3, U1: a manager setting out of its range is a ValueError naming the rule."""
+    with pytest.raises(ValueError, match="(U1|BD3|BU2|N3): "):
+        ManagerSettings(**setting)
 
 
 def test_an_episodic_write_after_another_manager_forgot_the_user_lands_once(tmp_path):
-    """UL1, S6: a write after a forget made elsewhere takes the new generation and is stored, once."""
+    """UL1, S6: a write after a forget made elsewhere takes the new generation, stored once."""
     here = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
     elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
     here.write("booked the hotel by the station", "ana", level="episodic")
@@ -376,7 +463,7 @@ def test_an_episodic_write_after_another_manager_forgot_the_user_lands_once(tmp_
 
 
 def test_an_episodic_write_queued_after_a_forget_elsewhere_is_kept_and_lands(tmp_path):
-    """G1: an episodic write queued in an outage after a forget made elsewhere lands once the store is up."""
+    """G1: an event queued in an outage after a forget made elsewhere lands once the store is up."""
     here = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.05), clock=ManualClock(0.0))
     elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
     here.write("booked the hotel by the station", "ana", level="episodic")
@@ -390,7 +477,7 @@ def test_an_episodic_write_queued_after_a_forget_elsewhere_is_kept_and_lands(tmp
 
 
 def test_an_episodic_write_queued_before_a_forget_elsewhere_never_lands(tmp_path):
-    """S6: an episodic write queued in an outage, then forgotten elsewhere, is not written by a later call."""
+    """S6: an event queued in an outage, then forgotten elsewhere, is never written."""
     here = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.05), clock=ManualClock(0.0))
     elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
     here.write("booked the hotel by the station", "ana", level="episodic")
@@ -405,7 +492,7 @@ def test_an_episodic_write_queued_before_a_forget_elsewhere_never_lands(tmp_path
 
 
 def test_a_write_whose_new_id_another_process_took_meanwhile_is_written_under_a_fresh_id(tmp_path):
-    """S3: a manager's write refused because its new id was taken since it was reserved is written anew."""
+    """S3: a write whose reserved id another process took is written under a new id."""
     here = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
     here.write(
         "booked the hotel by the station", "ana", level="episodic"

@@ -1,4 +1,4 @@
-"""MemoryManager on every store against a naive model of what each user wrote (SQ1, MG1, MG2, Q1, MG3).
+"""MemoryManager on every store against a naive model of what each user wrote (SQ1, MG1-MG3, Q1).
 
 The machine runs on each store the suite knows, a fork's included (tests/factories.py). Its
 "reopen" closes a store that persists and opens it again from its folder; any other store
@@ -31,7 +31,12 @@ users = st.sampled_from(["ana", "bob", "陈"])
 subjects = st.sampled_from(["database", "language"])
 values = st.sampled_from(["MySQL", "PostgreSQL", "Python", "Go"])
 events = st.sampled_from(
-    ["deploy failed on step 3", "user asked for a refund", "注册成功了", "x'); DROP TABLE items;--"]
+    [
+        "deploy failed on step 3",
+        "user asked for a refund",
+        "注册成功了",
+        "x'); DROP TABLE items;--",
+    ]
 )
 queries = st.sampled_from(
     ["database", "deploy", "refund", "language Python", "注册", "nothing matches"]
@@ -39,7 +44,7 @@ queries = st.sampled_from(
 
 
 class ManagerMachine(RuleBasedStateMachine):
-    """Writes, recalls, forgets and reopens on a real manager over one store; a dict of lists is the model."""
+    """Writes, recalls, forgets and reopens on a manager; a dict of lists is the model."""
 
     def __init__(self, name):
         super().__init__()
@@ -119,7 +124,7 @@ class ManagerMachine(RuleBasedStateMachine):
     @invariant()
     def MG2_facts_are_superseded_never_rewritten(self):
         for user, written in self.facts.items():
-            facts = self.manager.layers(user).semantic.facts
+            facts = self.manager.users.get(user).semantic.facts
             for subject in {s for s, _ in written}:
                 about = [f for f in facts if f.subject == subject]
                 assert [f.is_valid for f in about] == [False] * (len(about) - 1) + [True]
@@ -138,5 +143,5 @@ class ManagerMachine(RuleBasedStateMachine):
 
 @pytest.mark.parametrize("name", list(STORES))
 def test_MG1_MG3_the_manager_follows_what_each_user_wrote_on_every_store(name):
-    """MG1-MG3, Q1, SQ1: on any store, through reopening, each user holds exactly what they wrote."""
+    """MG1-MG3, Q1, SQ1: on any store, through reopening, a user holds exactly what they wrote."""
     run_state_machine_as_test(lambda: ManagerMachine(name), settings=shared_examples(len(STORES)))

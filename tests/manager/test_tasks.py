@@ -1,10 +1,10 @@
-"""Example tests for recuris.manager.tasks: the manager's task lifecycle and LLM extraction (N1-N3)."""
+"""Example tests for recuris.manager.tasks: the task lifecycle, its working memory kept in
+the store, the context and LLM extraction (N1-N6)."""
 
 import pytest
 
-from recuris import ManualClock, MemoryManager
-from recuris.core.records import Step
-from recuris.manager.tasks import TaskState
+from recuris import ManagerSettings, ManualClock, MemoryManager, SQLiteStore, WorkingMemory
+from recuris import WorkingSettings
 
 GOOD = (
     '{"knowledge": [{"subject": "deploy target", "value": "eu-west", '
@@ -12,8 +12,8 @@ GOOD = (
 )
 
 
-def manager_with(llm=None, **options):
-    return MemoryManager(clock=ManualClock(1_000), llm=llm, **options)
+def manager_with(llm=None, **settings):
+    return MemoryManager(clock=ManualClock(1_000), llm=llm, settings=ManagerSettings(**settings))
 
 
 def run_task(manager, user="ana", steps=3, goal="ship release 2"):
@@ -32,10 +32,8 @@ def test_one_task_at_a_time_per_user():
 
 
 def test_the_task_in_progress_is_a_task_state_holding_every_recorded_step():
-    """N2: a task in progress is a TaskState whose steps are every recorded step, in order, evicted or not."""
-    manager = manager_with(
-        working_token_budget=10
-    )  # so small that steps are evicted from working memory
+    """N1: a task in progress is a TaskState whose working memory holds every recorded step."""
+    manager = manager_with(working=WorkingSettings(token_budget=10))  # so small that steps are folded early
     task_id = manager.start_task("ana", "ship release 2", "release")
     steps = [manager.record_step("ana", f"step {n}", "ok") for n in range(4)]
     task = manager.tasks.get("ana")
@@ -43,42 +41,90 @@ def test_the_task_in_progress_is_a_task_state_holding_every_recorded_step():
         task_id,
         "ship release 2",
         "release",
-        steps,
+        tuple(steps),
     )
     assert list(manager.tasks) == ["ana"]
 
 
-def test_a_task_state_reads_on_one_line():
-    """N1: a TaskState's repr names the task, its goal (folded), type, step count and protected goal item."""
-    task = TaskState(
-        "task-1", "ship\nrelease  2", "release", [Step(1, "roll out", "ok", False)], "item-1"
+def test_the_task_in_progress_is_one_working_item_holding_its_working_memory():
+    """N1: the store holds one working item for the task; its metadata is the working memory."""
+    manager = manager_with()
+    task_id = manager.start_task("ana", "ship release 2", "release")
+    manager.record_step("ana", "build", "ok")
+    [item] = manager.list("ana", "working")
+    working = WorkingMemory.from_dict(item.metadata["working"])
+    assert (item.task_id, item.content, item.metadata["task_type"]) == (
+        task_id,
+        "goal: ship release 2",
+        "release",
     )
+    assert working.to_prompt_section() == manager.tasks.section("ana")
+
+
+def test_a_task_state_reads_on_one_line():
+    """N1: a TaskState's repr names the task, its goal (folded), type, step count and item."""
+    manager = manager_with()
+    manager.start_task("ana", "ship\nrelease  2", "release")
+    manager.record_step("ana", "roll out", "ok")
+    task = manager.tasks.get("ana")
     assert repr(task) == (
-        "TaskState('task-1', goal='ship release 2', task_type='release', steps=1, goal_item_id='item-1')"
+        f"TaskState('{task.id}', goal='ship release 2', task_type='release', steps=1, "
+        f"item_id='{task.item.id}')"
     )
 
 
 def test_finish_writes_one_episode_with_every_step_and_clears_working_memory():
-    """N2: the episode holds all steps; the task's working items are gone."""
-    manager = manager_with(working_token_budget=10)  # so small that steps were evicted on the way
-    report = run_task(manager, steps=6)
+    """N2: the episode holds all steps, folded or not; the task's working items are gone."""
+    manager = manager_with(working=WorkingSettings(token_budget=10))  # so small that steps were folded on the way
+    manager.start_task("ana", "ship release 2")
+    manager.write("waiting for the build", "ana", tags=["state"])  # a working note of the task
+    for n in range(6):
+        manager.record_step("ana", f"step {n}", "ok")
+    report = manager.finish_task("ana")
     assert [s.action for s in report.episode.trajectory] == [f"step {n}" for n in range(6)]
-    assert manager.list("ana", "working") == [] and len(manager.layers("ana").episodic) == 1
+    assert manager.list("ana", "working") == [] and len(manager.users.get("ana").episodic) == 1
 
 
 def test_the_goal_survives_the_working_budget():
-    """N1, BU2: under a tiny budget, steps are evicted but the goal item stays."""
-    manager = manager_with(working_token_budget=10)
+    """N1, W7: under a tiny budget, steps are folded into the summary but the goal stays."""
+    manager = manager_with(working=WorkingSettings(token_budget=10))
     manager.start_task("ana", "keep this goal in view")
     for n in range(5):
         manager.record_step("ana", f"step {n}", "a fairly long result " * 3)
-    contents = [item.content for item in manager.list("ana", "working")]
-    assert "goal: keep this goal in view" in contents and len(contents) == 2
-    assert any(r.operation == "evict" for r in manager.history("ana"))
+    section = manager.tasks.section("ana")
+    assert "Goal: keep this goal in view" in section and "step 3" in section
+    assert len(manager.tasks.get("ana").working.recent_steps) == 1
+
+
+def test_a_manager_opened_later_on_the_store_goes_on_with_the_task(tmp_path):
+    """N5: a task started by one manager is found, continued and finished by the next one."""
+    first = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(1_000))
+    task_id = first.start_task("ana", "ship release 2", "release")
+    first.record_step("ana", "build", "ok")
+    first.store.close()
+    second = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(2_000))
+    second.record_step("ana", "deploy", "ok")
+    assert second.tasks.get("ana").id == task_id
+    with pytest.raises(ValueError, match="N1"):
+        second.start_task("ana", "another task")
+    report = second.finish_task("ana")
+    assert [s.action for s in report.episode.trajectory] == ["build", "deploy"]
+    assert report.episode.task_type == "release"
+
+
+def test_a_step_the_clock_refuses_is_not_added():
+    """N1, I4: a step recorded while the clock is broken raises and leaves the task as it was."""
+    reading = [1_000.0]
+    manager = MemoryManager(clock=lambda: reading[0])
+    manager.start_task("ana", "ship release 2")
+    reading[0] = float("nan")
+    with pytest.raises(ValueError, match="I4"):
+        manager.record_step("ana", "build", "ok")
+    assert manager.tasks.get("ana").steps == ()
 
 
 def test_extracted_knowledge_is_observed_and_promoted_on_the_second_task():
-    """C1 in finish_task: extraction feeds the consolidator: one statement from two tasks becomes a fact."""
+    """C1 in finish_task: extraction feeds the consolidator; a statement of two tasks is a fact."""
     manager = manager_with(llm=lambda prompt: GOOD)
     assert run_task(manager).facts == ()
     [fact] = run_task(manager).facts
@@ -87,10 +133,10 @@ def test_extracted_knowledge_is_observed_and_promoted_on_the_second_task():
 
 @pytest.mark.parametrize("reply", ["not json at all", "", '{"knowledge": [{"subject": 3}]}', None])
 def test_bad_extraction_loses_nothing_and_is_reported(reply):
-    """N3: a malformed reply costs only the extraction; the episode is stored and the problem audited."""
+    """N3: a malformed reply costs only the extraction: episode stored, problem audited."""
     manager = manager_with(llm=lambda prompt: reply)
     report = run_task(manager)
-    assert report.problems and len(manager.layers("ana").episodic) == 1
+    assert report.problems and len(manager.users.get("ana").episodic) == 1
     assert [r.operation for r in manager.history("ana", report.episode.id)][-1] == "extract-problem"
 
 
@@ -114,15 +160,32 @@ def test_low_confidence_knowledge_is_reported_and_not_observed():
 
 
 def test_llm_context_as_text_and_as_messages():
-    """N5: get_llm_context gives the task and recalled memory; get_llm_messages the same as chat messages."""
+    """N6: get_llm_context gives the working section and the recall; messages the same as chat."""
     manager = manager_with()
     manager.write("deploy target: eu-west", "ana", level="semantic")
     manager.start_task("ana", "ship to the deploy target")
     manager.record_step("ana", "build", "ok")
     text = manager.get_llm_context("ana")
-    assert "Goal: ship to the deploy target" in text and "deploy target: eu-west" in text
+    assert text.startswith(manager.tasks.section("ana"))
+    assert (
+        "Goal: ship to the deploy target" in text
+        and "  - [semantic] deploy target: eu-west" in text
+    )
     messages = manager.get_llm_messages("ana")
     assert [m["role"] for m in messages] == ["system", "user"] and text in messages[0]["content"]
+
+
+def test_the_context_shows_the_task_once():
+    """N6: the task's working item is not recalled again below the working section."""
+    manager = manager_with()
+    manager.start_task("ana", "ship release 2")
+    assert manager.get_llm_context("ana").count("ship release 2") == 1
+
+
+def test_with_no_task_the_working_section_says_none():
+    """N6: a user with no task in progress gets the core's empty working section."""
+    manager = manager_with()
+    assert manager.tasks.section("ana") == "## Working memory\n  (none)"
 
 
 def test_a_lone_surrogate_from_the_model_is_reported_never_raised_from_finish_task():
@@ -130,4 +193,4 @@ def test_a_lone_surrogate_from_the_model_is_reported_never_raised_from_finish_ta
     entry = '{"subject": "region \\ud800", "value": "eu", "confidence": 0.9}'
     manager = manager_with(llm=lambda prompt: '{"knowledge": [' + entry + "]}")
     report = run_task(manager)
-    assert report.problems and report.facts == () and len(manager.layers("ana").episodic) == 1
+    assert report.problems and report.facts == () and len(manager.users.get("ana").episodic) == 1

@@ -167,3 +167,27 @@ def test_scrubbing_a_users_audit_blanks_their_queued_records_too(flaky):
         ("ana", "", None),
         ("bob", "bob's note", 0.5),
     ]
+
+
+def test_every_operation_but_iterate_takes_the_store_lock_itself():
+    """G9: each Store operation of BufferedStore, its reads included, holds `with self._lock:`."""
+    import ast
+    import inspect
+
+    from recuris.storage import buffered_store, queued_reads
+
+    operations = {
+        "new_id", "flush", "put", "holds", "append_audit", "record_access", "close", "delete",
+        "delete_user", "generation", "scrub_audit", "users", "queued", "get", "list",
+        "matching", "search", "adjacent", "audit",
+    }  # fmt: skip
+    locked = set()
+    for module in (buffered_store, queued_reads):
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(inner, ast.With)
+                and ast.unparse(inner.items[0].context_expr) == "self._lock"
+                for inner in ast.walk(node)
+            ):
+                locked.add(node.name)
+    assert operations <= locked and "iterate" not in locked

@@ -27,9 +27,8 @@ def test_reads_see_queued_writes(flaky):
     """QR1: get, list and matching return a queued item as if it were written, newest copy first."""
     store = BufferedStore(flaky)
     store.put([item("i1")])
-    flaky.put = lambda *arguments: (_ for _ in ()).throw(
-        StoreError("database is locked")
-    )  # reads still work
+    # Reads still work
+    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))
     newer = MemoryItem(id="i1", user_id="ana", level="episodic", content="event i1", importance=0.9)
     store.put([item("i2"), newer])
     assert store.pending == 1 and store.get("ana", "i2").content == "event i2"

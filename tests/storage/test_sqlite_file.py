@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from databases import another_application, future_version, version_3, version_3_items, version_4
+from databases import (
+    another_application,
+    future_version,
+    version_3,
+    version_3_items,
+    version_4,
+    version_5,
+)
 
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.storage.sqlite_store import SCHEMA_VERSION
@@ -150,9 +157,9 @@ def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
     assert SQLiteStore(tmp_path / "m.db", read_only=True).generation("ana") == 0
 
 
-@pytest.mark.parametrize("version, make", [(3, version_3), (4, version_4)])
+@pytest.mark.parametrize("version, make", [(3, version_3), (4, version_4), (5, version_5)])
 def test_an_older_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path, version, make):
-    """SF2: a reading open refuses a version 3 or 4 file, saying that a writing open migrates it."""
+    """SF2: a reading open refuses a version 3, 4 or 5 file, saying a writing open migrates it."""
     path = make(tmp_path / "m.db", version_3_items())
     before = path.read_bytes()
     with pytest.raises(

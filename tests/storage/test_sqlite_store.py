@@ -6,12 +6,13 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from databases import version_3, version_3_items, version_4
 
-from recuris import MemoryItem, SQLiteStore, StoreError
+from recuris import MemoryItem, SQLiteStore, StoreError, WorkingMemory
 from recuris.core.records import AuditRecord
 from recuris.storage.sqlite_schema import SCHEMA_VERSION
 
@@ -119,6 +120,18 @@ def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
     assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
 
 
+def migrated(items):
+    """The items as a migration to this version leaves them: a task's goal item holds its
+    working memory (SH3); the task `w1` stands for has no steps."""
+    working = WorkingMemory()
+    working.init_task("migrate")
+    state = {"kind": "task", "task_type": "task", "working": working.to_dict()}
+    return [
+        replace(item, metadata={**item.metadata, **state}) if item.id == "w1" else item
+        for item in items
+    ]
+
+
 def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
     """SH2: a writing open of a version 3 file drops `valid_from`; every item stays whole, in write order."""
     path = version_3(tmp_path / "m.db", version_3_items())
@@ -126,7 +139,7 @@ def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
         rowids = db.execute("SELECT id, rowid FROM items ORDER BY rowid").fetchall()
     db.close()
     store = SQLiteStore(path)
-    assert store.list("ana") == [i for i in version_3_items() if i.user_id == "ana"]
+    assert store.list("ana") == [i for i in migrated(version_3_items()) if i.user_id == "ana"]
     assert store.list("ben") == [i for i in version_3_items() if i.user_id == "ben"]
     assert store._run("SELECT id, rowid FROM items ORDER BY rowid") == rowids
     assert [i.id for i, _ in store.search("ana", "episodic", ["deploy"], 5)] == ["e1"]
@@ -151,7 +164,7 @@ def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tm
         seqs = db.execute("SELECT seq, item_id FROM audit ORDER BY seq").fetchall()
     db.close()
     store = SQLiteStore(path)
-    assert store.list("ana") == [i for i in version_3_items() if i.user_id == "ana"]
+    assert store.list("ana") == [i for i in migrated(version_3_items()) if i.user_id == "ana"]
     assert store._run("SELECT id, rowid FROM items ORDER BY rowid") == rowids
     assert store._run("SELECT seq, item_id FROM audit ORDER BY seq") == seqs
     assert (

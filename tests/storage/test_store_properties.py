@@ -117,9 +117,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
         ):
             new = store.new_id("item")
             assert new not in handed  # never twice
-            assert (
-                new not in chosen or new in taken
-            )  # stored only if another process took it since (S3)
+            # Stored only if another process took it since (S3)
+            assert new not in chosen or new in taken
             handed.add(new)
             minted.add(new)
 
@@ -183,9 +182,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
                         ids.append([item.id for item, _ in found])
                         assert len(found) == min(3, len(expected))
                         for item, score in found:
-                            assert score == pytest.approx(
-                                expected[item.id], abs=1e-9
-                            )  # rounded to 9 decimals
+                            # Rounded to 9 decimals
+                            assert score == pytest.approx(expected[item.id], abs=1e-9)
                         # best first, and nothing left out scores higher than the last one kept
                         scores = [score for _, score in found]
                         assert scores == sorted(scores, reverse=True)

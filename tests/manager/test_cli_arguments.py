@@ -1,0 +1,68 @@
+"""Example tests for recuris.manager.cli_arguments: the command line's grammar (VA1-VA4)."""
+
+import argparse
+
+import pytest
+
+from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE, moment, parse, parser, seconds
+
+
+def every_action():
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    yield from (("python -m recuris", action) for action in parser()._actions)
+    for name, sub in commands.choices.items():
+        yield from ((name, action) for action in sub._actions)
+
+
+def test_every_option_and_argument_has_help_text():
+    """VA3: no option or argument of any command is left without help text."""
+    missing = [
+        (command, action.dest)
+        for command, action in every_action()
+        if not action.help or action.help == argparse.SUPPRESS
+    ]
+    assert missing == []
+
+
+def test_db_and_timeout_are_read_before_or_after_the_command():
+    """VA1: `--db F --timeout T stats` and `stats --db F --timeout T` parse alike."""
+    before = parse(["--db", "m.db", "--timeout", "2", "stats"], {})
+    after = parse(["stats", "--db", "m.db", "--timeout", "2"], {})
+    assert (before.db, before.timeout) == (after.db, after.timeout) == ("m.db", 2.0)
+
+
+def test_the_environment_names_the_database_and_the_option_wins():
+    """VA1: RECURIS_DB names the database when --db is absent; --db wins over it."""
+    environ = {ENVIRONMENT_DATABASE: "from-environment.db"}
+    assert parse(["stats"], environ).db == "from-environment.db"
+    assert parse(["stats", "--db", "given.db"], environ).db == "given.db"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats"],
+        ["search", "x", "--user", "ana", "--top-k", "0", "--db", "m.db"],
+        ["search", "x", "--user", "ana", "--at", "yesterday", "--db", "m.db"],
+        ["stats", "--timeout", "nan", "--db", "m.db"],
+    ],
+    ids=["no-database", "top-k-0", "at-word", "timeout-nan"],
+)
+def test_a_bad_command_line_exits_2(argv, capsys):
+    """VA2: no database, a --top-k below 1, an --at that is not a time or a bad timeout exit 2."""
+    with pytest.raises(SystemExit) as exit:
+        parse(argv, {})
+    assert exit.value.code == 2 and "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["-1", "inf", "soon"])
+def test_a_timeout_is_a_finite_number_of_seconds_not_below_0(text):
+    """VA2: `seconds` refuses a negative, infinite or non-numeric value as a usage error."""
+    with pytest.raises(argparse.ArgumentTypeError):
+        seconds(text)
+
+
+def test_a_moment_is_the_same_however_it_is_written():
+    """VA4: epoch seconds, ISO 8601 in UTC ("Z") and with an offset name one moment."""
+    written = ["1000", "1970-01-01T00:16:40Z", "1970-01-01T01:16:40+01:00", "1970-01-01T00:16:40"]
+    assert {moment(text) for text in written} == {1000.0}

@@ -1,0 +1,113 @@
+"""Example tests for recuris.manager.user_layers.UserLayers: a user's layers (UL1, UL2)."""
+
+import threading
+
+import pytest
+
+from recuris import Episode, ManualClock, MemoryManager, SQLiteStore
+from recuris.manager.recall import Recalled
+from recuris.manager.user_layers import UserLayers
+from recuris.storage.buffered_store import BufferedStore
+from recuris.storage.memory_store import InMemoryStore
+
+
+@pytest.fixture
+def two_managers(tmp_path):
+    here = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    elsewhere = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0.0))
+    return here, elsewhere
+
+
+def test_a_forget_made_elsewhere_ends_the_task_in_progress_at_the_next_call(two_managers):
+    """UL1: a manager that finds its user forgotten elsewhere drops their task before using it."""
+    here, elsewhere = two_managers
+    here.start_task("ana", "open the vault")
+    elsewhere.forget_user("ana")
+    assert here.recall("vault", "ana").results == ()
+    assert list(here.tasks) == []
+
+
+def test_a_forget_found_by_another_reader_ends_the_task_at_the_managers_next_read(two_managers):
+    """UL1: a forget found through `users.get` (active recall, say) is noted for the manager."""
+    here, elsewhere = two_managers
+    here.start_task("ana", "open the vault")
+    elsewhere.forget_user("ana")
+    here.users.get("ana")  # a reader other than the manager finds the forget
+    assert list(here.tasks) == ["ana"]  # noted, not yet acted on
+    here.write("the vault opens at nine", "ana", level="semantic")
+    assert list(here.tasks) == []
+
+
+def test_a_task_started_after_a_forget_was_found_elsewhere_is_kept(two_managers):
+    """UL1: the note of a forget ends the task it found, never one started after it."""
+    here, elsewhere = two_managers
+    here.write("the vault opens at nine", "ana", level="semantic")
+    elsewhere.forget_user("ana")
+    here.users.get("ana")
+    task_id = here.start_task("ana", "open the vault")
+    here.record_step("ana", "turn the dial", "ok")
+    assert here.tasks.get("ana").id == task_id
+
+
+def test_the_note_of_users_found_forgotten_is_taken_once(two_managers):
+    """UL1: `found_forgotten` returns each user found forgotten elsewhere, then forgets the note."""
+    here, elsewhere = two_managers
+    here.write("the vault opens at nine", "ana", level="semantic")
+    elsewhere.forget_user("ana")
+    here.users.get("ana")
+    assert here.users.found_forgotten() == ["ana"]
+    assert here.users.found_forgotten() == []
+
+
+def test_a_forget_made_here_is_not_noted_as_found_elsewhere():
+    """UL1: the manager's own forget drops the task itself; nothing is left for it to take."""
+    manager = MemoryManager(clock=ManualClock(0.0))
+    manager.write("the vault opens at nine", "ana", level="semantic")
+    manager.forget_user("ana")
+    assert manager.users.found_forgotten() == [] and "ana" not in manager.users.loaded
+
+
+def test_counting_a_use_keeps_a_loaded_episodic_layer_in_step():
+    """UL1: counting an access updates the store and the episode a loaded layer holds."""
+    clock = ManualClock(0.0)
+    manager = MemoryManager(clock=clock)
+    episodes = manager.users.get("ana").episodic
+    episode = episodes.add_episode(Episode(task_type="t", goal="ship it", status="success"))
+    clock.advance(60.0)
+    item = manager.get(episode.id, "ana")
+    manager.users.count_access("ana", [Recalled(item, 1.0, 1.0, 0.5, 1.0, "a test")])
+    assert (episode.access_count, episode.last_access_at) == (1, 60.0)
+    assert manager.get(episode.id, "ana").access_count == 1
+    assert [record.operation for record in manager.history("ana")][-1] == "recall"
+
+
+def test_a_refresh_keeps_the_consolidators_sightings():
+    """UL1: reloading a user's layers after a forgetting cycle keeps the sightings not promoted."""
+    manager = MemoryManager(clock=ManualClock(0.0))
+    manager.write("team language: Python", "ana")
+    manager.users.refresh("ana")
+    manager.write("team language: python", "ana")
+    assert [fact.value for fact in manager.users.get("ana").semantic.current()] == ["python"]
+
+
+def test_a_part_standing_alone_makes_its_own_reentrant_lock():
+    """UL2: without the manager's lock, the part takes one of its own, which a call may re-enter."""
+    clock = ManualClock(0.0)
+    users = UserLayers(BufferedStore(InMemoryStore(), clock), clock)
+    with users.lock:
+        assert users.get("ana").user_id == "ana"  # re-entered, not deadlocked
+
+
+def test_a_call_waits_while_another_thread_holds_the_lock_it_was_given():
+    """UL2: every public method runs under the lock the manager gives."""
+    clock = ManualClock(0.0)
+    lock = threading.RLock()
+    users = UserLayers(BufferedStore(InMemoryStore(), clock), clock, lock=lock)
+    done = []
+    with lock:
+        worker = threading.Thread(target=lambda: done.append(users.get("ana")))
+        worker.start()
+        worker.join(timeout=0.2)
+        assert done == []
+    worker.join(timeout=5)
+    assert len(done) == 1
