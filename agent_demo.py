@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from recuris import (
+    AgentSettings,
     ConsolidationSettings,
     Consolidator,
     DecayManager,
@@ -27,6 +28,7 @@ from recuris import (
     ManualClock,
     MemoryManager,
     RecurisAgent,
+    RetrievalSettings,
     SemanticMemory,
     SQLiteStore,
     WorkingMemory,
@@ -37,12 +39,13 @@ from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot
 from recuris.bench.trace import write_page
+from recuris.core.agent import EpisodicExperience
 from recuris.core.clock import DAY
-from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.core.text import FAILURE_MARKERS
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
 from recuris.llm.llm_http import OpenAICompatibleChat
+from recuris.manager.experience import model_on_manager
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 
@@ -76,7 +79,7 @@ class Tour:
         self.working = WorkingMemory(WorkingSettings(window_size=6, max_summary_chars=300))
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
-        decay = DecayManager(half_life_days=7, retention_threshold=0.15, clock=self.clock)
+        decay = DecayManager(clock=self.clock)
         # Every access and cycle is kept, for the trace's plot
         self.decay = self.recorder.watch(decay)
         # Every prompt is kept: printed below, and in the HTML trace
@@ -131,7 +134,8 @@ def why_it_ended(run, agent) -> str:
         markers = ", ".join(repr(marker) for marker in FAILURE_MARKERS)
         return (
             f"{reason}; a result containing a failure marker ({markers}) is a failed step, and "
-            f"this agent stops after {agent.max_failures} (max_failures={agent.max_failures})"
+            f"this agent stops after {agent.settings.max_failures} "
+            f"(max_failures={agent.settings.max_failures})"
         )
     if "max_steps" in reason:
         return f"{reason}: the agent's step budget ran out"
@@ -140,7 +144,7 @@ def why_it_ended(run, agent) -> str:
 
 def main(llm=None, reflector=None, html: str | None = None) -> None:
     """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
-    tour = Tour(llm or PromptFollowingLLM())
+    tour = Tour(llm or model_on_manager())
     # An old, never-used episode, so the decay cycle below has something stale to forget.
     tour.episodic.add_episode(
         Episode(
@@ -186,10 +190,9 @@ def failure_then_recovery(tour: Tour) -> tuple:
     """A and B: a task fails; a similar one retrieves the failure and takes the other option."""
     agent = RecurisAgent(
         tour.working,
-        tour.episodic,
+        EpisodicExperience(tour.episodic, tour.decay),
         tour.llm,
-        max_steps=30,
-        decay=tour.decay,
+        AgentSettings(max_steps=30),
         clock=tour.clock,
         observer=tour.show,
     )
@@ -252,8 +255,8 @@ def failure_then_recovery(tour: Tour) -> tuple:
     shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
     tour.say(
         f"The two goals share {len(shared)} space-separated words; their CJK bigrams "
-        f"(注册, 账号, ...) bring the failure back, above the similarity threshold "
-        f"{agent.experience.threshold}."
+        "(注册, 账号, ...) bring the failure back, above the similarity threshold "
+        f"{agent.settings.retrieval.threshold}."
     )
     tour.say(
         f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on "
@@ -297,7 +300,7 @@ def long_task(tour: Tour):
         tour.working,
         tour.episodic,
         tour.llm,
-        max_steps=40,
+        AgentSettings(max_steps=40),
         clock=tour.clock,
         observer=tour.recorder.observe,
     )
@@ -389,11 +392,12 @@ def decay_cycle(tour: Tour, first) -> None:
     tour.part(
         "E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive"
     )
-    per_access = decay.reinforcement_per_access
-    cap = decay.reinforcement_cap
+    per_access = decay.settings.reinforcement_per_access
+    cap = decay.settings.reinforcement_cap
     tour.say(
-        f"weight = importance x 2^(-idle days / {decay.half_life_seconds / DAY:g}) + {per_access} "
-        f"per access (at most {cap}); below {decay.retention_threshold}, a memory is forgotten."
+        f"weight = importance x 2^(-idle days / {decay.settings.half_life_days:g}) + {per_access} "
+        f"per access (at most {cap}); below {decay.settings.retention_threshold}, a memory is "
+        "forgotten."
     )
     for episode in tour.episodic.episodes:
         weight = decay.weight(episode)
@@ -551,7 +555,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     for problem in () if reflected.failed else reflected.problems:
         tour.say(f"the reflection reported a problem: {problem}")
     clock.advance(DAY)
-    agent = manager.agent("ana", llm, clock=clock, threshold=1.0, observer=tour.recorder.observe)
+    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    agent = manager.agent("ana", llm, settings=exact, clock=clock, observer=tour.recorder.observe)
     environment = MockEnvironment()
     tour.say(
         "the next task's plan has a slot, {staging host}, that no prompt fills: the model must ask "
@@ -591,7 +596,7 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         if item.level not in ("episodic", "semantic") or not item.is_valid:
             continue
         if item.level == "semantic":
-            slowdown = decay.consolidated_slowdown
+            slowdown = decay.settings.consolidated_slowdown
             why = f"facts and insights (semantic memory decays {slowdown:g}x more slowly)"
         elif item.access_count:
             why = "recalled since it was written (each access restarts the decay clock)"

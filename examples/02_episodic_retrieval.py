@@ -10,12 +10,13 @@ from recuris.core.mock_llm import PromptFollowingLLM
 
 plan = ["open signup page", "fill email", "submit | solve captcha then submit"]
 site = {"submit": "error: captcha required"}
-agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), PromptFollowingLLM(), clock=ManualClock(0))
+episodes = EpisodicMemory()
+agent = RecurisAgent(WorkingMemory(), episodes, PromptFollowingLLM(), clock=ManualClock(0))
 
 first = agent.run("register an account", "web form", MockEnvironment(site), plan)
 print(f"first task:  success={first.success}  ({first.failure_reason})")
 
-for hit in agent.episodic.retrieve("web form register another account", top_k=2):
+for hit in episodes.retrieve("web form register another account", top_k=2):
     print(f"retrieved:   {hit.render()}")
 
 second = agent.run("register another account", "web form", MockEnvironment(site), plan)

@@ -16,7 +16,7 @@ fact = consolidator.observe("team language", "python", "episode-2")
 print(f"promoted: {fact.render()}")
 
 episodes = EpisodicMemory()
-decay = DecayManager(half_life_days=7, clock=clock)
+decay = DecayManager(clock=clock)
 weekly = Episode(task_type="deploy", goal="ship the weekly release", status="success")
 used = episodes.add_episode(weekly)
 episodes.add_episode(Episode(task_type="report", goal="export a one-off report", status="success"))

@@ -10,7 +10,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 
 import os
 
-from recuris import EpisodicMemory, RecurisAgent, WorkingMemory
+from recuris import AgentSettings, EpisodicMemory, RecurisAgent, WorkingMemory
 from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
 from recuris.bench.mock_environment import MockEnvironment
 
@@ -24,7 +24,7 @@ agent = RecurisAgent(
     WorkingMemory(),
     EpisodicMemory(),
     llm,
-    max_steps=8,
+    AgentSettings(max_steps=8),
     observer=lambda event: print(event.render()),
 )
 world = MockEnvironment({"submit": "error: captcha required"}, default="ok")

@@ -40,7 +40,7 @@ class CountingStore(InMemoryStore):  # any object with the Store's methods will 
         super().put(items, audit, delete)
 
 
-episodes = EpisodicMemory(scorer=TrigramScorer())
+episodes = EpisodicMemory(scorer=TrigramScorer)
 episodes.add_episode(Episode(task_type="release", goal="deploys the billing app", status="success"))
 print("episodic memory:", [h.render() for h in episodes.retrieve("billing deployment", 1, 0.1)])
 

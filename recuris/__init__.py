@@ -5,11 +5,11 @@ compression, episodic memory, decay, the prompt, the agent (docs/README.md gives
 then search, storage, memory that evolves, and the manager that recalls across layers.
 """
 
-from .core.agent import RecurisAgent
+from .core.agent import AgentSettings, RecurisAgent
 from .core.clock import ManualClock
 from .core.compression import StructuredSummarizer
-from .core.decay import DecayManager, DecayReport
-from .core.episodic import EpisodicMemory
+from .core.decay import DecayManager, DecayReport, DecaySettings
+from .core.episodic import EpisodicMemory, RetrievalSettings
 from .core.records import AuditRecord, Episode, Hit, RunResult, StageEvent, Step
 from .core.similarity import JaccardScorer, jaccard
 from .core.text import estimate_tokens, tokenize
@@ -33,12 +33,14 @@ __all__ = [
     "WorkingSettings",
     "StructuredSummarizer",
     "EpisodicMemory",
+    "RetrievalSettings",
     "SemanticMemory",
     "Consolidator",
     "ConsolidationSettings",
     "Conflict",
     "DecayManager",
     "DecayReport",
+    "DecaySettings",
     "MemoryManager",
     "ManagerSettings",
     "RecallPolicy",
@@ -59,6 +61,7 @@ __all__ = [
     "BM25Scorer",
     "CosineScorer",
     "RecurisAgent",
+    "AgentSettings",
     "RunResult",
     "StageEvent",
     "Step",

@@ -3,9 +3,10 @@
 `StubServer` speaks /chat/completions and /embeddings, and can be told, call by call, to
 answer with text, a tool call, any JSON, an HTTP error status (with headers), a redirect, a
 garbage body, a body without choices, or slowly. Without a script, chat answers come from a
-`PromptFollowingLLM` reading the prompt, so a whole agent run can be decided over HTTP;
-embeddings are bag-of-words hash vectors. `RawServer` writes raw bytes, for the replies no
-well-behaved server sends: a slow drip, a body cut short, a status line that is not HTTP.
+`PromptFollowingLLM` (as `model_on_manager` makes it) reading the prompt, so a whole agent
+run can be decided over HTTP; embeddings are bag-of-words hash vectors. `RawServer` writes
+raw bytes, for the replies no well-behaved server sends: a slow drip, a body cut short, a
+status line that is not HTTP.
 `chat` and `raw_chat` make a client of each, holding `KEY`; `reply_head`, `tool_reply` and
 `embedding_reply` build what a server sends.
 """
@@ -20,9 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.core.text import tokenize
 from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
+from recuris.manager.experience import model_on_manager
 
 
 def hash_vector(text: str, size: int = 64) -> list[float]:
@@ -39,7 +40,7 @@ class StubServer:
     def __init__(self) -> None:
         self.script: list[tuple] = []
         self.requests: list[dict] = []
-        self.model = PromptFollowingLLM()
+        self.model = model_on_manager()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from ..core import prompt as layout
-from ..core.agent import RecurisAgent
+from ..core.agent import AgentSettings, RecurisAgent
 from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
 from ..core.mock_llm import PromptFollowingLLM
@@ -167,14 +167,8 @@ def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, Condi
         failures = Counter()
         for task in tasks_factory():
             llm = PromptFollowingLLM(latest_wins)
-            agent = RecurisAgent(
-                memory(),
-                EpisodicMemory(),
-                llm,
-                max_steps=len(task.plan) + 10,
-                max_failures=3,
-                clock=ManualClock(0),
-            )
+            settings = AgentSettings(max_steps=len(task.plan) + 10, max_failures=3)
+            agent = RecurisAgent(memory(), EpisodicMemory(), llm, settings, clock=ManualClock(0))
             agent.run(task.goal, "migration", task.act, task.plan, task.constraints)
             outcomes.append(task.succeeded())
             failures.update([task.failure()] if task.failure() else [])

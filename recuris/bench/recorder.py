@@ -27,6 +27,7 @@ from types import SimpleNamespace
 from ..core import prompt as layout
 from ..core.records import StageEvent
 from ..manager.active_recall import TOOL_RESULT_HEADER
+from ..manager.experience import RECALLED_HEADER
 
 __all__ = ["Recorder", "Part", "Cycle", "sections", "full_history", "SECTION_LABELS"]
 
@@ -38,7 +39,7 @@ SECTION_LABELS = (
     (layout.SUMMARY, "summary"),
     (layout.RECENT, "recent steps"),
     (layout.EXPERIENCE_HEADER, "experience"),
-    (layout.RECALLED_HEADER, "recalled memory"),
+    (RECALLED_HEADER, "recalled memory"),
     (TOOL_RESULT_HEADER, "search_memory results"),
     (layout.INSTRUCTION.splitlines()[0], "instruction"),
 )
@@ -217,7 +218,7 @@ class WatchedDecay:
 
 def _state(item) -> SimpleNamespace:
     """What decay reads of an item, and a text to name it by, as it stood at a cycle."""
-    names = ("id", "created_at", "importance", "access_count", "last_access_at")
+    names = ("id", "created_at", "importance", "access_count", "last_access_at", "consolidated")
     text = getattr(item, "goal", None) or getattr(item, "content", "")
     level = getattr(item, "level", None)
     return SimpleNamespace(**{name: getattr(item, name) for name in names}, level=level, text=text)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
-from ..core.decay import DecayManager
+from ..core.decay import DecayManager, DecaySettings
 from ..manager.manager import MemoryManager
 from ..storage.memory_store import InMemoryStore
 from .svg import Reference, Series, line_plot
@@ -62,13 +62,13 @@ def simulate(
     habits: int = 8,
     recall_probability: float = 0.3,
     repeat_probability: float = 0.1,
-    half_life_days: float = 7.0,
+    half_life_days: float = DecaySettings.half_life_days,
     seed: int = 7,
 ) -> SimulationReport:
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
     rng = random.Random(seed)
     clock = ManualClock(0.0)
-    decay = DecayManager(half_life_days=half_life_days, clock=clock)
+    decay = DecayManager(DecaySettings(half_life_days=half_life_days), clock=clock)
     manager = MemoryManager(InMemoryStore(), clock=clock, decay=decay)
     habit_texts = [
         f"{TOPICS[n % len(TOPICS)]} runbook: " + " ".join(rng.sample(WORDS, 6))

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..core.agent import RecurisAgent
+from ..core.agent import AgentSettings, RecurisAgent
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager
 from ..core.episodic import EpisodicMemory
@@ -85,7 +85,7 @@ def prompt_growth(steps: int = 1000, marks: tuple[int, ...] = (10, 50, 100, 1000
             WorkingMemory(settings),
             EpisodicMemory(),
             llm,
-            max_steps=steps + 1,
+            AgentSettings(max_steps=steps + 1),
             clock=ManualClock(0),
         )
         agent.run(

@@ -180,7 +180,7 @@ def weight_curve(
         last = max(done, default=item.created_at)
         state = SimpleNamespace(
             importance=item.importance,
-            level=item.level,
+            consolidated=item.consolidated,
             access_count=earlier + len(done),
             last_access_at=last,
         )
@@ -215,8 +215,8 @@ def decay_plots(recorder: Recorder) -> list[str]:
                 Series(f"{item.id} ({flatten(str(item.text), 28)}): {verdict}", points, markers)
             )
         threshold = Reference(
-            f"retention threshold {cycle.decay.retention_threshold:g}",
-            cycle.decay.retention_threshold,
+            f"retention threshold {cycle.decay.settings.retention_threshold:g}",
+            cycle.decay.settings.retention_threshold,
         )
         plots.append(
             line_plot(

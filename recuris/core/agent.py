@@ -11,114 +11,179 @@ Invariants:
     A2  every run writes exactly one episode, whatever ends it (FINISH, a failed step,
         `max_steps`, or an exception from the LLM or the action).
     A3  the goal is in every prompt the LLM receives.
-    A4  experience is recalled at the start, when a subtask completes and after a failed
-        step that does not end the run, never on other steps.
+    A4  experience is recalled, and the extra sections refreshed, at the start, when a
+        subtask completes and after a failed step that does not end the run, never on other
+        steps.
     A5  a recalled episode is reinforced (decay) at most once per run, however often it returns.
     A6  a reply the tool handler answers is never executed as an action; it uses one of the
-        `max_steps` calls; the prompt keeps the last three answers.
+        `max_steps` calls; the prompt keeps the last `tool_answers_kept` answers.
 """
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from .decay import DecayManager
-from .episodic import EpisodicMemory, check_query
-from .prompt import FINISH, build_prompt, matches_option, slot_values, subtask_options
+from .episodic import EpisodicMemory, RetrievalSettings
+from .prompt import FINISH, ContextSection, build_prompt, completes, noted_values, subtask_options
 from .records import Episode, Hit, RunResult, StageEvent
-from .text import estimate_tokens, flatten, looks_like_failure
+from .text import estimate_tokens, flatten, looks_like_failure, normalize
 from .validation import require_count, require_text
 from .working import WorkingMemory
 
-__all__ = ["RecurisAgent", "Experience", "EpisodicExperience", "Tools"]
+__all__ = [
+    "RecurisAgent",
+    "AgentSettings",
+    "Experience",
+    "EpisodicExperience",
+    "ContextSource",
+    "Tools",
+]
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How long a run may go, what ends it, and how much experience each recall brings."""
+
+    max_steps: int = 15  # actions, and model calls, per run at most (A1)
+    max_failures: int = 1  # failed steps that end a run; the first, as in document 000
+    # How many episodes each recall brings, and how similar they must be (E1, E2).
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    tool_answers_kept: int = 3  # the tools' latest answers each prompt keeps (A6)
+
+    def __post_init__(self) -> None:
+        require_count("A1: max_steps", self.max_steps, minimum=1)
+        require_count("A4: max_failures", self.max_failures, minimum=1)
+        require_count("A6: tool_answers_kept", self.tool_answers_kept, minimum=0)
+        if not isinstance(self.retrieval, RetrievalSettings):
+            kind = type(self.retrieval).__name__
+            raise TypeError(f"A4: retrieval must be a RetrievalSettings, got {kind}")
 
 
 class Experience(Protocol):
-    """Memory across tasks: `begin` a run; `recall` episodes and lines (stages 1, 5); `settle` (6)."""
+    """Memory across tasks: `begin` a run, `recall` similar episodes (stages 1, 5), `settle` (6).
+
+    `episodic` is the episodic memory the experience settles into.
+    """
+
+    episodic: EpisodicMemory
 
     def begin(self) -> None: ...
-    def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]: ...
+    def recall(self, query: str, task_type: str, retrieval: RetrievalSettings) -> list[Hit]: ...
     def settle(self, episode: Episode) -> Episode: ...
 
 
+class ContextSource(Protocol):
+    """An extra prompt section, refreshed whenever experience is recalled (A4).
+
+    `section` is given the query, the task type and the episodes just recalled (so that it
+    need not repeat them); its section appears only when it has lines.
+    """
+
+    def section(self, query: str, task_type: str, hits: Sequence[Hit]) -> ContextSection: ...
+
+
 class Tools(Protocol):
-    """Tools the model may call: `instruction` ends each prompt; `respond` answers a call, or None."""
+    """Tools the model may call: `instruction` ends each prompt; `respond` answers a call.
+
+    `respond` returns None when the reply is an action, not a call.
+    """
 
     instruction: str
 
-    def respond(self, reply: str) -> str | None: ...
+    def respond(self, reply: str) -> ContextSection | None: ...
 
 
 class EpisodicExperience:
     """Experience from one episodic memory: similar episodes, each reinforced once per run (A5)."""
 
-    def __init__(
-        self,
-        episodic: EpisodicMemory,
-        top_k: int = 2,
-        threshold: float = 0.25,
-        decay: DecayManager | None = None,
-    ) -> None:
-        check_query(top_k, threshold)
-        self.episodic, self.top_k, self.threshold, self.decay = episodic, top_k, threshold, decay
+    def __init__(self, episodic: EpisodicMemory, decay: DecayManager | None = None) -> None:
+        self.episodic = episodic
+        self.decay = decay
         self.reinforced: set[str] = set()
 
     def begin(self) -> None:
         self.reinforced = set()
 
-    def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]:
-        hits = self.episodic.retrieve(query, self.top_k, self.threshold)
+    def recall(self, query: str, task_type: str, retrieval: RetrievalSettings) -> list[Hit]:
+        hits = self.episodic.retrieve(query, retrieval.top_k, retrieval.threshold)
         for hit in hits:
             # Re-reading the same memory within one task is not new use (A5).
             if self.decay is not None and hit.episode.id not in self.reinforced:
                 self.decay.on_access(hit.episode)
                 self.episodic.save(hit.episode)
             self.reinforced.add(hit.episode.id)
-        return hits, []
+        return hits
 
     def settle(self, episode: Episode) -> Episode:
         return self.episodic.add_episode(episode)
 
+    def __repr__(self) -> str:
+        return f"EpisodicExperience({self.episodic!r}, decay={self.decay!r})"
+
+
+@dataclass
+class RunState:
+    """What one run keeps beside working memory: made by `run()`, gone when it ends."""
+
+    query: str  # what experience is recalled with: the task type and the goal
+    task_type: str
+    hits: list[Hit] = field(default_factory=list)  # the episodes the prompt shows
+    sections: list[ContextSection] = field(default_factory=list)  # the extra sections
+    tool_answers: list[ContextSection] = field(default_factory=list)  # the latest (A6)
+    # Every value given for a slot text, normalised: by a step's note or a section (P3).
+    known: dict[str, list[str]] = field(default_factory=dict)
+    retrievals: int = 0
+    failures: int = 0
+
+    def learn(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Remember each (slot text, value) pair as a value given for the slot."""
+        for slot, value in pairs:
+            self.known.setdefault(normalize(slot), []).append(value)
+
 
 class RecurisAgent:
-    """Run tasks with an LLM, remembering within a task and across tasks."""
+    """Run tasks with an LLM, remembering within a task and across tasks.
+
+    `experience` is where episodes are recalled from and settled into: an `EpisodicMemory`
+    (recalled as `EpisodicExperience(memory)`, without decay) or any `Experience`.
+    `context` adds prompt sections, `tools` what the model may call; `is_failure` judges a
+    step's result; `observer` hears each stage.
+    """
 
     def __init__(
         self,
         working_memory: WorkingMemory,
-        episodic_memory: EpisodicMemory,
+        experience: Experience | EpisodicMemory,
         llm_fn: Callable[[str], str],
-        max_steps: int = 15,
+        settings: AgentSettings | None = None,
         *,
-        top_k: int | None = None,
-        threshold: float | None = None,
-        decay: DecayManager | None = None,
-        experience: Experience | None = None,
+        context: Sequence[ContextSource] = (),
         tools: Tools | None = None,
-        max_failures: int = 1,
         is_failure: Callable[[str], bool] = looks_like_failure,
         observer: Callable[[StageEvent], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """Build the loop; `experience` replaces recall from `episodic_memory` (top_k 2, threshold 0.25).
+        """Raises TypeError unless `settings` is an AgentSettings (which checks its values).
 
-        Raises ValueError for max_steps or max_failures below 1 (A1), a bad top_k or threshold,
-        or top_k, threshold or decay given beside an experience, which holds its own.
+        No settings: `AgentSettings()`, the defaults.
         """
-        self.max_steps = require_count("A1: max_steps", max_steps, minimum=1)
-        self.max_failures = require_count("max_failures", max_failures, minimum=1)
-        self.working, self.episodic, self.llm_fn = working_memory, episodic_memory, llm_fn
-        if experience is not None and (top_k, threshold, decay) != (None, None, None):
-            raise ValueError(
-                "top_k, threshold and decay belong to the experience given: pass them to it"
-            )
-        self.experience = experience or EpisodicExperience(
-            episodic_memory,
-            2 if top_k is None else top_k,
-            0.25 if threshold is None else threshold,
-            decay,
-        )
-        self.is_failure, self.tools, self.observer, self.clock = is_failure, tools, observer, clock
+        if settings is None:
+            settings = AgentSettings()
+        if not isinstance(settings, AgentSettings):
+            raise TypeError(f"settings must be an AgentSettings, got {type(settings).__name__}")
+        if isinstance(experience, EpisodicMemory):
+            experience = EpisodicExperience(experience)
+        self.working = working_memory
+        self.experience = experience
+        self.llm_fn = llm_fn
+        self.settings = settings
+        self.context = tuple(context)
+        self.tools = tools
+        self.is_failure = is_failure
+        self.observer = observer
+        self.clock = clock
 
     def run(
         self,
@@ -131,37 +196,35 @@ class RecurisAgent:
         """Run one task to FINISH, failure or `max_steps`; write and return its episode (A2).
 
         Raises TypeError/ValueError for a bad goal, type, subtask or constraint, first. An
-        exception from the observer or `is_failure` settles the episode as failed, then propagates.
+        exception from the observer or `is_failure` settles the episode as failed, then
+        propagates.
         """
         require_text("task_type", task_type)
         self.working.init_task(task_goal, subtasks)
         for constraint in constraints:
             self.working.pin(constraint)
-        self._retrievals, self._task_type, self._recalled, self._tool_answers = 0, task_type, [], []
+        run = RunState(f"{task_type} {task_goal}", task_type)
         self.experience.begin()
         try:
-            status, reason = self._loop(f"{task_type} {task_goal}", action_fn)
+            status, reason = self._loop(run, action_fn)
         except Exception as error:
-            self._settle(
-                task_goal, task_type, "failed", f"run aborted by {type(error).__name__}: {error}"
-            )
+            aborted = f"run aborted by {type(error).__name__}: {error}"
+            self._settle(task_goal, task_type, "failed", aborted)
             raise
         episode = self._settle(task_goal, task_type, status, reason)
         steps = len(episode.trajectory)
-        return RunResult(status == "success", status, steps, episode, reason, self._retrievals)
+        return RunResult(status == "success", status, steps, episode, reason, run.retrievals)
 
-    def _loop(self, query: str, action_fn: Callable[[str], str]) -> tuple[str, str]:
-        hits = self._retrieve(query, 1, "task start")
-        failures = 0
-        for number in range(1, self.max_steps + 1):
+    def _loop(self, run: RunState, action_fn: Callable[[str], str]) -> tuple[str, str]:
+        self._recall(run, 1, "task start")
+        for number in range(1, self.settings.max_steps + 1):
             prompt = build_prompt(
                 self.working.to_prompt_section(),
-                hits,
-                self._recalled,
-                self._tool_answers,
+                run.hits,
+                run.sections,
+                run.tool_answers,
                 self.tools.instruction if self.tools else "",
             )
-            self._slot_values = slot_values(prompt)
             # The model and the environment are untrusted: an exception or a reply that
             # is not text ends the task as failed, with the reason, never the process.
             try:
@@ -170,13 +233,17 @@ class RecurisAgent:
                 return "failed", f"llm_fn raised {type(error).__name__}: {error}"
             if not isinstance(action, str) or not action.strip():
                 return "failed", f"llm_fn returned {flatten(repr(action), 80)}, not an action"
-            action, tokens = action.strip(), estimate_tokens(prompt)
+            action = action.strip()
+            tokens = estimate_tokens(prompt)
             self._emit(2, f"step {number}: prompt of {tokens} tokens -> {flatten(action, 80)!r}")
             if action.upper() == FINISH:
                 return "success", ""
-            if self.tools is not None and (answer := self.tools.respond(action)) is not None:
-                # Answered, never executed; the last three answers stay in the prompt (A6).
-                self._tool_answers = [*self._tool_answers, answer][-3:]
+            answer = self.tools.respond(action) if self.tools is not None else None
+            if answer is not None:
+                # Answered, never executed; the latest answers stay in the prompt (A6).
+                kept = self.settings.tool_answers_kept
+                run.tool_answers = [*run.tool_answers, answer][-kept:] if kept else []
+                run.learn(answer.values)
                 self._emit(2, "tool call: answered from memory")
                 continue
             try:
@@ -192,6 +259,7 @@ class RecurisAgent:
             failed = bool(self.is_failure(result))
             folded = len(self.working.compressed_steps)
             step = self.working.add_step(action, result, failed)
+            run.learn(noted_values(result))
             self._emit(4, step.render(80))
             if len(self.working.compressed_steps) > folded:
                 chars = len(self.working.summary)
@@ -199,33 +267,36 @@ class RecurisAgent:
                     5, f"window full: step {folded + 1} folded into the summary ({chars} chars)"
                 )
             if failed:
-                failures += 1
-                if failures >= self.max_failures:
+                run.failures += 1
+                if run.failures >= self.settings.max_failures:
                     return "failed", f"step {number} failed: {flatten(result, 200)}"
-                hits = self._retrieve(query, 5, "after a failed step")
-            elif self._complete_subtask(action):
-                hits = self._retrieve(query, 5, "new phase")
-        return "failed", f"reached max_steps ({self.max_steps}) without {FINISH}"
+                self._recall(run, 5, "after a failed step")
+            elif self._complete_subtask(run, action):
+                self._recall(run, 5, "new phase")
+        return "failed", f"reached max_steps ({self.settings.max_steps}) without {FINISH}"
 
-    def _complete_subtask(self, action: str) -> bool:
+    def _complete_subtask(self, run: RunState, action: str) -> bool:
         for subtask in self.working.pending_subtasks:
-            if any(
-                matches_option(action, option, self._slot_values)
-                for option in subtask_options(subtask)
-            ):
+            options = subtask_options(subtask)
+            if any(completes(action, option, run.known) for option in options):
                 self.working.mark_done(subtask)
                 self._emit(5, f"subtask done: {flatten(subtask, 80)!r}")
                 return True
         return False
 
-    def _retrieve(self, query: str, stage: int, why: str) -> list[Hit]:
-        hits, self._recalled = self.experience.recall(query, self._task_type)
-        self._retrievals += 1
+    def _recall(self, run: RunState, stage: int, why: str) -> None:
+        retrieval = self.settings.retrieval
+        run.hits = self.experience.recall(run.query, run.task_type, retrieval)
+        run.sections = [
+            source.section(run.query, run.task_type, run.hits) for source in self.context
+        ]
+        for section in run.sections:
+            run.learn(section.values)
+        run.retrievals += 1
         found = "; ".join(
-            f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in hits
+            f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in run.hits
         )
         self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
-        return hits
 
     def _settle(self, goal: str, task_type: str, status: str, reason: str) -> Episode:
         episode = Episode(

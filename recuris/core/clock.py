@@ -8,6 +8,8 @@ Invariants:
     K1  a `ManualClock` never goes backwards.
 """
 
+from .validation import require_number
+
 __all__ = ["ManualClock", "DAY"]
 
 DAY = 86_400.0
@@ -25,11 +27,9 @@ class ManualClock:
     def advance(self, seconds: float) -> float:
         """Move the clock forward and return the new time.
 
-        Raises ValueError if seconds is negative (K1).
+        Raises ValueError unless seconds is a finite number >= 0 (K1).
         """
-        if seconds < 0:
-            raise ValueError(f"K1: a ManualClock never goes backwards, got advance({seconds})")
-        self.now += seconds
+        self.now += require_number("K1: a ManualClock never goes backwards: seconds", seconds, 0.0)
         return self.now
 
     def __repr__(self) -> str:

@@ -13,11 +13,12 @@ Invariants:
     D2  after exactly one half-life the decayed part is exactly half the importance.
     D3  the reinforcement part never exceeds the cap.
     D4  a cycle forgets exactly the items below the threshold and audits each of them once.
-    D5  consolidated memory (semantic or procedural items) decays `consolidated_slowdown`
-        times more slowly than raw memory of the same importance and use.
+    D5  consolidated memory (an item whose `consolidated` is true: a fact, a procedure) decays
+        `consolidated_slowdown` times more slowly than raw memory of the same importance and use.
     D6  `audit_log` holds at most `max_audit_log` records, the newest; the durable log is the
         store's (the manager writes every cycle's records there).
-    D7  `weight` is the formula above, `elapsed` never below 0; `on_access` resets it and adds one access.
+    D7  `weight` is the formula above, `elapsed` never below 0; `on_access` resets it and adds
+        one access.
 """
 
 import time
@@ -28,8 +29,9 @@ from typing import Protocol
 
 from .clock import DAY
 from .records import AuditRecord
+from .validation import require_count, require_number
 
-__all__ = ["DecayManager", "DecayReport", "Decaying", "halved"]
+__all__ = ["DecayManager", "DecayReport", "DecaySettings", "Decaying", "halved"]
 
 
 def halved(elapsed: float, half_life: float) -> float:
@@ -42,13 +44,44 @@ def halved(elapsed: float, half_life: float) -> float:
     return 0.5 ** (max(0.0, elapsed) / half_life)
 
 
+@dataclass(frozen=True)
+class DecaySettings:
+    """The forgetting curve, the reinforcement by use, and the threshold below which to forget."""
+
+    half_life_days: float = 7.0  # days for an unused memory's decayed part to halve (D2)
+    retention_threshold: float = 0.15  # a cycle forgets the items weighing less (D4)
+    reinforcement_per_access: float = 0.05  # weight added by each access ...
+    reinforcement_cap: float = 0.3  # ... up to this much in all (D3)
+    consolidated_slowdown: float = 3.0  # how many times longer consolidated memory lasts (D5)
+    max_audit_log: int = 1_000  # audit records kept in memory, the newest (D6)
+
+    def __post_init__(self) -> None:
+        require_number("D2: half_life_days", self.half_life_days, 0.0, above_minimum=True)
+        require_number("D4: retention_threshold", self.retention_threshold, 0.0)
+        require_number("D3: reinforcement_per_access", self.reinforcement_per_access, 0.0)
+        require_number("D3: reinforcement_cap", self.reinforcement_cap, 0.0)
+        slowdown = self.consolidated_slowdown
+        require_number("D5: consolidated_slowdown", slowdown, 0.0, above_minimum=True)
+        require_count("D6: max_audit_log", self.max_audit_log, minimum=0)
+
+    @property
+    def half_life_seconds(self) -> float:
+        """The half-life of raw memory, in seconds."""
+        return self.half_life_days * DAY
+
+
 class Decaying(Protocol):
-    """Anything decay can weigh: an Episode, or a record of your own."""
+    """Anything decay can weigh: an Episode, a stored item, or a record of your own.
+
+    `consolidated` is true for memory distilled from many episodes (a fact, a procedure),
+    which decays more slowly (D5).
+    """
 
     id: str
     importance: float
     last_access_at: float | None
     access_count: int
+    consolidated: bool
 
 
 @dataclass(frozen=True)
@@ -67,49 +100,36 @@ class DecayManager:
 
     def __init__(
         self,
-        half_life_days: float = 7,
-        retention_threshold: float = 0.15,
-        reinforcement_per_access: float = 0.05,
-        reinforcement_cap: float = 0.3,
+        settings: DecaySettings | None = None,
         clock: Callable[[], float] = time.time,
-        consolidated_slowdown: float = 3.0,
-        max_audit_log: int = 1_000,
     ) -> None:
-        settings = {
-            "half_life_days": half_life_days,
-            "retention_threshold": retention_threshold,
-            "reinforcement_per_access": reinforcement_per_access,
-            "reinforcement_cap": reinforcement_cap,
-            "consolidated_slowdown": consolidated_slowdown,
-        }
-        for name, value in settings.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-            # Written as "not >=" so that NaN fails too.
-            strict = name in ("half_life_days", "consolidated_slowdown")
-            if not value >= 0 or (strict and not value > 0):
-                raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}, got {value!r}")
-        self.half_life_seconds = half_life_days * DAY
-        self.retention_threshold = retention_threshold
-        self.reinforcement_per_access = reinforcement_per_access
-        self.reinforcement_cap = reinforcement_cap
-        self.clock, self.consolidated_slowdown = clock, consolidated_slowdown
-        self.audit_log: deque[AuditRecord] = deque(maxlen=max_audit_log)  # D6
+        """Raises TypeError unless `settings` is a DecaySettings (which checks its values).
+
+        No settings: `DecaySettings()`, the defaults.
+        """
+        if settings is None:
+            settings = DecaySettings()
+        if not isinstance(settings, DecaySettings):
+            raise TypeError(f"settings must be a DecaySettings, got {type(settings).__name__}")
+        self.settings = settings
+        self.clock = clock
+        self.audit_log: deque[AuditRecord] = deque(maxlen=settings.max_audit_log)  # D6
 
     def half_life(self, item: Decaying) -> float:
         """Return the item's half-life in seconds: longer for consolidated memory (D5)."""
         # A fact or a procedure was distilled from many episodes; it should outlive any one.
-        consolidated = getattr(item, "level", None) in ("semantic", "procedural")
-        return self.half_life_seconds * (self.consolidated_slowdown if consolidated else 1.0)
+        slowdown = self.settings.consolidated_slowdown if item.consolidated else 1.0
+        return self.settings.half_life_seconds * slowdown
 
     def weight(self, item: Decaying, now: float | None = None) -> float:
         """Return the item's retention weight at `now` (default: the clock)."""
+        settings = self.settings
         now = self.clock() if now is None else now
         # A last access "in the future" counts as now (`halved`), so that weight can never
         # exceed importance plus the cap.
         decayed = item.importance * halved(now - item.last_access_at, self.half_life(item))
         reinforcement = min(
-            self.reinforcement_cap, self.reinforcement_per_access * item.access_count
+            settings.reinforcement_cap, settings.reinforcement_per_access * item.access_count
         )
         return decayed + reinforcement
 
@@ -119,16 +139,24 @@ class DecayManager:
         item.access_count += 1
 
     def run_cycle(self, items: Iterable[Decaying], now: float | None = None) -> DecayReport:
-        """Weigh every item once at `now` (default: the clock); report those below the threshold (D4)."""
+        """Weigh every item once at `now` (default: the clock); report those below the threshold.
+
+        Each item forgotten gets one audit record (D4).
+        """
+        threshold = self.settings.retention_threshold
         now = self.clock() if now is None else now
-        forgotten, kept, audit, weights = [], [], [], {}
+        forgotten = []
+        kept = []
+        audit = []
+        weights = {}
         for item in items:
-            weight = weights[item.id] = self.weight(item, now)
-            if weight < self.retention_threshold:
+            weight = self.weight(item, now)
+            weights[item.id] = weight
+            if weight < threshold:
                 forgotten.append(item)
                 idle_days = (now - item.last_access_at) / DAY
                 reason = (
-                    f"below retention threshold {self.retention_threshold} after "
+                    f"below retention threshold {threshold} after "
                     f"{idle_days:.1f} idle days, accesses={item.access_count}"
                 )
                 audit.append(AuditRecord(item.id, "forget", reason, now, weight))
@@ -139,6 +167,7 @@ class DecayManager:
 
     def __repr__(self) -> str:
         return (
-            f"DecayManager(half_life_days={self.half_life_seconds / DAY:g}, "
-            f"retention_threshold={self.retention_threshold}, audit_records={len(self.audit_log)})"
+            f"DecayManager(half_life_days={self.settings.half_life_days:g}, "
+            f"retention_threshold={self.settings.retention_threshold}, "
+            f"audit_records={len(self.audit_log)})"
         )

@@ -9,19 +9,20 @@ breaks a constraint, without a failed episode it retries a path known to fail.
 Invariants:
     L1  every mock is a pure function of its inputs and its own call history.
     L2  `PromptFollowingLLM` reads nothing but the prompt text.
-    L3  `PromptFollowingLLM` does the first pending subtask, by an option no pin forbids and not known to fail
-        if there is one (one that worked first); no subtasks: the next undone `[follow]` action; else FINISH.
+    L3  `PromptFollowingLLM` does the first pending subtask, by an option no pin forbids and
+        not known to fail if there is one (one that worked first), its slots filled from the
+        prompt or, if it can, asked of a tool; no subtasks: the next undone action of a path
+        to follow; else FINISH.
 """
 
-import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from . import prompt as layout
 from .text import normalize, tokenize
 
-__all__ = ["ScriptedLLM", "PromptFollowingLLM", "read_prompt"]
+__all__ = ["ScriptedLLM", "PromptFollowingLLM", "PromptView", "read_prompt", "read_path"]
 
 
 class ScriptedLLM:
@@ -48,13 +49,23 @@ class PromptView:
     failed: list[str] = field(default_factory=list)
     follow: list[list[str]] = field(default_factory=list)
     avoid: list[str] = field(default_factory=list)
-    known: dict[str, str] = field(default_factory=dict)  # "subject: value" lines recalled
-    asked: list[str] = field(default_factory=list)  # queries already sent to search_memory
-    can_search: bool = False  # whether the instruction offers the search_memory tool
+    known: dict[str, str] = field(default_factory=dict)  # slot text -> the value read for it
+    asked: list[str] = field(default_factory=list)  # what the model already asked a tool
+    instruction: str = ""  # the prompt's last paragraph: what to reply, and any tools
+    latest_wins: bool = False  # a value given twice: read the last one, not the first
 
+    def note(self, slot: str, value: str) -> None:
+        """Read a value given for a slot text: the first one met, or with `latest_wins` the last."""
+        if self.latest_wins or normalize(slot) not in self.known:
+            self.known[normalize(slot)] = value
+
+
+# A reader of a section the core does not lay out: given a line of it (stripped) and the view.
+SectionReader = Callable[[str, PromptView], None]
+# Asked for a slot nothing in the prompt fills: a reply that asks a tool for it, or None.
+Asker = Callable[[str, PromptView], str | None]
 
 _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
-_PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
 _FORBIDS = re.compile(
@@ -66,15 +77,24 @@ def _path(text: str, separator: str) -> list[str]:
     return [item for item in text.split(separator) if item and not _EARLIER.match(item)]
 
 
-def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
+def read_path(text: str) -> list[str]:
+    """Split a rendered path (`a -> b -> c`, maybe opening with `(+N earlier)`) into actions."""
+    return _path(text, " -> ")
+
+
+def read_prompt(
+    text: str, latest_wins: bool = False, readers: Mapping[str, SectionReader] | None = None
+) -> PromptView:
     """Parse a prompt laid out by `prompt.py` back into what it tells the model.
 
-    Slot values are read by `prompt.slot_values`, with `latest_wins` as it says.
+    A value noted twice in the recent steps is read as the first one met, or with
+    `latest_wins` the last. `readers` reads the lines of the sections the core does not lay
+    out, by their header.
     """
-    view, section = PromptView(known=layout.slot_values(text, latest_wins)), None
-    view.can_search = (
-        "search_memory" in text.rsplit("\n\n", 1)[-1]
-    )  # the instruction ends the prompt
+    readers = readers or {}
+    view = PromptView(latest_wins=latest_wins)
+    view.instruction = text.rsplit("\n\n", 1)[-1]  # the instruction ends the prompt (P1)
+    section = None
     for line in text.splitlines():
         if not line.startswith(layout.INDENT):
             section = line
@@ -89,21 +109,18 @@ def read_prompt(text: str, latest_wins: bool = False) -> PromptView:
         elif section == layout.SUMMARY and body.startswith("done: "):
             view.done.extend(_path(body[len("done: ") :], " -> "))
         elif section == layout.SUMMARY and body.startswith("failed: "):
-            view.failed.extend(
-                item.partition(": ")[0] for item in _path(body[len("failed: ") :], "; ")
-            )
+            failures = _path(body[len("failed: ") :], "; ")
+            view.failed.extend(item.partition(": ")[0] for item in failures)
         elif section == layout.RECENT and (match := layout.RECENT_STEP.match(body)):
             (view.failed if match.group(3) else view.done).append(match.group(1))
+            for slot, value in layout.NOTE.findall(body):
+                view.note(slot, value)
         elif section == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
             view.follow.append(_path(match.group(1), " -> "))
         elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
             view.avoid.append(match.group(1))
-        elif section == layout.RECALLED_HEADER and (match := _PROCEDURE.match(body)):
-            view.follow.append(
-                _path(match.group(1), " -> ")
-            )  # a recalled procedure is a path to follow
-        elif section == layout.TOOL_RESULT_HEADER and body.startswith("query: "):
-            view.asked.append(normalize(body[len("query: ") :]))
+        elif section in readers:
+            readers[section](body, view)
     return view
 
 
@@ -111,29 +128,39 @@ def _stems(text: str) -> set[str]:
     return {word[:-1] if len(word) > 3 and word.endswith("s") else word for word in tokenize(text)}
 
 
-def _fill(option: str, view: PromptView) -> str:
-    """Fill each `{slot}` from recalled memory, or ask memory for it once (active recall)."""
-    option = layout.fill_slots(option, view.known)
-    for slot in layout.SLOT.findall(option):
-        if view.can_search and normalize(slot) not in view.asked:
-            arguments = json.dumps({"query": slot, "max_results": 3})
-            return json.dumps({"function_call": {"name": "search_memory", "arguments": arguments}})
-    return option
-
-
 class PromptFollowingLLM:
-    """Choose the next action from the prompt alone: goal, pins, progress, experience (L2)."""
+    """Choose the next action from the prompt alone: goal, pins, progress, experience (L2).
 
-    def __init__(self, latest_wins: bool = False) -> None:
+    `readers` read the sections a layer above adds (by header); `ask` is how the model asks a
+    tool for a slot nothing fills (see `decide`). Both read and answer the prompt only.
+    """
+
+    def __init__(
+        self,
+        latest_wins: bool = False,
+        readers: Mapping[str, SectionReader] | None = None,
+        ask: Asker | None = None,
+    ) -> None:
         self.prompts: list[str] = []
         self.latest_wins = latest_wins
+        self.readers = dict(readers or {})
+        self.ask = ask
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)
-        return self.decide(read_prompt(prompt, self.latest_wins))
+        return self.decide(read_prompt(prompt, self.latest_wins, self.readers))
 
-    @staticmethod
-    def decide(view: PromptView) -> str:
+    def fill(self, option: str, view: PromptView) -> str:
+        """Fill each `{slot}` from what the prompt says, or ask a tool for it (L3)."""
+        option = layout.fill_slots(option, view.known)
+        for slot in layout.SLOT.findall(option):
+            request = self.ask(slot, view) if self.ask is not None else None
+            if request is not None:
+                return request
+        return option
+
+    def decide(self, view: PromptView) -> str:
+        """Return the next action for what the view says (L3)."""
         if not view.goal:
             return layout.FINISH  # the goal is lost: nothing says the work is unfinished
         done = {normalize(action) for action in view.done}
@@ -142,23 +169,27 @@ class PromptFollowingLLM:
         followed = {normalize(action) for path in view.follow for action in path}
         # A pin forbids an option holding every word it names, plural or not: "avoid red-eye
         # flights" rules out "book the red-eye flight" (a constraint, not a literal string).
-        forbidden = [_stems(m.group(1)) for pin in view.pins if (m := _FORBIDS.search(pin))]
+        forbidden = []
+        for pin in view.pins:
+            named = _FORBIDS.search(pin)
+            if named:
+                forbidden.append(_stems(named.group(1)))
 
         def allowed(option: str) -> bool:
             words = _stems(option)
-            return normalize(option) not in known_bad and not any(
-                ban and ban <= words for ban in forbidden
-            )
+            banned = any(ban and ban <= words for ban in forbidden)
+            return normalize(option) not in known_bad and not banned
 
         for finished, subtask in view.subtasks:
             options = layout.subtask_options(subtask)
-            if finished or any(
-                layout.matches_option(a, o, view.known) for a in done for o in options
-            ):
+            if finished:
+                continue
+            if any(layout.matches_option(a, o, view.known) for a in done for o in options):
                 continue
             # Prefer an option that worked before, then any option not known to fail.
             ranked = sorted(options, key=lambda option: normalize(option) not in followed)
-            return _fill(next((option for option in ranked if allowed(option)), options[0]), view)
+            chosen = next((option for option in ranked if allowed(option)), options[0])
+            return self.fill(chosen, view)
         if not view.subtasks:
             for path in view.follow:
                 for action in path:

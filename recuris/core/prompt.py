@@ -4,29 +4,35 @@ Document 000 §3.3 fixes the order: working memory first (goal, summary, recent 
 related experience after it, each in the same place on every step, so that the goal can
 never scroll out of sight. The labels below are spelled only here, so the writer
 (`WorkingMemory`, `RecurisAgent`) and the reader (`PromptFollowingLLM`) cannot disagree.
+A part of memory beyond the core (recall across layers, a tool's answer) brings its own
+`ContextSection`: its header, its lines and the values they state, in its own words.
 
 Invariants:
     P1  a prompt has the working section first, the experience section second, then the
-        recalled section and tool results when there are any, and the instruction last.
+        extra sections that have lines, then the tools' answers, and the instruction last.
     P2  experience is rendered best first, at most the hits given; none renders as "(none)".
     P3  a subtask's alternatives are separated by `OPTION_SEPARATOR`; an action completes
-        a subtask when it is one of its options, each `{slot}` filled with the value the
-        prompt gave for the slot's text; a slot no value filled matches only itself.
+        a subtask when it is one of its options, each `{slot}` filled with a value the run
+        was given for the slot's text (a note in a step's result, or a value a section
+        states); a slot no value fills matches only itself.
 """
 
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from .records import Hit
-from .text import normalize, statement
+from .text import normalize
 
 __all__ = [
+    "ContextSection",
     "build_prompt",
     "render_experience",
-    "render_recalled",
     "subtask_options",
     "matches_option",
-    "slot_values",
+    "completes",
+    "noted_values",
     "FINISH",
 ]
 
@@ -37,8 +43,6 @@ SUBTASKS = "Subtasks:"
 SUMMARY = "Summary of earlier steps:"
 RECENT = "Recent steps (oldest first):"
 EXPERIENCE_HEADER = "## Related experience (retrieved, most similar first)"
-TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
-RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedures, events)"
 NONE = "(none)"
 INDENT = "  "
 FINISH = "FINISH"
@@ -47,9 +51,27 @@ OPTION_SEPARATOR = " | "
 SLOT = re.compile(r"\{([^{}]+)\}")
 NOTE = re.compile(r"note: ([^=;]+?) = ([^;]+)")
 RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
-RECALLED_LINE = re.compile(r"^- \[(?!follow\]|avoid\])\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
-DONE_MARK, PENDING_MARK = "[x]", "[ ]"
+DONE_MARK = "[x]"
+PENDING_MARK = "[ ]"
 MARKS = (DONE_MARK, PENDING_MARK)
+
+
+@dataclass(frozen=True)
+class ContextSection:
+    """A prompt section brought by a part of memory: a header, its lines, the values they state.
+
+    `values` are (slot text, value) pairs the lines state, so that a `{slot}` filled from
+    this section counts (P3) without the prompt being read back.
+    """
+
+    header: str
+    lines: tuple[str, ...] = ()
+    values: tuple[tuple[str, str], ...] = ()
+
+    def render(self) -> str:
+        """Render as the header, then each line indented; no lines render as "(none)"."""
+        body = [f"{INDENT}{line}" for line in self.lines] or [f"{INDENT}{NONE}"]
+        return "\n".join([self.header, *body])
 
 
 def subtask_options(subtask: str) -> list[str]:
@@ -57,30 +79,37 @@ def subtask_options(subtask: str) -> list[str]:
     return [option.strip() for option in subtask.split(OPTION_SEPARATOR) if option.strip()]
 
 
-def fill_slots(option: str, values: dict[str, str]) -> str:
-    """Replace each `{slot}` whose text has a value; leave the others as written."""
+def fill_slots(option: str, values: Mapping[str, str]) -> str:
+    """Replace each `{slot}` whose normalised text has a value; leave the others as written."""
     return SLOT.sub(lambda match: values.get(normalize(match.group(1)), match.group(0)), option)
 
 
-def matches_option(action: str, option: str, values: dict[str, str] | None = None) -> bool:
+def matches_option(action: str, option: str, values: Mapping[str, str] | None = None) -> bool:
     """Return True if the action is the option, its slots filled from `values` (P3)."""
     return normalize(action) == normalize(fill_slots(option, values or {}))
 
 
-def slot_values(prompt: str, latest_wins: bool = False) -> dict[str, str]:
-    """Read the values a prompt gives: `note: key = value` in results, `key: value` recalled.
+def completes(action: str, option: str, known: Mapping[str, Sequence[str]]) -> bool:
+    """Return True if the action is the option with each slot filled by one of its known values.
 
-    A note given twice is read as the first one met, or with `latest_wins` the last: the
-    two ways a model may resolve it. Keys are normalised slot texts.
+    `known` maps a normalised slot text to every value given for it; a slot left unfilled
+    matches only itself (P3).
     """
-    values: dict[str, str] = {}
-    for line in prompt.splitlines():
-        for key, value in NOTE.findall(line) if RECENT_STEP.match(line.strip()) else ():
-            if latest_wins or normalize(key) not in values:
-                values[normalize(key)] = value
-        if (match := RECALLED_LINE.match(line.strip())) and (pair := statement(match.group(1))):
-            values.setdefault(normalize(pair[0]), pair[1])
-    return values
+    slots = list(dict.fromkeys(normalize(slot) for slot in SLOT.findall(option)))
+    choices = [list(dict.fromkeys(known.get(slot, ()))) for slot in slots]
+    # Each slot takes one of its values or none: few slots and values, so every way is tried.
+    for chosen in itertools.product(*(values or [None] for values in choices)):
+        filled = {
+            slot: value for slot, value in zip(slots, chosen, strict=True) if value is not None
+        }
+        if matches_option(action, option, filled):
+            return True
+    return False
+
+
+def noted_values(result: str) -> list[tuple[str, str]]:
+    """Return the (slot text, value) pairs a step's result notes as `note: key = value`."""
+    return [(normalize(key), value) for key, value in NOTE.findall(result)]
 
 
 def render_experience(hits: Sequence[Hit]) -> str:
@@ -92,24 +121,19 @@ def render_experience(hits: Sequence[Hit]) -> str:
     return "\n".join(lines)
 
 
-def render_recalled(lines: Sequence[str]) -> str:
-    """Render recalled memories, one a line, as the recalled section; none renders as "(none)"."""
-    body = [f"{INDENT}- {line}" for line in lines] or [f"{INDENT}{NONE}"]
-    return "\n".join([RECALLED_HEADER, *body])
-
-
 def build_prompt(
     working_section: str,
     hits: Sequence[Hit],
-    recalled: Sequence[str] = (),
-    tool_results: Sequence[str] = (),
+    sections: Sequence[ContextSection] = (),
+    tool_answers: Sequence[ContextSection] = (),
     tools_instruction: str = "",
 ) -> str:
-    """Assemble a prompt: working memory, experience, recalled memory, tool results, instruction (P1).
+    """Assemble a prompt: working memory, experience, sections, tool answers, instruction (P1).
 
-    The recalled section and tool results appear only when there are some.
+    A section without lines is left out.
     """
     parts = [working_section, render_experience(hits)]
-    if recalled:
-        parts.append(render_recalled(recalled))
-    return "\n\n".join([*parts, *tool_results, f"{INSTRUCTION} {tools_instruction}".strip()])
+    parts.extend(section.render() for section in sections if section.lines)
+    parts.extend(answer.render() for answer in tool_answers)
+    parts.append(f"{INSTRUCTION} {tools_instruction}".strip())
+    return "\n\n".join(parts)

@@ -9,13 +9,14 @@ Invariants:
     R2  an `Episode`'s status is "success" or "failed"; a failed episode has a reason.
     R3  an `Episode` that was never accessed counts its creation as its last access.
     R4  an `Episode`'s importance (its base weight for decay) lies in [0, 1].
-    R5  each record renders as one line; an episode as a `[follow]` path, or as `[avoid]` at its failed step.
+    R5  each record renders as one line; an episode as a `[follow]` path, or as `[avoid]` at its
+        failed step.
 """
 
 from dataclasses import dataclass
 
 from .text import flatten, looks_like_failure
-from .validation import require_text
+from .validation import require_number, require_text
 
 __all__ = ["Step", "Episode", "Hit", "AuditRecord", "StageEvent", "RunResult", "STATUSES", "STAGES"]
 
@@ -74,11 +75,15 @@ class Episode:
             raise ValueError(f"R2: Episode.status must be one of {STATUSES}, got {self.status!r}")
         if self.status == "failed" and not self.failure_reason.strip():
             raise ValueError("R2: a failed Episode needs a failure_reason")
-        if not 0.0 <= self.importance <= 1.0:
-            raise ValueError(f"R4: Episode.importance must lie in [0, 1], got {self.importance}")
+        require_number("R4: Episode.importance", self.importance, 0.0, 1.0)
         self.trajectory = tuple(self.trajectory)
         if self.last_access_at is None:
             self.last_access_at = self.created_at
+
+    @property
+    def consolidated(self) -> bool:
+        """False: an episode is raw memory, which decay weighs at the plain half-life."""
+        return False
 
     @property
     def actions(self) -> tuple[str, ...]:

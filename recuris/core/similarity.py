@@ -43,13 +43,17 @@ class Scorer(Protocol):
 
 
 def jaccard_from_sizes(shared: int, size_a: int, size_b: int) -> float:
-    """Return |A ∩ B| / |A ∪ B| from the two sizes and the overlap: the one place it is written."""
+    """Return |A ∩ B| / |A ∪ B| from the two sizes and the overlap.
+
+    This is the one place the formula is written.
+    """
     return shared / (size_a + size_b - shared) if shared else 0.0
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     """Return the Jaccard similarity of two token collections, taken as sets (SM1)."""
-    set_a, set_b = set(a), set(b)
+    set_a = set(a)
+    set_b = set(b)
     return jaccard_from_sizes(len(set_a & set_b), len(set_a), len(set_b))
 
 

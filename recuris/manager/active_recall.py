@@ -17,22 +17,37 @@ Invariants:
         long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
     Z5  a query is cut to MAX_QUERY_CHARS (the answer's "query_truncated" says so) and echoed
         into a prompt at most 200 characters long.
-    Z6  the tool speaks OpenAI's format: `search_memory_tool` is a function whose JSON Schema requires
-        `query`; `parse_tool_call` reads a `function_call` or a `tool_calls` call and nothing else; an
-        answer's prompt section is headed as recalled by search_memory.
+    Z6  the tool speaks OpenAI's format: `search_memory_tool` is a function whose JSON Schema
+        requires `query`; `parse_tool_call` reads a `function_call` or a `tool_calls` call and
+        nothing else; an answer's prompt section is headed as recalled by search_memory.
 """
 
 import json
+import re
 
-from ..core.prompt import TOOL_RESULT_HEADER
-from ..core.text import estimate_tokens, flatten
-from ..core.validation import require_count, require_text
+from ..core.mock_llm import PromptView
+from ..core.prompt import ContextSection
+from ..core.text import estimate_tokens, flatten, normalize, statement
+from ..core.validation import require_count, require_number, require_text
 from ..retrieval.scoring import analyze
 from .bounds import cap_query
 
-__all__ = ["search_memory_tool", "parse_tool_call", "ActiveRecall", "TOOL_RESULT_HEADER"]
+__all__ = [
+    "search_memory_tool",
+    "parse_tool_call",
+    "ActiveRecall",
+    "TOOL_RESULT_HEADER",
+    "read_memory",
+    "read_memory_line",
+    "read_answer",
+    "ask_memory",
+]
 
 MAX_RESULTS = 10
+DEFAULT_RESULTS = 3  # memories a call returns when it does not say how many (document 004 §3)
+TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
+# A memory as a prompt shows it: `- [level] content`, maybe with its relevance after it.
+_MEMORY_LINE = re.compile(r"^- \[(?!follow\]|avoid\])\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
 
 
 def search_memory_tool() -> dict:
@@ -42,8 +57,8 @@ def search_memory_tool() -> dict:
         "function": {
             "name": "search_memory",
             "description": (
-                "Search long-term memory for the user's preferences, past decisions and lessons learned. "
-                "Call it only when the task needs something you do not see in the prompt."
+                "Search long-term memory for the user's preferences, past decisions and lessons "
+                "learned. Call it only when the task needs something you do not see in the prompt."
             ),
             "parameters": {
                 "type": "object",
@@ -53,7 +68,7 @@ def search_memory_tool() -> dict:
                         "type": "integer",
                         "minimum": 1,
                         "maximum": MAX_RESULTS,
-                        "default": 3,
+                        "default": DEFAULT_RESULTS,
                         "description": "the most memories to return",
                     },
                 },
@@ -92,30 +107,31 @@ class ActiveRecall:
     """Answer `search_memory` calls and gate automatic retrieval, for one user of a manager."""
 
     def __init__(self, manager, user_id: str = "default", threshold: float = 0.3) -> None:
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"Z2: threshold must lie in [0, 1], got {threshold!r}")
-        self.manager, self.user_id, self.threshold = (
-            manager,
-            require_text("user_id", user_id),
-            threshold,
-        )
+        """Raises ValueError for a threshold outside [0, 1] (Z2) or an empty user_id."""
+        self.manager = manager
+        self.user_id = require_text("user_id", user_id)
+        self.threshold = require_number("Z2: threshold", threshold, 0.0, 1.0)
 
     def _arguments(self, arguments: object) -> tuple[str, int]:
         data = json.loads(arguments) if isinstance(arguments, str) else arguments
         if not isinstance(data, dict):
             raise ValueError("arguments must be a JSON object")
-        query, limit = data.get("query"), data.get("max_results", 3)
+        query = data.get("query")
+        limit = data.get("max_results", DEFAULT_RESULTS)
         if not isinstance(query, str) or not query.strip():
             raise ValueError("'query' is required and must be non-empty text")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
-            raise ValueError(f"'max_results' must be an integer from 1 to {MAX_RESULTS}")
+        require_count("'max_results'", limit, minimum=1, maximum=MAX_RESULTS + 1)
         return query, limit
 
     def handle_search_memory(self, arguments_json: object, user_id: str | None = None) -> str:
-        """Run a search_memory call; return JSON results with score breakdowns, or a JSON error (Z3)."""
+        """Run a search_memory call; return JSON results with score breakdowns, or a JSON error.
+
+        Never raises (Z3).
+        """
         try:
             query, limit = self._arguments(arguments_json)
-            query, cut = cap_query(query)  # BD2: the query is echoed back into the prompt
+            # BD2: the query is echoed back into the prompt.
+            query, cut = cap_query(query)
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})
@@ -145,27 +161,32 @@ class ActiveRecall:
         '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}'
     )
 
-    def respond(self, reply: str) -> str | None:
+    def respond(self, reply: str) -> ContextSection | None:
         """Answer the tool call in a model's reply, or return None if the reply is an action."""
         call = parse_tool_call(reply)
         return None if call is None else self.answer(call)
 
-    def answer(self, call: dict) -> str:
-        """Render a tool call's answer as a prompt section that says it came from recall."""
+    def answer(self, call: dict) -> ContextSection:
+        """Answer a tool call as a prompt section that says it came from recall (Z6).
+
+        The section's values are the statements (`subject: value`) of the memories found.
+        """
         if call["name"] != "search_memory":
-            return f"{TOOL_RESULT_HEADER}\n  error: unknown tool {call['name']!r}"
+            return ContextSection(TOOL_RESULT_HEADER, (f"error: unknown tool {call['name']!r}",))
         reply = json.loads(self.handle_search_memory(call["arguments"]))
         if "error" in reply:
-            return f"{TOOL_RESULT_HEADER}\n  error: {reply['error']}"
-        lines = [f"{TOOL_RESULT_HEADER}", f"  query: {flatten(reply['query'], 200)}"]
-        lines += [
-            f"  - [{r['level']}] {flatten(r['content'], 200)} (relevance {r['score']['relevance']:.2f})"
-            for r in reply["results"]
-        ] or ["  (nothing found)"]
-        return "\n".join(lines)
+            return ContextSection(TOOL_RESULT_HEADER, (f"error: {reply['error']}",))
+        found = [
+            f"- [{result['level']}] {flatten(result['content'], 200)} "
+            f"(relevance {result['score']['relevance']:.2f})"
+            for result in reply["results"]
+        ]
+        lines = (f"query: {flatten(reply['query'], 200)}", *(found or ["(nothing found)"]))
+        values = [read_memory(result["content"]) for result in reply["results"]]
+        return ContextSection(TOOL_RESULT_HEADER, lines, tuple(pair for pair in values if pair))
 
     def best_similarity(self, text: str) -> float:
-        """Return the largest share of the text's terms that one long-term memory holds (0 if none).
+        """Return the largest share of the text's terms one long-term memory holds (0 if none).
 
         Recall's relevance is relative (its best candidate scores 1), so the gate needs an
         absolute measure: how much of what is asked a memory actually covers.
@@ -182,7 +203,10 @@ class ActiveRecall:
         return self.best_similarity(text) >= self.threshold
 
     def retrieve_context(self, text: str, max_tokens: int = 500) -> list[str]:
-        """Return rendered memories for the text, within `max_tokens` in total (Z1); [] if gated out."""
+        """Return rendered memories for the text, within `max_tokens` in all (Z1).
+
+        Returns [] when the gate is closed (Z2).
+        """
         require_count("Z1: max_tokens", max_tokens, 0)
         if not self.should_retrieve(text):
             return []
@@ -195,3 +219,34 @@ class ActiveRecall:
                 used += cost
         self.manager.users.count_access(self.user_id, chosen)
         return [result.render() for result in chosen]
+
+
+def read_memory(text: str) -> tuple[str, str] | None:
+    """Return the (normalised subject, value) a memory's text states, or None."""
+    pair = statement(text)
+    return None if pair is None else (normalize(pair[0]), pair[1])
+
+
+def read_memory_line(line: str) -> tuple[str, str] | None:
+    """Return what a memory shown as `- [level] content` states, or None."""
+    match = _MEMORY_LINE.match(line)
+    return None if match is None else read_memory(match.group(1))
+
+
+def read_answer(line: str, view: PromptView) -> None:
+    """Read a line of a search_memory answer for the mock model: the query asked, a value."""
+    if line.startswith("query: "):
+        view.asked.append(normalize(line[len("query: ") :]))
+    elif pair := read_memory_line(line):
+        view.known.setdefault(*pair)
+
+
+def ask_memory(slot: str, view: PromptView) -> str | None:
+    """Return the mock model's search_memory call for a slot, if the prompt offers the tool.
+
+    None once the slot was asked, or when the instruction offers no search_memory.
+    """
+    if "search_memory" not in view.instruction or normalize(slot) in view.asked:
+        return None
+    arguments = json.dumps({"query": slot, "max_results": DEFAULT_RESULTS})
+    return json.dumps({"function_call": {"name": "search_memory", "arguments": arguments}})

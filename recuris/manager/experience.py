@@ -2,60 +2,88 @@
 
 Document 000 §2.3 retrieves similar episodes at the start of a task; document 003 §4.4
 recalls across layers (facts, procedures, events) and document 004 §3 lets the model ask
-memory itself, through a `search_memory` tool. The core's agent takes both by injection: an
-`Experience` to recall from and settle into, and a tool handler. This module builds them on
-a `MemoryManager`, so that `manager.agent(user_id, llm)` runs document 000's loop on it.
+memory itself, through a `search_memory` tool. The core's agent takes all three by
+injection: an `Experience` to recall from and settle into, a `ContextSource` for a section
+of its own, and a tool handler. This module builds the first two on a `MemoryManager` (the
+third is `ActiveRecall`), so that `manager.agent(user_id, llm)` runs document 000's loop on
+it, and teaches the mock model to read the section it adds.
 
 Invariants:
-    MX1 each recall returns the user's similar episodes, then the manager's recall of the
-        user's other memories, leaving out the episodes already shown.
+    MX1 each recall returns the user's similar episodes; the recalled section then holds the
+        manager's recall of the user's other memories, leaving out the episodes already shown.
     MX2 every memory a prompt shows, episodes included, counts as used: once per run, in the
         store, however often it returns.
     MX3 the finished episode is settled through the manager: stored with its audit record
         and the task's deletions in one transaction, then offered to extraction.
 """
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 
-from ..core.agent import RecurisAgent
-from ..core.episodic import check_query
+from ..core.agent import AgentSettings, RecurisAgent
+from ..core.episodic import RetrievalSettings
+from ..core.mock_llm import PromptFollowingLLM, PromptView, read_path
+from ..core.prompt import ContextSection
 from ..core.records import Episode, Hit
 from ..core.working import WorkingMemory
 from ..storage.archives import episode_to_item
-from .active_recall import ActiveRecall
+from .active_recall import (
+    TOOL_RESULT_HEADER,
+    ActiveRecall,
+    ask_memory,
+    read_answer,
+    read_memory,
+    read_memory_line,
+)
 from .recall import Recalled
 
-__all__ = ["ManagedExperience", "agent_on_manager"]
+__all__ = [
+    "ManagedExperience",
+    "agent_on_manager",
+    "model_on_manager",
+    "read_recalled",
+    "recalled_section",
+    "RECALLED_HEADER",
+]
 
+RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedures, events)"
 # Besides the episodes shown, the recall brings this many more memories of the other layers.
 OTHER_MEMORIES = 2
+_PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
 
 
 class ManagedExperience:
-    """One user's experience in a manager: their episodes first, then every other layer."""
+    """One user's experience in a manager: their episodes, then a section of every other layer.
 
-    def __init__(self, manager, user_id: str, top_k: int = 2, threshold: float = 0.25) -> None:
-        check_query(top_k, threshold)
-        self.manager, self.user_id, self.top_k, self.threshold = manager, user_id, top_k, threshold
+    It is both the agent's `Experience` and a `ContextSource`: `recall` finds the episodes
+    and the other memories together, and `section` shows the latter (MX1).
+    """
+
+    def __init__(self, manager, user_id: str) -> None:
+        self.manager = manager
+        self.user_id = user_id
         self.episodic = manager.users.get(user_id).episodic
         self.counted: set[str] = set()
+        self.others: list[Recalled] = []  # the other memories found at the last recall
 
     def begin(self) -> None:
         self.counted = set()
+        self.others = []
 
-    def recall(self, query: str, task_type: str) -> tuple[list[Hit], list[str]]:
-        hits = self.episodic.retrieve(query, self.top_k, self.threshold)
+    def recall(self, query: str, task_type: str, retrieval: RetrievalSettings) -> list[Hit]:
+        hits = self.episodic.retrieve(query, retrieval.top_k, retrieval.threshold)
         recalled = self.manager.recall(
             query,
             self.user_id,
-            self.top_k + OTHER_MEMORIES,
+            retrieval.top_k + OTHER_MEMORIES,
             task_type=task_type,
             count_access=False,
         )
         shown = {hit.episode.id for hit in hits}
-        others = [result for result in recalled.results if result.item.id not in shown]
+        self.others = [result for result in recalled.results if result.item.id not in shown]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
+        # Counted after the recall above, so that this recall's own ranking is unchanged.
         episodes = [
             Recalled(
                 episode_to_item(hit.episode, self.user_id),
@@ -68,37 +96,75 @@ class ManagedExperience:
             for hit in hits
             if hit.episode.id not in self.counted
         ]
-        fresh = [*episodes, *(result for result in others if result.item.id not in self.counted)]
+        others = [result for result in self.others if result.item.id not in self.counted]
+        fresh = [*episodes, *others]
         self.manager.users.count_access(self.user_id, fresh)
         self.counted.update(result.item.id for result in fresh)
-        return hits, [result.render() for result in others]
+        return hits
+
+    def section(self, query: str, task_type: str, hits: Sequence[Hit]) -> ContextSection:
+        """Return the other memories found at the last recall, with the statements they make."""
+        return recalled_section(self.others)
 
     def settle(self, episode: Episode) -> Episode:
-        # Assigns the id, in one transaction (MX3).
+        # The manager assigns the id and stores the episode in one transaction (MX3).
         self.manager.tasks.settle(self.user_id, episode)
         return episode
 
     def __repr__(self) -> str:
-        return f"ManagedExperience(user={self.user_id!r}, top_k={self.top_k}, threshold={self.threshold})"
+        return f"ManagedExperience(user={self.user_id!r})"
+
+
+def recalled_section(results: Sequence[Recalled]) -> ContextSection:
+    """Return recalled memories as the recalled section: one `- [level] content` line each.
+
+    Its values are the statements (`subject: value`) the memories make.
+    """
+    lines = tuple(f"- {result.render()}" for result in results)
+    stated = [read_memory(result.item.content) for result in results]
+    return ContextSection(RECALLED_HEADER, lines, tuple(pair for pair in stated if pair))
+
+
+def read_recalled(line: str, view: PromptView) -> None:
+    """Read a line of the recalled section: a procedure is a path to follow, a statement a value."""
+    if match := _PROCEDURE.match(line):
+        view.follow.append(read_path(match.group(1)))
+    if pair := read_memory_line(line):
+        view.known.setdefault(*pair)
+
+
+def model_on_manager(latest_wins: bool = False) -> PromptFollowingLLM:
+    """Return the mock model reading also what a manager's agent adds to its prompts.
+
+    It follows recalled procedures, takes recalled statements as slot values and asks
+    `search_memory` for a slot nothing fills (once per slot).
+    """
+    readers = {RECALLED_HEADER: read_recalled, TOOL_RESULT_HEADER: read_answer}
+    return PromptFollowingLLM(latest_wins, readers, ask_memory)
 
 
 def agent_on_manager(
-    manager, user_id: str, llm_fn: Callable[[str], str], **options
+    manager,
+    user_id: str,
+    llm_fn: Callable[[str], str],
+    settings: AgentSettings | None = None,
+    *,
+    working_memory: WorkingMemory | None = None,
+    **injected,
 ) -> RecurisAgent:
     """Build an agent on one user's memory in a manager; `working_memory` is optional.
 
-    `top_k` and `threshold` go to its experience; the other options are `RecurisAgent`'s.
-    Its tools answer `search_memory` calls from the user's memory.
+    The other keywords are `RecurisAgent`'s (`is_failure`, `observer`, `clock`). Its
+    experience and recalled section come from the user's memory, and its tools answer
+    `search_memory` calls from it.
     """
-    working = options.pop("working_memory", None) or WorkingMemory()
-    experience = ManagedExperience(
-        manager, user_id, options.pop("top_k", 2), options.pop("threshold", 0.25)
-    )
+    experience = ManagedExperience(manager, user_id)
     return RecurisAgent(
-        working,
-        experience.episodic,
+        working_memory or WorkingMemory(),
+        experience,
         llm_fn,
-        experience=experience,
+        settings,
+        context=[experience],
         tools=ActiveRecall(manager, user_id),
-        **options,
+        **injected,
     )

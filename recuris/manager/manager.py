@@ -31,7 +31,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..core import prompt
 from ..core.agent import RecurisAgent
 from ..core.decay import DecayManager
 from ..core.records import AuditRecord, Step
@@ -48,7 +47,7 @@ from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, StoreError
 from .bounds import MAX_LOADED_USERS, cap_query, check_token_budget
 from .candidates import gather
-from .experience import agent_on_manager
+from .experience import agent_on_manager, recalled_section
 from .recall import RecallPolicy, RecallResult, assemble, rank
 from .routing import MIN_CONTENT_CHARS, is_trivial, route
 from .tasks import FinishReport, Tasks
@@ -330,8 +329,8 @@ class MemoryManager:
             task = self.tasks.get(user_id)
             asked = query or (task.goal if task is not None else "")
             recalled = self.recall(asked, user_id, token_budget=token_budget)
-            lines = [found.render() for found in recalled.results if found.item.level != "working"]
-            return "\n\n".join([self.tasks.section(user_id), prompt.render_recalled(lines)])
+            shown = [found for found in recalled.results if found.item.level != "working"]
+            return "\n\n".join([self.tasks.section(user_id), recalled_section(shown).render()])
 
     def get_llm_messages(
         self, user_id: str, query: str | None = None, token_budget: int | None = 600

@@ -22,10 +22,12 @@ Invariants:
         the deletion of its working items commit together, so a crash loses no step.
     N5  the task in progress is read from the store when it is not loaded: a manager opened
         later on the same store, in this process or another, goes on with it or finishes it.
+        A stored task whose state cannot be read is left in the store, unchanged, and not loaded.
     N6  `section` is the task's working memory in the core's prompt layout (core/prompt.py),
         or that layout's empty section when the user has no task in progress.
 """
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -41,11 +43,14 @@ from ..evolution.extraction import (
     parse_knowledge,
 )
 from ..evolution.semantic import Fact
+from ..storage.archives import StoredEpisodes
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
 from .user_layers import UserLayers
 
 __all__ = ["Tasks", "TaskState", "FinishReport", "TASK_KIND"]
+
+log = logging.getLogger("recuris.manager.tasks")
 
 # The `kind` in the metadata of the item that holds a task in progress (N1); a working item
 # written by `MemoryManager.write` during the task is an "event" of it.
@@ -142,12 +147,18 @@ class Tasks:
             for item in self.store.list(user_id, "working")
             if item.metadata.get("kind") == TASK_KIND
         ]
-        if not held:
-            return None
         # The latest, should a file hold several (tasks of a process that died, migrated).
-        item = held[-1]
-        working = WorkingMemory.from_dict(item.metadata.get("working"), self.working_settings)
-        return TaskState(item.task_id, item.metadata.get("task_type", "task"), working, item)
+        for item in reversed(held):
+            try:
+                working = WorkingMemory.from_dict(item.metadata.get("working"), self.working_settings)
+            except (TypeError, ValueError) as error:
+                # A task whose stored state cannot be read (edited by hand, written by a fork)
+                # is left in the store as it is, never dropped; the user goes on without it.
+                log.warning("task item %s of a user cannot be read, left as it is: %s", item.id, error)
+                continue
+            task_type = item.metadata.get("task_type", "task")
+            return TaskState(item.task_id, task_type, working, item)
+        return None
 
     def current(self, user_id: str) -> TaskState:
         """Return the user's task in progress; raise ValueError if there is none (N1)."""
@@ -266,10 +277,12 @@ class Tasks:
         """
         with self.lock:
             layers = self.users.get(user_id)
-            episode.id = episode.id or self.store.new_id("episode")
+            episodes = StoredEpisodes(layers.store, user_id)
+            # The archive hands out episode ids, here as when the memory saves one itself.
+            episode.id = episode.id or episodes.new_id()
             why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
             written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
-            layers.episodic.add_episode(episode, [*audit, written], delete)
+            episodes.settle(layers.episodic, episode, [*audit, written], delete)
             if self.llm is None:
                 return FinishReport(episode)
             prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)

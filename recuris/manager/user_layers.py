@@ -57,8 +57,11 @@ class Layers:
     def episodic(self) -> EpisodicMemory:
         # Loaded on first use: recall searches the store, so it never indexes every episode.
         if self.loaded_episodic is None:
-            scorer = self.scorer() if self.scorer else None
-            self.loaded_episodic = EpisodicMemory(scorer, StoredEpisodes(self.store, self.user_id))
+            archive = StoredEpisodes(self.store, self.user_id)
+            if self.scorer is None:
+                self.loaded_episodic = EpisodicMemory(archive=archive)
+            else:
+                self.loaded_episodic = EpisodicMemory(self.scorer, archive)
         return self.loaded_episodic
 
 

@@ -4,18 +4,23 @@ Document 002 §4 isolates storage behind an interface, and document 001 §1 keep
 in one record type. The core's episodic memory holds plain `Episode` records and takes an
 archive (recuris/core/episodic.py); `StoredEpisodes` maps them onto `MemoryItem`s of one
 user in any `Store`, so that the manager's recall, forgetting and erasure see them like
-every other memory. (Facts have theirs beside semantic memory: recuris/evolution/stored_facts.py.)
+every other memory. (Facts have theirs beside semantic memory:
+recuris/evolution/stored_facts.py.) The manager settles a finished task through `settle`: the
+episode, the audit of its write and the task's deletions commit together, and the user's
+episodic memory then takes the episode in.
 
 Invariants:
     AR1 an episode read back from the store equals the one written (its id, text,
         trajectory, status and decay fields), whatever the store.
-    AR2 an episode, its audit records and the deletions given commit in one `put`.
+    AR2 `save_with` and `settle` commit an episode, its audit records and the deletions given
+        in one `put`.
     AR3 an archive reads and writes only its own user's items.
 """
 
 from collections.abc import Iterable, Sequence
 
-from ..core.records import Episode, Step
+from ..core.episodic import EpisodicMemory
+from ..core.records import AuditRecord, Episode, Step
 from .item import MemoryItem
 from .store import Store
 
@@ -69,27 +74,65 @@ class StoredEpisodes:
     """One user's episodes in a Store: the `EpisodeArchive` the manager gives episodic memory."""
 
     def __init__(self, store: Store, user_id: str) -> None:
-        self.store, self.user_id = store, user_id
+        self.store = store
+        self.user_id = user_id
 
     def load(self) -> Iterable[tuple[Episode, Sequence | None]]:
+        """Yield each of the user's episodes with the terms stored beside it, or None."""
         for item in self.store.list(self.user_id, "episodic"):
-            if item.metadata.get("kind") == "episode":  # reflection's raw turns are episodic too
+            # Reflection's raw turns are episodic items too; only episodes are loaded.
+            if item.metadata.get("kind") == "episode":
                 yield item_to_episode(item), item.metadata.get("embedding")
 
     def new_id(self) -> str:
+        """Return a new episode id, unique in the store."""
         return self.store.new_id("episode")
 
-    def write(
-        self, episode: Episode, terms: Sequence | None, audit: Iterable = (), delete: Iterable = ()
+    def save(self, episode: Episode, terms: Sequence | None) -> None:
+        """Keep the episode, and its terms if given, replacing any under its id.
+
+        Raises ValueError if another user owns the id (AR3).
+        """
+        self.save_with(episode, terms)
+
+    def save_with(
+        self,
+        episode: Episode,
+        terms: Sequence | None = None,
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
     ) -> None:
+        """Keep the episode with the audit records and the deletions given, in one `put` (AR2).
+
+        Raises ValueError if another user owns the id (AR3); nothing is written then.
+        """
         item = episode_to_item(episode, self.user_id)
         if terms is not None:
             item.metadata["embedding"] = list(terms)
-        self.store.put(
-            [item], audit, delete
-        )  # raises ValueError if another user owns the id (AR2, AR3)
+        self.store.put([item], audit, delete)
+
+    def settle(
+        self,
+        memory: EpisodicMemory,
+        episode: Episode,
+        audit: Iterable[AuditRecord] = (),
+        delete: Iterable[MemoryItem] = (),
+    ) -> Episode:
+        """Save a new episode with its audit records and deletions in one `put`; index it in memory.
+
+        `memory` is the episodic memory on this archive. The episode must carry its id. Raises
+        TypeError for a non-Episode and ValueError for an id missing or already held (E5), or
+        owned by another user (AR3); nothing is written then.
+        """
+        if not isinstance(episode, Episode):
+            raise TypeError(f"an episode must be an Episode, got {type(episode).__name__}")
+        if not episode.id or memory.get(episode.id) is not None:
+            raise ValueError(f"E5: episode id {episode.id!r} is missing or already stored")
+        self.save_with(episode, None, audit, delete)
+        return memory.take_in(episode)
 
     def delete(self, episode_ids: list[str]) -> None:
+        """Delete these episodes of the user (unknown ids are ignored)."""
         self.store.delete(self.user_id, episode_ids)
 
     def __repr__(self) -> str:

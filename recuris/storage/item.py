@@ -83,6 +83,11 @@ class MemoryItem:
     # Not a field: True only from `trusted`, for a row its store wrote (and checked) itself.
     _stored: InitVar[bool] = False
 
+    @property
+    def consolidated(self) -> bool:
+        """True for a fact or a procedure, distilled from many episodes: decay slows for it."""
+        return self.level in ("semantic", "procedural")
+
     def __post_init__(self, _stored: bool) -> None:
         if _stored:
             return

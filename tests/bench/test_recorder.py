@@ -154,8 +154,9 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
     assert a.weights == b.weights and [i.id for i in a.forgotten] == [i.id for i in b.forgotten]
     assert recorder.accesses == {"e1": [2 * DAY]}
     [cycle] = recorder.cycles
-    assert cycle.forgotten == {"e0", "e2"} and [s.id for s in cycle.items] == ["e0", "e1", "e2"]
-    assert watched.half_life_seconds == plain.half_life_seconds
+    assert cycle.forgotten == {item.id for item in a.forgotten}
+    assert [s.id for s in cycle.items] == ["e0", "e1", "e2"]
+    assert watched.settings == plain.settings
 
 
 def test_one_cycle_read_in_batches_is_recorded_once():

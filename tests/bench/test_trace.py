@@ -113,14 +113,19 @@ def test_the_prompt_plot_compares_the_longest_run_with_its_full_history():
 
 def test_a_decay_curve_jumps_up_at_each_access_and_falls_between():
     """TR3: weight_curve uses the decay formula; an access is a marker where the weight jumps up."""
-    decay = DecayManager(half_life_days=7)
+    decay = DecayManager()
     item = SimpleNamespace(
-        id="e", created_at=0.0, importance=1.0, level=None, access_count=1, last_access_at=3 * DAY
+        id="e",
+        created_at=0.0,
+        importance=1.0,
+        consolidated=False,
+        access_count=1,
+        last_access_at=3 * DAY,
     )
     points, markers = weight_curve(decay, item, [3 * DAY], 0.0, 10 * DAY)
     assert points[0] == (0.0, 1.0) and len(markers) == 1
     before, after = [y for x, y in points if x == 3.0]
-    assert before < after == markers[0][1] == 1.0 + decay.reinforcement_per_access
+    assert before < after == markers[0][1] == 1.0 + decay.settings.reinforcement_per_access
     falling = [y for x, y in points if x > 3.0]
     assert falling == sorted(falling, reverse=True)
 

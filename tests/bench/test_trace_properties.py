@@ -5,7 +5,14 @@ from html import escape
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory, WorkingSettings
+from recuris import (
+    AgentSettings,
+    EpisodicMemory,
+    ManualClock,
+    RecurisAgent,
+    WorkingMemory,
+    WorkingSettings,
+)
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder
 from recuris.bench.trace import render_page
@@ -47,7 +54,7 @@ def test_TR3_one_prompt_block_per_model_call_in_its_step(plan, failing, window, 
         WorkingMemory(WorkingSettings(window_size=window)),
         EpisodicMemory(),
         llm,
-        max_failures=max_failures,
+        AgentSettings(max_failures=max_failures),
         clock=clock,
         observer=recorder.observe,
     )

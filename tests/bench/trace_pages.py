@@ -15,6 +15,7 @@ from recuris import (
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder
 from recuris.core.clock import DAY
+from recuris.core.agent import EpisodicExperience
 from recuris.core.mock_llm import PromptFollowingLLM
 
 VOID = {
@@ -105,13 +106,12 @@ def traced_run(goal: str = "注册一个新账号", failing: str = "失败：需
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     episodic = EpisodicMemory()
-    decay = recorder.watch(DecayManager(half_life_days=7, clock=clock))
+    decay = recorder.watch(DecayManager(clock=clock))
     llm = recorder.wrap(PromptFollowingLLM())
     agent = RecurisAgent(
         WorkingMemory(WorkingSettings(window_size=2)),
-        episodic,
+        EpisodicExperience(episodic, decay),
         llm,
-        decay=decay,
         clock=clock,
         observer=recorder.observe,
     )

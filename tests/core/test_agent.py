@@ -3,25 +3,35 @@
 import pytest
 
 from recuris import (
+    AgentSettings,
     DecayManager,
     EpisodicMemory,
     ManualClock,
     RecurisAgent,
+    RetrievalSettings,
     WorkingMemory,
     WorkingSettings,
 )
 from recuris.bench.mock_environment import MockEnvironment
+from recuris.core.agent import EpisodicExperience
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
+from recuris.core.prompt import ContextSection
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
 
 
-def make_agent(llm, **options):
+def make_agent(llm, experience=None, **options):
+    """An agent on a fresh episodic memory; AgentSettings' fields may be given by name."""
+    fields = ("max_steps", "max_failures", "tool_answers_kept")
+    settings = {name: options.pop(name) for name in fields if name in options}
+    retrieval = {name: options.pop(name) for name in ("top_k", "threshold") if name in options}
+    if retrieval:
+        settings["retrieval"] = RetrievalSettings(**retrieval)
     options.setdefault("clock", ManualClock(100))
-    return RecurisAgent(
-        WorkingMemory(WorkingSettings(window_size=3)), EpisodicMemory(), llm, **options
-    )
+    experience = experience or EpisodicMemory()
+    working = WorkingMemory(WorkingSettings(window_size=3))
+    return RecurisAgent(working, experience, llm, AgentSettings(**settings), **options)
 
 
 def test_finish_ends_the_run_in_success():
@@ -29,7 +39,7 @@ def test_finish_ends_the_run_in_success():
     agent = make_agent(ScriptedLLM(["a", "b"]))
     result = agent.run("goal", "type", MockEnvironment())
     assert (result.success, result.status, result.steps) == (True, "success", 2)
-    assert agent.episodic.episodes == (result.episode,)
+    assert agent.experience.episodic.episodes == (result.episode,)
 
 
 def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
@@ -41,7 +51,7 @@ def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
 
 
 def test_failed_result_ends_the_run_with_its_reason():
-    """A2: a failed result ends the run as failed; its episode's reason names the step and result."""
+    """A2: a failed result ends the run as failed; the reason names the step and its result."""
     result = make_agent(ScriptedLLM(["open page", "submit"])).run(
         "goal", "type", MockEnvironment(SITE)
     )
@@ -77,7 +87,7 @@ def test_llm_exception_fails_the_run_and_still_writes_the_episode():
     agent = make_agent(broken)
     result = agent.run("goal", "type", MockEnvironment())
     assert result.failure_reason == "llm_fn raised ConnectionError: model unreachable"
-    assert len(agent.episodic) == 1
+    assert len(agent.experience.episodic) == 1
 
 
 @pytest.mark.parametrize("reply", [None, "", "   ", 42, {"action": "x"}])
@@ -114,8 +124,8 @@ def test_observer_exception_still_writes_the_episode_then_propagates():
     agent = make_agent(ScriptedLLM(["a"]), observer=observer)
     with pytest.raises(RuntimeError, match="observer bug"):
         agent.run("goal", "type", MockEnvironment())
-    assert [e.status for e in agent.episodic.episodes] == ["failed"]
-    assert "aborted by RuntimeError" in agent.episodic.episodes[0].failure_reason
+    assert [e.status for e in agent.experience.episodic.episodes] == ["failed"]
+    assert "aborted by RuntimeError" in agent.experience.episodic.episodes[0].failure_reason
 
 
 def test_goal_is_in_every_prompt():
@@ -160,7 +170,8 @@ def test_failed_step_below_max_failures_triggers_a_retrieval():
 def test_retrieved_episodes_are_reinforced_once_per_run():
     """A5: retrieval reinforcement: a hit gets one access per run, not one per re-retrieval."""
     clock = ManualClock(0)
-    agent = make_agent(PromptFollowingLLM(), decay=DecayManager(clock=clock), clock=clock)
+    experience = EpisodicExperience(EpisodicMemory(), DecayManager(clock=clock))
+    agent = make_agent(PromptFollowingLLM(), experience, clock=clock)
     first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
     clock.advance(50)
     agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
@@ -202,7 +213,10 @@ def test_pinned_constraints_reach_every_prompt():
     ],
 )
 def test_bad_settings_are_refused(settings, rule):
-    """A1, E1, E2, VL2: max_steps, top_k or max_failures < 1, or a threshold outside [0, 1], raise."""
+    """A1, E1, E2, VL2: max_steps, top_k or max_failures < 1, or a threshold outside [0, 1], raise.
+
+    The records refuse them: AgentSettings and RetrievalSettings.
+    """
     with pytest.raises(ValueError, match=rule):
         make_agent(ScriptedLLM([]), **settings)
 
@@ -214,7 +228,7 @@ def test_bad_task_is_refused_before_anything_is_written():
         agent.run("", "type", MockEnvironment())
     with pytest.raises(TypeError, match="task_type"):
         agent.run("goal", None, MockEnvironment())
-    assert len(agent.episodic) == 0
+    assert len(agent.experience.episodic) == 0
 
 
 class AskRegion:
@@ -223,7 +237,8 @@ class AskRegion:
     instruction = "To ask for the region, reply with: ask: region"
 
     def respond(self, reply):
-        return "## Tool answer\n  region is eu-west" if reply.startswith("ask:") else None
+        answer = ContextSection("## Tool answer", ("region is eu-west",))
+        return answer if reply.startswith("ask:") else None
 
 
 def test_a_reply_the_tool_handler_answers_is_never_executed():
@@ -234,7 +249,7 @@ def test_a_reply_the_tool_handler_answers_is_never_executed():
 
 
 def test_the_tools_instruction_ends_every_prompt_and_only_when_there_are_tools():
-    """A6: a prompt offers a tool only when the agent has one: the handler's instruction comes last."""
+    """A6: a prompt offers a tool only when the agent has one; the handler's instruction ends it."""
     with_tools, without = ScriptedLLM(["act"]), ScriptedLLM(["act"])
     make_agent(with_tools, tools=AskRegion()).run("goal", "type", MockEnvironment())
     make_agent(without).run("goal", "type", MockEnvironment())
@@ -242,15 +257,51 @@ def test_the_tools_instruction_ends_every_prompt_and_only_when_there_are_tools()
     assert "ask: region" not in without.prompts[0] and "search_memory" not in without.prompts[0]
 
 
-def test_retrieval_settings_beside_an_experience_are_refused():
-    """A4: top_k, threshold and decay belong to the experience; given beside one, they are refused."""
-    from recuris.core.agent import EpisodicExperience
+def test_settings_of_the_wrong_type_are_refused():
+    """A1: the agent takes its settings as one AgentSettings record, nothing else."""
+    with pytest.raises(TypeError, match="AgentSettings"):
+        RecurisAgent(WorkingMemory(), EpisodicMemory(), ScriptedLLM([]), {"max_steps": 3})
 
-    experience = EpisodicExperience(EpisodicMemory())
-    with pytest.raises(ValueError, match="belong to the experience"):
-        RecurisAgent(
-            WorkingMemory(), EpisodicMemory(), ScriptedLLM([]), experience=experience, top_k=3
-        )
+
+def test_a_context_section_is_shown_after_experience_and_refreshed_with_each_recall():
+    """A4, P1: an injected source's section follows experience and is asked again at each recall."""
+
+    class Counting:
+        def __init__(self):
+            self.asked = 0
+
+        def section(self, query, task_type, hits):
+            self.asked += 1
+            return ContextSection("## Notes", (f"- asked {self.asked} times",))
+
+    llm = ScriptedLLM(["a", "b"])
+    source = Counting()
+    make_agent(llm, context=[source]).run("goal", "type", MockEnvironment(), ["a", "b"])
+    assert source.asked == 3 and "- asked 1 times" in llm.prompts[0]
+    assert llm.prompts[1].index("## Related experience") < llm.prompts[1].index("## Notes")
+    assert "- asked 2 times" in llm.prompts[1]
+
+
+def test_a_value_a_section_states_fills_a_slot_of_the_plan():
+    """P3: a subtask with a slot is done by the action holding the value a section gave for it."""
+
+    class Region:
+        def section(self, query, task_type, hits):
+            return ContextSection("## Notes", ("- region: eu-west",), (("Region", "eu-west"),))
+
+    agent = make_agent(ScriptedLLM(["deploy to eu-west"]), context=[Region()])
+    agent.run("ship", "release", MockEnvironment(), ["deploy to {region}", "check"])
+    assert agent.working.pending_subtasks == ("check",)
+
+
+def test_a_value_noted_in_a_result_fills_a_slot_of_the_plan_whichever_copy_is_used():
+    """P3: every value a step's result noted for a slot completes it, the first or a later one."""
+    results = {"a": "ok; note: port = 80", "b": "ok; note: port = 90"}
+    for used in ("use 80", "use 90"):
+        agent = make_agent(ScriptedLLM(["a", "b", used]))
+        environment = MockEnvironment(results)
+        agent.run("go", "type", environment, ["a", "b", "use {port}", "end"])
+        assert agent.working.pending_subtasks == ("end",)
 
 
 def test_a_slot_step_is_not_done_by_an_action_that_only_shares_its_verb():
@@ -266,3 +317,12 @@ def test_without_a_tool_handler_every_reply_is_an_action():
     llm, env = ScriptedLLM(["ask: region"]), MockEnvironment()
     make_agent(llm).run("goal", "type", env)
     assert env.executed == ["ask: region"]
+
+
+def test_a_run_keeps_its_state_in_its_own_record_not_on_the_agent():
+    """A2: a run adds no attribute to the agent; what a run tracks lives in the run's record."""
+    agent = make_agent(ScriptedLLM(["a", "b"]), tools=AskRegion())
+    before = dict(vars(agent))
+    agent.run("goal", "type", MockEnvironment(), ["a", "b"])
+    assert vars(agent).keys() == before.keys()
+    assert all(vars(agent)[name] is value for name, value in before.items())

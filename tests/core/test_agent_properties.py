@@ -3,7 +3,14 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory, WorkingSettings
+from recuris import (
+    AgentSettings,
+    EpisodicMemory,
+    ManualClock,
+    RecurisAgent,
+    WorkingMemory,
+    WorkingSettings,
+)
 
 replies = st.one_of(
     st.sampled_from(["open", "fill", "submit", "FINISH", "finish", "", None, "Boom!"]),
@@ -44,14 +51,14 @@ class Script:
 def test_A1_A2_A3_any_run_is_bounded_settled_once_and_goal_led(
     replies, results, max_steps, max_failures, goal, runs
 ):
-    """A1: at most max_steps actions and LLM calls; A2: one episode per run; A3: goal in every prompt."""
+    """A1: at most max_steps actions and calls; A2: one episode a run; A3: goal in every prompt."""
     episodic = EpisodicMemory()
+    settings = AgentSettings(max_steps=max_steps, max_failures=max_failures)
     agent = RecurisAgent(
         WorkingMemory(WorkingSettings(window_size=2)),
         episodic,
         None,
-        max_steps,
-        max_failures=max_failures,
+        settings,
         clock=ManualClock(0),
     )
     for run in range(1, runs + 1):

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from recuris import DecayManager, Episode, ManualClock
+from recuris import DecayManager, DecaySettings, Episode, ManualClock
 from recuris.core.clock import DAY
 
 
@@ -34,11 +34,11 @@ def test_fresh_item_weighs_its_importance(clock):
 def test_one_half_life_halves_the_weight(clock):
     """D2: after one half-life the decayed part is exactly half."""
     clock.advance(7 * DAY)
-    assert DecayManager(half_life_days=7, clock=clock).weight(item()) == 0.5
+    assert DecayManager(DecaySettings(half_life_days=7), clock=clock).weight(item()) == 0.5
 
 
 def test_weight_matches_the_documented_formula(clock):
-    """D7: weight = importance * exp(-ln2 * elapsed / half_life) + min(cap, per_access * accesses)."""
+    """D7: weight = importance * 2^(-elapsed / half_life) + min(cap, per_access * accesses)."""
     clock.advance(3 * DAY)
     expected = 0.9 * math.exp(-math.log(2) * 3 / 7) + min(0.3, 0.05 * 4)
     assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(
@@ -62,13 +62,13 @@ def test_on_access_resets_the_clock_and_counts(clock):
 
 
 def test_a_future_last_access_counts_as_now(clock):
-    """D7: a future last access counts as now: clock skew cannot push the weight above its maximum."""
+    """D7: a future last access counts as now: clock skew cannot push the weight above its top."""
     assert DecayManager(clock=clock).weight(item(last_access_at=5 * DAY)) == 1.0
 
 
 def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     """D4: the stale item is forgotten, the used one is kept, and one audit record is written."""
-    manager = DecayManager(half_life_days=7, retention_threshold=0.15, clock=clock)
+    manager = DecayManager(DecaySettings(half_life_days=7, retention_threshold=0.15), clock=clock)
     stale, used = item("stale"), item("used", access_count=1)
     clock.advance(21 * DAY)  # 0.125 alone, 0.175 with one access
     report = manager.run_cycle([stale, used])
@@ -90,20 +90,20 @@ def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     ],
 )
 def test_bad_settings_are_refused(settings, rule):
-    """half_life_days <= 0 and negative or NaN settings raise ValueError naming the setting."""
+    """VL3: half_life_days <= 0 and negative or NaN settings raise ValueError naming the setting."""
     with pytest.raises(ValueError, match=rule):
-        DecayManager(**settings)
+        DecayManager(DecaySettings(**settings))
 
 
-def test_non_numeric_setting_is_a_type_error():
-    """A setting that is not a number is a TypeError."""
-    with pytest.raises(TypeError, match="half_life_days"):
-        DecayManager(half_life_days="7")
+def test_non_numeric_setting_is_refused():
+    """VL3: a setting that is not a number is refused, naming the setting."""
+    with pytest.raises(ValueError, match="half_life_days"):
+        DecayManager(DecaySettings(half_life_days="7"))
 
 
 def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
     """D6: the in-memory audit log holds at most `max_audit_log` records, the newest."""
-    manager = DecayManager(clock=clock, max_audit_log=3)
+    manager = DecayManager(DecaySettings(max_audit_log=3), clock=clock)
     clock.advance(100 * DAY)
     manager.run_cycle([item(id=f"episode-{n}") for n in range(5)])
     assert [record.item_id for record in manager.audit_log] == [
@@ -111,3 +111,20 @@ def test_the_decay_audit_log_keeps_only_the_newest_records(clock):
         "episode-3",
         "episode-4",
     ]
+
+
+def test_consolidated_memory_decays_more_slowly_by_the_slowdown(clock):
+    """D5: an item whose consolidated flag is true halves in `consolidated_slowdown` half-lives."""
+    from types import SimpleNamespace
+
+    fact = SimpleNamespace(
+        id="fact-1", importance=1.0, last_access_at=0.0, access_count=0, consolidated=True
+    )
+    manager = DecayManager(DecaySettings(half_life_days=7, consolidated_slowdown=3), clock=clock)
+    clock.advance(21 * DAY)
+    assert manager.weight(fact) == 0.5 and manager.weight(item()) == 0.125
+
+
+def test_an_episode_is_raw_memory():
+    """D5: an Episode is never consolidated; decay weighs it at the plain half-life."""
+    assert item().consolidated is False

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import DecayManager, Episode, ManualClock
+from recuris import DecayManager, DecaySettings, Episode, ManualClock
 from recuris.core.clock import DAY
 
 importances = st.floats(0.0, 1.0)
@@ -28,7 +28,7 @@ def item(importance=1.0, access_count=0, last_access_at=0.0, id="x"):
 def test_D1_weight_never_increases_with_elapsed_time(importance, count, half_life, earlier, later):
     """D1: at a fixed access count, a later time never weighs more."""
     earlier, later = sorted((earlier, later))
-    manager = DecayManager(half_life_days=half_life)
+    manager = DecayManager(DecaySettings(half_life_days=half_life))
     memory = item(importance, count)
     assert manager.weight(memory, later * DAY) <= manager.weight(memory, earlier * DAY)
 
@@ -36,15 +36,19 @@ def test_D1_weight_never_increases_with_elapsed_time(importance, count, half_lif
 @given(importances, half_lives)
 def test_D2_one_half_life_halves_the_decayed_part(importance, half_life):
     """D2: after exactly one half-life the decayed part is exactly half the importance."""
-    manager = DecayManager(half_life_days=half_life, reinforcement_per_access=0)
+    manager = DecayManager(DecaySettings(half_life_days=half_life, reinforcement_per_access=0))
     assert manager.weight(item(importance), half_life * DAY) == importance * 0.5
 
 
 @given(importances, counts, st.floats(0, 1), st.floats(0, 1), days)
 def test_D3_reinforcement_never_exceeds_the_cap(importance, count, per_access, cap, elapsed):
     """D3: weight minus the decayed part is at most the cap."""
-    manager = DecayManager(reinforcement_per_access=per_access, reinforcement_cap=cap)
-    decayed = DecayManager(reinforcement_per_access=0).weight(item(importance), elapsed * DAY)
+    manager = DecayManager(
+        DecaySettings(reinforcement_per_access=per_access, reinforcement_cap=cap)
+    )
+    decayed = DecayManager(DecaySettings(reinforcement_per_access=0)).weight(
+        item(importance), elapsed * DAY
+    )
     assert manager.weight(item(importance, count), elapsed * DAY) - decayed <= cap + 1e-12
 
 
@@ -54,13 +58,15 @@ def test_D3_reinforcement_never_exceeds_the_cap(importance, count, per_access, c
 def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(
     specs, threshold, now_days
 ):
-    """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten item."""
+    """D4: forgotten = {weight < threshold}; kept is the rest; one audit record per forgotten."""
     clock = ManualClock(now_days * DAY)
     manager = DecayManager(
-        half_life_days=7,
-        reinforcement_per_access=0.05,
-        reinforcement_cap=0.3,
-        retention_threshold=threshold,
+        DecaySettings(
+            half_life_days=7,
+            reinforcement_per_access=0.05,
+            reinforcement_cap=0.3,
+            retention_threshold=threshold,
+        ),
         clock=clock,
     )
     items = [

@@ -118,9 +118,42 @@ def test_add_episode_refuses_a_dict():
 
 
 def test_a_hit_scoring_exactly_the_threshold_is_kept():
-    """E2: the threshold is inclusive: a hit whose score equals it comes back, one just above it does not."""
+    """E2: the threshold is inclusive: a score equal to it comes back; just above it, none does."""
     memory = EpisodicMemory()
     memory.add_episode(episode("alpha beta", task_type="gamma delta"))  # four tokens
     [hit] = memory.retrieve("alpha", top_k=1, threshold=0.25)  # Jaccard 1/4 exactly
     assert hit.score == 0.25
     assert memory.retrieve("alpha", top_k=1, threshold=0.2500001) == []
+
+
+def test_an_episode_its_archive_holds_is_taken_in_without_being_saved_again(memory):
+    """E5, E6: `take_in` indexes an episode saved by the layer above; used or empty ids fail."""
+    taken = memory.take_in(episode("deploy the billing service", id="kept-9"))
+    assert memory.get("kept-9") is taken
+    assert memory.retrieve("web form deploy the billing service", 1, 0.1)[0].episode is taken
+    with pytest.raises(ValueError, match="E5"):
+        memory.take_in(episode("again", id="kept-9"))
+    with pytest.raises(ValueError, match="E5"):
+        memory.take_in(episode("no id"))
+    assert len(memory) == 4
+
+
+def test_the_retrieval_settings_write_the_defaults_once_and_check_them():
+    """E1, E2: RetrievalSettings holds top_k 2 and threshold 0.25 and refuses bad values."""
+    from recuris import RetrievalSettings
+
+    assert RetrievalSettings() == RetrievalSettings(2, 0.25)
+    with pytest.raises(ValueError, match="E1: top_k"):
+        RetrievalSettings(top_k=0)
+    with pytest.raises(ValueError, match="E2: threshold"):
+        RetrievalSettings(threshold=float("nan"))
+
+
+def test_the_scorer_is_a_factory_and_each_memory_makes_its_own():
+    """E4: `scorer` is called once per memory, so two memories never share an index."""
+    from recuris.core.similarity import JaccardScorer
+
+    first = EpisodicMemory(scorer=JaccardScorer)
+    second = EpisodicMemory(scorer=JaccardScorer)
+    first.add_episode(episode("register an account"))
+    assert first.scorer is not second.scorer and len(second.scorer) == 0

@@ -1,4 +1,4 @@
-"""EpisodicMemory checked against a linear scan, independent references and a naive list model (E1-E5).
+"""EpisodicMemory checked against a scan, independent references and a naive model (E1-E5).
 
 The scorer-independent checks run on every scorer the suite knows, a fork's included
 (tests/factories.py): the built-in ones are compared with formulas written here, a fork's
@@ -46,13 +46,13 @@ TOLERANCE = 1e-9  # a reference adds in its own order: its floats may differ in 
 
 
 def naive_jaccard(query_tokens, text):
-    """The reference for E4, written here and not imported: a scorer cannot pass by agreeing with itself."""
+    """E4's reference, written here, not imported: a scorer cannot pass by agreeing with itself."""
     a, b = set(query_tokens), set(tokenize(text))
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def naive_ranking(episodes, query, top_k, threshold):
-    """Score every (episode, insertion order) naively; keep those above 0 and the threshold; sort as E3 says."""
+    """Score each (episode, insertion order) naively; keep those above 0 and the threshold (E3)."""
     rows = [
         (naive_jaccard(tokenize(query), f"{e.task_type} {e.goal}"), e.created_at, order, e.id)
         for order, e in episodes
@@ -71,7 +71,7 @@ def reference_jaccard(query_terms, document_terms, corpus):
 
 
 def reference_bm25(query_terms, document_terms, corpus, k1=1.2, b=0.75):
-    """BM25Scorer's score from scratch: Okapi BM25 over the corpus, over the most the query could score."""
+    """BM25Scorer's score from scratch: Okapi BM25 over the corpus, over the query's best score."""
     query, document = set(query_terms), list(document_terms)
     if not query or not corpus:
         return 0.0
@@ -97,7 +97,7 @@ REFERENCES = {"jaccard": reference_jaccard, "bm25": reference_bm25, **scorer_ref
 
 
 def reference_scores(memory, reference, query):
-    """Score each stored episode's type and goal with the reference, by id, on the scorer's own terms."""
+    """Score each stored episode's type and goal with the reference, on the scorer's terms."""
     analyze = memory.scorer.analyzer
     terms = {e.id: list(analyze(f"{e.task_type} {e.goal}")) for e in memory.episodes}
     query_terms = list(analyze(query))
@@ -108,7 +108,7 @@ def reference_scores(memory, reference, query):
 
 
 def assert_agrees_with_the_reference(hits, reference, top_k, threshold):
-    """The hits are a top k of the reference's scores above 0 and the threshold, within TOLERANCE."""
+    """The hits are a top k of the reference's scores above 0 and the threshold (TOLERANCE)."""
     chosen = {hit.episode.id: hit.score for hit in hits}
     assert [key for key, score in chosen.items() if abs(score - reference[key]) > TOLERANCE] == []
     # Clearly above 0 and the threshold: an episode the memory must not leave out for a worse one.
@@ -147,8 +147,8 @@ def test_E1_E2_E3_E4_retrieve_equals_a_naive_sort(specs, query, top_k, threshold
 def test_E4_the_indexed_retrieve_equals_the_scan_whatever_the_scorer(
     name, specs, query, top_k, threshold
 ):
-    """E4: with any scorer, the indexed `retrieve` returns exactly what `retrieve_by_scan` returns."""
-    memory = EpisodicMemory(SCORERS[name]())
+    """E4: with any scorer, the indexed `retrieve` returns what `retrieve_by_scan` returns."""
+    memory = EpisodicMemory(SCORERS[name])
     for task_type, goal, created_at in specs:
         memory.add_episode(make(task_type, goal, created_at))
     assert memory.retrieve(query, top_k, threshold) == memory.retrieve_by_scan(
@@ -160,8 +160,8 @@ def test_E4_the_indexed_retrieve_equals_the_scan_whatever_the_scorer(
 @shared_examples(len(SCORERS))
 @given(episode_specs, queries, st.integers(1, 6), thresholds)
 def test_E4_retrieve_agrees_with_an_independent_reference(name, specs, query, top_k, threshold):
-    """E4: `retrieve` returns the top k of the scorer's reference formula, written apart from the scorer."""
-    memory = EpisodicMemory(SCORERS[name]())
+    """E4: `retrieve` returns the top k of the scorer's reference formula, written apart."""
+    memory = EpisodicMemory(SCORERS[name])
     for task_type, goal, created_at in specs:
         memory.add_episode(make(task_type, goal, created_at))
     hits = memory.retrieve(query, top_k, threshold)
@@ -170,7 +170,7 @@ def test_E4_retrieve_agrees_with_an_independent_reference(name, specs, query, to
 
 
 class EpisodicMachine(RuleBasedStateMachine):
-    """Adds and removals on the real memory with one scorer, next to a plain dict of what should be stored.
+    """Adds and removals on the real memory with one scorer, beside a dict of what should be stored.
 
     The scores themselves are the scorer's (`score`, one episode at a time); E4's reference
     formulas are checked by the test above.
@@ -180,7 +180,7 @@ class EpisodicMachine(RuleBasedStateMachine):
 
     def __init__(self, name):
         super().__init__()
-        self.memory = EpisodicMemory(SCORERS[name]())
+        self.memory = EpisodicMemory(SCORERS[name])
         self.model = {}
         self.order = {}  # id -> insertion number, the E3 tie-break
 
@@ -201,7 +201,7 @@ class EpisodicMachine(RuleBasedStateMachine):
     def retrieve(self, query, top_k, threshold):
         hits = self.memory.retrieve(query, top_k, threshold)
         assert hits == self.memory.retrieve_by_scan(query, top_k, threshold)  # E4
-        # E1-E3 from the model: every stored episode scored one by one, kept and sorted as the rules say.
+        # E1-E3 from the model: each stored episode scored one by one, kept and sorted by the rules.
         terms, scorer = self.memory.scorer.analyzer(query), self.memory.scorer
         rows = [
             (scorer.score(terms, key), e.created_at, self.order[key], key)

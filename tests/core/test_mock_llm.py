@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.mock_llm: the offline stand-ins decide from the prompt alone (L1-L3)."""
+"""Example tests for recuris.core.mock_llm: stand-ins that decide from the prompt alone (L1-L3)."""
 
 from recuris import Episode, Hit, Step, WorkingMemory, WorkingSettings
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM, read_prompt
@@ -54,7 +54,7 @@ def test_finishes_when_every_subtask_is_done():
 
 
 def test_retries_the_known_bad_path_without_experience():
-    """L2, L3: without the failed episode in the prompt, the mock takes the first option, which fails."""
+    """L2, L3: without the failed episode in its prompt, the mock takes the first option."""
     assert PromptFollowingLLM()(prompt_for(done=PLAN[:2])) == "submit"
 
 
@@ -99,7 +99,7 @@ def test_respects_a_pinned_constraint_only_when_it_is_in_the_prompt():
 
 
 def test_reads_a_pinned_constraint_as_words_not_as_a_literal_string():
-    """L3: a pin "avoid red-eye flights" rules out "book the red-eye flight": every word, plural or not."""
+    """L3: a pin "avoid red-eye flights" rules out "book the red-eye flight", plural or not."""
     memory = WorkingMemory()
     memory.init_task("travel", ["book the red-eye flight | book the morning flight"])
     memory.pin("avoid red-eye flights")
@@ -125,35 +125,25 @@ def test_hostile_step_text_cannot_forge_a_goal_line():
     assert view.goal == "register an account"
 
 
-def test_a_slot_is_asked_for_once_then_filled_from_the_answer():
-    """L2, P3: an unknown {slot} becomes a search_memory call only where the prompt offers the tool."""
-    import json
-
-    from recuris.core.prompt import TOOL_RESULT_HEADER
-    from recuris.manager.active_recall import ActiveRecall
+def test_a_slot_is_filled_by_what_a_reader_reads_or_asked_for_by_the_asker():
+    """L2, L3: readers read the sections of a layer above; an unfilled {slot} goes to `ask`."""
+    from recuris.core.prompt import ContextSection
 
     memory = WorkingMemory()
     memory.init_task("ship", ["deploy to {deploy region}"])
-    offer = ActiveRecall.instruction  # the tool is offered: the instruction says how to call it
-    assert (
-        PromptFollowingLLM()(build_prompt(memory.to_prompt_section(), []))
-        == "deploy to {deploy region}"
-    )
-    bare = build_prompt(memory.to_prompt_section(), [], tools_instruction=offer)
-    call = json.loads(PromptFollowingLLM()(bare))
-    assert call["function_call"]["name"] == "search_memory"
-    answered = build_prompt(
-        memory.to_prompt_section(),
-        [],
-        (),
-        [
-            f"{TOOL_RESULT_HEADER}\n  query: deploy region\n"
-            "  - [semantic] deploy region: eu-west (relevance 1.00)"
-        ],
-        offer,
-    )
-    assert PromptFollowingLLM()(answered) == "deploy to eu-west"
-    empty = build_prompt(
-        memory.to_prompt_section(), [], (), [f"{TOOL_RESULT_HEADER}\n  query: deploy region"], offer
-    )
-    assert PromptFollowingLLM()(empty) == "deploy to {deploy region}"  # asked once; no second call
+
+    def read(line, view):
+        view.known.setdefault("deploy region", line.partition(": ")[2])
+
+    def ask(slot, view):
+        return f"ask: {slot}" if "ask:" in view.instruction else None
+
+    bare = build_prompt(memory.to_prompt_section(), [])
+    assert PromptFollowingLLM(ask=ask)(bare) == "deploy to {deploy region}"
+    offered = build_prompt(memory.to_prompt_section(), [], tools_instruction="Or reply ask: x")
+    assert PromptFollowingLLM(ask=ask)(offered) == "ask: deploy region"
+    answer = ContextSection("## Answer", ("deploy region: eu-west",))
+    answered = build_prompt(memory.to_prompt_section(), [], [answer])
+    model = PromptFollowingLLM(readers={"## Answer": read}, ask=ask)
+    assert model(answered) == "deploy to eu-west"
+    assert PromptFollowingLLM()(answered) == "deploy to {deploy region}"  # no reader: unread

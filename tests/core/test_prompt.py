@@ -40,7 +40,7 @@ def test_subtask_options_split_on_the_separator():
 
 
 def test_a_slot_matches_the_value_given_for_its_text():
-    """P3: `{slot}` is filled with the value known for its text; the rest must match, ignoring case and spacing."""
+    """P3: `{slot}` takes its text's known value; the rest must match, ignoring case and spacing."""
     from recuris.core.prompt import matches_option
 
     assert matches_option("Deploy to  EU-west", "deploy to {region}", {"region": "eu-west"})
@@ -57,17 +57,48 @@ def test_a_slot_without_a_value_matches_no_action_but_itself():
     assert matches_option("book {preferred hotel}", "book {preferred hotel}")
 
 
-def test_slot_values_come_from_notes_and_recalled_statements_not_from_experience():
-    """P3: a note in a step's result or a recalled `key: value` gives a value; an episode line does not."""
-    from recuris.core.prompt import slot_values
+def test_a_note_in_a_result_gives_a_value_for_its_slot_text():
+    """P3: `note: key = value` in a step's result gives the value, its key normalised."""
+    from recuris.core.prompt import noted_values
 
-    prompt = "\n".join(
-        [
-            "  3. check -> ok; note: api port = 8080",
-            "  4. check -> ok; note: api port = 9090",
-            "  - [semantic] preferred hotel: Hotel Lux (relevance 0.90)",
-            "  - [follow] plan (trip) succeeded: book: a -> b (similarity 0.50)",
-        ]
+    assert noted_values("ok; note: API  Port = 8080") == [("api port", "8080")]
+    assert noted_values("ok: done") == []
+
+
+def test_an_action_completes_an_option_with_any_value_given_for_its_slot():
+    """P3: each value given for the slot completes the option; a slot with none matches itself."""
+    from recuris.core.prompt import completes
+
+    known = {"api port": ["8080", "9090"]}
+    assert completes("use 8080", "use {api port}", known)
+    assert completes("use 9090", "use {api port}", known)
+    assert not completes("use 7070", "use {api port}", known)
+    assert completes("use {api port}", "use {api port}", {})
+    assert not completes("use {api port}", "use {api port}", known)
+
+
+def test_a_section_renders_its_header_then_its_lines_and_only_with_lines():
+    """P1: an extra section follows experience; one without lines is left out."""
+    from recuris.core.prompt import ContextSection
+
+    memory = WorkingMemory()
+    memory.init_task("goal")
+    shown = ContextSection("## Notes", ("- a: b",))
+    empty = ContextSection("## Empty")
+    text = build_prompt(memory.to_prompt_section(), [], [shown, empty])
+    assert (
+        text.index(EXPERIENCE_HEADER) < text.index("## Notes\n  - a: b") < text.index(INSTRUCTION)
     )
-    assert slot_values(prompt) == {"api port": "8080", "preferred hotel": "Hotel Lux"}
-    assert slot_values(prompt, latest_wins=True)["api port"] == "9090"
+    assert "## Empty" not in text
+
+
+def test_the_core_layout_and_mock_name_no_tool_and_no_layer_above():
+    """P1, L2: headers and tools of the layers above are theirs; the core spells none of them."""
+    import inspect
+
+    from recuris.core import agent, mock_llm, prompt
+
+    for module in (prompt, mock_llm, agent):
+        source = inspect.getsource(module)
+        assert "search_memory" not in source and "[procedural]" not in source
+        assert "Recalled memory" not in source and "Recalled by" not in source

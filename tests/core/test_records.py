@@ -73,11 +73,12 @@ def test_successful_episode_renders_as_a_path_to_follow():
 
 
 def test_failed_episode_renders_as_a_path_to_avoid_with_where_and_why():
-    """R5: a failure renders as [avoid], naming the failed step, its result and that it does not work."""
+    """R5: a failure renders as [avoid], naming the failed step, its result, and that it fails."""
     trajectory = (Step(1, "open", "ok"), Step(2, "submit", "error: captcha", failed=True))
     episode = make_episode(status="failed", failure_reason="step 2 failed", trajectory=trajectory)
     assert episode.render() == (
-        '[avoid] register an account (web form) failed at "submit": error: captcha. This path does not work.'
+        '[avoid] register an account (web form) failed at "submit": error: captcha.'
+        " This path does not work."
     )
 
 

@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.similarity: the Jaccard formula and the Jaccard scorer (SM1-SM3)."""
+"""Example tests for recuris.core.similarity: the Jaccard formula and scorer (SM1-SM3)."""
 
 import pytest
 
@@ -33,7 +33,7 @@ def test_the_scorer_scores_by_the_jaccard_formula():
 
 
 def test_candidates_are_the_keys_sharing_a_term_with_the_scan_scores():
-    """SM2: the index returns every key sharing a term, with the floats `score` gives, and no other."""
+    """SM2: the index returns every key sharing a term, with the floats `score` gives, no other."""
     scorer = JaccardScorer(str.split)
     for key, text in {"a": "x y z", "b": "y z w v", "c": "q"}.items():
         scorer.add(key, text.split())

@@ -38,7 +38,7 @@ def test_latin_words_are_lower_cased_and_split_on_punctuation():
     ],
 )
 def test_ascii_text_splits_as_the_general_path_splits_it(text):
-    """T1: ASCII text, split in one call, gives the tokens the general path gives (a non-ASCII twin)."""
+    """T1: ASCII text, split in one call, gives the general path's tokens (a non-ASCII twin)."""
     twin = tokenize(text + " é")  # one non-ASCII word sends the same text down the general path
     assert tokenize(text) == twin[:-1] and twin[-1] == "é"
 

@@ -34,7 +34,7 @@ def test_a_bool_is_not_a_count():
 
 
 def test_a_count_must_lie_in_its_range():
-    """VL2: below the minimum or at the maximum is refused; the bounds themselves follow [min, max)."""
+    """VL2: below the minimum or at the maximum is refused: the bounds follow [min, max)."""
     assert require_count("n", 0) == 0 and require_count("n", 9, maximum=10) == 9
     with pytest.raises(ValueError, match="n must be an int >= 0, got -1"):
         require_count("n", -1)

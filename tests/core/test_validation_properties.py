@@ -12,7 +12,7 @@ anything = st.one_of(
 
 @given(anything, st.integers(-5, 5), st.one_of(st.none(), st.integers(-5, 10)))
 def test_VL2_a_count_is_accepted_exactly_when_it_is_an_int_in_range(value, minimum, maximum):
-    """VL2: accepted iff an int, not a bool, with minimum <= value < maximum; never another outcome."""
+    """VL2: accepted iff an int, not a bool, with minimum <= value < maximum; nothing else."""
     expected = (
         isinstance(value, int)
         and not isinstance(value, bool)
@@ -27,7 +27,7 @@ def test_VL2_a_count_is_accepted_exactly_when_it_is_an_int_in_range(value, minim
 
 @given(st.text())
 def test_VL1_text_is_accepted_exactly_when_it_is_not_blank(text):
-    """VL1: any str that is not blank and encodes as UTF-8 comes back unchanged; the rest raise ValueError."""
+    """VL1: a str not blank and encodable as UTF-8 comes back unchanged; the rest raise."""
     try:
         text.encode("utf-8")
         encodable = True

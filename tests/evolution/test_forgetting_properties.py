@@ -42,7 +42,7 @@ def test_O1_O2_O3_after_a_cycle(writes, wait_days, similarity):
     for user in ("ana", "bob"):
         manager.run_decay(user, merge_similarity=similarity)
         after = manager.list(user)
-        assert all(decay.weight(item) >= decay.retention_threshold for item in after)  # O1
+        assert all(decay.weight(item) >= decay.settings.retention_threshold for item in after)  # O1
         removed = before[user] - {item.id for item in after}
         audited = {r.item_id for r in manager.history(user) if r.operation in ("forget", "merge")}
         assert removed <= audited  # O2
@@ -60,9 +60,9 @@ def naive_cycle(items, decay, now, ceiling, similarity):
     """The cycle as first written: weigh everything, then compare every pair of the band."""
     cycled = [item for item in items if item.level in ("episodic", "semantic")]
     weights = {item.id: decay.weight(item, now) for item in cycled}
-    forgotten = [item.id for item in cycled if weights[item.id] < decay.retention_threshold]
+    forgotten = [item.id for item in cycled if weights[item.id] < decay.settings.retention_threshold]
     band = sorted(
-        (i for i in cycled if decay.retention_threshold <= weights[i.id] < ceiling and i.is_valid),
+        (i for i in cycled if decay.settings.retention_threshold <= weights[i.id] < ceiling and i.is_valid),
         key=lambda item: (-weights[item.id], item.created_at, item.id),
     )
     grouped, groups = set(), []

@@ -12,12 +12,11 @@ import subprocess
 import sys
 
 import pytest
+from layout import ROOT
 
 from recuris.exercises import grading
 from recuris.exercises.catalog import EXERCISES, find
 from recuris.exercises.skeleton import skeleton
-
-from layout import ROOT
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -190,9 +189,8 @@ def test_reinforcement_without_a_cap_is_named_D3(tmp_path):
         "decay",
         "decay.py",
         (
-            "min(\n            self.reinforcement_cap, "
-            "self.reinforcement_per_access * item.access_count\n        )",
-            "self.reinforcement_per_access * item.access_count",
+            "settings.reinforcement_cap, settings.reinforcement_per_access * item.access_count",
+            "float('inf'), settings.reinforcement_per_access * item.access_count",
         ),
     )
     assert code == 1 and "\nD3 broken: the reinforcement part never exceeds the cap." in output, (

@@ -21,7 +21,15 @@ from stub_openai import (
     tool_reply,
 )
 
-from recuris import EpisodicMemory, ManualClock, MemoryManager, RecurisAgent, WorkingMemory
+from recuris import (
+    AgentSettings,
+    EpisodicMemory,
+    ManualClock,
+    MemoryManager,
+    RecurisAgent,
+    RetrievalSettings,
+    WorkingMemory,
+)
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.llm.http_transport import redact
 from recuris.llm.llm_http import (
@@ -137,7 +145,8 @@ def test_the_tool_call_round_trip_through_the_agent(stub):
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
     stub.script = [("tool", "search_memory", {"query": "deploy region"})]
-    agent = manager.agent("ana", chat(stub), clock=ManualClock(0), threshold=1.0)
+    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    agent = manager.agent("ana", chat(stub), settings=exact, clock=ManualClock(0))
     env = MockEnvironment()
     result = agent.run("ship release 9", "release", env, ["deploy to {deploy region}"])
     second_prompt = stub.requests[1]["body"]["messages"][0]["content"]
@@ -165,7 +174,7 @@ def test_an_http_failure_ends_the_run_as_failed_with_the_reason(stub):
     agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), chat(stub), clock=ManualClock(0))
     result = agent.run("goal", "type", MockEnvironment())
     assert result.failure_reason == "llm_fn raised LLMHTTPError: HTTP 503: maintenance"
-    assert len(agent.episodic) == 1
+    assert len(agent.experience.episodic) == 1
 
 
 def test_embeddings_come_in_batches_in_order(stub):
@@ -187,13 +196,17 @@ def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
 
     embedder = OpenAICompatibleEmbeddings(stub.url, "embed-model")
     store = InMemoryStore()
-    memory = EpisodicMemory(CosineScorer(embedder.embed), StoredEpisodes(store, "ana"))
+
+    def scorer():
+        return CosineScorer(embedder.embed)
+
+    memory = EpisodicMemory(scorer, StoredEpisodes(store, "ana"))
     for goal in ["deploy the api to staging", "rotate the database passwords"]:
         memory.add_episode(Episode(task_type="ops", goal=goal, status="success"))
     [hit] = memory.retrieve("deploy api staging", top_k=1, threshold=0.3)
     assert hit.episode.goal == "deploy the api to staging"
     calls = len(stub.requests)
-    reloaded = EpisodicMemory(CosineScorer(embedder.embed), StoredEpisodes(store, "ana"))
+    reloaded = EpisodicMemory(scorer, StoredEpisodes(store, "ana"))
     assert len(stub.requests) == calls and len(reloaded) == 2
 
 

@@ -1,10 +1,10 @@
-"""Example tests for recuris.manager.active_recall: the search_memory tool and the density gate (Z1-Z3)."""
+"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z6)."""
 
 import json
 
 import pytest
 
-from recuris import ManualClock, MemoryManager
+from recuris import ManualClock, MemoryManager, WorkingMemory
 from recuris.manager.active_recall import ActiveRecall, parse_tool_call, search_memory_tool
 from recuris.core.text import estimate_tokens
 
@@ -19,7 +19,7 @@ def recall():
 
 
 def test_tool_definition_is_the_openai_function_format():
-    """Z6: the tool has type function, a name, a description and a JSON Schema object for parameters."""
+    """Z6: the tool has type function, a name, a description and a JSON Schema for parameters."""
     tool = search_memory_tool()
     assert tool["type"] == "function" and tool["function"]["name"] == "search_memory"
     parameters = tool["function"]["parameters"]
@@ -93,15 +93,40 @@ def test_parse_tool_call_accepts_both_shapes_and_nothing_else():
 
 def test_the_answer_section_says_it_came_from_recall(recall):
     """Z6: the prompt section of an answer is labelled as recalled by search_memory."""
-    section = recall.answer({"name": "search_memory", "arguments": '{"query": "deploy region"}'})
-    assert (
-        section.startswith("## Recalled by search_memory") and "deploy region: eu-west" in section
-    )
-    assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"})
+    call = {"name": "search_memory", "arguments": '{"query": "deploy region"}'}
+    section = recall.answer(call)
+    text = section.render()
+    assert text.startswith("## Recalled by search_memory") and "deploy region: eu-west" in text
+    assert section.values == (("deploy region", "eu-west"),)
+    assert "unknown tool" in recall.answer({"name": "rm_rf", "arguments": "{}"}).render()
+
+
+def test_the_mock_model_asks_for_a_slot_once_then_fills_it_from_the_answer():
+    """Z6, L3: an unknown {slot} becomes one search_memory call where the prompt offers the tool."""
+    from recuris.core.prompt import ContextSection, build_prompt
+    from recuris.manager.active_recall import TOOL_RESULT_HEADER
+    from recuris.manager.experience import model_on_manager
+
+    memory = WorkingMemory()
+    memory.init_task("ship", ["deploy to {deploy region}"])
+    offer = ActiveRecall.instruction  # the tool is offered: the instruction says how to call it
+    bare = build_prompt(memory.to_prompt_section(), [])
+    assert model_on_manager()(bare) == "deploy to {deploy region}"
+    asking = build_prompt(memory.to_prompt_section(), [], tools_instruction=offer)
+    call = json.loads(model_on_manager()(asking))
+    assert call["function_call"]["name"] == "search_memory"
+    found = "- [semantic] deploy region: eu-west (relevance 1.00)"
+    answer = ContextSection(TOOL_RESULT_HEADER, ("query: deploy region", found))
+    answered = build_prompt(memory.to_prompt_section(), [], (), [answer], offer)
+    assert model_on_manager()(answered) == "deploy to eu-west"
+    nothing = ContextSection(TOOL_RESULT_HEADER, ("query: deploy region",))
+    empty = build_prompt(memory.to_prompt_section(), [], (), [nothing], offer)
+    # Asked once: no second call.
+    assert model_on_manager()(empty) == "deploy to {deploy region}"
 
 
 def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
-    """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall itself finds the memory."""
+    """Z4: one of four asked terms held (0.25) is under a 0.3 gate, though recall finds it."""
     text = "deploy pipeline logs yesterday"
     assert recall.best_similarity(text) == 0.25 and not recall.should_retrieve(text)
     assert recall.manager.recall(
@@ -118,7 +143,7 @@ def test_a_similarity_equal_to_the_threshold_opens_the_gate():
 
 
 def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
-    """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so and echoes it short."""
+    """Z5: a search_memory query past MAX_QUERY_CHARS is cut; the answer says so, and is short."""
     from recuris.manager.bounds import MAX_QUERY_CHARS
 
     reply = json.loads(
@@ -127,4 +152,4 @@ def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
     assert reply["query_truncated"] is True and len(reply["query"]) == MAX_QUERY_CHARS
     assert reply["results"][0]["content"] == "deploy region: eu-west"
     call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}
-    assert len(recall.answer(call)) < 1_000
+    assert len(recall.answer(call).render()) < 1_000

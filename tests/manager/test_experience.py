@@ -1,15 +1,16 @@
-"""Example tests for recuris.manager.experience: the agent's loop on a manager's memory (MX1-MX3)."""
+"""Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX3)."""
 
-from recuris import ManualClock, SQLiteStore
+from recuris import AgentSettings, ManualClock, RetrievalSettings
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
+from recuris.manager.experience import model_on_manager
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
 
 
 def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
-    """MX1: on a manager, recall adds the user's procedures and facts to the prompt; the mock follows them."""
+    """MX1: on a manager, recall adds the user's procedures and facts; the mock follows them."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
@@ -20,7 +21,7 @@ def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
         metadata={"steps": ["run tests", "build image", "roll out"], "task_types": ["release"]},
     )
     manager.write("release region: eu-west", "ana", level="semantic")
-    llm = PromptFollowingLLM()
+    llm = model_on_manager()
     agent = manager.agent("ana", llm, clock=ManualClock(0))
     result = agent.run("ship release 7 to the release region", "release", MockEnvironment())
     assert "## Recalled memory" in llm.prompts[0] and "release region: eu-west" in llm.prompts[0]
@@ -29,7 +30,7 @@ def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():
 
 
 def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
-    """MX3, MG1: the agent's episodes go to the user's store; another user's agent never sees them."""
+    """MX3, MG1: the agent's episodes go to the user's store; no other user's agent sees them."""
     from recuris import MemoryManager, SQLiteStore
 
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db"), clock=ManualClock(0))
@@ -47,7 +48,7 @@ def test_on_a_manager_episodes_persist_and_are_isolated(tmp_path):
 
 
 def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
-    """MG5: with the store down mid-run, recall degrades to nothing and the episode write is queued."""
+    """MG5: with the store down mid-run, recall degrades to nothing; the episode write is queued."""
     from recuris import InMemoryStore, MemoryManager, StoreError
 
     class Switchable(InMemoryStore):
@@ -75,13 +76,14 @@ def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
 
 
 def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
-    """MX1, A6: the mock asks search_memory for a slot, gets the answer in a recalled section, and acts."""
+    """MX1, A6: the mock asks search_memory for a slot, gets the answer in a section, and acts."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
-    llm = PromptFollowingLLM()
-    agent = manager.agent("ana", llm, clock=ManualClock(0), threshold=1.0)
+    llm = model_on_manager()
+    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    agent = manager.agent("ana", llm, settings=exact, clock=ManualClock(0))
     env = MockEnvironment()
     result = agent.run("ship release 9", "release", env, ["run tests", "deploy to {deploy region}"])
     assert result.success and env.executed == ["run tests", "deploy to eu-west"]
@@ -90,7 +92,7 @@ def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
 
 
 def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
-    """MX2: a fact recalled at the start and again on every completed subtask gets one access per run."""
+    """MX2: a fact recalled at the start and after every completed subtask gets one access a run."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))

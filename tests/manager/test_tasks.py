@@ -1,10 +1,12 @@
 """Example tests for recuris.manager.tasks: the task lifecycle, its working memory kept in
 the store, the context and LLM extraction (N1-N6)."""
 
+from dataclasses import replace
+
 import pytest
 
-from recuris import ManagerSettings, ManualClock, MemoryManager, SQLiteStore, WorkingMemory
-from recuris import WorkingSettings
+from recuris import InMemoryStore, ManagerSettings, ManualClock, MemoryManager, SQLiteStore
+from recuris import WorkingMemory, WorkingSettings
 
 GOOD = (
     '{"knowledge": [{"subject": "deploy target", "value": "eu-west", '
@@ -110,6 +112,23 @@ def test_a_manager_opened_later_on_the_store_goes_on_with_the_task(tmp_path):
     report = second.finish_task("ana")
     assert [s.action for s in report.episode.trajectory] == ["build", "deploy"]
     assert report.episode.task_type == "release"
+
+
+def test_a_task_whose_stored_state_cannot_be_read_is_kept_and_not_loaded(caplog):
+    """N5: a corrupt task item stays stored as it was; recall and a new task still work."""
+    store = InMemoryStore()
+    first = MemoryManager(store, clock=ManualClock(1_000))
+    first.start_task("ana", "ship release 2")
+    [held] = first.list("ana", "working")
+    broken = replace(held, metadata={**held.metadata, "working": {"goal": 7}})
+    store.put([broken])
+    second = MemoryManager(store, clock=ManualClock(2_000))
+    assert second.recall("release", "ana").degraded is False
+    second.start_task("ana", "ship release 3")
+    kept = second.get(broken.id, "ana")
+    assert kept.metadata == broken.metadata and kept.content == broken.content
+    assert second.tasks.get("ana").goal == "ship release 3"
+    assert "cannot be read" in caplog.text
 
 
 def test_a_step_the_clock_refuses_is_not_added():

@@ -84,7 +84,7 @@ def test_episodic_memory_retrieves_with_bm25():
     """BM25 plugs into episodic retrieval on the same index; stemming finds 'deploying' for 'deployments'."""
     from recuris import Episode, EpisodicMemory
 
-    memory = EpisodicMemory(scorer=BM25Scorer())
+    memory = EpisodicMemory(scorer=BM25Scorer)
     memory.add_episode(
         Episode(task_type="ops", goal="deploying the api to staging", status="success")
     )

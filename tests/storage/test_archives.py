@@ -1,5 +1,7 @@
 """Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR3)."""
 
+import pytest
+
 from recuris import Episode, EpisodicMemory, InMemoryStore, SQLiteStore, Step
 from recuris.storage.archives import StoredEpisodes
 
@@ -35,7 +37,7 @@ def test_an_archive_sees_only_its_own_user():
 
 
 def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_again():
-    """AR1: with a scorer that keeps its terms, a reload takes them from the store, not the analyzer."""
+    """AR1: a scorer's kept terms are reloaded from the store, not analysed again."""
     from recuris.core.similarity import JaccardScorer
 
     class Counting(JaccardScorer):
@@ -50,10 +52,46 @@ def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_aga
             return super().analyzer(text)
 
     store = InMemoryStore()
-    EpisodicMemory(Counting(), StoredEpisodes(store, "ana")).add_episode(
+    EpisodicMemory(Counting, StoredEpisodes(store, "ana")).add_episode(
         Episode(task_type="deploy", goal="ship the api", status="success")
     )
-    reloaded = EpisodicMemory(Counting(), StoredEpisodes(store, "ana"))
+    reloaded = EpisodicMemory(Counting, StoredEpisodes(store, "ana"))
     assert reloaded.scorer.analysed == 0 and [
         h.episode.goal for h in reloaded.retrieve("ship api", 1, 0.1)
     ] == ["ship the api"]
+
+
+def test_settle_commits_the_episode_its_audit_and_the_deletions_in_one_put():
+    """AR2: settle writes the episode, the audit records and the deletions in one transaction."""
+    from recuris import AuditRecord, MemoryItem
+
+    class Counting(InMemoryStore):
+        puts = 0
+
+        def put(self, items, audit=(), delete=()):
+            self.puts += 1
+            return super().put(items, audit, delete)
+
+    store = Counting()
+    scratch = MemoryItem(id="work-1", user_id="ana", level="working", content="step")
+    store.put([scratch])
+    archive = StoredEpisodes(store, "ana")
+    memory = EpisodicMemory(archive=archive)
+    done = Episode(task_type="deploy", goal="ship", status="success", id="episode-7")
+    written = AuditRecord("episode-7", "write", "episode: success", 0.0, None, "ana")
+    archive.settle(memory, done, [written], [scratch])
+    assert store.puts == 2 and memory.get("episode-7") is done
+    assert [item.id for item in store.list("ana")] == ["episode-7"]
+    assert [record.operation for record in store.audit("ana")] == ["write"]
+
+
+def test_settle_refuses_an_id_the_memory_holds_and_writes_nothing():
+    """AR2, E5: an episode id already held is refused before anything reaches the store."""
+    store = InMemoryStore()
+    archive = StoredEpisodes(store, "ana")
+    memory = EpisodicMemory(archive=archive)
+    memory.add_episode(Episode(task_type="t", goal="first", status="success", id="episode-1"))
+    again = Episode(task_type="t", goal="second", status="success", id="episode-1")
+    with pytest.raises(ValueError, match="E5"):
+        archive.settle(memory, again)
+    assert [item.metadata["goal"] for item in store.list("ana")] == ["first"]
