@@ -39,8 +39,8 @@ from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot
 from recuris.bench.trace import write_page
-from recuris.core.clock import DAY
 from recuris.core.agent import EpisodicExperience
+from recuris.core.clock import DAY
 from recuris.core.text import FAILURE_MARKERS
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
@@ -80,12 +80,10 @@ class Tour:
         self.episodic = EpisodicMemory()
         self.semantic = SemanticMemory()
         decay = DecayManager(clock=self.clock)
-        self.decay = self.recorder.watch(
-            decay
-        )  # every access and cycle is kept, for the trace's plot
-        self.llm = self.recorder.wrap(
-            llm
-        )  # every prompt is kept: printed below, and in the HTML trace
+        # Every access and cycle is kept, for the trace's plot
+        self.decay = self.recorder.watch(decay)
+        # Every prompt is kept: printed below, and in the HTML trace
+        self.llm = self.recorder.wrap(llm)
 
     def part(self, letter: str, title: str) -> None:
         print(f"\n=== {letter}. {title}")
@@ -163,7 +161,8 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
     manager_tour(tour, reflector or ReflectingLLM())
 
     tour.part("K", "The state of memory after the tour")
-    episodic, semantic = tour.episodic, tour.semantic
+    episodic = tour.episodic
+    semantic = tour.semantic
     tour.say(f"working memory : {tour.working!r}")
     held = ", ".join(f"{e.id} ({e.status})" for e in episodic.episodes)
     tour.say(f"episodic memory: {len(episodic)} episodes: {held}")
@@ -172,7 +171,8 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
         + "; ".join(f.render() for f in semantic.facts)
     )
     tour.say(
-        f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: {len(tour.llm.prompts)}"
+        f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: "
+        f"{len(tour.llm.prompts)}"
     )
     tour.settle()
     if html:
@@ -213,9 +213,9 @@ def failure_then_recovery(tour: Tour) -> tuple:
         f"anything else with {glossed('ok：页面响应正常')}"
     )
     tour.say(
-        "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the first subtask "
-        "not ticked [x], it replies with the first option that no failed step, [avoid] experience or pin "
-        "rules out; FINISH once all are ticked."
+        "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the "
+        "first subtask not ticked [x], it replies with the first option that no failed step, "
+        "[avoid] experience or pin rules out; FINISH once all are ticked."
     )
     calls = len(tour.llm.prompts)
     first = agent.run(
@@ -246,20 +246,21 @@ def failure_then_recovery(tour: Tour) -> tuple:
         and "提交表单" not in second.episode.actions
     ):
         tour.say(
-            "why: at the last subtask the [avoid] line ruled out 提交表单, so the model took the next "
-            "option, 完成验证码后提交; with every subtask ticked it replied FINISH.",
+            "why: at the last subtask the [avoid] line ruled out 提交表单, so the model took "
+            "the next option, 完成验证码后提交; with every subtask ticked it replied FINISH.",
             "     ",
         )
     else:
         tour.say(f"why: {why_it_ended(second, agent)}.", "     ")
     shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
     tour.say(
-        f"The two goals share {len(shared)} space-separated words; their CJK bigrams (注册, 账号, ...) "
-        f"bring the failure back, above the similarity threshold {agent.settings.retrieval.threshold}."
+        f"The two goals share {len(shared)} space-separated words; their CJK bigrams "
+        "(注册, 账号, ...) bring the failure back, above the similarity threshold "
+        f"{agent.settings.retrieval.threshold}."
     )
     tour.say(
-        f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on {tour.day()} "
-        f"and it has {first.episode.access_count} access(es). Part E depends on this."
+        f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on "
+        f"{tour.day()} and it has {first.episode.access_count} access(es). Part E depends on this."
     )
     after = tour.llm.prompts[calls]
     changed = [
@@ -294,6 +295,7 @@ def long_task(tour: Tour):
     ]
     goal = "move the shop database off the legacy server without losing a row"
     tour.say(f"task: {goal}; {len(plan)} subtasks, and one pinned constraint: do not use MySQL")
+    # Recorded for the trace, not printed
     agent = RecurisAgent(
         tour.working,
         tour.episodic,
@@ -301,7 +303,7 @@ def long_task(tour: Tour):
         AgentSettings(max_steps=40),
         clock=tour.clock,
         observer=tour.recorder.observe,
-    )  # recorded for the trace, not printed
+    )
     calls = len(tour.llm.prompts)
 
     def migrate(action: str) -> str:
@@ -316,9 +318,10 @@ def long_task(tour: Tour):
     for number in sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)}):
         print(f"    {number:>6}  {ours[number - 1]:>23}  {full[number - 1]:>28}")
     tour.say(
-        f"Flat means bounded by configuration, not by the number of steps: {tour.working.window_size} recent "
-        f"steps verbatim, older ones folded into a summary of at most {tour.working.max_summary_chars} "
-        "characters. The full-history prompt is the same prompt with every step verbatim instead."
+        "Flat means bounded by configuration, not by the number of steps: "
+        f"{tour.working.window_size} recent steps verbatim, older ones folded into a summary of at "
+        f"most {tour.working.max_summary_chars} characters. The full-history prompt is the same "
+        "prompt with every step verbatim instead."
     )
     if len(prompts) >= 16:
         tour.say(
@@ -326,8 +329,9 @@ def long_task(tour: Tour):
             f"tokens, the full history by {full[-1] - full[15]}."
         )
     tour.say(
-        f"-> success={third.success} in {third.steps} steps; goal in {sum(goal in p for p in prompts)}"
-        f"/{len(prompts)} prompts, pin in {sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}",
+        f"-> success={third.success} in {third.steps} steps; goal in "
+        f"{sum(goal in p for p in prompts)}/{len(prompts)} prompts, pin in "
+        f"{sum('do not use MySQL' in p for p in prompts)}/{len(prompts)}",
         "  ",
     )
     if not third.success:
@@ -388,10 +392,12 @@ def decay_cycle(tour: Tour, first) -> None:
     tour.part(
         "E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive"
     )
-    per_access, cap = decay.settings.reinforcement_per_access, decay.settings.reinforcement_cap
+    per_access = decay.settings.reinforcement_per_access
+    cap = decay.settings.reinforcement_cap
     tour.say(
-        f"weight = importance x 2^(-idle days / {decay.settings.half_life_days:g}) + {per_access} per "
-        f"access (at most {cap}); below {decay.settings.retention_threshold}, a memory is forgotten."
+        f"weight = importance x 2^(-idle days / {decay.settings.half_life_days:g}) + {per_access} "
+        f"per access (at most {cap}); below {decay.settings.retention_threshold}, a memory is "
+        "forgotten."
     )
     for episode in tour.episodic.episodes:
         weight = decay.weight(episode)
@@ -409,16 +415,17 @@ def decay_cycle(tour: Tour, first) -> None:
         tour.say(
             f"kept {episode.id} ({episode.status}, weight {report.weights[episode.id]:.3f}): "
             + (
-                f"it was retrieved {episode.access_count} time(s), which restarted its decay clock and added "
-                f"{min(cap, per_access * episode.access_count):.2f}; that lifts it over the threshold."
+                f"it was retrieved {episode.access_count} time(s), which restarted its decay clock "
+                f"and added {min(cap, per_access * episode.access_count):.2f}; that lifts it over "
+                "the threshold."
                 if episode.access_count
                 else "it was written recently enough."
             )
         )
     if first.episode in report.kept and any(e.status == "success" for e in report.forgotten):
         tour.say(
-            "A memory survives by being used, not by being a success: the failure that saved task B "
-            "stays, while the successes no task has needed yet are forgotten."
+            "A memory survives by being used, not by being a success: the failure that saved task "
+            "B stays, while the successes no task has needed yet are forgotten."
         )
     tour.settle(report.audit)
 
@@ -437,7 +444,8 @@ def manager_tiers(manager: MemoryManager, *users: str) -> dict:
 
 def manager_tour(tour: Tour, reflector) -> None:
     """F to J: every layer behind one manager, on SQLite, for two isolated users."""
-    clock, llm = tour.clock, tour.llm
+    clock = tour.clock
+    llm = tour.llm
     folder = tempfile.TemporaryDirectory()
     path = Path(folder.name) / "memory.db"
     manager = MemoryManager(SQLiteStore(path), clock=clock)
@@ -471,8 +479,9 @@ def manager_tour(tour: Tour, reflector) -> None:
     facts = "; ".join(fact.render() for fact in manager.users.get("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
     tour.say(
-        "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a fact "
-        "citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it supersedes it:"
+        "'deploy region: eu-west' was written twice as a plain statement, so it was promoted to a "
+        "fact citing both writes; 'database: PostgreSQL' contradicts 'database: MySQL', so it "
+        "supersedes it:"
     )
     for record in manager.history("ana", "fact-1"):
         print(f"    {record.render()}")
@@ -515,11 +524,13 @@ def manager_tour(tour: Tour, reflector) -> None:
 
 
 def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
-    """H and I: reflection feeds a later task through the search_memory tool; a cycle forgets and merges."""
-    clock, llm = tour.clock, tour.llm
+    """H and I: reflection feeds a later task through search_memory; a cycle forgets and merges."""
+    clock = tour.clock
+    llm = tour.llm
     tour.part(
         "H",
-        "Reflection turns a conversation into an insight; a later task asks for it with search_memory",
+        "Reflection turns a conversation into an insight; a later task asks for it with "
+        "search_memory",
     )
     reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
     for user, agent_reply in [
@@ -577,14 +588,16 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     for record in report.audit:
         print(f"    {record.render()}")
     tour.say(
-        f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} after"
+        f"episodic and semantic items: {report.size_before} before the cycle, {report.size_after} "
+        "after"
     )
     kept: dict[str, list[str]] = {}
     for item in manager.list("ana"):
         if item.level not in ("episodic", "semantic") or not item.is_valid:
             continue
         if item.level == "semantic":
-            why = f"facts and insights (semantic memory decays {decay.settings.consolidated_slowdown:g}x more slowly)"
+            slowdown = decay.settings.consolidated_slowdown
+            why = f"facts and insights (semantic memory decays {slowdown:g}x more slowly)"
         elif item.access_count:
             why = "recalled since it was written (each access restarts the decay clock)"
         else:
@@ -596,7 +609,8 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         record.item_id for record in report.audit if record.operation == "forget"
     }:
         tour.say(
-            "item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events go."
+            "item-1 and item-4 were the raw statements behind fact-2: the fact stays, the events "
+            "go."
         )
     tour.recorder.settle(manager_tiers(manager, "ana"), report.audit)
 
@@ -608,7 +622,7 @@ REFLECTION_MAX_TOKENS = 512
 
 
 def http_models(base_url: str, model: str | None) -> tuple["ShowingLLM", "ShowingLLM"]:
-    """Return the deciding model and the reflecting model on one endpoint, each showing its traffic."""
+    """Return the deciding and the reflecting model on one endpoint, each showing its traffic."""
     decide = OpenAICompatibleChat(base_url, model, max_tokens=ACTION_MAX_TOKENS)
     reflect = OpenAICompatibleChat(base_url, model, max_tokens=REFLECTION_MAX_TOKENS)
     return ShowingLLM(decide), ShowingLLM(reflect)
@@ -618,7 +632,8 @@ class ShowingLLM:
     """Send each prompt to a real endpoint, and show the prompt and the reply."""
 
     def __init__(self, client) -> None:
-        self.client, self.prompts = client, []
+        self.client = client
+        self.prompts = []
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)

@@ -7,7 +7,8 @@ Run from the repository root after the README's set-up, `python -m pip install -
 from recuris import WorkingMemory, WorkingSettings
 
 memory = WorkingMemory(WorkingSettings(window_size=3, max_summary_chars=200))
-memory.init_task("migrate the shop database", subtasks=["copy users", "copy orders", "build indexes"])
+subtasks = ["copy users", "copy orders", "build indexes"]
+memory.init_task("migrate the shop database", subtasks=subtasks)
 memory.pin("do not use MySQL")
 
 for table in ["users", "orders", "invoices", "payments", "refunds"]:

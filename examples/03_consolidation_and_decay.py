@@ -4,7 +4,8 @@ Run from the repository root after the README's set-up, `python -m pip install -
     python examples/03_consolidation_and_decay.py
 """
 
-from recuris import ConsolidationSettings, Consolidator, DecayManager, Episode, EpisodicMemory, ManualClock, SemanticMemory
+from recuris import ConsolidationSettings, Consolidator, DecayManager, Episode, EpisodicMemory
+from recuris import ManualClock, SemanticMemory
 from recuris.core.clock import DAY
 
 clock = ManualClock(0)
@@ -14,8 +15,10 @@ print(consolidator.observe("team language", "Python", "episode-1"))  # None: one
 fact = consolidator.observe("team language", "python", "episode-2")
 print(f"promoted: {fact.render()}")
 
-episodes, decay = EpisodicMemory(), DecayManager(clock=clock)
-used = episodes.add_episode(Episode(task_type="deploy", goal="ship the weekly release", status="success"))
+episodes = EpisodicMemory()
+decay = DecayManager(clock=clock)
+weekly = Episode(task_type="deploy", goal="ship the weekly release", status="success")
+used = episodes.add_episode(weekly)
 episodes.add_episode(Episode(task_type="report", goal="export a one-off report", status="success"))
 for _ in range(3):
     clock.advance(7 * DAY)

@@ -16,13 +16,14 @@ def tour(path: Path) -> None:
     clock = ManualClock(1_767_225_600)  # a fixed clock, 2026-01-01: the same output every run
     manager = MemoryManager(SQLiteStore(path), clock=clock)
     manager.write("database: MySQL", "ana", level="semantic")
-    manager.write("database: PostgreSQL", "ana", level="semantic")  # supersedes MySQL, keeps it for audit
-    manager.write(
-        "deploy", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]}
-    )
+    # The second fact supersedes the first, which is kept for audit.
+    manager.write("database: PostgreSQL", "ana", level="semantic")
+    steps = {"steps": ["test", "ship"], "task_types": ["release"]}
+    manager.write("deploy", "ana", level="procedural", metadata=steps)
     manager.write("likes green tea", "bob")
 
-    for result in manager.recall("which database do we release on", "ana", task_type="release").results:
+    recalled = manager.recall("which database do we release on", "ana", task_type="release")
+    for result in recalled.results:
         print(result.explain(), "|", result.render())
     print("bob sees:", [r.render() for r in manager.recall("database", "bob").results])
     manager.store.close()

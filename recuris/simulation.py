@@ -1,4 +1,4 @@
-"""Run the simulated year of forgetting: `python -m recuris.simulation` (recuris/bench/simulation.py)."""
+"""Run the simulated year of forgetting: `python -m recuris.simulation` (bench/simulation.py)."""
 
 from .bench.simulation import main
 

@@ -1,4 +1,4 @@
-"""Shared test settings: Hypothesis profiles tuned for a 2-core CI machine, temporary files in memory.
+"""Shared test settings: Hypothesis profiles for a 2-core CI machine, temporary files in memory.
 
 Temporary files go to /dev/shm when the machine has it with room to spare. Most of the
 suite's time on disk was SQLite's fsync at each commit; no test simulates a power cut
@@ -21,10 +21,9 @@ settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile("quick", max_examples=10, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-MEMORY_FOLDER, ROOM = (
-    "/dev/shm",
-    1 << 30,
-)  # a container's default 64 MB /dev/shm is too small to use
+MEMORY_FOLDER = "/dev/shm"
+# At least 1 GiB free: a container's default 64 MB /dev/shm is too small to use.
+ROOM = 1 << 30
 
 
 def _in_memory_folder() -> str | None:

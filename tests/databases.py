@@ -1,9 +1,14 @@
-"""Files a recuris store must refuse or survive, built for tests: foreign, future, empty, corrupt."""
+"""Files a recuris store must refuse or survive, built for tests: foreign, future, empty,
+corrupt, older; and another process holding a transaction on one.
+"""
 
 import sqlite3
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
-from recuris import SQLiteStore
+from recuris import MemoryItem, SQLiteStore
 
 
 def another_application(path: Path) -> Path:
@@ -15,7 +20,8 @@ def another_application(path: Path) -> Path:
 
 
 def future_version(path: Path) -> Path:
-    """Write a recuris database of a later schema version: it dropped a table and the write-ahead log."""
+    """Write a recuris database of a later schema
+    version: it dropped a table and the write-ahead log."""
     SQLiteStore(path).close()
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA journal_mode = DELETE")
@@ -31,7 +37,8 @@ def empty(path: Path) -> Path:
 
 
 def corrupt(path: Path, *names: str) -> None:
-    """Overwrite the root pages of the named tables and indexes: the file opens, reading them fails."""
+    """Overwrite the root pages of the named tables
+    and indexes: the file opens, reading them fails."""
     with sqlite3.connect(path) as db:
         size = db.execute("PRAGMA page_size").fetchone()[0]
         root = "SELECT rootpage FROM sqlite_master WHERE name = ?"
@@ -68,8 +75,8 @@ def version_4(path: Path, items, audit=()) -> Path:
     """Write a recuris database of schema version 4 holding `items` and `audit` records.
 
     They are written as version 5 left them (`version_5`), then the file is turned back into
-    what version 4 kept: every posting in `postings` (no `pending_postings` table), and an audit table whose
-    `seq` is AUTOINCREMENT, each record with its seq.
+    what version 4 kept: every posting in `postings` (no `pending_postings` table), and an
+    audit table whose `seq` is AUTOINCREMENT, each record with its seq.
     """
     version_5(path, items, audit)
     with sqlite3.connect(path) as db:
@@ -117,3 +124,71 @@ def version_3(path: Path, items) -> Path:
         db.execute("UPDATE schema_version SET version = 3")
     db.close()
     return path
+
+
+def version_3_items() -> list[MemoryItem]:
+    """Return the items the migration tests write into an older file: two users, four levels."""
+    return [
+        MemoryItem(
+            id="e1",
+            user_id="ana",
+            level="episodic",
+            content="deploy the api",
+            created_at=10.0,
+            last_access_at=30.0,
+            access_count=3,
+            metadata={"kind": "episode", "trajectory": [[1, "build", "ok", False]]},
+        ),
+        MemoryItem(
+            id="f1",
+            user_id="ana",
+            level="semantic",
+            content="database: MySQL",
+            created_at=11.0,
+            importance=0.8,
+            invalidated_at=20.0,
+            superseded_by="f2",
+            metadata={"subject": "database"},
+        ),
+        MemoryItem(
+            id="f2", user_id="ana", level="semantic", content="database: Postgres", created_at=20.0
+        ),
+        MemoryItem(
+            id="w1",
+            user_id="ana",
+            level="working",
+            content="goal: migrate",
+            task_id="task-1",
+            created_at=12.0,
+        ),
+        MemoryItem(
+            id="b1", user_id="ben", level="episodic", content="rotate the keys", created_at=13.0
+        ),
+    ]
+
+
+HOLDER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute(sys.argv[2])
+db.execute("SELECT count(*) FROM items").fetchall()
+print("holding", flush=True)
+sys.stdin.readline()
+"""
+
+
+@contextmanager
+def another_process_holding(path: Path, begin: str):
+    """Hold a transaction from another process: "BEGIN"
+    a read snapshot, "BEGIN IMMEDIATE" the write lock."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), begin],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        yield
+    finally:
+        holder.communicate("\n", timeout=10)

@@ -1,4 +1,4 @@
-"""The parts the shared tests run on: the built-in stores, scorers and summarizers, and a fork's own.
+"""The parts the shared tests run on: the built-in stores, scorers, summarizers, and a fork's own.
 
 A fork runs the suite's shared tests on its own parts without subclassing or editing anything:
 it names a factory in the environment as "package.module:name", several separated by commas.
@@ -92,7 +92,8 @@ def summarizer_factories() -> dict[str, Callable[[int], object]]:
 
 
 def scorer_references() -> dict[str, Callable]:
-    """Return, for each fork scorer whose module defines `reference_score`, that function, by spec."""
+    """Return, for each fork scorer whose module
+    defines `reference_score`, that function, by spec."""
     found = {}
     for spec in _named("RECURIS_SCORERS"):
         reference = getattr(
@@ -104,5 +105,6 @@ def scorer_references() -> dict[str, Callable]:
 
 
 def shared_examples(parts: int) -> settings:
-    """Settings giving each of `parts` parametrizations its share of the profile's examples, at least 10."""
+    """Settings giving each of `parts` parametrizations
+    its share of the profile's examples, at least 10."""
     return settings(max_examples=max(10, settings.default.max_examples // parts))

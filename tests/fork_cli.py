@@ -2,8 +2,9 @@
 
 recuris/manager/cli.py opens every database through `main(open_store=...)`, called as
 `open_store(path, create=..., timeout=..., read_only=...)` and `SQLiteStore` by default (V10).
-A fork passes an opener of its own store and gets the whole command line. This fork's store is tests/fork_store.py's ForkStore, here over a SQLite file so that one command
-finds what the last one wrote; `stats` also asks the store for `integrity()`, passed on.
+A fork passes an opener of its own store and gets the whole command line. This fork's store
+is tests/fork_store.py's ForkStore, here over a SQLite file so that one command finds what
+the last one wrote; `stats` also asks the store for `integrity()`, passed on.
 tests/test_fork_kit.py runs it as `python tests/fork_cli.py COMMAND ... --db FILE`.
 """
 

@@ -1,4 +1,4 @@
-"""Parts as a fork writes them, for tests/test_fork_kit.py: a scorer, a summarizer, a scorer breaking SM2.
+"""Parts as a fork writes them, for tests/test_fork_kit.py: scorers (one breaks SM2), a summarizer.
 
 Named through tests/factories.py's variables, e.g. RECURIS_SCORERS="fork_parts:make_scorer",
 they run the shared tests beside the built-in parts. `reference_score` is the independent
@@ -16,7 +16,8 @@ def trigrams(text: str) -> list[str]:
 
 
 class TrigramScorer:
-    """Jaccard similarity of character-trigram sets, with postings from each trigram to its documents."""
+    """Jaccard similarity of character-trigram sets,
+    with postings from each trigram to its documents."""
 
     persist = False
 
@@ -40,7 +41,8 @@ class TrigramScorer:
                 del self.postings[gram]
 
     def score(self, query, key: str) -> float:
-        query, document = set(query), self.grams[key]
+        query = set(query)
+        document = self.grams[key]
         shared = len(query & document)
         return shared / (len(query) + len(document) - shared) if shared else 0.0
 
@@ -61,12 +63,14 @@ class ForgetfulCandidates(TrigramScorer):
 
 def reference_score(query_terms, document_terms, corpus) -> float:
     """Jaccard of the two trigram sets, written apart from the scorer (tests/factories.py)."""
-    query, document = set(query_terms), set(document_terms)
+    query = set(query_terms)
+    document = set(document_terms)
     return len(query & document) / len(query | document) if query & document else 0.0
 
 
 class RecentActions:
-    """A summarizer in a format of its own: the newest folded actions, a "* action" line each, in budget."""
+    """A summarizer in a format of its own: the newest
+    folded actions, a "* action" line each, in budget."""
 
     def __init__(self, max_chars: int) -> None:
         self.max_chars = max_chars

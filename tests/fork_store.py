@@ -1,4 +1,5 @@
-"""Stores as a fork would write them, for tests/test_fork_kit.py: one faithful, one that breaks S7."""
+"""Stores as a fork would write them, for
+tests/test_fork_kit.py: one faithful, one that breaks S7."""
 
 from recuris import InMemoryStore
 

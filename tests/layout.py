@@ -4,16 +4,19 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The parts of the design, in reading order, each as the README's module map heads it; `core`
-# is document 000's loop and stands alone; `exercises` rebuilds it, graded by its own tests.
+# The parts of the design, each as the README's module map heads it, in the one order that
+# the import layering, docs/README.md's reading order and the README's module map all follow
+# (tests/test_package.py checks each against it): bottom up, each part importing only the
+# parts before it. `core` is document 000's loop and stands alone; `exercises` rebuilds it,
+# graded by its own tests, and imports nothing of recuris.
 PARTS = {
     "core": "document 000's loop, standing alone",
-    "storage": "where memories persist",
     "retrieval": "search, below the stores",
-    "manager": "one write and one recall for many users",
+    "storage": "where memories persist",
     "evolution": "memory that changes over time",
-    "bench": "measuring it",
+    "manager": "one write and one recall for many users",
     "llm": "a real model",
+    "bench": "measuring it",
     "exercises": "learning it",
 }
 GROUPS = tuple(PARTS)

@@ -3,9 +3,12 @@
 `StubServer` speaks /chat/completions and /embeddings, and can be told, call by call, to
 answer with text, a tool call, any JSON, an HTTP error status (with headers), a redirect, a
 garbage body, a body without choices, or slowly. Without a script, chat answers come from a
-`PromptFollowingLLM` (as `model_on_manager` makes it) reading the prompt, so a whole agent run can be decided over HTTP;
-embeddings are bag-of-words hash vectors. `RawServer` writes raw bytes, for the replies no
-well-behaved server sends: a slow drip, a body cut short, a status line that is not HTTP.
+`PromptFollowingLLM` (as `model_on_manager` makes it) reading the prompt, so a whole agent
+run can be decided over HTTP; embeddings are bag-of-words hash vectors. `RawServer` writes
+raw bytes, for the replies no well-behaved server sends: a slow drip, a body cut short, a
+status line that is not HTTP.
+`chat` and `raw_chat` make a client of each, holding `KEY`; `reply_head`, `tool_reply` and
+`embedding_reply` build what a server sends.
 """
 
 import hashlib
@@ -16,8 +19,11 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from recuris.manager.experience import model_on_manager
+import pytest
+
 from recuris.core.text import tokenize
+from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
+from recuris.manager.experience import model_on_manager
 
 
 def hash_vector(text: str, size: int = 64) -> list[float]:
@@ -125,18 +131,19 @@ class StubServer:
 
 
 class RawServer:
-    """Start on 127.0.0.1 at a free port; read each request, then let `respond(server, socket)` write.
+    """Start on 127.0.0.1 at a free port; read each request, let `respond(server, socket)` write.
 
     Every loop here is bounded and watches `stopping`, so leaving the `with` block ends the
     server within a fraction of a second whatever `respond` is doing.
     """
 
     def __init__(self, respond: Callable[["RawServer", socket.socket], None]) -> None:
-        self.respond, self.requests, self.stopping = respond, 0, threading.Event()
+        self.respond = respond
+        self.requests = 0
+        self.stopping = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(
-            0.01
-        )  # how often `serve` looks at `stopping`: leaving is that quick
+        # How often `serve` looks at `stopping`: leaving is that quick
+        self.listener.settimeout(0.01)
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
         self.thread = threading.Thread(target=self.serve, daemon=True)
 
@@ -196,3 +203,41 @@ class RawServer:
             if self.stopping.is_set():
                 return
             connection.sendall(chunk)
+
+
+KEY = "sk-test-SECRET-1234567890"
+
+
+def chat(stub, **options):
+    sleeps = options.pop("sleeps", [])
+    return OpenAICompatibleChat(stub.url, "stub-model", api_key=KEY, sleep=sleeps.append, **options)
+
+
+def raw_chat(server, **options):
+    return OpenAICompatibleChat(
+        server.url, "raw-model", api_key=KEY, sleep=lambda seconds: None, **options
+    )
+
+
+def reply_head(status: str = "200 OK", **headers) -> bytes:
+    lines = [f"HTTP/1.1 {status}", "Content-Type: application/json"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def timed_failure(client, prompt="hi"):
+    """Call the client, expecting an LLMError; return it and the seconds the call took."""
+    start = time.monotonic()
+    with pytest.raises(LLMError) as raised:
+        client(prompt)
+    return raised.value, time.monotonic() - start
+
+
+def tool_reply(calls) -> dict:
+    return {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}]}
+
+
+def embedding_reply(*rows) -> bytes:
+    return json.dumps(
+        {"data": [{"index": index, "embedding": vector} for index, vector in rows]}
+    ).encode()

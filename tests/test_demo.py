@@ -7,9 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
-PROMPT_LINE = re.compile(
-    r"^      (.{16})\| "
-)  # a printed prompt's line: its section's label, then the text
+# A printed prompt's line: its section's label, then the text
+PROMPT_LINE = re.compile(r"^      (.{16})\| ")
 
 
 def run_demo() -> str:
@@ -35,7 +34,8 @@ def test_demo_output_matches_the_saved_copy():
 
 
 def test_demo_shows_each_part_the_design_asks_for():
-    """The tour shows a failure, a recovery, a long flat task, a promotion, a decay cycle, the manager."""
+    """The tour shows a failure, a recovery, a long
+    flat task, a promotion, a decay cycle, the manager."""
     text = GOLDEN.read_text(encoding="utf-8")
     assert "-> success=False; stored as" in text and "[avoid]" in text
     assert "-> success=True in 4 steps" in text
@@ -65,7 +65,8 @@ def test_demo_shows_each_part_the_design_asks_for():
 
 
 def test_demo_glosses_each_chinese_task_in_english_the_first_time():
-    """The tasks of document 000 stay in Chinese (they need CJK bigrams), each glossed on first use."""
+    """The tasks of document 000 stay in Chinese (they
+    need CJK bigrams), each glossed on first use."""
     text = GOLDEN.read_text(encoding="utf-8")
     glosses = [
         ("注册一个新账号", "sign up for a new account"),
@@ -77,7 +78,8 @@ def test_demo_glosses_each_chinese_task_in_english_the_first_time():
 
 
 def test_demo_prints_the_first_prompt_before_and_after_the_failure_is_remembered():
-    """A's and B's first prompts are printed whole, every section labelled; only B's has the failure."""
+    """A's and B's first prompts are printed whole,
+    every section labelled; only B's has the failure."""
     text = GOLDEN.read_text(encoding="utf-8")
     a = text.split("=== A.")[1].split("=== B.")[0]
     b = text.split("=== B.")[1].split("=== C.")[0]
@@ -101,7 +103,8 @@ def test_demo_prints_the_first_prompt_before_and_after_the_failure_is_remembered
 
 
 def test_demo_says_how_the_mock_decides_and_what_the_bar_means_before_the_first_decision():
-    """Before the first decide event, one line says how the model decides and one what " | " means."""
+    """Before the first decide event, one line says
+    how the model decides and one what " | " means."""
     text = GOLDEN.read_text(encoding="utf-8")
     first_decision = text.index("[2 decide]")
     assert -1 < text.index('" | " separates alternative actions') < first_decision
@@ -109,7 +112,8 @@ def test_demo_says_how_the_mock_decides_and_what_the_bar_means_before_the_first_
 
 
 def test_demo_compares_the_flat_prompt_with_the_full_history_and_says_what_flat_means():
-    """The long task's table heads its columns plainly; a sentence says flat is bounded by configuration."""
+    """The long task's table heads its columns plainly;
+    a sentence says flat is bounded by configuration."""
     text = GOLDEN.read_text(encoding="utf-8")
     assert "step  recuris prompt (tokens)  full-history prompt (tokens)" in text
     assert "Flat means bounded by configuration, not by the number of steps" in text
@@ -156,5 +160,6 @@ def test_the_demo_asks_an_http_model_for_one_action_line_at_most():
     with StubServer() as stub:
         stub.script = [("text", "open page"), ("text", '{"insights": []}')]
         decide, reflect = demo.http_models(stub.url, "stub")
-        decide("what next?"), reflect("reflect on this")
+        decide("what next?")
+        reflect("reflect on this")
     assert [request["body"]["max_tokens"] for request in stub.requests] == [96, 512]

@@ -1,4 +1,5 @@
-"""The documentation cannot drift: its examples run, and each chapter names its module's invariants."""
+"""The documentation cannot drift: its examples run,
+and each chapter names its module's invariants."""
 
 import doctest
 import importlib
@@ -72,7 +73,8 @@ def python_blocks():
 
 @pytest.mark.parametrize("block", list(python_blocks()))
 def test_python_blocks_in_the_docs_run(block):
-    """Every ```python block in docs/ runs against the current code (the sketches define, not call)."""
+    """Every ```python block in docs/ runs against
+    the current code (the sketches define, not call)."""
     exec(compile(block, "<docs>", "exec"), {})
 
 
@@ -85,14 +87,16 @@ def test_each_chapter_states_design_invariants_defects_and_trade_offs(path):
 
 
 def test_readme_module_map_names_every_module():
-    """The README's module map lists each module of recuris by its part, so a reader sees the whole design."""
+    """The README's module map lists each module of recuris
+    by its part, so a reader sees the whole design."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     named = {name: f"`{path.parent.name}/{path.name}`" for name, path in MODULES.items()}
     assert [name for name in MODULES if named[name] not in readme] == []
 
 
 def test_every_chapter_links_its_documents_to_the_page_that_tells_them():
-    """Each chapter's opening names the sections it implements as links to anchors of docs/documents.md."""
+    """Each chapter's opening names the sections it
+    implements as links to anchors of docs/documents.md."""
     anchors = set(
         re.findall(r'id="([^"]+)"', (ROOT / "docs" / "documents.md").read_text(encoding="utf-8"))
     )
@@ -124,7 +128,8 @@ def test_the_chapter_table_lists_every_invariant_of_each_module():
 
 
 def test_every_link_and_named_file_in_the_docs_exists():
-    """Every relative link in docs/ and README.md resolves, and every `recuris/...py` or `tests/...py` named exists."""
+    """Every relative link in docs/ and README.md resolves,
+    and every `recuris/...py` or `tests/...py` named exists."""
     broken = []
     for path in [*CHAPTERS, ROOT / "README.md"]:
         text = path.read_text(encoding="utf-8")

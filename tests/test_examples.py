@@ -1,4 +1,5 @@
-"""The examples ladder: every rung runs as its header says, offline, quickly, and shows what it says it shows.
+"""The examples ladder: every rung runs as its header says, offline and quickly, and shows what it
+says it shows.
 
 A user runs an example from the repository root with the package installed (the README's
 set-up), so the tests do the same: `python examples/NAME.py` in the root, no PYTHONPATH.
@@ -65,7 +66,8 @@ def test_each_example_header_says_how_to_run_it_after_the_readme_set_up(path):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_each_example_runs_as_its_header_says_and_shows_its_point(path, tmp_path):
-    """Each example, run as its header says, exits 0 offline and prints the line that is its point."""
+    """Each example, run as its header says, exits 0
+    offline and prints the line that is its point."""
     completed = run_as_written(path, tmp_path)
     assert completed.returncode == 0, f"is recuris installed (README set-up)?\n{completed.stderr}"
     assert EXPECTED[path.name] in completed.stdout
@@ -73,7 +75,8 @@ def test_each_example_runs_as_its_header_says_and_shows_its_point(path, tmp_path
 
 
 def test_the_sqlite_example_leaves_no_file_behind(tmp_path):
-    """Example 04 without a path removes its database: the root and the temporary folder gain nothing."""
+    """Example 04 without a path removes its database:
+    the root and the temporary folder gain nothing."""
     before = sorted(ROOT.iterdir())
     completed = run_as_written(ROOT / "examples" / "04_manager_with_sqlite.py", tmp_path)
     assert completed.returncode == 0, completed.stderr
@@ -81,7 +84,8 @@ def test_the_sqlite_example_leaves_no_file_behind(tmp_path):
 
 
 def test_the_sqlite_example_keeps_a_database_at_the_path_it_is_given(tmp_path):
-    """Example 04 with a path keeps the database there and says how to inspect it with the command line."""
+    """Example 04 with a path keeps the database there
+    and says how to inspect it with the command line."""
     example = ROOT / "examples" / "04_manager_with_sqlite.py"
     completed = run_as_written(example, tmp_path, str(tmp_path / "m.db"))
     assert completed.returncode == 0 and (tmp_path / "m.db").is_file()
@@ -89,5 +93,6 @@ def test_the_sqlite_example_keeps_a_database_at_the_path_it_is_given(tmp_path):
 
 
 def test_the_ladder_has_the_six_rungs():
-    """Working memory, episodic memory, consolidation and decay, the manager, a real endpoint, your parts."""
+    """Working memory, episodic memory, consolidation
+    and decay, the manager, a real endpoint, your parts."""
     assert [p.name for p in EXAMPLES] == sorted(EXPECTED)

@@ -55,7 +55,8 @@ def run_shared_tests_on(parts: dict[str, str], paths: list[str]) -> subprocess.C
 
 @pytest.mark.slow
 def test_a_forks_store_scorer_and_summarizer_named_by_factories_run_the_shared_tests_and_pass():
-    """S1-S11, SR1, SM2, SM3, E1-E5, W1-W5, MG1-MG3: a faithful fork store, scorer and summarizer pass."""
+    """S1-S11, SR1, SM2, SM3, E1-E5, W1-W5, MG1-MG3: a
+    faithful fork store, scorer and summarizer pass."""
     paths = STORE_TESTS + SCORER_TESTS + SUMMARIZER_TESTS + MANAGER_TESTS
     completed = run_shared_tests_on(PARTS, paths)
     assert completed.returncode == 0, completed.stdout[-3000:]
@@ -67,7 +68,8 @@ def test_a_forks_store_scorer_and_summarizer_named_by_factories_run_the_shared_t
 
 @pytest.fixture(scope="module")
 def broken_parts_run() -> subprocess.CompletedProcess:
-    """One run of the store and scorer contracts on a broken store and a broken scorer: one child, not two."""
+    """One run of the store and scorer contracts on a
+    broken store and a broken scorer: one child, not two."""
     broken = {
         "RECURIS_STORES": "fork_store:make_broken_store",
         "RECURIS_SCORERS": "fork_parts:make_broken_scorer",
@@ -96,7 +98,8 @@ def test_a_broken_forks_scorer_fails_the_shared_tests_naming_the_invariant(broke
 
 @pytest.mark.slow
 def test_the_command_line_runs_on_a_forks_store_opened_through_the_lines_the_guide_shows(tmp_path):
-    """V2: its store name bound to a fork's opener, the command line imports, lists and checks: exit 0."""
+    """V2: its store name bound to a fork's opener, the
+    command line imports, lists and checks: exit 0."""
     lines = [
         MemoryItem(id=f"item-{n}", user_id="ana", content=text, level="semantic").to_dict()
         for n, text in enumerate(["database: PostgreSQL", "language: Python"], 1)
@@ -104,9 +107,11 @@ def test_the_command_line_runs_on_a_forks_store_opened_through_the_lines_the_gui
     (tmp_path / "ana.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
     )
-    # This checkout's recuris, not an installed one: a script's folder, not the root, starts sys.path.
+    # This checkout's recuris, not an installed one: a
+    # script's folder, not the root, starts sys.path.
     folders = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
-    database, environment = str(tmp_path / "fork.db"), {**os.environ, "PYTHONPATH": folders}
+    database = str(tmp_path / "fork.db")
+    environment = {**os.environ, "PYTHONPATH": folders}
 
     def fork_cli(*arguments):
         return subprocess.run(

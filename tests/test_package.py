@@ -1,4 +1,6 @@
-"""Package-wide rules: standard library only, a small public API, quiet imports, cited invariants."""
+"""Package-wide rules: standard library only, a small public API, quiet imports, cited
+invariants, one test file per module, and one order of the parts for imports and reading.
+"""
 
 import ast
 import importlib
@@ -12,6 +14,7 @@ import pytest
 import recuris
 
 from layout import GROUPS, INVARIANT, MODULES, PARTS, ROOT
+
 
 def imported_roots(path: Path):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -90,7 +93,7 @@ def test_the_package_lists_the_parts_of_the_design():
 
 
 def test_the_readme_heads_each_part_with_what_it_is_for():
-    """The README's module map opens each part with its folder and its purpose (exercises: learning it)."""
+    """The README's module map opens each part with its folder and its purpose."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert [
         group for group, purpose in PARTS.items() if f"| **`{group}/`: {purpose}" not in readme
@@ -110,30 +113,80 @@ def test_the_core_stands_alone():
         assert upward == [], path.name
 
 
-# Each part may import the parts before it, never one after: the design reads bottom up.
-LAYERS = ("core", "retrieval", "storage", "evolution", "manager", "llm", "bench")
+def imported_parts(path: Path) -> set[str]:
+    """Return the parts of recuris a module imports, by relative or absolute name."""
+    parts = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+            parts.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+            parts.add(path.parent.name)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("recuris."):
+            parts.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            parts.update(
+                alias.name.split(".")[1]
+                for alias in node.names
+                if alias.name.startswith("recuris.")
+            )
+    return parts & set(GROUPS)
 
 
 def test_the_parts_import_downward_only():
-    """Each part imports only itself and the parts below it: core, retrieval, storage, evolution, manager."""
-    order = {group: rank for rank, group in enumerate(LAYERS)}
+    """Each part imports only itself and the parts before it in layout.PARTS: bottom up."""
+    order = {group: rank for rank, group in enumerate(GROUPS)}
     upward = []
     for group in GROUPS:
         for path in sorted((ROOT / "recuris" / group).glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
-                    target = node.module.split(".")[0]
-                    if target in order and order[target] > order.get(group, len(LAYERS)):
-                        upward.append(f"{group}/{path.name} imports {node.module}")
+            for target in sorted(imported_parts(path)):
+                if order[target] > order[group]:
+                    upward.append(f"{group}/{path.name} imports {target}")
     assert upward == []
 
+
+def test_the_exercises_import_nothing_of_recuris():
+    """The exercises read the modules as files, so that a broken one can still be graded."""
+    imported = {
+        path.name: imported_parts(path) - {"exercises"}
+        for path in sorted((ROOT / "recuris" / "exercises").glob("*.py"))
+    }
+    assert {name: parts for name, parts in imported.items() if parts} == {}
+
+
+def reading_order(text: str, row: str) -> list[str]:
+    """Return the "part/module" names a markdown table lists, in order, by the row pattern given."""
+    return re.findall(row, text, re.MULTILINE)
+
+
+def test_the_reading_order_follows_the_layering():
+    """docs/README.md's table, its map of the whole and the README's module map list the parts in
+    layout.PARTS order, and the two tables list the modules of each part in the same order."""
+    guide = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = reading_order(guide, r"^\| \[.*?\]\(.*?\) \| `recuris/(\w+/\w+)\.py` \|")
+    module_map = reading_order(readme, r"^\| `(\w+/\w+)\.py` \|")
+    shape = reading_order(guide, r"^recuris/(\w+)/ ")
+    parts_of_the_table = list(dict.fromkeys(name.split("/")[0] for name in table))
+    assert parts_of_the_table == list(GROUPS)
+    assert shape == list(GROUPS)
+    assert list(dict.fromkeys(table)) == module_map
+
+
+def test_every_module_has_a_test_file_named_after_it():
+    """Each module of the design has tests/<part>/test_<module>.py, where its rules are tested."""
+    missing = set()
+    for name in MODULES:
+        part, module = name.split(".")
+        if not (ROOT / "tests" / part / f"test_{module}.py").exists():
+            missing.add(name)
+    assert missing == set()
 
 
 @pytest.mark.parametrize(
     "path", sorted((ROOT / "recuris").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
 )
 def test_no_method_is_generated_or_patched_in(path):
-    """TS1: every method is a `def` in its class: none made by a call, set on a class, or patched."""
+    """TS1: every method is a `def` in its class: none made by a call, set on a class, patched."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
 
     def made_by_a_call(statement) -> bool:

@@ -2,7 +2,7 @@
 
 A child runs a short script after `PRELUDE`, which gives it `PausingStore`: once armed, it
 stops for good after its next committed write and says so on standard output, so that the
-test can kill it at exactly that point, or act while it waits (S5, SF1, N4).
+test can kill it at exactly that point, or act while it waits (S5, N4).
 """
 
 import json
@@ -10,14 +10,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from databases import another_process_holding
 
-from recuris import ErasureIncompleteError, MemoryManager, SQLiteStore
-from recuris.manager.cli import main
-from recuris.storage.sqlite_store import SCHEMA_VERSION
+from recuris import MemoryManager, SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.processes, pytest.mark.slow]
@@ -116,7 +114,8 @@ def forget_ana(tmp_path: Path) -> None:
 
 
 def leftovers(tmp_path: Path, marker: str) -> list:
-    """Return ana's items and every audit reason holding the marker, as another process finds them."""
+    """Return ana's items and every audit reason
+    holding the marker, as another process finds them."""
     store = SQLiteStore(tmp_path / "m.db", create=False)
     return store.list("ana") + [r.reason for r in store.audit() if marker in r.reason]
 
@@ -136,7 +135,8 @@ def kill_when_paused(script: str, *arguments: str) -> None:
 
 
 def test_a_manager_killed_while_finishing_a_task_loses_no_step(tmp_path):
-    """N4: killed right after finishing's first write, the store still holds every step of the task."""
+    """N4: killed right after finishing's first write,
+    the store still holds every step of the task."""
     path = tmp_path / "m.db"
     kill_when_paused(
         """
@@ -154,7 +154,8 @@ manager.finish_task("ana")
 
 
 def test_a_manager_killed_while_writing_leaves_no_item_without_its_audit_record(tmp_path):
-    """S5: killed right after a write's first commit, every stored item has its "write" audit record."""
+    """S5: killed right after a write's first commit,
+    every stored item has its "write" audit record."""
     path = tmp_path / "m.db"
     kill_when_paused(
         """
@@ -165,65 +166,14 @@ manager.write("deploy failed on step 3", "ana")
         str(path),
     )
     store = SQLiteStore(path, create=False)
-    items, audited = (
-        store.list("ana"),
-        {r.item_id for r in store.audit("ana") if r.operation == "write"},
-    )
+    items = store.list("ana")
+    audited = {r.item_id for r in store.audit("ana") if r.operation == "write"}
     assert items and [item.id for item in items if item.id not in audited] == []
 
 
-CREATOR = f"""
-import os, sqlite3, sys, time
-from pathlib import Path
-sys.path.insert(0, {str(ROOT)!r})
-from recuris import MemoryManager, SQLiteStore
-from recuris.storage.sqlite_store import SCHEMA_VERSION
-
-arrivals, creators = Path(sys.argv[2]), int(sys.argv[3])
-connect = sqlite3.connect
-
-class Pausing(sqlite3.Connection):
-    # Pause point: a creator about to write the schema version waits until every creator
-    # has reached it, or is waiting for the lock that guards it (at most 5 s).
-    arrived = False
-
-    def execute(self, statement, *arguments):
-        if not self.arrived and statement.startswith(("BEGIN IMMEDIATE", "INSERT INTO schema_version")):
-            self.arrived = True
-            (arrivals / str(os.getpid())).touch()
-        if statement.startswith("INSERT INTO schema_version"):
-            deadline = time.monotonic() + 5
-            while len(list(arrivals.iterdir())) < creators and time.monotonic() < deadline:
-                time.sleep(0.01)
-        return super().execute(statement, *arguments)
-
-sqlite3.connect = lambda *arguments, **keywords: connect(*arguments, factory=Pausing, **keywords)
-SQLiteStore(sys.argv[1]).close()
-print("opened")
-"""
-
-
-def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_path):
-    """SF1: six processes opening a new file together create its schema once; every one of them opens it."""
-    path, arrivals, creators = tmp_path / "new.db", tmp_path / "arrivals", 6
-    arrivals.mkdir()
-    children = [
-        subprocess.Popen(
-            [sys.executable, "-c", CREATOR, str(path), str(arrivals), str(creators)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(creators)
-    ]
-    outputs = [child.communicate(timeout=30) for child in children]
-    assert [errors for out, errors in outputs if out != "opened\n"] == []
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
-
-
 def test_a_write_prepared_before_another_process_forgets_the_user_never_lands(tmp_path):
-    """S6: a superseding fact, prepared from a cached fact before the forget, is refused after it."""
+    """S6: a superseding fact, prepared from a cached
+    fact before the forget, is refused after it."""
     child = Child(
         tmp_path,
         """
@@ -277,7 +227,8 @@ print("left", manager.store.pending)
 
 
 def test_after_another_process_forgets_a_user_recall_with_a_task_type_finds_nothing(tmp_path):
-    """UL1: a manager that had the user loaded drops its caches: recall neither raises nor finds them."""
+    """UL1: a manager that had the user loaded drops
+    its caches: recall neither raises nor finds them."""
     child = Child(
         tmp_path,
         """
@@ -299,74 +250,11 @@ manager.write("vault code: 2222", "ana", level="semantic")
     ]
 
 
-HOLDER = """
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute(sys.argv[2])
-db.execute("SELECT count(*) FROM items").fetchall()
-print("holding", flush=True)
-sys.stdin.readline()
-"""
-
-
-@contextmanager
-def another_process_holding(path: Path, begin: str):
-    """Hold a transaction from another process: "BEGIN" a read snapshot, "BEGIN IMMEDIATE" the write lock."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path), begin],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline() == "holding\n"
-        yield
-    finally:
-        holder.communicate("\n", timeout=10)
-
-
-def on_disk(tmp_path: Path, marker: bytes) -> bool:
-    return any(marker in path.read_bytes() for path in tmp_path.iterdir() if path.is_file())
-
-
-def forget_while_another_process_reads(tmp_path: Path, forget) -> None:
-    """Write a marker for ana, then call forget() while a reader process holds a snapshot."""
-    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
-    manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
-    manager.store.close()
-    with another_process_holding(tmp_path / "m.db", "BEGIN"):
-        forget()
-        assert on_disk(tmp_path, b"ERASE-ME-4242")  # the reason the forget must not claim success
-
-
-def test_forget_user_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
-    """SE1: with a reader holding the log, forget_user raises after `timeout`; a later forget completes it."""
-    manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
-
-    def forget():
-        with pytest.raises(
-            ErasureIncompleteError, match="SE1: erasure of user 'ana' is incomplete"
-        ) as error:
-            manager.forget_user("ana")
-        assert error.value.deleted == 1
-
-    forget_while_another_process_reads(tmp_path, forget)
-    assert manager.forget_user("ana") == 0
-    manager.store.close()
-    assert not on_disk(tmp_path, b"ERASE-ME-4242")
-
-
-def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, capsys):
-    """SE1, V2: forget-user reports an incomplete erasure as a data error, never as done."""
-    command = ["--db", str(tmp_path / "m.db"), "--timeout", "0.2", "forget-user", "ana", "--yes"]
-    statuses = []
-    forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
-    assert statuses == [1] and "erasure of user 'ana' is incomplete" in capsys.readouterr().err
-
-
 def test_a_write_lock_held_by_another_process_delays_a_write_or_a_recall_by_one_timeout(tmp_path):
-    """SQ4: while another process holds the write lock, a write and a recall each take about `timeout`."""
-    timeout, path = 0.4, tmp_path / "m.db"
+    """SQ4: while another process holds the write lock,
+    a write and a recall each take about `timeout`."""
+    timeout = 0.4
+    path = tmp_path / "m.db"
     MemoryManager(SQLiteStore(path)).write("deploy failed on step 3", "ana")
     calls = [
         lambda manager: manager.recall("deploy failed", "ana"),

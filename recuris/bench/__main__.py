@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m recuris.bench locomo PATH...` or `python -m recuris.bench speed`."""
+"""Run the benchmarks: `python -m recuris.bench locomo PATH...` or `... speed`."""
 
 import sys
 

@@ -7,8 +7,9 @@ docs/benchmarks.md records them with the machine they ran on.
 
 Invariants:
     BC1 a benchmark reads only the paths it is given and writes only to a temporary folder.
-    BC2 `locomo` prints a markdown table of R@1, R@5, R@10 and MRR@10 with one row per retriever (each
-        store, each ablation, each reference), then R@5 / MRR@10 per category; a bad file exits 1.
+    BC2 `locomo` prints a markdown table of R@1, R@5, R@10 and MRR@10 with one row per
+        retriever (each store, each ablation, each reference), then R@5 / MRR@10 per
+        category; a bad file exits 1.
 """
 
 import argparse
@@ -87,13 +88,15 @@ def _locomo(paths: list[str]) -> None:
 def _speed(quick: bool, large: bool = False) -> None:
     sizes = (1_000, 5_000) if quick else (1_000, 10_000, 100_000)
     print(
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}\n"
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}\n"
     )
     _row("measure", "size", "recuris", "baseline", "ratio")
     _row("---", "---", "---", "---", "---")
     for size in sizes:
         timing = speed.retrieval(size, queries=20 if quick else 50)
-        (p50, p95), (s50, s95) = timing["indexed"], timing["scan"]
+        p50, p95 = timing["indexed"]
+        s50, s95 = timing["scan"]
         _row(
             "episodic retrieval p50 / p95 (ms): index vs scan, same top-5",
             f"{size:,} episodes",
@@ -103,7 +106,8 @@ def _speed(quick: bool, large: bool = False) -> None:
         )
     steps = 200 if quick else 1000
     growth = speed.prompt_growth(steps, marks=(10, 50, 100, steps))
-    ours, full = growth["recuris"], growth["full history"]
+    ours = growth["recuris"]
+    full = growth["full history"]
     for mark in (10, 50, 100, steps):
         _row(
             f"prompt tokens at step {mark}",
@@ -195,7 +199,8 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             f"{scale['raw_fill_items_per_s'] / scale['fill_items_per_s']:.2f}x slower",
         )
     if len(peaks) > 1:
-        small, large = min(peaks), max(peaks)
+        small = min(peaks)
+        large = max(peaks)
         _row(
             "SQLite: recall's peak traced memory (MB), largest vs smallest store",
             f"{large:,} / {small:,} items",
@@ -211,8 +216,8 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
     )
     ratios = [run["write_ms"] / run["raw_ms"] for run in runs]
     _row(
-        "SQLite: one MemoryManager.write, one commit (ms) vs the same row + FTS5: the median of 5 runs "
-        "(lowest and highest ratio)",
+        "SQLite: one MemoryManager.write, one commit (ms) vs the same row + FTS5: the median of 5 "
+        "runs (lowest and highest ratio)",
         "one item a transaction",
         f"{runs[2]['write_ms']:.2f}",
         f"{runs[2]['raw_ms']:.2f}",
@@ -236,7 +241,8 @@ def _growth(
     """The growth exponent from the previous size; with `apart`, also of the seconds less those."""
     if not n:
         return ""
-    before, size = sizes[n - 1], sizes[n]
+    before = sizes[n - 1]
+    size = sizes[n]
     text = (
         f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
     )
@@ -270,10 +276,11 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
         for n, (size, write) in enumerate(zip(counts, writes)):
             # The collector walks every live object, so its share grows with the heap: shown apart.
             _row(
-                f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC s), "
-                f"the median of {RUNS} runs",
+                f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC "
+                f"s), the median of {RUNS} runs",
                 f"{size:,} writes",
-                f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs ({write['gc_s']:.2f})",
+                f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs "
+                f"({write['gc_s']:.2f})",
                 f"{write['superseded']:,} superseded a fact",
                 _growth(counts, [w["seconds"] for w in writes], n, [w["gc_s"] for w in writes]),
             )

@@ -15,8 +15,8 @@ Invariants:
     LH1 the suite is deterministic; every condition runs the same tasks with the same model.
     LH2 a run succeeds iff every planned step was done, no constraint was broken, no stale
         value was used, and at most one step failed.
-    LH3 the sliding window shows the task statement (goal, pins, plan) only while its first message is
-        within the last `window_size`; after that, only the recent steps.
+    LH3 the sliding window shows the task statement (goal, pins, plan) only while its first
+        message is within the last `window_size`; after that, only the recent steps.
 """
 
 from collections import Counter
@@ -44,9 +44,8 @@ class Task:
     constraints: list[str] = field(default_factory=list)
     failing: set[str] = field(default_factory=set)  # actions whose result is an error
     forbidden: str | None = None  # a word an action must not contain (the constraint)
-    notes: dict[int, str] = field(
-        default_factory=dict
-    )  # step -> a "note: x = y" its result carries
+    # Step -> a "note: x = y" its result carries
+    notes: dict[int, str] = field(default_factory=dict)
     stale: set[str] = field(default_factory=set)  # actions that use a revised value
     log: dict = field(default_factory=dict)
 
@@ -161,7 +160,11 @@ def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, Condi
     """Run every task under every condition with a fresh PromptFollowingLLM; summarise each."""
     results = {}
     for name, memory in CONDITIONS.items():
-        outcomes, stale_uses, slot_uses, tokens, failures = [], 0, 0, [], Counter()
+        outcomes = []
+        stale_uses = 0
+        slot_uses = 0
+        tokens = []
+        failures = Counter()
         for task in tasks_factory():
             llm = PromptFollowingLLM(latest_wins)
             settings = AgentSettings(max_steps=len(task.plan) + 10, max_failures=3)
@@ -189,12 +192,13 @@ if __name__ == "__main__":
     for rule, latest in (("the first value met wins", False), ("the last value met wins", True)):
         print(f"\nA value noted twice: {rule}\n")
         print(
-            "| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | runs | failures |"
+            "| memory | success rate | pollution (stale uses / uses) | prompt tokens per step | "
+            "runs | failures |"
         )
         print("| --- | --- | --- | --- | --- | --- |")
         for condition, result in run_suite(latest_wins=latest).items():
             failed = ", ".join(f"{count} {why}" for why, count in result.failures) or "none"
             print(
-                f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of {result.value_uses} "
-                f"| {result.tokens_per_step:.0f} | {result.runs} | {failed} |"
+                f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of "
+                f"{result.value_uses} | {result.tokens_per_step:.0f} | {result.runs} | {failed} |"
             )

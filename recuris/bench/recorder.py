@@ -63,8 +63,10 @@ def sections(prompt: str) -> list[tuple[str, str]]:
 
 
 def full_history(prompts: Iterable[str]) -> list[str]:
-    """Return, for each prompt of one run, the same prompt keeping every step so far verbatim (RC3)."""
-    seen, out = {}, []  # seen: step number -> its line, as the window first showed it
+    """Return each prompt of one run as it would be keeping every step so far verbatim (RC3)."""
+    # seen: step number -> its line, as the window first showed it
+    seen = {}
+    out = []
     for prompt in prompts:
         parts = sections(prompt)
         for label, text in parts:
@@ -84,7 +86,8 @@ def full_history(prompts: Iterable[str]) -> list[str]:
 
 def _replace_body(text: str, body: list[str]) -> str:
     """Keep a section's header line and its trailing blank lines; put `body` between them."""
-    end = len(lines := text.splitlines(keepends=True))
+    lines = text.splitlines(keepends=True)
+    end = len(lines)
     while end > 1 and not lines[end - 1].strip():
         end -= 1
     header = lines[0] if lines[0].endswith("\n") else lines[0] + "\n"
@@ -98,9 +101,8 @@ class Part:
 
     title: str
     at: float
-    entries: list[tuple[str, object]] = field(
-        default_factory=list
-    )  # ("note"|"prompt"|"event", ...)
+    # ("note"|"prompt"|"event", ...)
+    entries: list[tuple[str, object]] = field(default_factory=list)
     tiers: dict[str, list[str]] = field(default_factory=dict)
     audit: list[str] = field(default_factory=list)
 
@@ -126,10 +128,12 @@ class Cycle:
 
 
 class Recorder:
-    """Keep a run's parts, stage events, prompts, decay accesses and cycles, for `trace.write_page`."""
+    """Keep a run's parts, stage events, prompts, decay accesses and cycles for the trace."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock, self.start, self.parts = clock, clock(), []
+        self.clock = clock
+        self.start = clock()
+        self.parts = []
         self.accesses: dict[
             str, list[float]
         ] = {}  # item id -> the times a watched decay reinforced it
@@ -140,7 +144,8 @@ class Recorder:
 
     def begin(self, title: str) -> Part:
         """Open a new part and return it; what is recorded next belongs to it."""
-        self.parts.append(part := Part(title, self.clock()))
+        part = Part(title, self.clock())
+        self.parts.append(part)
         return part
 
     def note(self, text: str) -> None:
@@ -172,7 +177,9 @@ class RecordingLLM:
     """The model callable, wrapped: every prompt goes to the open part and to `prompts` (RC2)."""
 
     def __init__(self, llm: Callable[[str], str], recorder: Recorder) -> None:
-        self.llm, self.recorder, self.prompts = llm, recorder, []
+        self.llm = llm
+        self.recorder = recorder
+        self.prompts = []
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)
@@ -184,7 +191,8 @@ class WatchedDecay:
     """A DecayManager that also tells its recorder of every access and every cycle (RC4)."""
 
     def __init__(self, decay, recorder: Recorder) -> None:
-        self.decay, self.recorder = decay, recorder
+        self.decay = decay
+        self.recorder = recorder
 
     def __getattr__(self, name: str):
         return getattr(self.decay, name)
@@ -196,12 +204,14 @@ class WatchedDecay:
     def run_cycle(self, items: Iterable, now: float | None = None):
         items = list(items)
         report = self.decay.run_cycle(items, now)
-        seen, forgotten = tuple(map(_state, items)), frozenset(item.id for item in report.forgotten)
+        seen = tuple(map(_state, items))
+        forgotten = frozenset(item.id for item in report.forgotten)
         cycles = self.recorder.cycles
         if (
             cycles and cycles[-1].at == report.at and cycles[-1].decay is self.decay
         ):  # one cycle, in batches
-            seen, forgotten = cycles[-1].items + seen, cycles.pop().forgotten | forgotten
+            seen = cycles[-1].items + seen
+            forgotten = cycles.pop().forgotten | forgotten
         cycles.append(Cycle(report.at, self.decay, seen, forgotten))
         return report
 

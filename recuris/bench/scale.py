@@ -44,13 +44,17 @@ class Progress:
 
     def __init__(self, phase: str, total: int, quiet: bool = False, stream=None) -> None:
         self.stream = sys.stderr if stream is None else stream
-        self.phase, self.total, self.started, self.shown = phase, total, time.perf_counter(), 0.0
+        self.phase = phase
+        self.total = total
+        self.started = time.perf_counter()
+        self.shown = 0.0
         self.live = not quiet and self.stream.isatty()
 
     def update(self, done: int) -> None:
         now = time.perf_counter()
         if self.live and (now - self.shown >= 0.5 or done >= self.total):
-            self.shown, elapsed = now, now - self.started
+            self.shown = now
+            elapsed = now - self.started
             rate = done / elapsed if elapsed > 0 else 0.0
             line = f"{self.phase}: {done:,} of {self.total:,}, {rate:,.0f}/s, {elapsed:.0f} s"
             self.stream.write(f"\r{line}   ")
@@ -77,7 +81,9 @@ def memories(
         for n in range(2000)
     ]
     cumulative = list(_accumulate(1 / rank for rank in range(1, len(common) + 1)))
-    pool, recent, items = max(100, size // 4), [], []
+    pool = max(100, size // 4)
+    recent = []
+    items = []
     for n in range(size):
         if recent and rng.random() < 0.1:
             words, used, importance = list(rng.choice(recent))
@@ -86,7 +92,8 @@ def memories(
         else:
             names = [f"n{rng.randrange(pool)}", f"t{rng.randrange(pool)}"]
             words = [*names, *rng.choices(common, cum_weights=cumulative, k=6)]
-            used, importance = rng.uniform(0, HORIZON), rng.uniform(0.1, 1.0)
+            used = rng.uniform(0, HORIZON)
+            importance = rng.uniform(0.1, 1.0)
             recent = [*recent[-99:], (words, used, importance)]
         items.append(
             MemoryItem(
@@ -136,7 +143,9 @@ def _peak_mb() -> float:
 def _cycle(size: int, seed: int, quiet: bool) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(Path(folder) / "cycle.db")
-        progress, written, started = Progress(f"fill {size:,}", size, quiet), 0, time.perf_counter()
+        progress = Progress(f"fill {size:,}", size, quiet)
+        written = 0
+        started = time.perf_counter()
         for batch in memories(size, seed):
             store.put(batch)
             written += len(batch)
@@ -144,13 +153,13 @@ def _cycle(size: int, seed: int, quiet: bool) -> dict:
         progress.close()
         filled = time.perf_counter() - started
         clock = ManualClock(HORIZON)
-        manager, progress = (
-            MemoryManager(store, clock=clock),
-            Progress(f"cycle {size:,}", size, quiet),
-        )
-        started, cpu = time.perf_counter(), time.process_time()
+        manager = MemoryManager(store, clock=clock)
+        progress = Progress(f"cycle {size:,}", size, quiet)
+        started = time.perf_counter()
+        cpu = time.process_time()
         report = manager.run_decay("u", itemized=False, on_batch=progress.update)
-        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        seconds = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         progress.close()
         left = sum(len(batch) for batch in store.iterate("u"))
         store.close()
@@ -178,7 +187,8 @@ class _CollectorClock:
     """Seconds the cyclic garbage collector spent while installed (it walks every live object)."""
 
     def __init__(self) -> None:
-        self.seconds, self.started = 0.0, 0.0
+        self.seconds = 0.0
+        self.started = 0.0
 
     def __call__(self, phase: str, info: dict) -> None:
         if phase == "start":
@@ -192,12 +202,12 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
     gc.callbacks.append(collector)
     folder = tempfile.TemporaryDirectory()
     store = SQLiteStore(Path(folder.name) / "facts.db") if sqlite else None
-    rng, manager, progress = (
-        random.Random(seed),
-        MemoryManager(store, clock=ManualClock(0)),
-        Progress(f"semantic writes {count:,}", count, quiet),
-    )
-    subjects, current, superseded = max(1, count // 2), {}, 0
+    rng = random.Random(seed)
+    manager = MemoryManager(store, clock=ManualClock(0))
+    progress = Progress(f"semantic writes {count:,}", count, quiet)
+    subjects = max(1, count // 2)
+    current = {}
+    superseded = 0
     started = time.perf_counter()
     for n in range(count):
         subject = f"setting {rng.randrange(subjects)}"
@@ -225,7 +235,7 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
 def semantic_writes(
     count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False, runs: int = 1
 ) -> dict:
-    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding a fact.
+    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding.
 
     Of `runs` runs, the one of median time is returned: a run of a few seconds moves by several
     percent on a shared machine, and a growth exponent over a tenfold size by a few hundredths.

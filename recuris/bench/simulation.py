@@ -66,7 +66,8 @@ def simulate(
     seed: int = 7,
 ) -> SimulationReport:
     """Run `days` of arrivals, habit recalls and nightly cycles on a fresh manager."""
-    rng, clock = random.Random(seed), ManualClock(0.0)
+    rng = random.Random(seed)
+    clock = ManualClock(0.0)
     decay = DecayManager(DecaySettings(half_life_days=half_life_days), clock=clock)
     manager = MemoryManager(InMemoryStore(), clock=clock, decay=decay)
     habit_texts = [
@@ -76,13 +77,16 @@ def simulate(
     habit_ids = [
         manager.write(text, "sim", level="episodic", importance=0.6).id for text in habit_texts
     ]
-    one_off_ids, one_off_texts, sizes, forgotten, merged = [], [], [], 0, 0
+    one_off_ids = []
+    one_off_texts = []
+    sizes = []
+    forgotten = 0
+    merged = 0
     for day in range(days):
         for _ in range(per_day):
             if one_off_texts and rng.random() < repeat_probability:
-                text = rng.choice(
-                    one_off_texts[-per_day * 7 :]
-                )  # people repeat themselves: merge fodder
+                # People repeat themselves: merge fodder
+                text = rng.choice(one_off_texts[-per_day * 7 :])
             else:
                 words = " ".join(rng.choice(WORDS) for _ in range(5))
                 text = f"{rng.choice(VERBS)} the {rng.choice(TOPICS)} ticket: {words}"
@@ -117,7 +121,8 @@ def simulate(
 def year_plot(report: SimulationReport) -> str:
     """Draw the store's size at the end of each day, with its plateau, as SVG."""
     return line_plot(
-        f"Store size over a simulated year ({report.per_day} memories a day, nightly forgetting cycles)",
+        f"Store size over a simulated year ({report.per_day} memories a day, nightly forgetting "
+        "cycles)",
         "day of the simulated year (days)",
         "memories in the store (items)",
         [
@@ -135,7 +140,7 @@ def year_plot(report: SimulationReport) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the simulated year: the store's size by day, its plateau, and what survived; `--svg` plots it."""
+    """Print the simulated year: size by day, plateau, what survived; `--svg` plots it."""
     parser = argparse.ArgumentParser(prog="python -m recuris.simulation", description=main.__doc__)
     parser.add_argument(
         "--svg", metavar="FILE", help="also write the store size by day as an SVG plot"

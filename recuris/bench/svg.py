@@ -28,8 +28,13 @@ __all__ = ["Series", "Reference", "line_plot", "nice_ticks", "PALETTE"]
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 PALETTE = ("#1f6fb4", "#d9480f", "#2b8a3e", "#7048e8", "#c2255c", "#0c8599", "#e67700", "#495057")
-WIDTH, HEIGHT = 680, 340
-LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 96  # the plot area's margins; the legend sits below
+WIDTH = 680
+HEIGHT = 340
+# The plot area's margins; the legend sits below.
+LEFT = 70
+RIGHT = 20
+TOP = 40
+BOTTOM = 96
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class Reference:
 
 
 def _text(text: str) -> str:
-    """Escape text for XML on one line: whitespace folded, characters XML 1.0 cannot hold dropped (PL1)."""
+    """Escape text for XML on one line: whitespace folded, what XML 1.0 cannot hold gone (PL1)."""
     return escape(" ".join(_NOT_XML.sub("", text).split()))
 
 
@@ -69,13 +74,16 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 def _span(values: list[float], floor: float | None) -> tuple[float, float]:
     # PL2: the axis covers every value (and the floor, say 0); a single value gets a width of one.
-    low, high = min(values), max(values)
+    low = min(values)
+    high = max(values)
     if floor is not None:
-        low, high = min(low, floor), max(high, floor)
+        low = min(low, floor)
+        high = max(high, floor)
     if not high - low > 1e-9 * max(
         1.0, abs(low), abs(high)
     ):  # too narrow to scale (or draw ticks on)
-        low, high = low - 0.5, high + 0.5
+        low = low - 0.5
+        high = high + 0.5
     return low, high
 
 
@@ -109,17 +117,22 @@ def line_plot(
     x_low, x_high = _span([x for x, _ in points], None)
     y_low, y_high = _span([y for _, y in points] + [r.y for r in references], y_floor)
     y_high += (y_high - y_low) * 0.05  # headroom: the highest point does not touch the frame
-    right, bottom = width - RIGHT, height - BOTTOM
+    right = width - RIGHT
+    bottom = height - BOTTOM
+    # (label, colour, dash, is the marker entry)
     legend = [
         (s.name, PALETTE[n % len(PALETTE)], ' stroke-dasharray="6 4"' if s.dashed else "", False)
         for n, s in enumerate(series)
-    ]  # (label, colour, dash, is the marker entry)
+    ]
     legend += [(r.name, "#000", ' stroke-dasharray="2 3"', False) for r in references]
     legend += [(marker_label, "#000", "", True)] if any(s.markers for s in series) else []
-    placed, x, y = [], LEFT, bottom + 58
+    placed = []
+    x = LEFT
+    y = bottom + 58
     for entry in legend:  # PL3: left to right, wrapping to a new row; the picture grows to fit
         if x > LEFT and x + 30 + _width(entry[0]) > right:
-            x, y = LEFT, y + 18
+            x = LEFT
+            y = y + 18
         placed.append((x, y, *entry))
         x += 44 + _width(entry[0])
     height = max(height, y + 12)
@@ -153,7 +166,8 @@ def line_plot(
         out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
     middle = (TOP + bottom) / 2
     out.append(
-        f'<text class="x-label" x="{(LEFT + right) / 2:.0f}" y="{bottom + 36}" text-anchor="middle">'
+        f'<text class="x-label" x="{(LEFT + right) / 2:.0f}" y="{bottom + 36}" '
+        'text-anchor="middle">'
         f"{_text(x_label)}</text>"
     )
     out.append(
@@ -186,7 +200,10 @@ def _width(label: str) -> int:
 
 
 def _circle(x: float, y: float, colour: str) -> str:
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="white" stroke="{colour}" stroke-width="2"/>'
+    return (
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="white" '
+        f'stroke="{colour}" stroke-width="2"/>'
+    )
 
 
 def _hline(y: float, colour: str, dash: str, start: float, end: float, width: int = 1) -> str:

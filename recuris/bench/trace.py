@@ -62,14 +62,18 @@ INTRODUCTION = (
 )
 STYLE = "\n".join(
     [
-        "body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;color:#212529}",
+        "body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 "
+        "1rem;color:#212529}",
         "pre{white-space:pre-wrap;margin:0;font-size:.85rem}",
-        ".run{list-style:none;padding:0}.run li{margin:.2rem 0;padding:.2rem .4rem;border-radius:4px}",
+        ".run{list-style:none;padding:0}.run li{margin:.2rem 0;padding:.2rem "
+        ".4rem;border-radius:4px}",
         ".tag{display:inline-block;min-width:6.5rem;font-weight:bold}",
-        ".prompt{margin:.3rem 0 .3rem 1rem}.section{display:flex;border-left:4px solid #868e96;margin:2px 0}",
+        ".prompt{margin:.3rem 0 .3rem 1rem}.section{display:flex;border-left:4px solid "
+        "#868e96;margin:2px 0}",
         ".label{min-width:10rem;padding:.2rem .4rem;font-weight:bold;font-size:.8rem}",
         ".section pre{padding:.2rem .4rem}.note{margin:.3rem 0}.audit{background:#f8f9fa}",
-        "table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:.2rem .4rem;text-align:left}",
+        "table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:.2rem "
+        ".4rem;text-align:left}",
         *(f".stage-{n + 1}{{background:{colour}}}" for n, colour in enumerate(STAGE_COLOURS)),
         *(
             f".s-{name.replace(' ', '-')}{{background:{colour}}}"
@@ -114,7 +118,8 @@ def _part(number: int, part: Part, start: float) -> str:
         else:
             block = _prompt_block(pending.pop(0)) if value.stage == 2 and pending else ""
             out.append(
-                f'<li class="stage-{value.stage}"><span class="tag">{value.stage} {escape(value.name)}'
+                f'<li class="stage-{value.stage}"><span class="tag">{value.stage} '
+                f"{escape(value.name)}"
                 f"</span>{escape(value.detail)}{block}</li>"
             )
     unanswered()
@@ -160,14 +165,15 @@ def weight_curve(
     end: float,
     samples: int = 60,
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
-    """Sample an item's weight (days since `start`, weight) with `decay.weight`, jumping at each access.
+    """Sample an item's weight as (days since `start`, weight), jumping at each access.
 
     `item` carries its state at `end`. Accesses the recorder did not see (an item reinforced
     elsewhere) count as one access at the item's last access, the rest as made before `start`.
     """
     if not accesses and item.access_count and item.last_access_at > item.created_at:
         accesses = [item.last_access_at]
-    earlier, begin = max(0, item.access_count - len(accesses)), max(start, item.created_at)
+    earlier = max(0, item.access_count - len(accesses))
+    begin = max(start, item.created_at)
 
     def weight(at: float, before: bool) -> float:
         done = [a for a in accesses if a < at or (a == at and not before)]
@@ -184,7 +190,8 @@ def weight_curve(
         {begin + (end - begin) * n / samples for n in range(samples + 1)}
         | {a for a in accesses if begin <= a <= end}
     )
-    points, markers = [], []
+    points = []
+    markers = []
     for at in times:
         x = (at - start) / DAY
         if at in accesses:
@@ -195,7 +202,7 @@ def weight_curve(
 
 
 def decay_plots(recorder: Recorder) -> list[str]:
-    """Plot (b), one per recorded cycle: each item's weight until the cycle, the threshold, the accesses."""
+    """Plot (b), one per cycle: each item's weight until the cycle, the threshold, the accesses."""
     plots = []
     for cycle in recorder.cycles:
         series = []
@@ -227,7 +234,7 @@ def decay_plots(recorder: Recorder) -> list[str]:
 def render_page(
     recorder: Recorder, title: str = "recuris trace", figures: Sequence[tuple[str, str, str]] = ()
 ) -> str:
-    """Return the page: the plots, then each part; `figures` adds (heading, caption, svg) plots (TR1-TR4)."""
+    """Return the page: plots, then each part; `figures` adds (heading, caption, svg) (TR1-TR4)."""
     flat = prompt_plot(recorder)
     plots = [(PROMPT_HEADING, PROMPT_CAPTION, flat)] if flat else []
     plots += [(DECAY_HEADING, DECAY_CAPTION, svg) for svg in decay_plots(recorder)] + list(figures)
@@ -240,13 +247,15 @@ def render_page(
         '<h2 id="plots">Plots</h2>',
     ]
     body += [
-        f"<figure><h3>{escape(heading)}</h3>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
+        f"<figure><h3>{escape(heading)}</h3>{svg}"
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
         for heading, caption, svg in plots
     ]
     body.append("<h2>The run, part by part</h2>")
     body += [_part(n, part, recorder.start) for n, part in enumerate(recorder.parts, 1)]
     return (
-        f'<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>{escape(title)}</title>\n'
+        '<!DOCTYPE html>\n<html lang="en">\n<head><meta '
+        f'charset="utf-8"><title>{escape(title)}</title>\n'
         f"<style>\n{STYLE}\n</style></head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
     )
 

@@ -40,7 +40,7 @@ def rank_tokens(records: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
 def similar_pairs(
     records: Sequence[tuple[int, ...]], threshold: float, fresh: Sequence[bool] | None = None
 ) -> list[tuple[int, int]]:
-    """Return every pair of records with Jaccard similarity >= threshold (J1), optionally new ones only (J2).
+    """Return every pair of records with Jaccard >= threshold (J1), or only new pairs (J2).
 
     Each record is a sorted tuple of distinct token ids, in one global order (`rank_tokens`).
     Raises ValueError unless 0 < threshold <= 1.
@@ -54,10 +54,13 @@ def similar_pairs(
     for x in sorted(
         (n for n, record in enumerate(records) if record), key=lambda n: len(records[n])
     ):
-        tokens, size = records[x], len(records[x])
+        tokens = records[x]
+        size = len(records[x])
         is_fresh = fresh is None or fresh[x]
         # A set known before is compared only with fresh ones (J2).
-        index, shortest, counts = every if is_fresh else new_only, threshold * size - SLACK, {}
+        index = every if is_fresh else new_only
+        shortest = threshold * size - SLACK
+        counts = {}
         for i in range(size - math.ceil(threshold * size - SLACK) + 1):
             for y, j in index.get(tokens[i], ()):
                 other = len(records[y])
@@ -69,7 +72,8 @@ def similar_pairs(
                 counts[y] = (
                     seen + 1 if reachable >= math.ceil(ratio * (size + other) - SLACK) else -1
                 )
-        # Sets come shortest first, so a later partner is at least as long: a shorter prefix suffices.
+        # Sets come shortest first, so a later partner is
+        # at least as long: a shorter prefix suffices.
         for i in range(size - math.ceil(2 * ratio * size - SLACK) + 1):
             every.setdefault(tokens[i], []).append((x, i))
             if fresh is not None and is_fresh:

@@ -64,7 +64,8 @@ class ProceduralMemory:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store if store is not None else InMemoryStore()
-        self.user_id, self.clock = require_text("user_id", user_id), clock
+        self.user_id = require_text("user_id", user_id)
+        self.clock = clock
         self._items = {item.id: item for item in self.store.list(user_id, "procedural")}
 
     def add(

@@ -38,13 +38,14 @@ class ReflectingLLM:
         self.prompts.append(prompt)
         insights = {}
         for line in prompt.splitlines():
-            if not (match := _INTERACTION.match(line.strip())):
+            match = _INTERACTION.match(line.strip())
+            if not match:
                 continue
-            found = [
-                (template.format(*hit.groups()), "user_fact", confidence)
-                for pattern, template, confidence in _USER_FACTS
-                if (hit := pattern.search(match["user"]))
-            ]
+            found = []
+            for pattern, template, confidence in _USER_FACTS:
+                hit = pattern.search(match["user"])
+                if hit:
+                    found.append((template.format(*hit.groups()), "user_fact", confidence))
             if _APOLOGY.search(match["agent"]):
                 found.append(
                     (f"check before answering: {match['user'][:80]}", "agent_learning", 0.6)

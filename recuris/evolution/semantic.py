@@ -82,7 +82,8 @@ class SemanticMemory:
     def __init__(
         self, archive: FactArchive | None = None, clock: Callable[[], float] = time.time
     ) -> None:
-        self.archive, self.clock = archive, clock
+        self.archive = archive
+        self.clock = clock
         # Each fact as a plain tuple of its fields, which the cyclic garbage collector stops
         # walking: a million facts held as objects would slow every collection of the process.
         self._facts: dict[str, tuple] = {}
@@ -130,14 +131,15 @@ class SemanticMemory:
         valid = sorted(
             (fact for fact in self._all() if fact.is_valid), key=lambda fact: fact.created_at
         )
-        newest = {
-            normalize(fact.subject): fact for fact in valid
-        }  # stable sort: a tie goes to the later
-        stale = [
-            replace(fact, invalidated_at=winner.created_at, superseded_by=winner.id)
-            for fact in valid
-            if (winner := newest[normalize(fact.subject)]) is not fact
-        ]
+        # The sort is stable: of two facts made at the same time, the one stored later wins.
+        newest = {normalize(fact.subject): fact for fact in valid}
+        stale = []
+        for fact in valid:
+            winner = newest[normalize(fact.subject)]
+            if winner is not fact:
+                stale.append(
+                    replace(fact, invalidated_at=winner.created_at, superseded_by=winner.id)
+                )
         why = "found valid beside a newer fact of its subject on load"
         if stale and self.archive is not None and not self.archive.close(stale, why):
             return  # an archive that cannot be written keeps both; the newest is still current
@@ -185,9 +187,8 @@ class SemanticMemory:
         return f"fact-{self._next_number - 1}"
 
     def _current(self, subject: str) -> Fact | None:
-        valid = (
-            i for i in self._newest_first(subject) if self._facts[i][4] is None
-        )  # not invalidated
+        # Not invalidated
+        valid = (i for i in self._newest_first(subject) if self._facts[i][4] is None)
         return next((self._fact(i) for i in valid), None)
 
     def _newest_first(self, subject: str) -> Iterator[str]:

@@ -61,7 +61,8 @@ class StoredFacts:
     """One user's facts in a Store: the `FactArchive` the manager gives semantic memory."""
 
     def __init__(self, store: Store, user_id: str) -> None:
-        self.store, self.user_id = store, user_id
+        self.store = store
+        self.user_id = user_id
 
     def load(self) -> Iterable[Fact]:
         # Reflection's insights are semantic items too, but not subject = value facts.

@@ -1,4 +1,4 @@
-"""`python -m recuris.exercises list | start NAME DIR | check NAME DIR`: learn by rebuilding the core."""
+"""Learn by rebuilding the core: `python -m recuris.exercises list | start | check`."""
 
 import argparse
 import sys

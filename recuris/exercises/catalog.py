@@ -12,7 +12,8 @@ Invariants:
     EX2 every exercise names modules of the package, chapters that exist in docs/, and, for
         each module, its example tests and its property tests (tests/<group>/test_<module>*.py).
     EX3 every exercise gives exactly two hints.
-    EX4 an unknown exercise name is refused, naming the exercises there are (exit 2 from the command).
+    EX4 an unknown exercise name is refused, naming the exercises there are (exit 2 from the
+        command).
 """
 
 import ast
@@ -49,12 +50,14 @@ class Exercise:
 
     def invariants(self) -> dict[str, str]:
         """The numbered invariants its modules' docstrings declare: id -> text, lines joined."""
-        found, current = {}, None
+        found = {}
+        current = None
         for module in self.modules:
             tree = ast.parse(self.source(module).read_text(encoding="utf-8"))
             for line in (ast.get_docstring(tree) or "").splitlines():
                 if match := re.match(r"^\s+([A-Z]{1,2}\d+)\s+(.*)$", line):
-                    current, found[match.group(1)] = match.group(1), match.group(2).strip()
+                    current = match.group(1)
+                    found[match.group(1)] = match.group(2).strip()
                 elif current and line.startswith("        ") and line.strip():
                     found[current] += " " + line.strip()
                 else:
@@ -78,12 +81,14 @@ EXERCISES = (
         ("core.text",),
         ("docs/core/text.md",),
         (
-            "One regular expression with two named groups (a run of CJK characters, or a run of letters "
-            "and digits that are not CJK) finds every token in order once the text is lower-cased; a CJK "
-            "run of n characters gives its n-1 overlapping bigrams, a lone one stays itself (T1).",
-            "estimate_tokens: count CJK characters apart and round cjk/1.5 + other/4 up with math.ceil, so "
-            "any non-empty text costs at least 1 and appending never lowers it (T2); statement: one anchored "
-            "pattern, a short subject, then ':' or '=', then the value, both stripped (T3).",
+            "One regular expression with two named groups (a run of CJK characters, or a run of "
+            "letters and digits that are not CJK) finds every token in order once the text is "
+            "lower-cased; a CJK run of n characters gives its n-1 overlapping bigrams, a lone one "
+            "stays itself (T1).",
+            "estimate_tokens: count CJK characters apart and round cjk/1.5 + other/4 up with "
+            "math.ceil, so any non-empty text costs at least 1 and appending never lowers it "
+            "(T2); statement: one anchored pattern, a short subject, then ':' or '=', then the "
+            "value, both stripped (T3).",
         ),
     ),
     Exercise(
@@ -92,14 +97,16 @@ EXERCISES = (
         ("core.working",),
         ("docs/core/working-memory.md",),
         (
-            "Keep every step in a list (the trajectory) and the window in a deque; once the window holds "
-            "more than window_size steps, pop its oldest and fold it into the summary (W2, W3), and while "
-            "the section is over token_budget and more than one step is left, fold the oldest too (W7). "
-            "compressed_steps is the trajectory without the window's last len(window) steps.",
-            "Make goal a property whose setter raises AttributeError naming W1; render each pin, subtask and "
-            "step flattened to one line and clipped, so the section's size depends on the settings, never "
-            "on the number of steps (W4), and every pin is shown every time (W5). to_dict writes every "
-            "field down as plain data; from_dict replays it through init_task, mark_done and pin (W8).",
+            "Keep every step in a list (the trajectory) and the window in a deque; once the "
+            "window holds more than window_size steps, pop its oldest and fold it into the "
+            "summary (W2, W3), and while the section is over token_budget and more than one step "
+            "is left, fold the oldest too (W7). compressed_steps is the trajectory without the "
+            "window's last len(window) steps.",
+            "Make goal a property whose setter raises AttributeError naming W1; render each pin, "
+            "subtask and step flattened to one line and clipped, so the section's size depends on "
+            "the settings, never on the number of steps (W4), and every pin is shown every time "
+            "(W5). to_dict writes every field down as plain data; from_dict replays it through "
+            "init_task, mark_done and pin (W8).",
         ),
     ),
     Exercise(
@@ -108,12 +115,14 @@ EXERCISES = (
         ("core.compression",),
         ("docs/core/compression.md",),
         (
-            "Merging is parse, append, render: read the old summary back into its parts (done actions with "
-            "their '(+N earlier)' count, failure notes, the phase), add the new steps, render again. Never "
-            "start from an empty summary: that is the prototype's defect (M1, M4).",
-            "To fit max_chars, drop in order of least value: foreign notes, then the oldest done action "
-            "(adding 1 to its count), then the oldest failure (counted too); clip the phase only as a last "
-            "resort (M2, M3). Escape '->' and ';' inside items so that parse reads back what render wrote.",
+            "Merging is parse, append, render: read the old summary back into its parts (done "
+            "actions with their '(+N earlier)' count, failure notes, the phase), add the new "
+            "steps, render again. Never start from an empty summary: that is the prototype's "
+            "defect (M1, M4).",
+            "To fit max_chars, drop in order of least value: foreign notes, then the oldest done "
+            "action (adding 1 to its count), then the oldest failure (counted too); clip the "
+            "phase only as a last resort (M2, M3). Escape '->' and ';' inside items so that parse "
+            "reads back what render wrote.",
         ),
     ),
     Exercise(
@@ -122,12 +131,13 @@ EXERCISES = (
         ("core.similarity", "core.episodic"),
         ("docs/core/similarity.md", "docs/core/episodic-memory.md"),
         (
-            "In similarity.py keep postings, term -> set of keys; score_candidates walks only the query "
-            "terms' postings, counts the shared terms per key, and computes Jaccard from the three sizes "
-            "with the very function score uses (SM2): the floats must equal a scan's (E4).",
-            "In episodic.py rank every candidate by one key, (-score, -created_at, -insertion number), keep "
-            "only score > 0 and score >= threshold (E2: the threshold is inclusive) and the first top_k (E1, "
-            "E3); retrieve and retrieve_by_scan share that ranking code.",
+            "In similarity.py keep postings, term -> set of keys; score_candidates walks only the "
+            "query terms' postings, counts the shared terms per key, and computes Jaccard from "
+            "the three sizes with the very function score uses (SM2): the floats must equal a "
+            "scan's (E4).",
+            "In episodic.py rank every candidate by one key, (-score, -created_at, -insertion "
+            "number), keep only score > 0 and score >= threshold (E2: the threshold is inclusive) "
+            "and the first top_k (E1, E3); retrieve and retrieve_by_scan share that ranking code.",
         ),
     ),
     Exercise(
@@ -136,12 +146,13 @@ EXERCISES = (
         ("evolution.consolidation",),
         ("docs/evolution/consolidation.md", "docs/evolution/semantic-memory.md"),
         (
-            "Per normalised subject keep only the sightings still inside the window (drop the older ones at "
-            "each observe) and count distinct source ids, not sightings: one episode repeating itself is "
-            "one witness (C1).",
-            "Test in this order: a conflict (two normalised values in the window: record a Conflict, promote "
-            "nothing, C4); then a value that is already the subject's valid fact (C3); then promote, giving "
-            "the fact exactly the window's distinct sources, in order (C2).",
+            "Per normalised subject keep only the sightings still inside the window (drop the "
+            "older ones at each observe) and count distinct source ids, not sightings: one "
+            "episode repeating itself is one witness (C1).",
+            "Test in this order: a conflict (two normalised values in the window: record a "
+            "Conflict, promote nothing, C4); then a value that is already the subject's valid "
+            "fact (C3); then promote, giving the fact exactly the window's distinct sources, in "
+            "order (C2).",
         ),
     ),
     Exercise(
@@ -150,12 +161,14 @@ EXERCISES = (
         ("core.decay",),
         ("docs/core/decay.md",),
         (
-            "weight = importance * 0.5 ** (elapsed / half_life) + min(cap, per_access * access_count): write "
-            "0.5 ** x, not exp(-ln 2 * x), so one half-life gives exactly half (D2); the min is the cap (D3); "
-            "clamp elapsed at 0 so an access in the future cannot raise the weight (D1).",
-            "on_access moves last_access_at to the clock and counts one access; run_cycle weighs every item "
-            "once at the same now and audits each forgotten one once (D4), into a deque(maxlen=max_audit_log) "
-            "(D6); semantic and procedural items get the longer half-life (D5).",
+            "weight = importance * 0.5 ** (elapsed / half_life) + min(cap, per_access * "
+            "access_count): write 0.5 ** x, not exp(-ln 2 * x), so one half-life gives exactly "
+            "half (D2); the min is the cap (D3); clamp elapsed at 0 so an access in the future "
+            "cannot raise the weight (D1).",
+            "on_access moves last_access_at to the clock and counts one access; run_cycle weighs "
+            "every item once at the same now and audits each forgotten one once (D4), into a "
+            "deque(maxlen=max_audit_log) (D6); semantic and procedural items get the longer "
+            "half-life (D5).",
         ),
     ),
     Exercise(
@@ -164,12 +177,14 @@ EXERCISES = (
         ("core.agent",),
         ("docs/core/agent.md", "docs/core/prompt.md"),
         (
-            "Wrap the loop in run with try/except: whatever ends it (FINISH, a failed step, max_steps, an "
-            "exception from the model or the action) the whole trajectory is settled as exactly one episode "
-            "before returning or re-raising (A2); `for number in range(1, max_steps + 1)` bounds the calls (A1).",
-            "Build every prompt with build_prompt from working.to_prompt_section() (A3); recall at the start, "
-            "after a failed step that does not end the run and when a subtask completes, never otherwise "
-            "(A4); remember the ids reinforced in this run (A5); never execute a reply the tools answer (A6).",
+            "Wrap the loop in run with try/except: whatever ends it (FINISH, a failed step, "
+            "max_steps, an exception from the model or the action) the whole trajectory is "
+            "settled as exactly one episode before returning or re-raising (A2); `for number in "
+            "range(1, max_steps + 1)` bounds the calls (A1).",
+            "Build every prompt with build_prompt from working.to_prompt_section() (A3); recall "
+            "at the start, after a failed step that does not end the run and when a subtask "
+            "completes, never otherwise (A4); remember the ids reinforced in this run (A5); never "
+            "execute a reply the tools answer (A6).",
         ),
     ),
 )

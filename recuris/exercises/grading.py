@@ -40,14 +40,15 @@ def _refusal(exercise: Exercise, folder: Path) -> str | None:
     missing = [name for name in ("pytest", "hypothesis") if importlib.util.find_spec(name) is None]
     if missing:
         return (
-            f"check runs the project's tests, which need {' and '.join(missing)} (the test extra).\n"
-            f"Install it from the repository's root: {INSTALL_TESTS}"
+            f"check runs the project's tests, which need {' and '.join(missing)} (the test "
+            f"extra).\nInstall it from the repository's root: {INSTALL_TESTS}"
         )
     absent = [test for test in exercise.tests if not (ROOT / test).is_file()]
     if absent:
         return (
-            f"The project's tests for this exercise are not here: {', '.join(absent)} under {ROOT}.\n"
-            f"check needs a clone of the repository (tests/ beside recuris/): {INSTALL_TESTS}"
+            f"The project's tests for this exercise are not here: {', '.join(absent)} under "
+            f"{ROOT}.\ncheck needs a clone of the repository (tests/ beside recuris/): "
+            f"{INSTALL_TESTS}"
         )
     unwritten = [name for name in exercise.files if not (folder / name).is_file()]
     if unwritten:
@@ -68,7 +69,7 @@ def _syntax(folder: Path, exercise: Exercise) -> str | None:
 
 
 def _share_hypothesis_tables(tmp: Path) -> None:
-    """Hypothesis's tables (a charmap, 2 s to build) live in a user cache; its database, in the copy."""
+    """Keep Hypothesis's tables (2 s to build) in a user cache and its database in the copy."""
     default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recuris-exercises"
     cache = Path(os.environ.get("RECURIS_EXERCISES_CACHE") or default)
     try:
@@ -83,7 +84,8 @@ def _share_hypothesis_tables(tmp: Path) -> None:
 def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: float) -> dict:
     """Grade in a temporary copy (GR1); return the plugin's report, or {"crash": why}."""
     with tempfile.TemporaryDirectory(prefix="recuris-check-") as tmp:
-        copy, report = Path(tmp) / "recuris", Path(tmp) / "report.json"
+        copy = Path(tmp) / "recuris"
+        report = Path(tmp) / "report.json"
         shutil.copytree(PACKAGE, copy)  # with its bytecode: only the replaced modules compile again
         groups = [module.split(".")[0] for module in exercise.modules]
         targets = [copy / group / name for group, name in zip(groups, exercise.files)]
@@ -93,7 +95,8 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
             for stale in (target.parent / "__pycache__").glob(f"{target.stem}.*.pyc"):
                 stale.unlink()
         _share_hypothesis_tables(Path(tmp))
-        # A grade must not depend on where it runs: CI=... changes Hypothesis's and pytest's reports.
+        # A grade must not depend on where it runs: CI=...
+        # changes Hypothesis's and pytest's reports.
         env = {
             **{k: v for k, v in os.environ.items() if k != "CI"},
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -153,7 +156,7 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
 
 
 def _crash(output: str, mine: list[str]) -> str:
-    """Why pytest stopped before any test: the frames in the package or the learner's files, the error."""
+    """Why pytest stopped before any test: the frames in the package or your files, the error."""
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s+(.*)', output)
     lines = [
         f"  {path}, line {n}, in {name}: {code}"
@@ -165,7 +168,7 @@ def _crash(output: str, mine: list[str]) -> str:
 
 
 def _steps(example: list[str]) -> list[str]:
-    """A state machine's steps without the invariant checks Hypothesis lists after each, but the last."""
+    """A state machine's steps without the invariant checks listed after each but the last."""
     checks = [
         i for i, line in enumerate(example) if re.match(r"state\.[A-Z]{1,2}\d+_\w*\(\)$", line)
     ]
@@ -177,13 +180,16 @@ def _steps(example: list[str]) -> list[str]:
 
 def _describe(failure: dict, texts: dict[str, str], out) -> None:
     """GR3: one failure in plain words: the invariant, the test, what failed, and on what input."""
-    ids, error, rule = failure["ids"], failure["error"], failure["rule"]
+    ids = failure["ids"]
+    error = failure["error"]
+    rule = failure["rule"]
     todo = error.startswith("NotImplementedError: TODO")
     machine = any(line.startswith("state = ") for line in failure["example"])
     other = "(an invariant of another module)"
     if todo:
         out(
-            f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a TODO."
+            f"{', '.join(ids) or 'A rule'} not met yet: {error.split('TODO ', 1)[1]} is still a "
+            "TODO."
         )
     elif len(ids) == 1:
         out(f"{ids[0]} broken: {texts.get(ids[0], other)}")
@@ -248,20 +254,23 @@ def check(
         )
         out(f"The tests could not run against your {', '.join(exercise.files)}:\n{problem}{advice}")
         return 1
-    texts, failures, passed = exercise.invariants(), report["failures"], report["passed"]
+    texts = exercise.invariants()
+    failures = report["failures"]
+    passed = report["passed"]
     if not failures:
         named = set().union(
             *(ids_named_in((ROOT / t).read_text(encoding="utf-8")) for t in exercise.tests)
         )
-        held, unnamed = [i for i in texts if i in named], [i for i in texts if i not in named]
+        held = [i for i in texts if i in named]
+        unnamed = [i for i in texts if i not in named]
         tried = (
             "100 inputs per property"
             if thorough
             else "10 inputs per property; --thorough tries 100"
         )
         out(
-            f"check {exercise.name}: all {passed} tests pass (examples, properties, state machines): "
-            f"{', '.join(held)} hold on every input tried ({tried})."
+            f"check {exercise.name}: all {passed} tests pass (examples, properties, state "
+            f"machines): {', '.join(held)} hold on every input tried ({tried})."
             + (f" No test here names {', '.join(unnamed)}." if unnamed else "")
         )
         return 0

@@ -28,7 +28,8 @@ from pathlib import Path
 __all__ = ["ids_in", "ids_named_in", "invariant_ids", "falsifying_example"]
 
 HERE = Path(__file__).resolve().parent.parent  # the recuris package this plugin was loaded from
-REPORT, COPY = os.environ.get("RECURIS_EXERCISE_REPORT"), os.environ.get("RECURIS_EXERCISE_COPY")
+REPORT = os.environ.get("RECURIS_EXERCISE_REPORT")
+COPY = os.environ.get("RECURIS_EXERCISE_COPY")
 LEARNER = [name for name in os.environ.get("RECURIS_EXERCISE_FILES", "").split(os.pathsep) if name]
 ID = r"[A-Z]{1,2}\d+"
 _RANGE = re.compile(rf"\b({ID})\s*-\s*({ID})\b")
@@ -73,9 +74,10 @@ def invariant_ids(
 
 
 def falsifying_example(error: BaseException) -> list[str]:
-    """Hypothesis's notes from the falsifying example on, without the advice on reproducing it (PG2)."""
+    """Hypothesis's notes from the falsifying example on, without its advice to reproduce (PG2)."""
     notes = [str(note) for note in getattr(error, "__notes__", None) or []]
-    # Hypothesis heads the example "Falsifying example: ..." or, since 6.16x, "Failing test case: ...".
+    # Hypothesis heads the example "Falsifying example:
+    # ..." or, since 6.16x, "Failing test case: ...".
     start = next(
         (i for i, note in enumerate(notes) if note.startswith(("Falsifying", "Failing test case"))),
         len(notes),

@@ -43,7 +43,7 @@ def _is_docstring(node: ast.stmt) -> bool:
 def _body_cut(
     node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], name: str
 ) -> tuple | None:
-    """Return (first line, last line, new text) replacing the body after its docstring, 1-based (SK2)."""
+    """Return (first line, last line, new text) replacing the body after its docstring (SK2)."""
     documented = _is_docstring(node.body[0])
     rest = node.body[1:] if documented else node.body
     if not rest or _is_stub(rest):
@@ -72,9 +72,8 @@ def _cuts(body: list[ast.stmt], lines: list[str], prefix: str, top: bool) -> lis
         elif isinstance(node, ast.ClassDef):
             cuts += _cuts(node.body, lines, f"{prefix}{node.name}.", top=False)
         elif top and not isinstance(node, KEPT) and not (index == 0 and _is_docstring(node)):
-            cuts.append(
-                (node.lineno, node.end_lineno, "")
-            )  # module-level code that would run on import
+            # Module-level code that would run on import
+            cuts.append((node.lineno, node.end_lineno, ""))
     return cuts
 
 
@@ -97,15 +96,14 @@ def readme(exercise: Exercise, number: int, total: int, folder: str) -> str:
     chapters = "\n".join(f"- `{chapter}`" for chapter in exercise.chapters)
     hints = "\n".join(f"{i}. {hint}" for i, hint in enumerate(exercise.hints, 1))
     return (
-        f"# Exercise {number} of {total}: {exercise.title}\n\n"
-        f"Rebuild {sources} in {files}, here. Each skeleton keeps the module's docstring with its\n"
-        f"numbered invariants, its imports, constants and signatures; every `TODO` body raises\n"
-        f"NotImplementedError until you write it.\n\n"
-        f"## Read first\n\n{chapters}\n\n## Hints\n\n{hints}\n\n"
-        f"## Check\n\n    python -m recuris.exercises check {exercise.name} {folder}\n\n"
-        f"The project's own example tests, property tests and state machines run against your\n"
-        f"module; the first broken invariant is named with the input that breaks it (`--all`\n"
-        f"names every one). The reference solution is the package's module: read it when yours passes.\n"
+        f"# Exercise {number} of {total}: {exercise.title}\n\nRebuild {sources} in {files}, here. "
+        "Each skeleton keeps the module's docstring with its\nnumbered invariants, its imports, "
+        "constants and signatures; every `TODO` body raises\nNotImplementedError until you write "
+        f"it.\n\n## Read first\n\n{chapters}\n\n## Hints\n\n{hints}\n\n## Check\n\n    python -m "
+        f"recuris.exercises check {exercise.name} {folder}\n\nThe project's own example tests, "
+        "property tests and state machines run against your\nmodule; the first broken invariant is "
+        "named with the input that breaks it (`--all`\nnames every one). The reference solution is "
+        "the package's module: read it when yours passes.\n"
     )
 
 

@@ -51,7 +51,7 @@ class LLMHTTPError(LLMError):
 
 
 class LLMInputTooLarge(LLMError):
-    """The input is more than the endpoint takes, so retrying cannot help; `status` None: never sent."""
+    """The input is more than the endpoint takes: retrying cannot help (`status` None: not sent)."""
 
     def __init__(self, status: int | None, message: str) -> None:
         super().__init__(f"input too large{f' (HTTP {status})' if status else ''}: {message}")
@@ -71,8 +71,9 @@ class LLMRedirectError(LLMError):
 
 
 def redact(text: str, secret: str | None, limit: int) -> str:
-    """Replace the secret and each piece of it of 8 characters or more, then cut to `limit` (LM1)."""
-    # Redacting before the cut leaves no part of the key showing; a key starting before `limit` ends here:
+    """Replace the secret and each piece of it of 8 characters or more; cut to `limit` (LM1)."""
+    # Redacting before the cut leaves no part of the key
+    # showing; a key starting before `limit` ends here:
     text = text[: limit + len(secret or "")]
     if secret:
         for length in range(len(secret), min(SHORTEST_SECRET_FRAGMENT, len(secret)) - 1, -1):
@@ -87,11 +88,14 @@ class Deadline:
     """The monotonic instant by which one call must end, and what the call is doing now (HT1)."""
 
     def __init__(self, seconds: float) -> None:
-        self.seconds, self.end, self.stage = seconds, time.monotonic() + seconds, "starting"
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+        self.stage = "starting"
 
     def left(self) -> float:
         """Return the seconds left; raise LLMTimeout, naming the stage, once there are none."""
-        if (remaining := self.end - time.monotonic()) <= 0:
+        remaining = self.end - time.monotonic()
+        if remaining <= 0:
             raise self.expired()
         return remaining
 
@@ -108,8 +112,9 @@ class Reply(NamedTuple):
 
 
 def origin(url: str) -> str | None:
-    """Return `scheme://host:port` of an http(s) URL, the port made explicit; None for any other URL."""
-    parts, scheme = urllib.parse.urlsplit(url), url.partition(":")[0].lower()
+    """Return `scheme://host:port` of an http(s) URL, port explicit; None for any other URL."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = url.partition(":")[0].lower()
     try:
         port = parts.port or (443 if scheme == "https" else 80)
     except ValueError:  # a port that is not a number from 0 to 65535
@@ -129,7 +134,7 @@ def post(
     max_reply_bytes: int,
     secret: str | None = None,
 ) -> Reply:
-    """POST `body`, following same-origin redirects; return any reply, else raise an LLMError (HT1-HT4)."""
+    """POST `body`, following same-origin redirects; return the reply or raise an LLMError."""
     home = origin(url) or ""  # the clients check their base URL when they are made
     for _ in range(MAX_REDIRECTS + 1):
         reply = _post_once(url, body, headers, deadline, max_reply_bytes, secret)
@@ -140,11 +145,13 @@ def post(
         target = urllib.parse.quote(
             urllib.parse.urljoin(url, location), safe="/:?#[]@!$&'()*+,;=%~"
         )
-        if (moved := origin(target)) != home:
+        moved = origin(target)
+        if moved != home:
             raise LLMRedirectError(
                 redact(
-                    f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the key goes "
-                    "to no other origin (set base_url to the new address if it is to be trusted)",
+                    f"{home} redirected to {moved or 'a URL that is not http(s)'}; refused, so the "
+                    "key goes to no other origin (set base_url to the new address if it is to be "
+                    "trusted)",
                     secret,
                     300,
                 )
@@ -227,17 +234,19 @@ class _DeadlineReader(io.RawIOBase):
     """Read from a socket's file, first setting its timeout to the time the deadline leaves."""
 
     def __init__(self, sock, raw: io.RawIOBase, deadline: Deadline) -> None:
-        self.sock, self.raw, self.deadline = sock, raw, deadline
+        self.sock = sock
+        self.raw = raw
+        self.deadline = deadline
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int | None:
-        self.sock.settimeout(
-            self.deadline.left()
-        )  # the per-read timeout shrinks as the call goes on
+        # The per-read timeout shrinks as the call goes on
+        self.sock.settimeout(self.deadline.left())
         return self.raw.readinto(buffer)
 
     def close(self) -> None:
-        self.raw.close()  # releases the socket file's hold, so closing the connection closes the socket
+        # Releases the socket file's hold, so closing the connection closes the socket
+        self.raw.close()
         super().close()

@@ -19,9 +19,9 @@ Invariants:
         deadline, and a wait that would pass it is not taken.
     LM5 `embed` returns one vector per text, all of one length (MR2 for each batch); a text
         longer than `max_input_chars` is refused before anything is sent.
-    LM6 a request carries `model`, a prompt as one user message (a `messages` list as given) or at most
-        `batch_size` texts to embed, every option not set to None and every `extra_fields` entry as given;
-        a chat call returns the reply's text.
+    LM6 a request carries `model`, a prompt as one user message (a `messages` list as given)
+        or at most `batch_size` texts to embed, every option not set to None and every
+        `extra_fields` entry as given; a chat call returns the reply's text.
 """
 
 import json
@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 
+from recuris.core.validation import require_count, require_number
 from recuris.llm.http_transport import (
     Deadline,
     LLMConnectionError,
@@ -64,19 +65,9 @@ __all__ = [
 CLIENT_FIELDS = frozenset(
     {"model", "messages", "tools", "input", "max_tokens", "temperature", "stop"}
 )
-# llama.cpp: "input is too large to process. increase the physical batch size"; others say "too long"
+# llama.cpp: "input is too large to process. increase
+# the physical batch size"; others say "too long"
 INPUT_TOO_LARGE = re.compile(r"too (large|long)|exceeds? the (available )?context", re.IGNORECASE)
-
-
-def _check(name: str, value, minimum: float, whole: bool = False, above: bool = False) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int if whole else (int, float))
-        or not (math.isfinite(value) and value >= minimum and not (above and value == minimum))
-    ):
-        rule = f"{'more than' if above else 'at least'} {minimum}"
-        kind = "whole number" if whole else "number"
-        raise ValueError(f"LM3: {name} must be a finite {kind} {rule}, not {value!r}")
 
 
 class _Endpoint:
@@ -115,11 +106,11 @@ class _Endpoint:
             raise ValueError(
                 "LM3: api_key must be printable ASCII (no line breaks): it goes in a header"
             )
-        _check("timeout", timeout, 0, above=True)
-        _check("max_retries", max_retries, 0, whole=True)
-        _check("backoff", backoff, 0)
-        _check("max_retry_after", max_retry_after, 0)
-        _check("max_reply_bytes", max_reply_bytes, 1, whole=True)
+        require_number("LM3: timeout", timeout, 0, above_minimum=True)
+        require_count("LM3: max_retries", max_retries, 0)
+        require_number("LM3: backoff", backoff, 0)
+        require_number("LM3: max_retry_after", max_retry_after, 0)
+        require_count("LM3: max_reply_bytes", max_reply_bytes, 1)
         if not callable(sleep):
             raise ValueError(f"LM3: sleep must be a callable taking seconds, not {sleep!r}")
         self.extra_fields = dict(extra_fields or {})
@@ -127,17 +118,17 @@ class _Endpoint:
             raise ValueError(
                 f"LM3: extra_fields must be JSON values, with none of {sorted(CLIENT_FIELDS)}"
             )
-        self.timeout, self.max_retries, self.sleep, self.backoff = (
-            timeout,
-            max_retries,
-            sleep,
-            backoff,
-        )
-        self.max_retry_after, self.max_reply_bytes = max_retry_after, max_reply_bytes
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.sleep = sleep
+        self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self.max_reply_bytes = max_reply_bytes
 
     def post(self, path: str, payload: dict) -> dict:
         """POST within `timeout` (LM4); return the JSON object, or raise an LLMError (LM1-LM3)."""
-        deadline, body = Deadline(self.timeout), json.dumps(payload).encode()
+        deadline = Deadline(self.timeout)
+        body = json.dumps(payload).encode()
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -186,7 +177,10 @@ class _Endpoint:
 
     def __repr__(self) -> str:
         key = "set" if self._key else "none"
-        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>)"
+        return (
+            f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key=<{key}>)"
+        )
 
 
 def _json_ready(value) -> bool:
@@ -230,16 +224,18 @@ class OpenAICompatibleChat(_Endpoint):
     ) -> None:
         super().__init__(base_url, model, api_key, **options)
         if max_tokens is not None:
-            _check("max_tokens", max_tokens, 1, whole=True)
+            require_count("LM3: max_tokens", max_tokens, 1)
         if temperature is not None:
-            _check("temperature", temperature, 0)
+            require_number("LM3: temperature", temperature, 0)
         if (
             stop is not None
             and not isinstance(stop, str)
             and not (isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop))
         ):
             raise ValueError(f"LM3: stop must be a string or a list of strings, not {stop!r}")
-        self.tools, self.max_tokens, self.temperature = list(tools), max_tokens, temperature
+        self.tools = list(tools)
+        self.max_tokens = max_tokens
+        self.temperature = temperature
         self.stop = stop if stop is None or isinstance(stop, str) else list(stop)
 
     def __call__(self, prompt: str | list[dict]) -> str:
@@ -269,9 +265,10 @@ class OpenAICompatibleEmbeddings(_Endpoint):
         **options,
     ) -> None:
         super().__init__(base_url, model, api_key, **options)
-        _check("batch_size", batch_size, 1, whole=True)
-        _check("max_input_chars", max_input_chars, 1, whole=True)
-        self.batch_size, self.max_input_chars = batch_size, max_input_chars
+        require_count("LM3: batch_size", batch_size, 1)
+        require_count("LM3: max_input_chars", max_input_chars, 1)
+        self.batch_size = batch_size
+        self.max_input_chars = max_input_chars
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Return one vector per text; each batch is one call under `timeout` (LM4, LM5)."""

@@ -14,13 +14,16 @@ Invariants:
 """
 
 import json
-import math
 
+from recuris.core.validation import require_count, require_number
 from recuris.llm.http_transport import LLMResponseError
 
 
 def chat_reply_text(data: dict) -> str:
-    """Return the reply's text, or its first tool call as loop text (MR1); LLMResponseError if malformed."""
+    """Return the reply's text, or its first tool call as loop text (MR1).
+
+    Raises LLMResponseError if the reply is malformed.
+    """
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise LLMResponseError("the body has no choices[0] object")
@@ -48,28 +51,30 @@ def chat_reply_text(data: dict) -> str:
 
 
 def embedding_vectors(data: dict, count: int) -> list[list[float]]:
-    """Return `count` finite vectors in index order (MR2); LLMResponseError if the reply is malformed."""
+    """Return `count` finite vectors in index order (MR2).
+
+    Raises LLMResponseError if the reply is malformed.
+    """
     rows = data.get("data")
     if not isinstance(rows, list):
         raise LLMResponseError("the body has no data list of embeddings")
     found: dict[int, list[float]] = {}
     for row in rows:
         index = row.get("index") if isinstance(row, dict) else None
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
-            raise LLMResponseError(f"a data row has no index from 0 to {count - 1}")
+        try:
+            require_count("index", index, 0, count)
+        except ValueError:
+            raise LLMResponseError(f"a data row has no index from 0 to {count - 1}") from None
         if index in found:
             raise LLMResponseError(f"index {index} appears twice in data")
         vector = row.get("embedding")
-        if (
-            not isinstance(vector, list)
-            or not vector
-            or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-                for x in vector
-            )
-        ):
-            raise LLMResponseError(f"data[{index}].embedding is not a list of finite numbers")
-        found[index] = [float(x) for x in vector]
+        problem = f"data[{index}].embedding is not a list of finite numbers"
+        if not isinstance(vector, list) or not vector:
+            raise LLMResponseError(problem)
+        try:
+            found[index] = [require_number("a coordinate", x) for x in vector]
+        except ValueError:
+            raise LLMResponseError(problem) from None
     if len(found) != count:
         missing = sorted(set(range(count)) - found.keys())
         raise LLMResponseError(f"asked for {count} vectors; indexes {missing} are missing")

@@ -4,8 +4,9 @@ Document 003 §7.3: memory is an enhancement, not a single point of failure. Whe
 is locked or gone, the agent must go on without memory, and what it meant to remember
 must not be lost. `BufferedStore` wraps any Store: a write that fails is queued and
 retried, in order, before the next write (or on `flush`); ids are still handed out; reads
-see the queue (queued_reads.py), and raise StoreError when the store cannot answer, so that the caller (the
-manager) can degrade to "no memory". docs/storage/concurrency.md says what degrades how.
+see the queue (queued_reads.py), and raise StoreError when the store cannot answer, so
+that the caller (the manager) can degrade to "no memory". docs/storage/concurrency.md says
+what degrades how.
 
 Invariants:
     G1  a write is either in the store or in the queue; nothing is dropped on an outage.
@@ -62,7 +63,9 @@ class BufferedStore(QueuedReads):
         max_pending: int = 10_000,
         token: str | None = None,
     ) -> None:
-        self.inner, self.clock, self.max_pending = inner, clock, max_pending
+        self.inner = inner
+        self.clock = clock
+        self.max_pending = max_pending
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
         self._offline = 0
@@ -196,18 +199,17 @@ class BufferedStore(QueuedReads):
             return self.inner.delete_user(user_id)
 
     def generation(self, user_id: str) -> int:
-        """Return the user's forget generation; if it rose since read last, drop their queued writes (S6)."""
+        """Return the user's forget generation; if it rose, drop their queued writes (S6)."""
         with self._lock:
             current = self.inner.generation(user_id)
             if self._generations.setdefault(user_id, current) != current:
-                self._drop_pending(
-                    user_id, None
-                )  # another process forgot the user: these were prepared before
+                # Another process forgot the user: these were prepared before
+                self._drop_pending(user_id, None)
                 self._generations[user_id] = current
             return current
 
     def scrub_audit(self, user_id: str) -> int:
-        """Blank the user's audit reasons and weights, queued records first: none lands with its text."""
+        """Blank the user's audit reasons and weights, queued ones first: none lands with text."""
 
         def blank(records: list[AuditRecord]) -> list[AuditRecord]:
             return [
@@ -222,7 +224,7 @@ class BufferedStore(QueuedReads):
             return self.inner.scrub_audit(user_id)
 
     def users(self) -> list[str]:
-        """Forwarded as it is: a user whose every item is still queued is listed once they are written."""
+        """Return the store's users: one whose every item is still queued is listed once written."""
         with self._lock:
             return self.inner.users()
 
@@ -233,4 +235,3 @@ def _entries(queued) -> list:
         if isinstance(queued, Counted)
         else [entry for part in queued for entry in part]
     )
-

@@ -26,7 +26,7 @@ from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from operator import attrgetter
 
 from ..core.text import flatten
-from ..core.validation import require_count, require_text, unicode_problem
+from ..core.validation import require_count, require_number, require_text, unicode_problem
 
 __all__ = ["MemoryItem", "LEVELS", "CheckedClock", "MAX_TIME", "require_texts"]
 
@@ -56,7 +56,7 @@ def _nested_too_deeply(data: object) -> bool:
 
 
 def _copied(value: object) -> object:
-    """Copy JSON data: containers anew, scalars shared (they are immutable); anything else deep-copied."""
+    """Copy JSON data: containers anew, immutable scalars shared, anything else deep-copied."""
     if isinstance(value, dict):
         return {key: _copied(child) for key, child in value.items()}
     if isinstance(value, list):
@@ -95,24 +95,13 @@ class MemoryItem:
             require_text(f"MemoryItem.{name}", getattr(self, name))
         if self.level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {self.level!r}")
-        importance = self.importance
-        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-            raise TypeError(f"I1: importance must be a number, got {type(importance).__name__}")
-        if not 0.0 <= importance <= 1.0:
-            raise ValueError(f"I1: importance must lie in [0, 1], got {importance!r}")
+        require_number("I1: importance", self.importance, 0.0, 1.0)
         require_count("I1: access_count", self.access_count, 0, 2**63)
         for name in ("created_at", "last_access_at", "invalidated_at"):
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(
-                    f"I1: {name} must be a number of seconds, got {type(value).__name__}"
-                )
-            if not -MAX_TIME <= value <= MAX_TIME:  # NaN and infinities fail too
-                raise ValueError(
-                    f"I1: {name} must be a finite time within ±{MAX_TIME:.0f} s, got {value!r}"
-                )
+            require_number(f"I1: {name} (seconds)", value, -MAX_TIME, MAX_TIME)
         if not isinstance(self.metadata, dict):
             raise TypeError(f"I1: metadata must be a dict, got {type(self.metadata).__name__}")
         if _nested_too_deeply(self.metadata):
@@ -166,7 +155,7 @@ class MemoryItem:
         return cls(**fields, _stored=True)
 
     def copy(self) -> "MemoryItem":
-        """Return an independent copy: every field but metadata is immutable, so only it is copied."""
+        """Return an independent copy: only metadata is copied, every other field is immutable."""
         # Several times faster than copy.deepcopy, which a write and every read pay (S4); built
         # by __init__, so that no attribute dict is made for the garbage collector to walk.
         values = dict(zip(_FIELD_NAMES, _FIELD_VALUES(self)), metadata=_copied(self.metadata))
@@ -193,14 +182,7 @@ class CheckedClock:
         self.clock = clock
 
     def __call__(self) -> float:
-        now = self.clock()
-        number = isinstance(now, (int, float)) and not isinstance(now, bool)
-        # A range test, not math.isfinite: that raises OverflowError on a huge int; NaN fails it too.
-        if not (number and -MAX_TIME <= now <= MAX_TIME):
-            raise ValueError(
-                f"I4: a clock must return a finite time within ±{MAX_TIME:.0f} s, got {now!r}"
-            )
-        return float(now)
+        return require_number("I4: a clock's reading (seconds)", self.clock(), -MAX_TIME, MAX_TIME)
 
     def __repr__(self) -> str:
         return f"CheckedClock({self.clock!r})"

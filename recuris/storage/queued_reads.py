@@ -53,7 +53,7 @@ class QueuedReads:
     def _view(
         self, user_id: str
     ) -> tuple[dict[str, MemoryItem], set[str], dict[str, tuple[int, float]]]:
-        """Replay the user's queue in order: newest queued copies, ids deleted, accesses on stored items."""
+        """Replay the user's queue in order: newest copies, deleted ids, accesses to stored ones."""
         fresh: dict[str, MemoryItem] = {}
         gone: set[str] = set()
         counted: dict[str, tuple[int, float]] = {}
@@ -125,7 +125,7 @@ class QueuedReads:
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
     ) -> Iterator[list]:
-        """Yield `list` in batches (S11): the store's own, or `list`'s while the user has writes queued."""
+        """Yield `list` in batches (S11): the store's, or `list`'s while writes are queued."""
         require_count("S11: batch_size", batch_size, 1)
         if not self._pending or not any(self._view(user_id)):
             yield from self.inner.iterate(user_id, level, batch_size)
@@ -193,7 +193,7 @@ class QueuedReads:
 
 
 class QueuedView:
-    """A buffered store whose `list` sees only the queue, for layers built while it is down (QR2)."""
+    """A buffered store whose `list` sees only the queue, for layers built in an outage (QR2)."""
 
     def __init__(self, store) -> None:
         self.store = store

@@ -39,7 +39,7 @@ class ErasureIncompleteError(StoreError):
 
 
 class SQLiteErasure:
-    """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation (S6, SE1)."""
+    """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation."""
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
@@ -66,7 +66,7 @@ class SQLiteErasure:
         )
 
     def delete_user(self, user_id: str) -> int:
-        """Forget the user in one transaction: delete their items, blank their audit, raise their generation.
+        """Forget the user in one transaction: delete items, blank audit, raise the generation.
 
         Raises ErasureIncompleteError when old copies may remain in the log (SE1).
         """
@@ -86,7 +86,7 @@ class SQLiteErasure:
         return deleted
 
     def scrub_audit(self, user_id: str) -> int:
-        """Blank the reasons and weights of the user's audit records; return how many (SE1 applies)."""
+        """Blank the reasons and weights of the user's audit records; return how many (SE1)."""
         scrubbed = self._transaction(lambda db: db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount)
         self._checkpoint(f"the audit text of {user_id!r}", 0)
         return scrubbed

@@ -14,8 +14,8 @@ Invariants:
         empty file opened for reading) before any byte of it is written; a read-only open
         writes nothing, and only a writing open creates a database or migrates an older
         version whose tables are all kept (`MIGRATES_FROM`), in one transaction.
-    SF3 creating or migrating a database puts it in WAL mode, which the file keeps, so that readers do
-        not wait behind a writer.
+    SF3 creating or migrating a database puts it in WAL mode, which the file keeps, so that
+        readers do not wait behind a writer.
 """
 
 from __future__ import annotations
@@ -46,7 +46,10 @@ def _refusal(
 ) -> str | None:
     """Say why the file cannot be opened, or None if it can (SF2)."""
     if versions is None and tables:
-        return f"{path} is another application's SQLite database (tables {sorted(tables)[:5]}), not recuris's"
+        return (
+            f"{path} is another application's SQLite database "
+            f"(tables {sorted(tables)[:5]}), not recuris's"
+        )
     if versions is None or versions == []:
         return f"{path} is empty, not a recuris database" if read_only or not create else None
     migratable = len(versions) == 1 and versions[0] in schema.MIGRATES_FROM
@@ -68,7 +71,7 @@ def _connect(path: str, read_only: bool, timeout: float) -> sqlite3.Connection:
 
 
 def _create(db: sqlite3.Connection) -> None:
-    """Create what is missing of the schema inside the caller's transaction, migrating an older version."""
+    """Create what the schema lacks in the caller's transaction, migrating an older version."""
     for statement in [*schema.SCHEMA.split(";"), schema.FORGOTTEN_SCHEMA]:
         if statement.strip():
             db.execute(statement)
@@ -104,7 +107,7 @@ def _from_2(db: sqlite3.Connection) -> None:
 
 
 def _from_3(db: sqlite3.Connection) -> None:
-    """Drop version 3's `items.valid_from`, which nothing read, keeping every row and its rowid (SH2)."""
+    """Drop version 3's unread `items.valid_from`, keeping every row and its rowid (SH2)."""
     # Rebuilt rather than `ALTER TABLE ... DROP COLUMN`, which SQLite before 3.35 lacks. The
     # rowid is copied: write order and the postings (whose `item` is the rowid) depend on it.
     _rebuild(db, "items", schema.ITEMS, ", ".join(["rowid", *schema.COLUMNS]), schema.ITEMS_INDEXES)
@@ -125,9 +128,8 @@ def _rebuild(db: sqlite3.Connection, table: str, create: str, columns: str, inde
     db.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
     db.execute(create)
     db.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {table}_old")
-    db.execute(
-        f"DROP TABLE {table}_old"
-    )  # and its indexes (and counter row), made again on the new table
+    # And its indexes (and counter row), made again on the new table
+    db.execute(f"DROP TABLE {table}_old")
     for statement in indexes.split(";"):
         db.execute(statement)
 
@@ -149,15 +151,13 @@ def open_database(
         if refusal:
             raise StoreError(refusal)
         if not read_only:
-            db.execute(
-                "PRAGMA secure_delete = ON"
-            )  # deleted text is overwritten, not left in free pages
+            # Deleted text is overwritten, not left in free pages
+            db.execute("PRAGMA secure_delete = ON")
         if read_only or versions == [SCHEMA_VERSION]:
             return db
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute(
-            "BEGIN IMMEDIATE"
-        )  # the one creator; any other waits here, then finds the schema (SF1)
+        # The one creator; any other waits here, then finds the schema (SF1)
+        db.execute("BEGIN IMMEDIATE")
         try:
             tables = _tables(db)
             refusal = _refusal(path, tables, _versions(db, tables), read_only, create)

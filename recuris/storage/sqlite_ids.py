@@ -46,15 +46,15 @@ class NewIds:
         self._reserved: dict[
             str, dict[str, None]
         ] = {}  # per prefix: ids left to hand out, last first
-        self._minted: OrderedDict[str, None] = (
-            OrderedDict()
-        )  # ids handed out, not yet written, oldest first
+        # Ids handed out, not yet written, oldest first
+        self._minted: OrderedDict[str, None] = OrderedDict()
 
     def new(self, prefix: str) -> str:
-        """Return a new id of the prefix, reserving a block in a transaction when none is left (ID1)."""
+        """Return a new id of the prefix, reserving a block when none is left (ID1)."""
         while not self._reserved.get(prefix):
             self._reserved[prefix] = self._transaction(lambda db: _reserve(db, prefix))
-        self._minted[item_id := self._reserved[prefix].popitem()[0]] = None
+        item_id = self._reserved[prefix].popitem()[0]
+        self._minted[item_id] = None
         if len(self._minted) > MINTED_LIMIT:
             self._minted.popitem(last=False)
         return item_id
@@ -64,11 +64,12 @@ class NewIds:
         return {item_id for item_id in ids if item_id in self._minted}
 
     def refuse_taken(self, guarded: set[str], stored: Iterable[str]) -> None:
-        """Raise IdTakenError if a guarded id is among the stored ones: another write took it (ID2)."""
+        """Raise IdTakenError if a guarded id is stored already: another write took it (ID2)."""
         if taken := sorted(guarded.intersection(stored)):
             for item_id in taken:
                 del self._minted[item_id]
-            self._reserved.clear()  # another writer uses these blocks: reserve anew, stored ids skipped
+            # Another writer uses these blocks: reserve anew, stored ids skipped
+            self._reserved.clear()
             raise IdTakenError(
                 f"S3: new id(s) {', '.join(taken)} were taken by another write "
                 "before this one; nothing was written: write again"
@@ -77,14 +78,15 @@ class NewIds:
     def written(self, ids: Iterable[str]) -> None:
         """Note ids this object wrote: no longer guarded, and never handed out (ID2)."""
         for item_id in ids:
+            block = self._reserved.get(id_prefix(item_id))
             if item_id in self._minted:  # handed out here, so no longer among those to hand out
                 del self._minted[item_id]
-            elif (block := self._reserved.get(id_prefix(item_id))) is not None:
+            elif block is not None:
                 block.pop(item_id, None)
 
 
 def _reserve(db: sqlite3.Connection, prefix: str) -> dict[str, None]:
-    """Reserve the next ID_BLOCK ids of a prefix in the counters table; return those not taken, last first."""
+    """Reserve the prefix's next ID_BLOCK ids in `counters`; return those not taken, last first."""
     last = (
         db.execute("SELECT value FROM counters WHERE prefix = ?", (prefix,)).fetchone() or (0,)
     )[0]

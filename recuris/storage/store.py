@@ -34,9 +34,9 @@ Invariants:
         content or validity, and an item no longer stored stays gone.
     S11 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
         deleting items it has already yielded, between batches, changes nothing it yields.
-    S12 `delete` and `delete_user` remove only the given user's items (`delete` only the ids it names)
-        and return how many, each counted once; `audit` lists records by user or by item, and
-        `scrub_audit` blanks the reason and weight of each record of the user.
+    S12 `delete` and `delete_user` remove only the given user's items (`delete` only the ids
+        it names) and return how many, each counted once; `audit` lists records by user or by
+        item, and `scrub_audit` blanks the reason and weight of each record of the user.
 """
 
 from __future__ import annotations
@@ -67,17 +67,17 @@ class ForgottenUserError(ValueError):
 
 
 class IdTakenError(ValueError):
-    """A new id was taken by another write before its own: the put was refused, nothing written (S3)."""
+    """A new id was taken by another write first: the put was refused, nothing written (S3)."""
 
 
 def id_prefix(item_id: str) -> str:
-    """Return all of an id before its last "-": for the shipped stores' `new_id(prefix)`, the prefix."""
+    """Return all of an id before its last "-": the prefix given to the shipped `new_id`."""
     return item_id.rpartition("-")[0]
 
 
 @dataclass(frozen=True)
 class Access:
-    """One use of a stored item, to count: the item's access count + 1, its last access `at` (S10)."""
+    """One use of a stored item: its access count goes up by 1, its last access to `at` (S10)."""
 
     user_id: str
     id: str
@@ -85,7 +85,7 @@ class Access:
 
 
 def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
-    """Raise ForgottenUserError if a user was forgotten since this store object last saw them (S6)."""
+    """Raise ForgottenUserError if the user was forgotten since this store last saw them (S6)."""
     for user_id in dict.fromkeys(users):
         current = generation_of(user_id)
         if seen.setdefault(user_id, current) != current:

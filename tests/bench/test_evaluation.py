@@ -47,7 +47,8 @@ def test_pollution_rate_is_the_share_of_bad_recalls():
 
 
 def test_bad_arguments_are_refused():
-    """EV1: k must be at least 1, and a question needs a relevant item (a ValueError naming the rule)."""
+    """EV1: k must be at least 1, and a question needs
+    a relevant item (a ValueError naming the rule)."""
     with pytest.raises(ValueError, match="k must be"):
         recall_at_k(RANKED, {"d1"}, 0)
     with pytest.raises(ValueError, match="relevant"):

@@ -3,52 +3,10 @@
 import json
 
 import pytest
+from locomo_conversation import CONVERSATION
 
 from recuris import bench
-from recuris.bench.locomo import ABLATIONS, RETRIEVERS, evaluate, load
-
-CONVERSATION = {
-    "speaker_a": "Ana",
-    "speaker_b": "Ben",
-    "session_1_date_time": "1:00 pm on 8 May, 2023",
-    "session_1": [
-        {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a puppy last week!"},
-        {"speaker": "Ben", "dia_id": "D1:2", "text": "Congrats! What breed is it?"},
-        {
-            "speaker": "Ana",
-            "dia_id": "D1:3",
-            "text": "A beagle named Biscuit.",
-            "blip_caption": "a photo of a dog",
-        },
-    ],
-    "session_2_date_time": "2:00 pm on 9 May, 2023",
-    "session_2": [
-        {"speaker": "Ben", "dia_id": "D2:1", "text": "I started learning the violin."},
-        {"speaker": "Ana", "dia_id": "D2:2", "text": "Violin is hard, keep practicing!"},
-    ],
-    "session_3_date_time": "a session whose turns were not released",
-    "qa": [
-        {
-            "question": "What breed is Ana's dog?",
-            "answer": "beagle",
-            "evidence": ["D1:3"],
-            "category": 4,
-        },
-        {
-            "question": "What instrument is Ben learning?",
-            "answer": "violin",
-            "evidence": ["D2:1"],
-            "category": 1,
-        },
-        {"question": "Would Ana like cats?", "answer": "unknown", "evidence": [], "category": 3},
-        {
-            "question": "What is Ben's cat called?",
-            "answer": "none",
-            "evidence": ["D1:2"],
-            "category": 5,
-        },
-    ],
-}
+from recuris.bench.locomo import RETRIEVERS, evaluate, load
 
 
 @pytest.fixture
@@ -108,16 +66,6 @@ def test_bm25_finds_both_answers(path):
     """LC2: only the two questions the loader keeps are scored; BM25 puts each evidence turn first."""
     scores = evaluate([load(path)], RETRIEVERS["bm25 (k1 1.2, b 0.75)"])
     assert (scores.questions, scores.r1, scores.mrr) == (2, 1.0, 1.0)
-
-
-def test_bench_prints_a_table_per_retriever(path, capsys):
-    """BC2: `bench locomo PATH` prints R@1-R@10 and MRR@10 for both stores, each ablation and reference."""
-    assert bench.main(["locomo", str(path)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert "2 questions" in lines[0] and lines[2] == "| retriever | R@1 | R@5 | R@10 | MRR@10 |"
-    rows = [line for line in lines if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 2 * (1 + 2 + len(ABLATIONS) + len(RETRIEVERS))  # overall, then per category
-    assert sum("(what users run)" in row for row in rows) == 4
 
 
 def test_bench_reports_a_bad_file_and_exits_1(tmp_path, capsys):

@@ -38,10 +38,12 @@ def test_the_sliding_window_loses_the_task_statement():
 
 
 def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
-    """LH1, LH2, first value wins: recuris succeeds on every task; full history fails only on stale values."""
+    """LH1, LH2, first value wins: recuris succeeds on
+    every task; full history fails only on stale values."""
     results = run_suite()
     ours = results["recuris (window 6 + summary + pins)"]
-    full, window = results["full history"], results["sliding window (12 messages)"]
+    full = results["full history"]
+    window = results["sliding window (12 messages)"]
     assert set(results) == set(CONDITIONS) and ours.runs == full.runs == 24
     assert ours.success_rate == 1.0 and ours.success_rate > full.success_rate > window.success_rate
     assert ours.pollution == 0.0 < full.pollution
@@ -50,9 +52,11 @@ def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule():
 
 
 def test_under_the_last_value_rule_full_history_ties_and_only_the_window_fails():
-    """LH2, last value wins: full history succeeds too; the window fails only by leaving its plan undone."""
+    """LH2, last value wins: full history succeeds too;
+    the window fails only by leaving its plan undone."""
     results = run_suite(latest_wins=True)
-    ours, full = results["recuris (window 6 + summary + pins)"], results["full history"]
+    ours = results["recuris (window 6 + summary + pins)"]
+    full = results["full history"]
     assert ours.success_rate == full.success_rate == 1.0 and full.pollution == 0.0
     assert [why for why, _ in results["sliding window (12 messages)"].failures] == [
         "plan unfinished"
@@ -64,7 +68,8 @@ def test_each_failure_names_the_rule_it_broke():
     """LH2: a run reports the first rule it broke, or nothing when it succeeded."""
     task = Task(goal="g", plan=["a", "b"], failing={"b"}, forbidden="MySQL", stale={"c"})
     assert task.failure() == "plan unfinished"
-    task.act("b"), task.act("b")
+    task.act("b")
+    task.act("b")
     assert task.failure() == "failed path retried"
     task.act("c")
     assert task.failure() == "stale value used"

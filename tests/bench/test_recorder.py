@@ -41,7 +41,8 @@ def long_run(window: int = 2) -> list[str]:
 
 
 def test_a_prompt_is_cut_into_its_labelled_sections_in_order():
-    """RC1: an agent's prompt gives goal, pins, progress, summary, recent steps, experience, instruction."""
+    """RC1: an agent's prompt gives goal, pins, progress,
+    summary, recent steps, experience, instruction."""
     prompt = long_run()[5]
     parts = sections(prompt)
     assert [label for label, _ in parts] == [
@@ -87,7 +88,8 @@ def test_a_prompt_in_another_layout_is_one_section():
 
 
 def test_the_full_history_prompt_keeps_every_step_in_place_of_summary_and_window():
-    """RC3: step n's full history lists steps 1..n-1 verbatim, the summary empty, the rest unchanged."""
+    """RC3: step n's full history lists steps 1..n-1
+    verbatim, the summary empty, the rest unchanged."""
     prompts = long_run(window=2)
     full = full_history(prompts)
     last = dict(sections(full[-1]))
@@ -133,10 +135,12 @@ def test_a_part_splits_its_prompts_into_runs_at_each_task_start():
 
 
 def test_the_watched_decay_decides_as_the_manager_it_wraps():
-    """RC4: same weights, same accesses, same verdicts; the recorder keeps the accesses and the cycle."""
+    """RC4: same weights, same accesses, same verdicts;
+    the recorder keeps the accesses and the cycle."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
-    plain, watched = DecayManager(clock=clock), recorder.watch(DecayManager(clock=clock))
+    plain = DecayManager(clock=clock)
+    watched = recorder.watch(DecayManager(clock=clock))
     twins = [
         [Episode(task_type="t", goal=f"g{n}", status="success", id=f"e{n}") for n in range(3)]
         for _ in range(2)
@@ -145,7 +149,8 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
     plain.on_access(twins[0][1])
     watched.on_access(twins[1][1])
     clock.advance(20 * DAY)
-    a, b = plain.run_cycle(twins[0]), watched.run_cycle(twins[1])
+    a = plain.run_cycle(twins[0])
+    b = watched.run_cycle(twins[1])
     assert a.weights == b.weights and [i.id for i in a.forgotten] == [i.id for i in b.forgotten]
     assert recorder.accesses == {"e1": [2 * DAY]}
     [cycle] = recorder.cycles
@@ -155,7 +160,8 @@ def test_the_watched_decay_decides_as_the_manager_it_wraps():
 
 
 def test_one_cycle_read_in_batches_is_recorded_once():
-    """RC4: several run_cycle calls at one instant (a store read in batches) make one recorded cycle."""
+    """RC4: several run_cycle calls at one instant (a
+    store read in batches) make one recorded cycle."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     decay = recorder.watch(DecayManager(clock=clock))

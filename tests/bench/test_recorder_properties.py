@@ -23,7 +23,8 @@ def test_RC1_sections_partition_any_text(parts, newline, trailing):
 
 @given(words, st.lists(words, max_size=3), st.lists(words, max_size=12), st.integers(1, 4))
 def test_RC1_an_agent_prompt_has_its_sections_in_the_layout_order(goal, pins, actions, window):
-    """RC1: a built prompt's labels are the layout's, in order, whatever goal, pins and steps it holds."""
+    """RC1: a built prompt's labels are the layout's,
+    in order, whatever goal, pins and steps it holds."""
     working = WorkingMemory(WorkingSettings(window_size=window))
     working.init_task(goal, ["a", "b"])
     for pin in pins:

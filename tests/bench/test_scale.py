@@ -1,4 +1,5 @@
-"""Example tests for recuris.bench.scale: the workload merges, and progress keeps off pipes (SZ1-SZ3)."""
+"""Example tests for recuris.bench.scale: the workload
+merges, and progress keeps off pipes (SZ1-SZ3)."""
 
 import io
 
@@ -14,12 +15,14 @@ class Terminal(io.StringIO):
 
 def test_the_workload_is_a_function_of_size_and_seed_and_comes_in_batches():
     """SZ1: the same size and seed give the same memories, in batches of at most 1,000."""
-    first, second = list(scale.memories(2500, seed=3)), list(scale.memories(2500, seed=3))
+    first = list(scale.memories(2500, seed=3))
+    second = list(scale.memories(2500, seed=3))
     assert first == second and [len(batch) for batch in first] == [1000, 1000, 500]
 
 
 def test_a_cycle_over_the_workload_forgets_and_merges():
-    """SZ1: the forgetting workload merges even at a small size, and the store holds what the report says."""
+    """SZ1: the forgetting workload merges even at a
+    small size, and the store holds what the report says."""
     cycle = scale.forgetting_cycle(3000, quiet=True)
     assert cycle["forgotten"] > 0 and cycle["merged"] > 0
     assert cycle["left"] == 3000 - cycle["forgotten"] - cycle["merged"] and cycle["peak_mb"] > 0
@@ -27,7 +30,8 @@ def test_a_cycle_over_the_workload_forgets_and_merges():
 
 @pytest.mark.parametrize("sqlite", [False, True])
 def test_semantic_writes_supersede_facts(sqlite):
-    """SZ3: the semantic-write measure supersedes a fact in about half of its writes, on either store."""
+    """SZ3: the semantic-write measure supersedes a
+    fact in about half of its writes, on either store."""
     writes = scale.semantic_writes(60, quiet=True, sqlite=sqlite)
     assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
 
@@ -54,7 +58,8 @@ def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():
 
 
 def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
-    """SZ2: on a terminal, progress names the phase, the items done of the total, a rate and the seconds."""
+    """SZ2: on a terminal, progress names the phase, the
+    items done of the total, a rate and the seconds."""
     terminal = Terminal()
     progress = scale.Progress("fill 1,000", 1000, stream=terminal)
     progress.update(1000)
@@ -67,7 +72,8 @@ def test_progress_reaches_a_terminal_with_phase_count_rate_and_time():
 
 def test_progress_is_silent_on_a_pipe_or_when_quiet():
     """SZ2: nothing is written when the stream is not a terminal, or when asked to be quiet."""
-    pipe, terminal = io.StringIO(), Terminal()
+    pipe = io.StringIO()
+    terminal = Terminal()
     quiet = scale.Progress("fill", 10, quiet=True, stream=terminal)
     for progress in (scale.Progress("fill", 10, stream=pipe), quiet):
         progress.update(10)

@@ -37,7 +37,8 @@ def test_a_plot_names_both_axes_with_their_units():
 
 
 def test_the_legend_names_every_series_reference_and_the_markers():
-    """PL3: one legend entry per series, per reference line, and one for markers when there are any."""
+    """PL3: one legend entry per series, per reference
+    line, and one for markers when there are any."""
     series = [Series("weight", [(0, 1), (5, 0.6)], markers=[(2, 0.9)])]
     svg = line_plot(
         "Decay",
@@ -63,8 +64,10 @@ def test_every_point_lies_inside_the_plot_area():
     for series in ([Series("one", [(3, 3)])], [Series("flat", [(0, 5), (10, 5)])]):
         root = ET.fromstring(line_plot("t", "x", "y", series, [Reference("r", 4)]))
         frame = root.find(f"{NS}rect")
-        left, top = float(frame.get("x")), float(frame.get("y"))
-        right, bottom = left + float(frame.get("width")), top + float(frame.get("height"))
+        left = float(frame.get("x"))
+        top = float(frame.get("y"))
+        right = left + float(frame.get("width"))
+        bottom = top + float(frame.get("height"))
         for line in root.iter(f"{NS}polyline"):
             for point in line.get("points").split():
                 x, y = map(float, point.split(","))

@@ -19,7 +19,8 @@ texts = st.text(st.characters(), max_size=40) | st.sampled_from(
 
 @given(texts, texts, points)
 def test_PL1_any_text_gives_a_well_formed_document(label, name, line):
-    """PL1: whatever the labels, the output parses as XML and the legend says the name (XML-safe chars)."""
+    """PL1: whatever the labels, the output parses as
+    XML and the legend says the name (XML-safe chars)."""
     root = ET.fromstring(line_plot(label, label, label, [Series(name, line)]))
     legend = ["".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("class") == "legend"]
     assert len(legend) == 1
@@ -45,8 +46,10 @@ def test_PL2_every_point_and_reference_lies_in_the_frame(lines, references):
     )
     root = ET.fromstring(svg)
     frame = root.find(f"{NS}rect")
-    left, top = float(frame.get("x")), float(frame.get("y"))
-    right, bottom = left + float(frame.get("width")), top + float(frame.get("height"))
+    left = float(frame.get("x"))
+    top = float(frame.get("y"))
+    right = left + float(frame.get("width"))
+    bottom = top + float(frame.get("height"))
     for line in root.iter(f"{NS}polyline"):
         for point in line.get("points").split():
             x, y = map(float, point.split(","))

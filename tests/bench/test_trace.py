@@ -81,7 +81,8 @@ def test_the_page_shows_each_tier_after_each_part_and_the_audit_lines():
 
 
 def test_a_memory_holding_a_script_shows_as_text():
-    """TR2: a goal `<script>alert(1)</script>` is escaped everywhere: text on the page, never an element."""
+    """TR2: a goal `<script>alert(1)</script>` is escaped
+    everywhere: text on the page, never an element."""
     evil = "<script>alert(1)</script>"
     recorder = traced_run(goal=evil)
     recorder.note(evil)
@@ -114,7 +115,12 @@ def test_a_decay_curve_jumps_up_at_each_access_and_falls_between():
     """TR3: weight_curve uses the decay formula; an access is a marker where the weight jumps up."""
     decay = DecayManager()
     item = SimpleNamespace(
-        id="e", created_at=0.0, importance=1.0, consolidated=False, access_count=1, last_access_at=3 * DAY
+        id="e",
+        created_at=0.0,
+        importance=1.0,
+        consolidated=False,
+        access_count=1,
+        last_access_at=3 * DAY,
     )
     points, markers = weight_curve(decay, item, [3 * DAY], 0.0, 10 * DAY)
     assert points[0] == (0.0, 1.0) and len(markers) == 1
@@ -148,7 +154,8 @@ def test_extra_figures_are_added_with_their_heading(tmp_path):
 
 @pytest.mark.slow
 def test_the_demo_writes_the_trace(tmp_path):
-    """TR1: `python agent_demo.py --html FILE` writes one self-contained page with the three plots."""
+    """TR1: `python agent_demo.py --html FILE` writes
+    one self-contained page with the three plots."""
     path = tmp_path / "trace.html"
     completed = subprocess.run(
         [sys.executable, "agent_demo.py", "--html", str(path)],

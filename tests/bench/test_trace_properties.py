@@ -26,7 +26,8 @@ memories = st.text(printable, min_size=1, max_size=40).filter(str.strip)
 
 @given(memories)
 def test_TR2_any_memory_text_shows_escaped_and_the_page_still_parses(text):
-    """TR2: a goal, a failure and a note holding any text leave the page balanced and script-free."""
+    """TR2: a goal, a failure and a note holding any
+    text leave the page balanced and script-free."""
     recorder = traced_run(goal=text, failing=f"失败 {text}")
     recorder.note(text)
     page_text = render_page(recorder)
@@ -44,7 +45,8 @@ def test_TR2_any_memory_text_shows_escaped_and_the_page_still_parses(text):
     st.integers(1, 3),
 )
 def test_TR3_one_prompt_block_per_model_call_in_its_step(plan, failing, window, max_failures):
-    """TR3: however runs end, the page has one prompt block per model call, each in a stage-2 item."""
+    """TR3: however runs end, the page has one prompt
+    block per model call, each in a stage-2 item."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     llm = recorder.wrap(PromptFollowingLLM())

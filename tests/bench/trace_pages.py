@@ -41,7 +41,11 @@ class Page(HTMLParser):
 
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
-        self.open, self.errors, self.elements, self.headings, self.text = [], [], [], [], []
+        self.open = []
+        self.errors = []
+        self.elements = []
+        self.headings = []
+        self.text = []
         self._heading = None
         self.feed(text)
         self.close()
@@ -79,7 +83,8 @@ class Page(HTMLParser):
 
 def svgs(page: str) -> list[ET.Element]:
     """Parse every inline <svg> of the page as XML."""
-    found, rest = [], page
+    found = []
+    rest = page
     while "<svg" in rest:
         start = rest.index("<svg")
         end = rest.index("</svg>", start) + len("</svg>")

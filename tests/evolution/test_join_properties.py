@@ -1,4 +1,5 @@
-"""Property tests for recuris.evolution.join: the filtered join equals comparing every pair (J1, J2)."""
+"""Property tests for recuris.evolution.join: the
+filtered join equals comparing every pair (J1, J2)."""
 
 import itertools
 
@@ -22,7 +23,8 @@ def every_pair(sets, threshold):
 
 @given(token_sets, thresholds)
 def test_J1_the_join_finds_exactly_the_pairs_that_reach_the_threshold(sets, threshold):
-    """J1: similar_pairs returns exactly the pairs whose Jaccard reaches the threshold, each once."""
+    """J1: similar_pairs returns exactly the pairs
+    whose Jaccard reaches the threshold, each once."""
     assert sorted(similar_pairs(rank_tokens(sets), threshold)) == every_pair(sets, threshold)
 
 

@@ -19,7 +19,8 @@ procedures = st.lists(
 
 @given(procedures, st.lists(words, max_size=4).map(" ".join), st.none() | words)
 def test_H1_H3_a_valid_procedure_matches_iff_a_trigger_does(specs, query, task_type):
-    """H1: the match set equals a naive check of every valid procedure's triggers; H3: one valid per name."""
+    """H1: the match set equals a naive check of every
+    valid procedure's triggers; H3: one valid per name."""
     memory = ProceduralMemory(clock=ManualClock(0))
     latest = {}
     for name, task_types, keywords in specs:

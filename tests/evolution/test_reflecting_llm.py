@@ -1,4 +1,5 @@
-"""Example tests for recuris.evolution.reflecting_llm: a scripted model for reflection (RL1, RL2)."""
+"""Example tests for recuris.evolution.reflecting_llm:
+a scripted model for reflection (RL1, RL2)."""
 
 import json
 
@@ -6,7 +7,8 @@ from recuris.evolution.reflecting_llm import ReflectingLLM
 
 
 def test_reflecting_llm_draws_insights_by_rule_with_sources():
-    """RL2: 'our X is Y' -> 'X: Y'; 'I prefer X' -> 'user prefers X'; an apology -> a learning, each with its source."""
+    """RL2: 'our X is Y' -> 'X: Y'; 'I prefer X' -> 'user
+    prefers X'; an apology -> a learning, each with its source."""
     prompt = (
         "Interactions:\n  [turn-1] user: Our region is eu-west. | agent: ok\n"
         "  [turn-2] user: I prefer tea | agent: Sorry, I was wrong.\n"
@@ -20,7 +22,8 @@ def test_reflecting_llm_draws_insights_by_rule_with_sources():
 
 
 def test_the_same_prompt_gets_the_same_reply_and_junk_gets_no_insight():
-    """RL1, RL2: a pure function of the prompt; a prompt with no interaction gives an empty, valid list."""
+    """RL1, RL2: a pure function of the prompt; a prompt
+    with no interaction gives an empty, valid list."""
     prompt = "Interactions:\n  [turn-1] user: our database is PostgreSQL | agent: noted\n"
     assert ReflectingLLM()(prompt) == ReflectingLLM()(prompt)
     assert json.loads(ReflectingLLM()("<script>nothing here</script>")) == {"insights": []}

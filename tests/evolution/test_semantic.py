@@ -62,7 +62,8 @@ def test_knows_only_the_valid_value(memory):
 
 
 def test_prompt_section_lists_the_valid_facts(memory):
-    """F2, F3: the prompt section renders each valid fact with its sources; superseded ones are left out."""
+    """F2, F3: the prompt section renders each valid
+    fact with its sources; superseded ones are left out."""
     memory.add("database", "MySQL", ["e1"])
     memory.add("database", "PostgreSQL", ["e2"])
     section = memory.to_prompt_section()
@@ -73,7 +74,9 @@ class ListArchive:
     """A naive archive: every fact in a list, and a log of what was closed on load."""
 
     def __init__(self, facts=(), writable=True):
-        self.facts, self.writable, self.closed = list(facts), writable, []
+        self.facts = list(facts)
+        self.writable = writable
+        self.closed = []
 
     def load(self):
         return list(self.facts)
@@ -90,7 +93,8 @@ class ListArchive:
 
 
 def test_two_valid_facts_of_one_subject_on_load_leave_only_the_newest_valid():
-    """F5: loading closes a valid fact that a newer valid fact of its subject contradicts, in the archive too."""
+    """F5: loading closes a valid fact that a newer valid
+    fact of its subject contradicts, in the archive too."""
     from recuris import Fact
 
     archive = ListArchive(
@@ -105,7 +109,8 @@ def test_two_valid_facts_of_one_subject_on_load_leave_only_the_newest_valid():
 
 
 def test_an_archive_that_cannot_close_on_load_keeps_both_and_the_newest_is_current():
-    """F5: when the archive cannot be written, the loaded facts stay as they were; the newest still answers."""
+    """F5: when the archive cannot be written, the loaded
+    facts stay as they were; the newest still answers."""
     from recuris import Fact
 
     archive = ListArchive(
@@ -124,7 +129,8 @@ def test_a_fact_record_without_sources_is_refused():
 
 
 def test_held_facts_leave_nothing_for_the_garbage_collector_to_walk():
-    """F6: facts and the subject index are plain tuples and strings, which a collection stops tracking."""
+    """F6: facts and the subject index are plain tuples
+    and strings, which a collection stops tracking."""
     import gc
 
     memory = SemanticMemory(None, ManualClock(0))

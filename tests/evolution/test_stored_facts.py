@@ -1,4 +1,5 @@
-"""Example tests for recuris.evolution.stored_facts: semantic memory's facts kept in a Store (FA1-FA3)."""
+"""Example tests for recuris.evolution.stored_facts:
+semantic memory's facts kept in a Store (FA1-FA3)."""
 
 import pytest
 
@@ -42,7 +43,8 @@ def test_facts_persist_in_the_store(tmp_path):
 
 
 def test_superseding_a_fact_deleted_since_it_was_cached_does_not_bring_it_back(store):
-    """FA2: a superseded fact is closed in the store; one the store no longer holds stays deleted."""
+    """FA2: a superseded fact is closed in the store;
+    one the store no longer holds stays deleted."""
     memory = facts(store)
     old = memory.add("vault code", "1111", ["e1"])
     store.delete("ana", [old.id])  # deleted elsewhere: a decay cycle, another manager
@@ -53,9 +55,8 @@ def test_superseding_a_fact_deleted_since_it_was_cached_does_not_bring_it_back(s
 def test_two_valid_facts_found_on_load_are_closed_in_the_store_and_audited(store):
     """FA2: the fact F5 closes on load is closed in the store, with its audit record."""
     old = facts(store, now=10).add("database", "MySQL", ["e1"])
-    new = facts(store, now=20).add(
-        "Database", "PostgreSQL", ["e2"]
-    )  # written without knowing of `old`
+    # Written without knowing of `old`
+    new = facts(store, now=20).add("Database", "PostgreSQL", ["e2"])
     assert [fact.value for fact in facts(store, now=30).current()] == ["PostgreSQL"]
     closed = store.get("ana", old.id)
     assert (closed.invalidated_at, closed.superseded_by) == (20, new.id)

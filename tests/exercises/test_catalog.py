@@ -18,7 +18,8 @@ def test_exercises_follow_the_core_path():
 
 
 def test_the_core_path_in_the_docs_offers_them_in_the_same_order():
-    """EX1: docs/README.md offers each exercise's start command after its chapter, in the same order."""
+    """EX1: docs/README.md offers each exercise's start
+    command after its chapter, in the same order."""
     readme = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
     offered = re.findall(r"python -m recuris\.exercises start (\w+) DIR", readme)
     assert list(dict.fromkeys(offered)) == CORE_PATH
@@ -42,7 +43,8 @@ def test_each_exercise_gives_two_hints(exercise):
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
 def test_the_invariants_are_read_from_the_modules_docstrings(exercise):
-    """EX2: an exercise's invariants are exactly those its modules' docstrings declare, with their text."""
+    """EX2: an exercise's invariants are exactly those
+    its modules' docstrings declare, with their text."""
     declared = [
         i
         for m in exercise.modules

@@ -1,4 +1,5 @@
-"""Example tests for recuris.exercises.grading: skeletons fail, the package passes, planted bugs are named.
+"""Example tests for recuris.exercises.grading: skeletons fail, the package passes, planted
+bugs are named.
 
 Each check runs the project's tests in a child process (about two seconds), as many at once
 as there are cores; these child processes run in the full suite only (marked `slow`), which
@@ -11,12 +12,11 @@ import subprocess
 import sys
 
 import pytest
+from layout import ROOT
 
 from recuris.exercises import grading
 from recuris.exercises.catalog import EXERCISES, find
 from recuris.exercises.skeleton import skeleton
-
-from layout import ROOT
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -34,7 +34,8 @@ WINDOW_BUG = (
 
 
 def planted(folder, name, file, *replacements):
-    """Write exercise `name`'s reference files into folder, with each (old, new) replaced once in `file`."""
+    """Write exercise `name`'s reference files into
+    folder, with each (old, new) replaced once in `file`."""
     exercise = find(name)
     for module, written in zip(exercise.modules, exercise.files):
         text = exercise.source(module).read_text(encoding="utf-8")
@@ -47,12 +48,14 @@ def planted(folder, name, file, *replacements):
 
 def plant(folder, name, file, *replacements):
     """Grade the reference with a bug planted in `file`; return (exit code, output)."""
-    exercise, lines = planted(folder, name, file, *replacements), []
+    exercise = planted(folder, name, file, *replacements)
+    lines = []
     return grading.check(exercise, folder, out=lines.append), "\n".join(lines)
 
 
 def in_parallel(grade, exercises):
-    """Grade each exercise with `grade(exercise)`, as many at once as there are cores: each is a child process."""
+    """Grade each exercise with `grade(exercise)`, as many
+    at once as there are cores: each is a child process."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         return dict(zip((e.name for e in exercises), pool.map(grade, exercises)))
 
@@ -77,7 +80,8 @@ def assert_skeleton_fails_naming_an_invariant(exercise, folder, code, lines):
 
 @pytest.mark.slow
 def test_the_first_skeleton_fails_its_check_naming_an_invariant(tmp_path):
-    """GR3: a fresh skeleton (text's, in the quick loop) fails, naming an invariant of the module and its TODO."""
+    """GR3: a fresh skeleton (text's, in the quick loop)
+    fails, naming an invariant of the module and its TODO."""
     exercise = find("text")
     assert_skeleton_fails_naming_an_invariant(
         exercise, tmp_path, *skeleton_check(exercise, tmp_path)
@@ -86,7 +90,8 @@ def test_the_first_skeleton_fails_its_check_naming_an_invariant(tmp_path):
 
 @pytest.mark.slow
 def test_every_skeleton_fails_its_check_naming_an_invariant(tmp_path):
-    """GR3: every exercise's fresh skeleton fails, naming an invariant of its module and its TODO."""
+    """GR3: every exercise's fresh skeleton fails,
+    naming an invariant of its module and its TODO."""
     results = in_parallel(lambda e: skeleton_check(e, tmp_path / e.name), EXERCISES)
     for exercise in EXERCISES:
         assert_skeleton_fails_naming_an_invariant(
@@ -96,7 +101,8 @@ def test_every_skeleton_fails_its_check_naming_an_invariant(tmp_path):
 
 @pytest.mark.slow
 def test_the_packages_own_modules_pass_their_checks(tmp_path):
-    """GR2: every exercise's reference solution, copied as the learner's files, passes with exit 0."""
+    """GR2: every exercise's reference solution,
+    copied as the learner's files, passes with exit 0."""
 
     def graded(exercise):
         (tmp_path / exercise.name).mkdir()
@@ -114,7 +120,8 @@ def test_the_packages_own_modules_pass_their_checks(tmp_path):
 
 @pytest.mark.slow
 def test_an_off_by_one_window_is_named_W2(tmp_path):
-    """GR3: a window one step too long breaks W2; the command says so, with the failing assertion."""
+    """GR3: a window one step too long breaks W2;
+    the command says so, with the failing assertion."""
     planted(tmp_path, "working", "working.py", *WINDOW_BUG)
     done = subprocess.run(
         [sys.executable, "-m", "recuris.exercises", "check", "working", str(tmp_path)],
@@ -131,7 +138,8 @@ def test_an_off_by_one_window_is_named_W2(tmp_path):
 
 @pytest.mark.slow
 def test_a_state_machine_failure_is_shown_with_its_shrunk_steps(tmp_path):
-    """GR3: an index that keeps removed episodes breaks E4 in the state machine; its shrunk steps are shown."""
+    """GR3: an index that keeps removed episodes breaks
+    E4 in the state machine; its shrunk steps are shown."""
     code, output = plant(
         tmp_path, "episodic", "episodic.py", ("            self.scorer.remove(episode.id)\n", "")
     )

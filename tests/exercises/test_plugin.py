@@ -1,4 +1,5 @@
-"""Example tests for recuris.exercises.plugin: how a failure is read back as an invariant (PG1-PG4)."""
+"""Example tests for recuris.exercises.plugin: how
+a failure is read back as an invariant (PG1-PG4)."""
 
 import json
 import os
@@ -54,7 +55,8 @@ def test_the_falsifying_example_is_kept_without_the_advice_to_reproduce_it():
     error = AssertionError("assert 2 <= 1")
     error.__notes__ = [
         "Falsifying example:\nstate = Machine()\nstate.add(x=1)\nstate.teardown()",
-        "You can reproduce this example by temporarily adding @reproduce_failure('6.1', b'AA') as a decorator",
+        "You can reproduce this example by temporarily adding @reproduce_failure('6.1', b'AA') as "
+        "a decorator",
     ]
     assert falsifying_example(error) == [
         "Falsifying example:",

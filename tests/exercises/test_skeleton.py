@@ -20,7 +20,8 @@ def names(tree: ast.AST, prefix: str = "") -> set[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             decorators = [ast.unparse(d) for d in node.decorator_list]
             found.add(
-                f"{prefix}{node.name}({ast.unparse(node.args)}) {decorators} {ast.get_docstring(node)}"
+                f"{prefix}{node.name}({ast.unparse(node.args)}) {decorators} "
+                f"{ast.get_docstring(node)}"
             )
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             found.add(prefix + ast.unparse(node))
@@ -33,7 +34,8 @@ def cut(exercise, module) -> str:
 
 @pytest.mark.parametrize(("exercise", "module"), MODULES, ids=[m for _, m in MODULES])
 def test_a_skeleton_keeps_every_name_signature_and_docstring(exercise, module):
-    """SK1: the same names, signatures, decorators, fields, constants and docstrings as the reference."""
+    """SK1: the same names, signatures, decorators,
+    fields, constants and docstrings as the reference."""
     reference = ast.parse(exercise.source(module).read_text(encoding="utf-8"))
     skeleton_tree = ast.parse(cut(exercise, module))
     assert names(skeleton_tree) == names(reference)
@@ -63,7 +65,8 @@ def test_a_protocol_stub_is_kept_as_it_is():
 
 
 def test_start_writes_the_skeleton_and_a_readme_with_chapter_and_hints(tmp_path):
-    """SK3, EX3: start writes <module>.py and a README: the chapter, the two hints, the check command."""
+    """SK3, EX3: start writes <module>.py and a README:
+    the chapter, the two hints, the check command."""
     exercise = find("working")
     written = start(exercise, tmp_path, 2, 7)
     assert sorted(path.name for path in written) == ["README.md", "working.py"]

@@ -8,6 +8,7 @@ import threading
 from dataclasses import fields
 
 import pytest
+from outages import Outage
 
 from recuris import (
     ConsolidationSettings,
@@ -215,21 +216,6 @@ def test_a_clock_reading_of_10_to_the_20_is_refused_naming_the_rule(store):
     )
 
 
-class Outage(InMemoryStore):
-    """An in-memory store that fails like a locked or gone database: writes only, or everything."""
-
-    down: str | None = None  # None, "writes" or "all"
-    WRITES = {"put", "append_audit", "record_access", "new_id", "delete"}
-
-    def __getattribute__(self, name):
-        down = object.__getattribute__(self, "down")
-        if (down == "all" and not name.startswith("_") and name != "down") or (
-            down == "writes" and name in Outage.WRITES
-        ):
-            raise StoreError("database is locked")
-        return object.__getattribute__(self, name)
-
-
 def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(clock):
     """G1: a write for a user not loaded, a superseding fact and start_task are kept, not raised."""
     inner = Outage()
@@ -246,18 +232,6 @@ def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(c
     facts = {item.content: item.is_valid for item in inner.list("ana", "semantic")}
     assert facts == {"database: MySQL": False, "database: PostgreSQL": True} and old.id != new.id
     assert [item.content for item in inner.list("ana", "working", task)] == ["goal: ship release 2"]
-
-
-def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
-    """QR1: with writes queued and reads working, get, list and recall see the queued write."""
-    inner = Outage()
-    manager = MemoryManager(inner, clock=clock)
-    inner.down = "writes"
-    fact = manager.write("database: PostgreSQL", "ana", level="semantic")
-    assert (
-        fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
-    )
-    assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
 
 
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):

@@ -25,7 +25,7 @@ def test_defaults_fill_access_and_validity_from_creation():
     [
         (dict(level="cache"), ValueError, "level"),
         (dict(importance=1.5), ValueError, "importance"),
-        (dict(importance="high"), TypeError, "importance"),
+        (dict(importance="high"), ValueError, "importance"),
         (dict(content="  "), ValueError, "content"),
         (dict(user_id=None), TypeError, "user_id"),
         (dict(created_at=float("nan")), ValueError, "created_at"),
@@ -47,14 +47,16 @@ def test_to_dict_is_json_and_round_trips():
 
 
 def test_an_export_written_before_schema_4_still_imports():
-    """I2: from_dict drops the retired `valid_from` of an older export and rebuilds the same item."""
+    """I2: from_dict drops the retired `valid_from`
+    of an older export and rebuilds the same item."""
     original = item(created_at=42.0)
     assert MemoryItem.from_dict({**original.to_dict(), "valid_from": 42.0}) == original
     assert "valid_from" not in original.to_dict()
 
 
 def test_an_item_rebuilt_from_its_stored_row_equals_the_one_written():
-    """I2: `trusted` builds through the constructor an item equal to the one written; its copies are checked."""
+    """I2: `trusted` builds through the constructor an
+    item equal to the one written; its copies are checked."""
     original = item(created_at=42.0, metadata={"tags": ["a"]}, access_count=3)
     rebuilt = MemoryItem.trusted(original.to_dict())
     assert (
@@ -101,13 +103,15 @@ def test_render_is_one_line_with_level():
     ],
 )
 def test_values_no_store_could_keep_are_refused_naming_the_rule(changes, rule):
-    """I1, I2: a non-count access count, an out-of-range time or a lone surrogate is refused by rule."""
+    """I1, I2: a non-count access count, an out-of-range
+    time or a lone surrogate is refused by rule."""
     with pytest.raises((TypeError, ValueError), match=rule):
         item(**changes)
 
 
 def test_metadata_nested_past_the_limit_is_refused_naming_the_rule():
-    """I2: metadata nested more than MAX_METADATA_DEPTH levels is refused before any copy could overflow."""
+    """I2: metadata nested more than MAX_METADATA_DEPTH
+    levels is refused before any copy could overflow."""
     from recuris.storage.item import MAX_METADATA_DEPTH
 
     nested = 1

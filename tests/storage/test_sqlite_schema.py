@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from databases import version_5
 
-from recuris import ManualClock, MemoryItem, MemoryManager, SQLiteStore, StoreError
+from recuris import ManualClock, MemoryItem, MemoryManager, SQLiteStore
 from recuris.core.records import Step
 from recuris.storage.sqlite_schema import SCHEMA_VERSION, term_counts
 
@@ -94,15 +94,6 @@ def test_a_manager_finishes_a_migrated_task_with_every_step(tmp_path):
         "tag the release",
     ]
     assert report.episode.goal == "ship release 2" and manager.list("ana", "working") == []
-
-
-def test_a_reading_open_refuses_a_version_5_file_and_leaves_it_as_it_was(tmp_path):
-    """SF2: a reading open refuses a version 5 file, saying that a writing open migrates it."""
-    path = version_5(tmp_path / "m.db", version_5_items())
-    before = path.read_bytes()
-    with pytest.raises(StoreError, match=r"schema version \[5\].*a writing open migrates it"):
-        SQLiteStore(path, read_only=True)
-    assert path.read_bytes() == before
 
 
 MIGRATOR = """

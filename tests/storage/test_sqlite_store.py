@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from databases import another_application, future_version, version_3, version_4
+from databases import version_3, version_3_items, version_4
 
 from recuris import MemoryItem, SQLiteStore, StoreError, WorkingMemory
 from recuris.core.records import AuditRecord
@@ -38,13 +38,6 @@ def test_reopen_gives_back_items_and_audit(tmp_path):
     assert reopened.audit("ana") == [AuditRecord("i1", "write", "why", 1.5, 0.1, "ana")]
 
 
-def test_journal_is_write_ahead_logging(tmp_path):
-    """SF3: the database runs in WAL mode."""
-    SQLiteStore(tmp_path / "m.db").close()
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
 def test_schema_has_the_indexes_the_design_names(tmp_path):
     """SX1: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
     SQLiteStore(tmp_path / "m.db").close()
@@ -55,71 +48,6 @@ def test_schema_has_the_indexes_the_design_names(tmp_path):
         postings = db.execute("SELECT sql FROM sqlite_master WHERE name = 'postings'").fetchone()[0]
     assert {"items_thread", "items_task"} <= indexes
     assert "PRIMARY KEY (scope, term, item)" in postings
-
-
-def test_missing_file_is_an_error_when_not_creating(tmp_path):
-    """SF2: a store opened without `create` does not create a database."""
-    with pytest.raises(FileNotFoundError, match="no recuris database"):
-        SQLiteStore(tmp_path / "absent.db", create=False)
-    assert not (tmp_path / "absent.db").exists()
-
-
-def test_a_file_that_is_not_a_database_is_refused(tmp_path):
-    """SF2: a corrupt or foreign file raises StoreError with the reason."""
-    (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="not a database"):
-        SQLiteStore(tmp_path / "junk.db")
-
-
-def test_another_schema_version_is_refused(tmp_path):
-    """SF2: the schema version is checked on open."""
-    SQLiteStore(tmp_path / "m.db").close()
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        db.execute("UPDATE schema_version SET version = 99")
-    with pytest.raises(StoreError, match="schema version"):
-        SQLiteStore(tmp_path / "m.db")
-
-
-@pytest.mark.parametrize("make", [another_application, future_version])
-def test_a_writing_open_refuses_a_file_not_ours_before_writing_a_byte(tmp_path, make):
-    """SF2: another application's database or a later schema version is refused, and left as it was."""
-    path = make(tmp_path / "x.db")
-    before = path.read_bytes()
-    with pytest.raises(StoreError, match="another application|schema version"):
-        SQLiteStore(path)
-    assert path.read_bytes() == before
-
-
-def test_a_read_only_store_writes_nothing(tmp_path):
-    """SF2: a read-only store reads what is there and refuses every write."""
-    SQLiteStore(tmp_path / "m.db").put([item("i1")])
-    store = SQLiteStore(tmp_path / "m.db", read_only=True)
-    with pytest.raises(StoreError, match="readonly"):
-        store.put([item("i2")])
-    assert [i.id for i in store.list("ana")] == ["i1"]
-
-
-@pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
-def test_an_open_that_may_not_create_never_makes_a_database(tmp_path, options):
-    """SF2: a read-only or non-creating open of a missing file is an error, of an empty file a refusal."""
-    with pytest.raises(FileNotFoundError):
-        SQLiteStore(tmp_path / "absent.db", **options)
-    (tmp_path / "empty.db").write_bytes(b"")
-    with pytest.raises(StoreError, match="empty"):
-        SQLiteStore(tmp_path / "empty.db", **options)
-    assert not (tmp_path / "absent.db").exists() and (tmp_path / "empty.db").read_bytes() == b""
-
-
-def test_the_previous_version_is_migrated_by_a_writing_open_only(tmp_path):
-    """SF2: a version 2 file is refused by a reading open, and kept whole and upgraded by a writing one."""
-    SQLiteStore(tmp_path / "m.db").put([item("i1")])
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        db.execute("DROP TABLE forgotten")
-        db.execute("UPDATE schema_version SET version = 2")
-    with pytest.raises(StoreError, match="a writing open migrates it"):
-        SQLiteStore(tmp_path / "m.db", read_only=True)
-    assert [i.id for i in SQLiteStore(tmp_path / "m.db").list("ana")] == ["i1"]
-    assert SQLiteStore(tmp_path / "m.db", read_only=True).generation("ana") == 0
 
 
 def test_sql_in_text_is_only_ever_data(tmp_path):
@@ -192,44 +120,6 @@ def test_a_version_2_file_is_migrated_with_its_term_index_rebuilt(tmp_path):
     assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
 
 
-def version_3_items():
-    return [
-        item(
-            "e1",
-            content="deploy the api",
-            created_at=10.0,
-            last_access_at=30.0,
-            access_count=3,
-            metadata={"kind": "episode", "trajectory": [[1, "build", "ok", False]]},
-        ),
-        MemoryItem(
-            id="f1",
-            user_id="ana",
-            level="semantic",
-            content="database: MySQL",
-            created_at=11.0,
-            importance=0.8,
-            invalidated_at=20.0,
-            superseded_by="f2",
-            metadata={"subject": "database"},
-        ),
-        MemoryItem(
-            id="f2", user_id="ana", level="semantic", content="database: Postgres", created_at=20.0
-        ),
-        MemoryItem(
-            id="w1",
-            user_id="ana",
-            level="working",
-            content="goal: migrate",
-            task_id="task-1",
-            created_at=12.0,
-        ),
-        MemoryItem(
-            id="b1", user_id="ben", level="episodic", content="rotate the keys", created_at=13.0
-        ),
-    ]
-
-
 def migrated(items):
     """The items as a migration to this version leaves them: a task's goal item holds its
     working memory (SH3); the task `w1` stands for has no steps."""
@@ -288,18 +178,6 @@ def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tm
     assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
     store.append_audit([AuditRecord("e1", "recall", "asked", 30.0, None, "ana")])
     assert store.audit("ana")[-1].operation == "recall" and store.integrity() == "ok"
-
-
-@pytest.mark.parametrize("version, make", [(3, version_3), (4, version_4)])
-def test_an_older_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path, version, make):
-    """SF2: a reading open refuses a version 3 or 4 file, saying that a writing open migrates it."""
-    path = make(tmp_path / "m.db", version_3_items())
-    before = path.read_bytes()
-    with pytest.raises(
-        StoreError, match=rf"schema version \[{version}\].*a writing open migrates it"
-    ):
-        SQLiteStore(path, read_only=True)
-    assert path.read_bytes() == before
 
 
 def test_recording_an_access_for_a_user_forgotten_since_is_refused(tmp_path):

@@ -1,4 +1,5 @@
-"""The Store contract, run against every implementation: the in-memory model and SQLite (S1-S4, S12)."""
+"""The Store contract, run against every implementation:
+the in-memory model and SQLite (S1-S4, S12)."""
 
 import pytest
 
@@ -80,7 +81,8 @@ def test_delete_user_removes_every_item_of_the_user(store):
 def test_new_ids_are_fresh(store):
     """S3: new_id never returns an id in use, by any user."""
     store.put([item("episode-1", user="bob")])
-    first, second = store.new_id("episode"), store.new_id("episode")
+    first = store.new_id("episode")
+    second = store.new_id("episode")
     assert "episode-1" not in (first, second) and first != second
 
 
@@ -88,7 +90,8 @@ def test_new_ids_are_fresh(store):
     "make", [lambda path: InMemoryStore(), lambda path: SQLiteStore(path / "ids.db")]
 )
 def test_a_new_ids_prefix_is_recovered_from_it(make, tmp_path):
-    """S3: on the stores recuris ships, `id_prefix` gives back the prefix `new_id` was given, dashes included."""
+    """S3: on the stores recuris ships, `id_prefix` gives
+    back the prefix `new_id` was given, dashes included."""
     store = make(tmp_path)
     assert [id_prefix(store.new_id(prefix)) for prefix in ("episode", "ana-task-7")] == [
         "episode",
@@ -200,14 +203,16 @@ def test_deleting_yielded_items_between_batches_changes_nothing_yielded(store):
 
 
 def test_delete_removes_only_the_named_items_of_the_user_and_counts_them(store):
-    """S12: a batched delete removes the user's named items, counts each once, and never another user's."""
+    """S12: a batched delete removes the user's named
+    items, counts each once, and never another user's."""
     store.put([item("i1"), item("i2"), item("i3", user="bob")])
     assert store.delete("ana", ["i1", "i1", "i3", "missing"]) == 1
     assert [i.id for i in store.list("ana")] == ["i2"] and store.get("bob", "i3") is not None
 
 
 def test_a_put_that_deletes_another_users_item_cannot_take_its_id(store):
-    """S2: putting an id another user owns is refused, even when the same put deletes that item first."""
+    """S2: putting an id another user owns is refused,
+    even when the same put deletes that item first."""
     store.put([item("x", user="bob")])
     with pytest.raises(ValueError, match="S2"):
         store.put([item("x")], delete=[item("x", user="bob")])

@@ -1,5 +1,5 @@
-"""Both stores against a naive model: search, matching and neighbours after any writes (S7, S8, S9, TI1),
-and new ids among ids callers chose, here and in another process (S3).
+"""Both stores against a naive model: search, matching and neighbours after any writes
+(S7, S8, S9, TI1), and new ids among ids callers chose, here and in another process (S3).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -28,11 +28,9 @@ pytestmark = pytest.mark.slow  # the longest state machine: the full run has it
 DEFAULT = BM25Settings()  # the stores rank with the product's BM25 settings
 WORDS = ["deploy", "deploys", "key", "keys", "red", "fish", "the", "blue", "数据库", "迁移"]
 contents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join).filter(str.strip)
-users, levels, tasks = (
-    st.sampled_from(["ana", "bob"]),
-    st.sampled_from(["episodic", "semantic"]),
-    st.sampled_from([None, "t1", "t2"]),
-)
+users = st.sampled_from(["ana", "bob"])
+levels = st.sampled_from(["episodic", "semantic"])
+tasks = st.sampled_from([None, "t1", "t2"])
 queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
 QUERY_TERMS = [
     analyze(" ".join(query)) for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])
@@ -69,7 +67,8 @@ def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
 class StoresAgainstAList(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
-        # Every store the suite knows, a fork's included (tests/factories.py), each in a fresh folder.
+        # Every store the suite knows, a fork's included
+        # (tests/factories.py), each in a fresh folder.
         self.stores = [make(Path(tempfile.mkdtemp())) for make in store_factories().values()]
         self.model: dict[
             str, MemoryItem
@@ -120,14 +119,14 @@ class StoresAgainstAList(RuleBasedStateMachine):
         ):
             new = store.new_id("item")
             assert new not in handed  # never twice
-            assert (
-                new not in chosen or new in taken
-            )  # stored only if another process took it since (S3)
+            # Stored only if another process took it since (S3)
+            assert new not in chosen or new in taken
             handed.add(new)
             minted.add(new)
 
     def put_cy(self, at: int, item_id: str, content: str) -> None:
-        """Put cy's item through store `at`: refused, changing nothing, if a new id taken meanwhile."""
+        """Put cy's item through store `at`: refused,
+        changing nothing, if a new id taken meanwhile."""
         item = MemoryItem(id=item_id, user_id="cy", level="episodic", content=content)
         if item_id in self.minted[at] and item_id in self.chosen[at]:
             with pytest.raises(IdTakenError, match="S3"):
@@ -139,7 +138,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
 
     @rule(n=st.integers(1, 6), content=contents)
     def put_a_chosen_id(self, n, content):
-        """A caller's own id, of the form the stores hand out: the first put of a new id is its write."""
+        """A caller's own id, of the form the stores hand
+        out: the first put of a new id is its write."""
         for at in range(len(self.stores)):
             self.put_cy(at, f"item-{n}", content)
 
@@ -152,7 +152,8 @@ class StoresAgainstAList(RuleBasedStateMachine):
 
     @rule(n=st.integers(1, 6), content=contents)
     def take_an_id_elsewhere(self, n, content):
-        """Another process (an import, say) stores its own id, knowing nothing of this store's new ids."""
+        """Another process (an import, say) stores its
+        own id, knowing nothing of this store's new ids."""
         for at, other in enumerate(self.elsewhere):
             if other is not None:
                 other.put(
@@ -176,15 +177,15 @@ class StoresAgainstAList(RuleBasedStateMachine):
         for user in ("ana", "bob"):
             for level in ("episodic", "semantic"):
                 for terms in QUERY_TERMS:
-                    expected, ids = naive_bm25(self.scope(user, level), terms), []
+                    expected = naive_bm25(self.scope(user, level), terms)
+                    ids = []
                     for store in self.stores:
                         found = store.search(user, level, terms, 3)
                         ids.append([item.id for item, _ in found])
                         assert len(found) == min(3, len(expected))
                         for item, score in found:
-                            assert score == pytest.approx(
-                                expected[item.id], abs=1e-9
-                            )  # rounded to 9 decimals
+                            # Rounded to 9 decimals
+                            assert score == pytest.approx(expected[item.id], abs=1e-9)
                         # best first, and nothing left out scores higher than the last one kept
                         scores = [score for _, score in found]
                         assert scores == sorted(scores, reverse=True)

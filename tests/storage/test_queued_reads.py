@@ -1,0 +1,123 @@
+"""Example tests for recuris.storage.queued_reads: reads see the retry queue (QR1, QR2)."""
+
+import pytest
+from outages import FlakyStore, Outage, protocol_operations
+
+from recuris import ManualClock, MemoryItem, MemoryManager, StoreError
+from recuris.core.records import AuditRecord
+from recuris.storage.buffered_store import BufferedStore, QueuedView
+from recuris.storage.store import Access
+
+
+@pytest.fixture
+def flaky():
+    return FlakyStore()
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(1_000_000)
+
+
+def item(id, user="ana"):
+    return MemoryItem(id=id, user_id=user, level="episodic", content=f"event {id}")
+
+
+def test_reads_see_queued_writes(flaky):
+    """QR1: get, list and matching return a queued item as if it were written, newest copy first."""
+    store = BufferedStore(flaky)
+    store.put([item("i1")])
+    # Reads still work
+    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))
+    newer = MemoryItem(id="i1", user_id="ana", level="episodic", content="event i1", importance=0.9)
+    store.put([item("i2"), newer])
+    assert store.pending == 1 and store.get("ana", "i2").content == "event i2"
+    assert [(i.id, i.importance) for i in store.list("ana")] == [("i1", 0.9), ("i2", 0.5)]
+    assert [i.id for i in store.matching("ana", "episodic", ["i2"])] == ["i2"]
+    assert store.get("bob", "i2") is None and store.list("bob") == []
+
+
+def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):
+    """QR1: the queue is newer than the store, so a queued item is returned without asking it."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    store.put([item("i1")])
+    assert store.get("ana", "i1").content == "event i1"
+
+
+def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
+    """QR1: a queued put's deletions hide what it deletes;
+    a queued access counts once, and lands in order."""
+    store = BufferedStore(flaky)
+    store.put([item("i1"), item("i2")])
+    flaky.down = True
+    store.record_access([Access("ana", "i1", 7.0)])
+    store.put([item("i3")], delete=[item("i2")])
+    store.record_access([Access("ana", "i3", 8.0), Access("ana", "i2", 8.0)])
+    assert [(i.id, i.access_count) for i in store.queued("ana")] == [("i3", 1)]
+    flaky.down = False  # reads work again; the queue is not written yet
+    assert [(i.id, i.access_count, i.last_access_at) for i in store.list("ana")] == [
+        ("i1", 1, 7.0),
+        ("i3", 1, 8.0),
+    ]
+    assert store.get("ana", "i2") is None and store.get("ana", "i1").access_count == 1
+    assert [i.id for i, _ in store.search("ana", "episodic", ["i2", "i3"], 5)] == ["i3"]
+    assert store.flush() and [(i.id, i.access_count) for i in flaky.list("ana")] == [
+        ("i1", 1),
+        ("i3", 1),
+    ]
+
+
+def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
+    """QR1: while writes of the user are queued, `iterate`
+    yields `list`'s items, in its order, in batches."""
+    store = BufferedStore(flaky)
+    store.put([item("i1"), item("i2"), item("i3")])
+    flaky.down = True
+    store.put([item("i4")], delete=[item("i2")])
+    store.record_access([Access("ana", "i1", 9.0)])
+    flaky.down = False  # reads work again; the queue is not written yet
+    batches = list(store.iterate("ana", batch_size=2))
+    assert [len(batch) for batch in batches] == [2, 1]
+    assert [i for batch in batches for i in batch] == store.list("ana")
+    assert [(i.id, i.access_count) for batch in batches for i in batch] == [
+        ("i1", 1),
+        ("i3", 0),
+        ("i4", 0),
+    ]
+
+
+def test_the_queued_view_writes_out_every_store_operation():
+    """QR2: QueuedView defines each operation of the
+    Store protocol itself, and forwards nothing unseen."""
+    assert protocol_operations() - set(vars(QueuedView)) == set()
+    assert not any("__getattr__" in vars(cls) for cls in QueuedView.__mro__)
+
+
+def test_the_queued_view_lists_the_queue_and_hands_on_the_rest(flaky):
+    """QR2: a QueuedView lists only queued items; every other operation is the buffered store's."""
+    store = BufferedStore(flaky)
+    store.put([item("i1")], [AuditRecord("i1", "write", "why", 1.0, None, "ana")])
+    flaky.down = True
+    view = QueuedView(store)
+    view.put([item("i2")], [AuditRecord("i2", "write", "why", 2.0, None, "ana")])
+    assert [i.id for i in view.list("ana")] == ["i2"] and store.pending == 1
+    flaky.down = False
+    assert [i.id for i in (view.get("ana", "i1"), view.get("ana", "i2"))] == ["i1", "i2"]
+    assert [r.item_id for r in view.audit("ana")] == ["i1", "i2"]
+    assert [[i.id for i in batch] for batch in view.iterate("ana", batch_size=1)] == [
+        ["i1"],
+        ["i2"],
+    ]
+
+
+def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
+    """QR1: with writes queued and reads working, get, list and recall see the queued write."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=clock)
+    inner.down = "writes"
+    fact = manager.write("database: PostgreSQL", "ana", level="semantic")
+    assert (
+        fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
+    )
+    assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
