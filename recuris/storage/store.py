@@ -11,7 +11,8 @@ Invariants:
     S1 every item read is scoped to one user: no read returns another user's item (the
         ground on which the manager's MG1 stands).
     S2  an item's user is fixed: putting an id that another user owns is refused, and a
-        refused batch writes nothing.
+        refused batch writes nothing. Ownership is judged against what was stored before
+        the put: the put's own deletions cannot free another user's id for it.
     S3  an id from `new_id` names no stored item of any user, and is never written over:
         should another write take it before this store object writes it, the put that
         would reuse it is refused whole (`IdTakenError`).
@@ -20,19 +21,23 @@ Invariants:
         stored, or none of them is (so an item never lacks the audit record of its write).
     S6 a write prepared before its user was forgotten never lands: `delete_user` raises the
         user's generation, and every write checks, in its transaction, that each of its users
-        is still at the generation this store object last saw (`generation`, or its first
-        write); otherwise the whole write is refused with `ForgottenUserError`.
+        is still at the generation this store object last saw (`generation`, its first
+        write, or its own `delete_user`); otherwise the whole write is refused with
+        `ForgottenUserError`. The users of a write are those of its items and of its audit
+        records.
     S7 `matching` returns exactly the items `list` would return whose analysed terms
         (`scoring.analyze`) share one with the query's terms, in the same order.
     S8 `search` returns the `limit` items of one user and level with the highest Okapi BM25
-        score for the query's terms (statistics of that user and level alone, the score
-        rounded to 9 decimals), best first, ties to the later-written item; every store
-        returns the same items and scores.
+        score for the query's terms (`BM25Settings`'s weights over the items' analysed
+        content; statistics of that user and level alone; the score rounded to 9 decimals),
+        best first, ties to the later-written item; every store returns the same items and
+        scores.
     S9 `adjacent` gives each item's previous and next item in write order among the
         user's items of the same level and task (None at either end).
     S10 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone.
-    S11 `iterate` yields, in batches, exactly the items `list` returns, in the same order;
+    S11 `list` returns items in write order: a rewritten item keeps its place, a deleted and
+        written again one goes last. `iterate` yields, in batches, exactly the items `list` returns, in the same order;
         deleting items it has already yielded, between batches, changes nothing it yields.
     S12 `delete` and `delete_user` remove only the given user's items (`delete` only the ids
         it names) and return how many, each counted once; `audit` lists records by user or by
@@ -55,7 +60,9 @@ __all__ = [
     "IdTakenError",
     "Access",
     "append_superseding",
+    "check_owners",
     "id_prefix",
+    "refuse_if_forgotten",
 ]
 
 class StoreError(Exception):
