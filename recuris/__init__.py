@@ -23,6 +23,7 @@ from .manager.manager import ManagerSettings, MemoryManager
 from .manager.recall import RecallPolicy, RecallResult, Weights
 from .retrieval.bm25 import BM25Settings
 from .retrieval.scoring import BM25Scorer, CosineScorer
+from .storage.audit import AuditEntry
 from .storage.item import MemoryItem
 from .storage.memory_store import InMemoryStore
 from .storage.sqlite_erasure import ErasureIncompleteError
@@ -71,6 +72,7 @@ __all__ = [
     "Hit",
     "Fact",
     "AuditRecord",
+    "AuditEntry",
     "ManualClock",
     "tokenize",
     "jaccard",

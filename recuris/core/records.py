@@ -132,7 +132,6 @@ class AuditRecord:
     reason: str
     at: float
     weight: float | None = None
-    user_id: str = ""
 
     def render(self) -> str:
         """Render as one log line."""

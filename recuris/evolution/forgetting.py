@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from ..core.decay import DecayManager
-from ..core.records import AuditRecord
+from ..storage.audit import AuditEntry
 from ..core.text import tokenize
 from ..core.validation import require_number
 from ..storage.item import MemoryItem
@@ -50,7 +50,7 @@ class ForgettingReport:
     forgotten: tuple[MemoryItem, ...]
     # (survivor, items merged into it)
     merged: tuple[tuple[MemoryItem, tuple[MemoryItem, ...]], ...]
-    audit: tuple[AuditRecord, ...]
+    audit: tuple[AuditEntry, ...]
     size_before: int
     size_after: int
     forgotten_count: int = 0
@@ -202,7 +202,7 @@ class ForgettingCycle:
             if itemized:
                 forgotten += decided.forgotten
                 fresh = records[len(records) - len(decided.audit) :]
-                audit += [AuditRecord(*record) for record in fresh]
+                audit += [AuditEntry(*record) for record in fresh]
             if len(doomed) >= delete_batch:
                 self._forget(user_id, doomed, records)
                 doomed = []
@@ -230,7 +230,7 @@ class ForgettingCycle:
         # items touch most pages of a large store (docs/evolution/forgetting.md).
         if doomed:
             self.store.delete(user_id, doomed)
-            self.store.append_audit([AuditRecord(*record) for record in records])
+            self.store.append_audit([AuditEntry(*record) for record in records])
 
     def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
         # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
@@ -265,7 +265,7 @@ class ForgettingCycle:
             merged.append((survivor, tuple(group[1:])))
             why = f"merged into {survivor.id}: similar, weight below the merge ceiling {ceiling}"
             audit += [
-                AuditRecord(band.ids[n], "merge", why, now, band.weights[n], user_id)
+                AuditEntry(band.ids[n], "merge", why, now, band.weights[n], user_id)
                 for n in others
             ]
         for offset in range(0, len(survivors), 1000):

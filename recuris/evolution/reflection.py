@@ -25,7 +25,7 @@ Invariants:
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.records import AuditRecord
+from ..storage.audit import AuditEntry
 from ..core.similarity import jaccard
 from ..core.text import flatten, normalize, statement, tokenize
 from ..core.validation import require_count, require_text
@@ -145,7 +145,7 @@ class ReflectionCallback:
         return ReflectionReport(tuple(stored), tuple(skipped), tuple(problems))
 
     def _audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
-        record = AuditRecord(item_id, operation, reason, self.manager.clock(), None, user_id)
+        record = AuditEntry(item_id, operation, reason, self.manager.clock(), None, user_id)
         self.manager.store.append_audit([record])
 
     def _overflow(self) -> None:

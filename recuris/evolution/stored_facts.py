@@ -16,7 +16,7 @@ Invariants:
 
 from collections.abc import Iterable
 
-from ..core.records import AuditRecord
+from ..storage.audit import AuditEntry
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError, append_superseding
 from .semantic import Fact
@@ -92,7 +92,7 @@ class StoredFacts:
                 if item
             ]
             audit = [
-                AuditRecord(
+                AuditEntry(
                     item.id,
                     "supersede",
                     f"superseded by {item.superseded_by}: {reason}",

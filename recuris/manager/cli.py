@@ -45,7 +45,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..core.clock import ManualClock
-from ..core.records import AuditRecord
+from ..storage.audit import AuditEntry
 from ..storage.item import LEVELS, MemoryItem
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import StoreError
@@ -61,7 +61,7 @@ class UsageError(Exception):
     """The command line asked for something it must not get as written (exit 2, V2)."""
 
 
-def _audit_of(data: dict) -> AuditRecord:
+def _audit_of(data: dict) -> AuditEntry:
     if not isinstance(data, dict) or set(data) != {*AUDIT_FIELDS, "weight"}:
         raise TypeError(
             f"an audit record has exactly the fields {sorted({*AUDIT_FIELDS, 'weight'})}"
@@ -69,10 +69,10 @@ def _audit_of(data: dict) -> AuditRecord:
     wrong = [name for name, kind in AUDIT_FIELDS.items() if not isinstance(data[name], kind)]
     if wrong or not isinstance(data["weight"], (int, float, type(None))):
         raise TypeError(f"audit fields of the wrong type: {wrong or ['weight']}")
-    return AuditRecord(**data)
+    return AuditEntry(**data)
 
 
-def _read_lines(name: str) -> tuple[list[MemoryItem], list[AuditRecord]]:
+def _read_lines(name: str) -> tuple[list[MemoryItem], list[AuditEntry]]:
     # Bytes, decoded line by line, so that invalid UTF-8 is reported with its line number.
     handle = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115 - closed below
     items = []
@@ -185,7 +185,7 @@ def _import(arguments, open_store) -> str:
         why = "imported from JSON Lines"
         audit = [
             *records,
-            *(AuditRecord(item.id, "import", why, now, None, item.user_id) for item in items),
+            *(AuditEntry(item.id, "import", why, now, None, item.user_id) for item in items),
         ]
         store.put(items, audit)  # one transaction: all lines or none, with their audit (V3, V9)
     except BaseException:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 
 from ..core.agent import RecurisAgent
 from ..core.decay import DecayManager
-from ..core.records import AuditRecord, Step
+from ..core.records import Step
+from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
 from ..core.text import statement
 from ..core.validation import require_count, require_number, require_text
@@ -231,7 +232,7 @@ class MemoryManager:
         with self._lock:
             return [item.to_dict() for item in self.list(user_id)]
 
-    def history(self, user_id: str, item_id: str | None = None) -> list[AuditRecord]:
+    def history(self, user_id: str, item_id: str | None = None) -> list[AuditEntry]:
         """Return the user's audit records, optionally for one item, oldest first."""
         require_text("user_id", user_id)
         with self._lock:
@@ -389,5 +390,5 @@ class MemoryManager:
             self.tasks.drop(user_id)
 
     def _audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
-        record = AuditRecord(item_id, operation, reason, self.clock(), None, user_id)
+        record = AuditEntry(item_id, operation, reason, self.clock(), None, user_id)
         self.store.append_audit([record])

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 
 from ..core.decay import halved
-from ..core.records import AuditRecord
+from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
 from ..core.text import estimate_tokens, normalize
 from ..core.validation import require_count, require_number
@@ -228,5 +228,5 @@ def reinforce(
     store.record_access([Access(user_id, r.item.id, now) for r in chosen])
     if chosen:
         why = "; ".join(f"{r.item.id}: {r.reason}, total {r.total:.3f}" for r in chosen)
-        store.append_audit([AuditRecord("-", "recall", why, now, None, user_id)])
+        store.append_audit([AuditEntry("-", "recall", why, now, None, user_id)])
     return touched

@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
-from ..core.records import AuditRecord, Episode, Step
+from ..core.records import Episode, Step
+from ..storage.audit import AuditEntry
 from ..core.text import flatten
 from ..core.validation import require_number, require_text
 from ..core.working import WorkingMemory, WorkingSettings
@@ -219,7 +220,7 @@ class Tasks:
             item = replace(task.item, metadata=self._metadata(task.task_type, task.working))
             why = f"step {step.index} of task {task.id}"
             try:
-                self.store.put([item], [AuditRecord(item.id, "write", why, now, None, user_id)])
+                self.store.put([item], [AuditEntry(item.id, "write", why, now, None, user_id)])
             except Exception:
                 # The step is not stored: the next call reads the task back as the store has it.
                 self.in_progress.pop(user_id, None)
@@ -258,7 +259,7 @@ class Tasks:
             )
             working = self.store.list(user_id, "working", task.id)
             why = f"{task.id} finished"
-            cleared = [AuditRecord(item.id, "clear", why, now, None, user_id) for item in working]
+            cleared = [AuditEntry(item.id, "clear", why, now, None, user_id) for item in working]
             report = self.settle(user_id, episode, cleared, working)
             self.in_progress.pop(user_id, None)
             return report
@@ -267,7 +268,7 @@ class Tasks:
         self,
         user_id: str,
         episode: Episode,
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> FinishReport:
         """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3).
@@ -281,7 +282,7 @@ class Tasks:
             # The archive hands out episode ids, here as when the memory saves one itself.
             episode.id = episode.id or episodes.new_id()
             why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
-            written = AuditRecord(episode.id, "write", why, self.clock(), None, user_id)
+            written = AuditEntry(episode.id, "write", why, self.clock(), None, user_id)
             episodes.settle(layers.episodic, episode, [*audit, written], delete)
             if self.llm is None:
                 return FinishReport(episode)
@@ -307,7 +308,7 @@ class Tasks:
                 now = self.clock()
                 self.store.append_audit(
                     [
-                        AuditRecord(episode.id, "extract-problem", problem, now, None, user_id)
+                        AuditEntry(episode.id, "extract-problem", problem, now, None, user_id)
                         for problem in problems
                     ]
                 )

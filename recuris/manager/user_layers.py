@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from ..core.episodic import EpisodicMemory
-from ..core.records import AuditRecord
+from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
 from ..core.validation import require_text
 from ..evolution.consolidation import ConsolidationSettings, Consolidator
@@ -113,7 +113,7 @@ class UserLayers:
             return deleted
 
     def _audit(self, user_id: str, reason: str) -> None:
-        record = AuditRecord("*", "forget-user", reason, self.clock(), None, user_id)
+        record = AuditEntry("*", "forget-user", reason, self.clock(), None, user_id)
         self.store.append_audit([record])
 
     def found_forgotten(self) -> list[str]:
@@ -188,7 +188,7 @@ class UserLayers:
             return item
 
     def _put(self, item: MemoryItem, why: str, loaded: bool) -> None:
-        audit = [AuditRecord(item.id, "write", why, item.created_at, None, item.user_id)]
+        audit = [AuditEntry(item.id, "write", why, item.created_at, None, item.user_id)]
         if loaded:
             self.store.put([item], audit)
             return

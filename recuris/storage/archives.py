@@ -20,7 +20,8 @@ Invariants:
 from collections.abc import Iterable, Sequence
 
 from ..core.episodic import EpisodicMemory
-from ..core.records import AuditRecord, Episode, Step
+from ..core.records import Episode, Step
+from .audit import AuditEntry
 from .item import MemoryItem
 from .store import Store
 
@@ -99,7 +100,7 @@ class StoredEpisodes:
         self,
         episode: Episode,
         terms: Sequence | None = None,
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
         """Keep the episode with the audit records and the deletions given, in one `put` (AR2).
@@ -115,7 +116,7 @@ class StoredEpisodes:
         self,
         memory: EpisodicMemory,
         episode: Episode,
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> Episode:
         """Save a new episode with its audit records and deletions in one `put`; index it in memory.

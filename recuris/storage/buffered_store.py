@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
 from .store import Access, Store, StoreError
@@ -135,7 +135,7 @@ class BufferedStore(QueuedReads):
     def put(
         self,
         items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
         with self._lock:
@@ -147,7 +147,7 @@ class BufferedStore(QueuedReads):
         with self._lock:
             return bool(self._pending) and item.id in self._view(item.user_id)[0]
 
-    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+    def append_audit(self, records: Iterable[AuditEntry]) -> None:
         with self._lock:
             self.put((), records)
 
@@ -211,7 +211,7 @@ class BufferedStore(QueuedReads):
     def scrub_audit(self, user_id: str) -> int:
         """Blank the user's audit reasons and weights, queued ones first: none lands with text."""
 
-        def blank(records: list[AuditRecord]) -> list[AuditRecord]:
+        def blank(records: list[AuditEntry]) -> list[AuditEntry]:
             return [
                 replace(r, reason="", weight=None) if r.user_id == user_id else r for r in records
             ]

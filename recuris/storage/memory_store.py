@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings
 from .item import MemoryItem
@@ -53,7 +53,7 @@ class InMemoryStore:
     def put(
         self,
         items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
         """Delete the `delete` items (by id and user), then store the items and audit (S5).
@@ -158,7 +158,7 @@ class InMemoryStore:
         self._counters[prefix] = number + 1
         return f"{prefix}-{number + 1}"
 
-    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+    def append_audit(self, records: Iterable[AuditEntry]) -> None:
         self.put((), records)
 
     def record_access(self, accesses: Iterable[Access]) -> None:
@@ -170,7 +170,7 @@ class InMemoryStore:
             if self._items.owner(access.id) == access.user_id:
                 self._items.count_access(access.id, access.at)
 
-    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         return self._audit.select(user_id, item_id)
 
     def scrub_audit(self, user_id: str) -> int:

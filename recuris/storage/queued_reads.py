@@ -21,7 +21,7 @@ import copy
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings
 from ..retrieval.scoring import analyze
@@ -179,7 +179,7 @@ class QueuedReads:
             replica = self._replica(user_id) if self._pending else None
             return (self.inner if replica is None else replica).adjacent(user_id, item_ids)
 
-    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         with self._lock:
             queued = [
                 r
@@ -207,7 +207,7 @@ class QueuedView:
     def put(
         self,
         items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
         self.store.put(items, audit, delete)
@@ -246,13 +246,13 @@ class QueuedView:
     def new_id(self, prefix: str) -> str:
         return self.store.new_id(prefix)
 
-    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+    def append_audit(self, records: Iterable[AuditEntry]) -> None:
         self.store.append_audit(records)
 
     def record_access(self, accesses: Iterable[Access]) -> None:
         self.store.record_access(accesses)
 
-    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         return self.store.audit(user_id, item_id)
 
     def scrub_audit(self, user_id: str) -> int:

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import fields
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from .item import MemoryItem
 
 __all__ = ["ItemRows", "AuditRows"]
@@ -34,7 +34,7 @@ USER = COLUMNS.index("user_id")
 METADATA = COLUMNS.index("metadata")
 LAST_ACCESS = COLUMNS.index("last_access_at")
 ACCESSES = COLUMNS.index("access_count")
-AUDIT_COLUMNS = tuple(field.name for field in fields(AuditRecord))
+AUDIT_COLUMNS = tuple(field.name for field in fields(AuditEntry))
 AUDIT_ITEM = AUDIT_COLUMNS.index("item_id")
 AUDIT_USER = AUDIT_COLUMNS.index("user_id")
 
@@ -99,14 +99,14 @@ class AuditRows:
     def __init__(self) -> None:
         self._rows: list[tuple] = []
 
-    def extend(self, records: Iterable[AuditRecord]) -> None:
+    def extend(self, records: Iterable[AuditEntry]) -> None:
         for record in records:
             self._rows.append(tuple(getattr(record, name) for name in AUDIT_COLUMNS))
 
-    def select(self, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
+    def select(self, user_id: str | None, item_id: str | None) -> list[AuditEntry]:
         """Return the records of the user and of the item (either None: any), oldest first."""
         return [
-            AuditRecord(*row)
+            AuditEntry(*row)
             for row in self._rows
             if user_id in (None, row[AUDIT_USER]) and item_id in (None, row[AUDIT_ITEM])
         ]

@@ -17,7 +17,7 @@ Invariants:
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .item import MemoryItem
@@ -187,7 +187,7 @@ def iterate(
         yield [item_of(row[:-1]) for row in rows]
 
 
-def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecord]:
+def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditEntry]:
     """Return the audit records of a user and/or an item, oldest first (SX1).
 
     Each filter is a plain condition on an indexed column.
@@ -202,4 +202,4 @@ def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditRecor
         f"SELECT item_id, operation, reason, at, weight, user_id FROM audit {where}ORDER BY seq",
         tuple(value for _, value in given),
     )
-    return [AuditRecord(*row) for row in rows]
+    return [AuditEntry(*row) for row in rows]

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from ..retrieval.bm25 import BM25Settings
 from . import sqlite_schema as schema, sqlite_search
 from .item import MemoryItem
@@ -115,7 +115,7 @@ class SQLiteStore(SQLiteErasure):
     def put(
         self,
         items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
         """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
@@ -204,7 +204,7 @@ class SQLiteStore(SQLiteErasure):
         with self._lock:
             return self._ids.new(prefix)
 
-    def append_audit(self, records: Iterable[AuditRecord]) -> None:
+    def append_audit(self, records: Iterable[AuditEntry]) -> None:
         self.put((), records)
 
     def record_access(self, accesses: Iterable[Access]) -> None:
@@ -219,7 +219,7 @@ class SQLiteStore(SQLiteErasure):
 
         self._transaction(count)
 
-    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditRecord]:
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         return sqlite_search.audit(self._run, user_id, item_id)
 
     def integrity(self) -> str:

@@ -50,7 +50,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..core.records import AuditRecord
+from .audit import AuditEntry
 from .item import MemoryItem
 
 __all__ = [
@@ -113,7 +113,7 @@ class Store(Protocol):
     def put(
         self,
         items: Iterable[MemoryItem],
-        audit: Iterable[AuditRecord] = (),
+        audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None: ...
     def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
@@ -135,11 +135,11 @@ class Store(Protocol):
     def generation(self, user_id: str) -> int: ...
     def users(self) -> list[str]: ...
     def new_id(self, prefix: str) -> str: ...
-    def append_audit(self, records: Iterable[AuditRecord]) -> None: ...
+    def append_audit(self, records: Iterable[AuditEntry]) -> None: ...
     def record_access(self, accesses: Iterable[Access]) -> None: ...
     def audit(
         self, user_id: str | None = None, item_id: str | None = None
-    ) -> list[AuditRecord]: ...
+    ) -> list[AuditEntry]: ...
     def scrub_audit(self, user_id: str) -> int: ...
     def close(self) -> None: ...
 
@@ -176,8 +176,8 @@ def append_superseding(
     at = item.created_at
     current = [_current(store, old) for old in replaced]
     closed = [old.closed(at, item.id) for old in current if old is not None]
-    audit = [AuditRecord(item.id, "write", reason, at, None, item.user_id)]
+    audit = [AuditEntry(item.id, "write", reason, at, None, item.user_id)]
     why = f"superseded by {item.id}: {item.content!r}"
-    audit += [AuditRecord(old.id, "supersede", why, at, None, old.user_id) for old in closed]
+    audit += [AuditEntry(old.id, "supersede", why, at, None, old.user_id) for old in closed]
     store.put([*closed, item], audit)  # the items and their audit records commit together (S5)
     return [*closed, item]

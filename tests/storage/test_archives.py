@@ -63,7 +63,8 @@ def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_aga
 
 def test_settle_commits_the_episode_its_audit_and_the_deletions_in_one_put():
     """AR2: settle writes the episode, the audit records and the deletions in one transaction."""
-    from recuris import AuditRecord, MemoryItem
+    from recuris import MemoryItem
+    from recuris import AuditEntry
 
     class Counting(InMemoryStore):
         puts = 0
@@ -78,7 +79,7 @@ def test_settle_commits_the_episode_its_audit_and_the_deletions_in_one_put():
     archive = StoredEpisodes(store, "ana")
     memory = EpisodicMemory(archive=archive)
     done = Episode(task_type="deploy", goal="ship", status="success", id="episode-7")
-    written = AuditRecord("episode-7", "write", "episode: success", 0.0, None, "ana")
+    written = AuditEntry("episode-7", "write", "episode: success", 0.0, None, "ana")
     archive.settle(memory, done, [written], [scratch])
     assert store.puts == 2 and memory.get("episode-7") is done
     assert [item.id for item in store.list("ana")] == ["episode-7"]

@@ -8,7 +8,7 @@ import pytest
 from outages import FlakyStore, protocol_operations
 
 from recuris import MemoryItem, StoreError
-from recuris.core.records import AuditRecord
+from recuris.storage.audit import AuditEntry
 from recuris.storage.buffered_store import BufferedStore
 from recuris.storage.queued_reads import QueuedReads
 from recuris.storage.store import Access
@@ -85,7 +85,7 @@ def test_deleting_a_user_drops_their_queued_writes(flaky):
     store = BufferedStore(flaky)
     flaky.down = True
     store.put([item("i1", "ana"), item("i2", "bob")])
-    store.append_audit([AuditRecord("i1", "write", "ana's secret", 1.0, None, "ana")])
+    store.append_audit([AuditEntry("i1", "write", "ana's secret", 1.0, None, "ana")])
     flaky.down = False
     store.delete_user("ana")
     store.flush()
@@ -156,8 +156,8 @@ def test_scrubbing_a_users_audit_blanks_their_queued_records_too(flaky):
     flaky.down = True
     store.append_audit(
         [
-            AuditRecord("i1", "write", "ana's secret", 1.0, 0.5, "ana"),
-            AuditRecord("b1", "write", "bob's note", 1.0, 0.5, "bob"),
+            AuditEntry("i1", "write", "ana's secret", 1.0, 0.5, "ana"),
+            AuditEntry("b1", "write", "bob's note", 1.0, 0.5, "bob"),
         ]
     )
     flaky.down = False

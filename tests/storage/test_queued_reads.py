@@ -4,7 +4,7 @@ import pytest
 from outages import FlakyStore, Outage, protocol_operations
 
 from recuris import ManualClock, MemoryItem, MemoryManager, StoreError
-from recuris.core.records import AuditRecord
+from recuris.storage.audit import AuditEntry
 from recuris.storage.buffered_store import BufferedStore, QueuedView
 from recuris.storage.store import Access
 
@@ -97,10 +97,10 @@ def test_the_queued_view_writes_out_every_store_operation():
 def test_the_queued_view_lists_the_queue_and_hands_on_the_rest(flaky):
     """QR2: a QueuedView lists only queued items; every other operation is the buffered store's."""
     store = BufferedStore(flaky)
-    store.put([item("i1")], [AuditRecord("i1", "write", "why", 1.0, None, "ana")])
+    store.put([item("i1")], [AuditEntry("i1", "write", "why", 1.0, None, "ana")])
     flaky.down = True
     view = QueuedView(store)
-    view.put([item("i2")], [AuditRecord("i2", "write", "why", 2.0, None, "ana")])
+    view.put([item("i2")], [AuditEntry("i2", "write", "why", 2.0, None, "ana")])
     assert [i.id for i in view.list("ana")] == ["i2"] and store.pending == 1
     flaky.down = False
     assert [i.id for i in (view.get("ana", "i1"), view.get("ana", "i2"))] == ["i1", "i2"]

@@ -5,7 +5,7 @@ import gc
 import pytest
 
 from recuris import MemoryItem
-from recuris.core.records import AuditRecord
+from recuris.storage.audit import AuditEntry
 from recuris.storage.rows import AuditRows, ItemRows
 
 
@@ -58,7 +58,7 @@ def test_rows_are_objects_the_garbage_collector_stops_tracking():
     rows = ItemRows()
     audit = AuditRows()
     rows.put("a", rows.encode(item("a", metadata={"k": [1]})))
-    audit.extend([AuditRecord("a", "write", "why", 1.0, None, "ana")])
+    audit.extend([AuditEntry("a", "write", "why", 1.0, None, "ana")])
     gc.collect()
     assert not gc.is_tracked(rows._rows["a"]) and not gc.is_tracked(audit._rows[0])
 
@@ -68,9 +68,9 @@ def test_RW2_audit_records_come_back_in_order_and_scrubbed():
     audit = AuditRows()
     audit.extend(
         [
-            AuditRecord("a", "write", "first", 1.0, 0.5, "ana"),
-            AuditRecord("b", "write", "second", 2.0, None, "ben"),
-            AuditRecord("a", "recall", "third", 3.0, None, "ana"),
+            AuditEntry("a", "write", "first", 1.0, 0.5, "ana"),
+            AuditEntry("b", "write", "second", 2.0, None, "ben"),
+            AuditEntry("a", "recall", "third", 3.0, None, "ana"),
         ]
     )
     assert [r.reason for r in audit.select("ana", None)] == ["first", "third"]

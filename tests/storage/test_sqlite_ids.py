@@ -4,7 +4,7 @@ reserved in blocks, guarded until written (ID1, ID2)."""
 import pytest
 
 from recuris import MemoryItem, SQLiteStore, StoreError
-from recuris.core.records import AuditRecord
+from recuris.storage.audit import AuditEntry
 from recuris.storage.sqlite_ids import MINTED_LIMIT
 from recuris.storage.store import IdTakenError
 
@@ -36,10 +36,10 @@ def test_a_new_id_taken_by_another_write_meanwhile_is_refused_not_written_over(t
     second = SQLiteStore(tmp_path / "m.db")
     new_id = first.new_id("item")
     second.put(
-        [item(new_id)], [AuditRecord(new_id, "import", "chosen by a caller", 0.0, None, "ana")]
+        [item(new_id)], [AuditEntry(new_id, "import", "chosen by a caller", 0.0, None, "ana")]
     )
     with pytest.raises(IdTakenError, match="S3"):
-        first.put([item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")])
+        first.put([item(new_id, "mine")], [AuditEntry(new_id, "write", "new", 1.0, None, "ana")])
     assert first.get("ana", new_id).content == "ok then"
     assert [record.operation for record in first.audit("ana")] == ["import"]
 
@@ -63,7 +63,7 @@ def test_a_put_retried_after_its_transaction_failed_still_refuses_a_new_id_taken
     first = SQLiteStore(tmp_path / "m.db")
     second = SQLiteStore(tmp_path / "m.db")
     new_id = first.new_id("item")
-    written = [item(new_id, "mine")], [AuditRecord(new_id, "write", "new", 1.0, None, "ana")]
+    written = [item(new_id, "mine")], [AuditEntry(new_id, "write", "new", 1.0, None, "ana")]
     first._run(
         "CREATE TEMP TRIGGER full BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); "
         "END"

@@ -13,7 +13,7 @@ import pytest
 from databases import version_3, version_3_items, version_4
 
 from recuris import MemoryItem, SQLiteStore, StoreError, WorkingMemory
-from recuris.core.records import AuditRecord
+from recuris.storage.audit import AuditEntry
 from recuris.storage.sqlite_schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,11 +31,11 @@ def test_reopen_gives_back_items_and_audit(tmp_path):
         item("i2", invalidated_at=3.5, superseded_by="i3"),
     ]
     store.put(written)
-    store.append_audit([AuditRecord("i1", "write", "why", 1.5, 0.1, "ana")])
+    store.append_audit([AuditEntry("i1", "write", "why", 1.5, 0.1, "ana")])
     store.close()
     reopened = SQLiteStore(tmp_path / "m.db", create=False)
     assert reopened.list("ana") == written
-    assert reopened.audit("ana") == [AuditRecord("i1", "write", "why", 1.5, 0.1, "ana")]
+    assert reopened.audit("ana") == [AuditEntry("i1", "write", "why", 1.5, 0.1, "ana")]
 
 
 def test_schema_has_the_indexes_the_design_names(tmp_path):
@@ -150,9 +150,9 @@ def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
 
 def version_4_audit():
     return [
-        AuditRecord("e1", "write", "routed to episodic", 10.0, None, "ana"),
-        AuditRecord("f1", "supersede", "superseded by f2", 20.0, 0.5, "ana"),
-        AuditRecord("b1", "write", "routed to episodic", 13.0, None, "ben"),
+        AuditEntry("e1", "write", "routed to episodic", 10.0, None, "ana"),
+        AuditEntry("f1", "supersede", "superseded by f2", 20.0, 0.5, "ana"),
+        AuditEntry("b1", "write", "routed to episodic", 13.0, None, "ben"),
     ]
 
 
@@ -176,7 +176,7 @@ def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tm
         not in store._run("SELECT sql FROM sqlite_master WHERE name = 'audit'")[0][0]
     )
     assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
-    store.append_audit([AuditRecord("e1", "recall", "asked", 30.0, None, "ana")])
+    store.append_audit([AuditEntry("e1", "recall", "asked", 30.0, None, "ana")])
     assert store.audit("ana")[-1].operation == "recall" and store.integrity() == "ok"
 
 

@@ -4,7 +4,7 @@ the in-memory model and SQLite (S1-S4, S12)."""
 import pytest
 
 from recuris import InMemoryStore, MemoryItem, MemoryManager, SQLiteStore
-from recuris.core.records import AuditRecord
+from recuris.storage.audit import AuditEntry
 from recuris.storage.store import Access, id_prefix
 
 from factories import store_factories
@@ -103,14 +103,14 @@ def test_audit_is_listed_per_user_and_per_item_and_can_be_scrubbed(store):
     """S12: the audit log filters by user and item; scrubbing keeps id, time and operation only."""
     store.append_audit(
         [
-            AuditRecord("i1", "write", "secret text", 1.0, 0.5, "ana"),
-            AuditRecord("i2", "write", "bob's", 2.0, None, "bob"),
+            AuditEntry("i1", "write", "secret text", 1.0, 0.5, "ana"),
+            AuditEntry("i2", "write", "bob's", 2.0, None, "bob"),
         ]
     )
     assert [r.item_id for r in store.audit(user_id="ana")] == ["i1"]
     assert [r.user_id for r in store.audit(item_id="i2")] == ["bob"]
     assert store.scrub_audit("ana") == 1
-    assert store.audit("ana") == [AuditRecord("i1", "write", "", 1.0, None, "ana")]
+    assert store.audit("ana") == [AuditEntry("i1", "write", "", 1.0, None, "ana")]
 
 
 def test_matching_returns_the_items_sharing_a_token_in_list_order(store):
