@@ -211,7 +211,8 @@ class ActiveRecall:
         if not self.should_retrieve(text):
             return []
         found = self.manager.recall(text, self.user_id, top_k=20, count_access=False)
-        chosen, used = [], 0
+        chosen = []
+        used = 0
         for result in found.results:
             cost = estimate_tokens(result.render())
             if used + cost <= max_tokens:
