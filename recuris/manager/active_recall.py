@@ -238,7 +238,9 @@ def read_answer(line: str, view: PromptView) -> None:
     """Read a line of a search_memory answer for the mock model: the query asked, a value."""
     if line.startswith("query: "):
         view.asked.append(normalize(line[len("query: ") :]))
-    elif pair := read_memory_line(line):
+        return
+    pair = read_memory_line(line)
+    if pair:
         view.known.setdefault(*pair)
 
 
