@@ -28,7 +28,7 @@ VOCABULARY, K1, B, TOP = 50_000, 1.2, 0.75, 10
 
 
 def corpus(size: int, seed: int) -> tuple[list[str], list[list[str]]]:
-    """Return the vocabulary, most frequent first, and `size` documents drawn from it (Zipf, s = 1)."""
+    """Return the vocabulary, most frequent first, and `size` documents drawn from it (Zipf s=1)."""
     rng = random.Random(seed)
     letters = "bcdfghjklmnpqrstvwz"
     words = list(
@@ -170,8 +170,8 @@ def main(argv=None) -> int:
     print(
         f"\nIndex memory (MB, tracemalloc after building): recuris {ours_bytes / 1e6:.1f}, "
         f"rank_bm25 {okapi_bytes / 1e6:.1f}, bm25s {fast_bytes / 1e6:.1f}; recuris / rank_bm25 "
-        f"{ours_bytes / okapi_bytes:.2f}. Weights recuris kept for the common terms after the queries: "
-        f"{kept / 1e6:.1f} MB."
+        f"{ours_bytes / okapi_bytes:.2f}. Weights recuris kept for the common terms after the "
+        f"queries: {kept / 1e6:.1f} MB."
     )
     return 0
 

@@ -1,5 +1,6 @@
 """Package-wide rules: standard library only, a small public API, quiet imports, cited
-invariants, one test file per module, and one order of the parts for imports and reading.
+invariants, one test file per module, one order of the parts for imports and reading, and
+the plain style (short lines, one statement a line).
 """
 
 import ast
@@ -7,6 +8,7 @@ import importlib
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,62 @@ def test_no_method_is_generated_or_patched_in(path):
         if isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "functools.wraps")
     ]
     assert (made, patched, set_on_objects) == ([], [], [])
+
+
+# The Python the project keeps: the package, its tests, the demo, the examples, the benchmarks.
+SOURCES = sorted(
+    [ROOT / "agent_demo.py"]
+    + [
+        path
+        for folder in ("recuris", "tests", "examples", "benchmarks")
+        for path in (ROOT / folder).rglob("*.py")
+    ]
+)
+PACKAGE_SOURCES = sorted((ROOT / "recuris").rglob("*.py"))
+
+
+def test_every_line_is_at_most_100_characters():
+    """Every line of the project's Python is at most 100 characters long."""
+    long = [
+        f"{path.relative_to(ROOT)}:{number} ({len(line)})"
+        for path in SOURCES
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if len(line) > 100
+    ]
+    assert long == []
+
+
+def pairs_values(node: ast.AST) -> bool:
+    """Tell whether `node` assigns a tuple of values to a tuple of names (`a, b = x, y`)."""
+    if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Tuple):
+        return False
+    names = [target for target in node.targets if isinstance(target, ast.Tuple)]
+    # A swap (`a, b = b, a`) moves values between the same names: one idea, kept.
+    return any(
+        sorted(map(ast.unparse, target.elts)) != sorted(map(ast.unparse, node.value.elts))
+        for target in names
+    )
+
+
+def test_no_tuple_of_values_is_assigned_to_a_tuple_of_names_in_the_package():
+    """One statement per line: no `a, b = x, y` in recuris; a returned tuple may be unpacked."""
+    paired = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in PACKAGE_SOURCES
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if pairs_values(node)
+    ]
+    assert paired == []
+
+
+def test_no_semicolon_separates_statements_in_the_package():
+    """One statement per line: no `;` between statements in recuris (a `;` in a string is text)."""
+    separators = []
+    for path in PACKAGE_SOURCES:
+        with path.open("rb") as source:
+            separators += [
+                f"{path.relative_to(ROOT)}:{token.start[0]}"
+                for token in tokenize.tokenize(source.readline)
+                if token.type == tokenize.OP and token.string == ";"
+            ]
+    assert separators == []

@@ -51,7 +51,7 @@ def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
 
 
 def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
-    """Put the texts' items in batches; return the seconds the puts took (the items are built first)."""
+    """Put the texts' items in batches; return the seconds the puts alone took."""
     items = _items(texts)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
@@ -60,7 +60,7 @@ def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
 
 
 def _direct(path: Path, like: SQLiteStore) -> sqlite3.Connection:
-    """Open the raw side's database as `like` runs its own: the same journal mode and synchronous setting.
+    """Open the raw side's database with the journal mode and synchronous setting of `like`.
 
     Its items table and row mapping are recuris's own; beside it, a plain FTS5 table of the
     texts, filled by rowid, as the store's version 2 did.
@@ -94,7 +94,7 @@ def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000) -> 
 
 
 def single_writes(count: int = 300, seed: int = 1) -> dict:
-    """Time `MemoryManager.write`, one item a transaction, beside the same row and an FTS5 entry (ms each).
+    """Time `MemoryManager.write` (ms, one item a transaction) beside the same row and FTS5 entry.
 
     The two sides take turns, one write each, so that both meet the disk in the same state.
     """
@@ -109,7 +109,8 @@ def single_writes(count: int = 300, seed: int = 1) -> dict:
         )
         for n, text in enumerate(texts)
     ]
-    ours = raw = 0.0
+    ours = 0.0
+    raw = 0.0
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(Path(folder) / "recuris.db")
         manager = MemoryManager(store, clock=ManualClock(0.0))
@@ -119,7 +120,8 @@ def single_writes(count: int = 300, seed: int = 1) -> dict:
             manager.write(text, "u", level="episodic")
             between = time.perf_counter()
             _raw_write(direct, [row])
-            ours, raw = ours + between - started, raw + time.perf_counter() - between
+            ours += between - started
+            raw += time.perf_counter() - between
         store.close()
         direct.close()
     return {"write_ms": ours / count * 1000, "raw_ms": raw / count * 1000}
@@ -135,8 +137,9 @@ def _median_ms(function, queries: list[str]) -> float:
 
 
 def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
-    """Time recall (first and warm) and a direct FTS5 query at `size` items; trace recall's memory."""
-    texts, rng = corpus(size, seed), random.Random(seed + 1)
+    """Time recall (first, warm) and a direct FTS5 query at `size` items; trace recall's memory."""
+    texts = corpus(size, seed)
+    rng = random.Random(seed + 1)
     asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts, queries)]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "recuris.db"
@@ -175,8 +178,9 @@ def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
 
 
 def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int = 1) -> float:
-    """Median warm recall (ms) on the in-memory store: `related` items plus `unrelated` sharing no term."""
-    rng, store = random.Random(seed + 1), InMemoryStore()
+    """Time warm recall (median ms) in memory: `related` items, plus `unrelated` sharing no term."""
+    rng = random.Random(seed + 1)
+    store = InMemoryStore()
     texts = corpus(related, seed) + corpus(unrelated, seed + 7, prefix="x")
     manager = MemoryManager(store, clock=ManualClock(len(texts) * 60.0))
     for offset in range(0, len(texts), 10_000):

@@ -50,7 +50,8 @@ def _words(rng: random.Random, count: int) -> list[str]:
 def retrieval(size: int, queries: int = 50, seed: int = 1) -> dict:
     """Time `retrieve` (indexed) and `retrieve_by_scan` on `size` synthetic episodes (SP1)."""
     rng = random.Random(seed)
-    vocabulary, types = _words(rng, 5000), [f"type{n}" for n in range(200)]
+    vocabulary = _words(rng, 5000)
+    types = [f"type{n}" for n in range(200)]
     memory = EpisodicMemory()
     for n in range(size):
         goal = " ".join(rng.sample(vocabulary, 5))
@@ -102,10 +103,12 @@ def prompt_growth(steps: int = 1000, marks: tuple[int, ...] = (10, 50, 100, 1000
 
 
 def _items(count: int, user: str, rng: random.Random, start: float = 0.0) -> list[MemoryItem]:
-    vocabulary, items = _words(rng, 3000), []
+    vocabulary = _words(rng, 3000)
+    items = []
     for n in range(count):
         content = " ".join(rng.sample(vocabulary, 8))
-        created, importance = start + rng.uniform(0, 60 * DAY), rng.uniform(0.1, 1.0)
+        created = start + rng.uniform(0, 60 * DAY)
+        importance = rng.uniform(0.1, 1.0)
         items.append(
             MemoryItem(
                 id=f"{user}-{n}",
@@ -122,7 +125,8 @@ def _items(count: int, user: str, rng: random.Random, start: float = 0.0) -> lis
 def decay_cycle(size: int, seed: int = 2) -> dict:
     """Time one decision cycle over `size` items, and one full manager cycle (forget + merge)."""
     rng = random.Random(seed)
-    items, clock = _items(size, "u", rng), ManualClock(60 * DAY)
+    items = _items(size, "u", rng)
+    clock = ManualClock(60 * DAY)
     decay = DecayManager(clock=clock)
     started = time.perf_counter()
     report = decay.run_cycle(items)

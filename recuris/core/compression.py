@@ -72,7 +72,8 @@ def _item(text: str) -> str:
 
 
 def _split_count(items: list[str]) -> tuple[int, list[str]]:
-    if items and (match := _EARLIER.match(items[0])):
+    match = _EARLIER.match(items[0]) if items else None
+    if match:
         return int(match.group(1)), items[1:]
     return 0, items
 
@@ -114,7 +115,10 @@ class StructuredSummarizer:
         # Trim in order of least value (M3): foreign notes are the oldest text, routine
         # progress can be counted instead of listed, and failure notes go last because
         # they are what stops the agent from repeating a mistake.
-        while len(text := parts.render()) > self.max_chars:
+        while True:
+            text = parts.render()
+            if len(text) <= self.max_chars:
+                return text
             if parts.notes:
                 parts.notes.pop(0)
             elif parts.done:
@@ -127,4 +131,3 @@ class StructuredSummarizer:
                 spare = len(parts.phase) - (len(text) - self.max_chars)
                 parts.phase = clip(parts.phase, max(spare, 1))
                 return clip(parts.render(), self.max_chars)
-        return text

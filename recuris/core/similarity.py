@@ -80,13 +80,15 @@ class JaccardScorer:
                 del self.postings[term]  # SM3: no empty posting outlives its last key
 
     def score(self, query: Sequence[str], key: str) -> float:
-        query_terms, document = set(query), self.terms[key]
+        query_terms = set(query)
+        document = self.terms[key]
         return jaccard_from_sizes(len(query_terms & document), len(query_terms), len(document))
 
     def score_candidates(self, query: Sequence[str]) -> list[tuple[str, float]]:
         # Walk the query's postings once, counting shared terms per key: only keys that share
         # a term can score above 0 (SM2), and the formula is the one `score` uses.
-        query_terms, shared = set(query), Counter()
+        query_terms = set(query)
+        shared = Counter()
         for term in query_terms:
             shared.update(self.postings.get(term, ()))
         size = len(query_terms)

@@ -26,7 +26,8 @@ def require_text(name: str, value: object) -> str:
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must not be empty")
-    if problem := unicode_problem(value):
+    problem = unicode_problem(value)
+    if problem:
         raise ValueError(f"{name} must be valid Unicode text: {problem}")
     return value
 

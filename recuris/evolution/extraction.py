@@ -15,8 +15,8 @@ Invariants:
     X3  every entry of the reply is either returned or reported, never silently dropped.
     X4  the same holds for `parse_insights`, which returns None (and the reasons) when the
         reply as a whole is unusable, so that the caller can keep its input and retry.
-    X5  the prompt shows the task (goal, status, steps) and the JSON shape `parse_knowledge` reads; the
-        object is read wherever the reply puts it, in prose or in ``` fences.
+    X5  the prompt shows the task (goal, status, steps) and the JSON shape `parse_knowledge`
+        reads; the object is read wherever the reply puts it, in prose or in ``` fences.
 """
 
 import json
@@ -101,7 +101,8 @@ def _text(entry: dict, name: str) -> str:
         raise ValueError(f"'{name}' is missing or not text")
     if len(text) > MAX_TEXT:
         raise ValueError(f"'{name}' is longer than {MAX_TEXT} characters")
-    if problem := unicode_problem(text):
+    problem = unicode_problem(text)
+    if problem:
         raise ValueError(f"'{name}' is not valid Unicode text: {problem}")
     return " ".join(text.split())
 
@@ -130,12 +131,14 @@ def _knowledge(entry: dict) -> Knowledge:
 
 
 def _insight(entry: dict) -> Insight:
-    supersedes, sources = entry.get("supersedes"), entry.get("sources", [])
+    supersedes = entry.get("supersedes")
+    sources = entry.get("sources", [])
     if supersedes is not None and not isinstance(supersedes, str):
         raise ValueError("'supersedes' is neither null nor an id")
     if not isinstance(sources, list) or not all(isinstance(source, str) for source in sources):
         raise ValueError("'sources' is not a list of ids")
-    kind, content = _choice(entry, "type", INSIGHT_TYPES), _text(entry, "content")
+    kind = _choice(entry, "type", INSIGHT_TYPES)
+    content = _text(entry, "content")
     return Insight(kind, content, _confidence(entry), supersedes, tuple(sources))
 
 
@@ -149,7 +152,8 @@ def _parse(reply: object, key: str, check) -> tuple[list | None, list[str]]:
     entries = data.get(key) if isinstance(data, dict) else data
     if not isinstance(entries, list):
         return None, [f'the reply has no "{key}" list']
-    found, problems = [], []
+    found = []
+    problems = []
     for number, entry in enumerate(entries, 1):
         if number > MAX_ENTRIES:
             problems.append(f"entries {number}-{len(entries)}: more than {MAX_ENTRIES}, not read")
@@ -179,14 +183,15 @@ def reflection_prompt(interactions: list[str], existing: list[tuple[str, str]]) 
     return (
         f"Interactions:\n{batch}\n\nInsights already held:\n{held}\n\n"
         "Reflect: what lasting facts about the user, or lessons for the agent, do these show?\n"
-        'Reply with JSON only: {"insights": [{"type": "user_fact" | "agent_learning", "content": "...", '
-        '"confidence": 0.0-1.0, "supersedes": null or the id of an insight held, '
+        'Reply with JSON only: {"insights": [{"type": "user_fact" | "agent_learning", '
+        '"content": "...", "confidence": 0.0-1.0, '
+        '"supersedes": null or the id of an insight held, '
         '"sources": [ids of the interactions it came from]}]}'
     )
 
 
 def parse_insights(reply: object) -> tuple[list[Insight] | None, list[str]]:
-    """Return (valid insights or None if the reply is unusable, reasons for what was refused) (X4)."""
+    """Return (valid insights, or None if the reply is unusable; reasons for refusals) (X4)."""
     return _parse(reply, "insights", _insight)
 
 

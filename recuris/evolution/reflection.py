@@ -83,14 +83,15 @@ class ReflectionCallback:
         require_count("threshold", threshold, 1)
         require_count("Y6: max_batch", max_batch, 1)
         require_count("Y6: max_buffer", max_buffer, 1)
-        self.llm, self.manager, self.threshold = llm, manager, threshold
+        self.llm = llm
+        self.manager = manager
+        self.threshold = threshold
         self.user_id = require_text("user_id", user_id)
-        self.min_confidence, self.merge_similarity = min_confidence, merge_similarity
-        self.timeout_seconds, self.max_batch, self.max_buffer = (
-            timeout_seconds,
-            max_batch,
-            max_buffer,
-        )
+        self.min_confidence = min_confidence
+        self.merge_similarity = merge_similarity
+        self.timeout_seconds = timeout_seconds
+        self.max_batch = max_batch
+        self.max_buffer = max_buffer
         self.buffer: list[Interaction] = []
         self.failures: list[str] = []
         self._count = 0
@@ -113,12 +114,11 @@ class ReflectionCallback:
 
     # -- the background path -------------------------------------------------------
     def reflect(self) -> ReflectionReport:
-        """Ask the LLM for insights on the oldest `max_batch` turns; store them; clear those on success."""
+        """Reflect on the oldest `max_batch` turns: store insights, drop the turns on success."""
         if not self.buffer:
             return ReflectionReport()
-        batch = self.buffer[
-            : self.max_batch
-        ]  # Y6: the prompt stays bounded however long the buffer
+        # Y6: the prompt stays bounded however long the buffer.
+        batch = self.buffer[: self.max_batch]
         try:
             existing = self._insights()
             prompt = reflection_prompt(
@@ -128,7 +128,7 @@ class ReflectionCallback:
             if insights is None or (problems and not insights):  # nothing usable is not a success
                 raise ValueError("; ".join(problems))
             stored, skipped = self._apply(batch, insights, existing)
-        except Exception as error:  # noqa: BLE001 - the model is untrusted: record, keep, retry (Y2)
+        except Exception as error:  # noqa: BLE001 - an untrusted model: record, keep, retry (Y2)
             reason = f"{type(error).__name__}: {flatten(str(error), 200)}"
             self.failures.append(reason)
             self._audit(
@@ -151,12 +151,11 @@ class ReflectionCallback:
     def _overflow(self) -> None:
         # Y6: while the model keeps failing, the oldest turns past the bound leave the buffer
         # for episodic memory, raw: nothing is lost, and the buffer stops growing.
-        if (excess := len(self.buffer) - self.max_buffer) > 0:
+        excess = len(self.buffer) - self.max_buffer
+        if excess > 0:
             self._keep_raw(self.buffer[:excess])
             self._release(excess)
-            self._audit(
-                self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw"
-            )
+            self._audit(self.user_id, "-", "reflect-overflow", f"{excess} interactions kept raw")
 
     def _release(self, count: int) -> None:
         for interaction in self.buffer[:count]:
@@ -165,7 +164,8 @@ class ReflectionCallback:
 
     def _apply(self, batch: list[Interaction], insights: list[Insight], existing: list[MemoryItem]):
         stored_ids = self._keep_raw(batch)  # lossless: the raw turns become episodic items
-        stored, skipped = [], []
+        stored = []
+        skipped = []
         for insight in insights:
             sources = [stored_ids[i] for i in insight.sources if i in stored_ids] or list(
                 stored_ids.values()
@@ -174,16 +174,19 @@ class ReflectionCallback:
                 skipped.append(
                     f"{insight.content!r}: confidence {insight.confidence} < {self.min_confidence}"
                 )
-            elif (written := self._store(insight, sources, existing)) is None:
+                continue
+            written = self._store(insight, sources, existing)
+            if written is None:
                 skipped.append(f"{insight.content!r}: already known")
-            else:
-                item, replaced = written
-                stored.append(item)
-                existing = [held for held in existing if held is not replaced] + [item]
+                continue
+            item, replaced = written
+            stored.append(item)
+            existing = [held for held in existing if held is not replaced] + [item]
         return stored, skipped
 
     def _keep_raw(self, batch: list[Interaction]) -> dict[str, str]:
-        store, fresh = self.manager.store, [i for i in batch if i.id not in self._kept]  # Y5
+        store = self.manager.store
+        fresh = [i for i in batch if i.id not in self._kept]  # Y5
         items = [
             MemoryItem(
                 id=store.new_id("interaction"),

@@ -240,10 +240,12 @@ def check(
 ) -> int:
     """Grade the learner's files in `folder`; print what holds or broke; return the exit code."""
     folder = Path(folder).resolve()
-    if refusal := _refusal(exercise, folder):
+    refusal = _refusal(exercise, folder)
+    if refusal:
         out(refusal)
         return 2
-    if error := _syntax(folder, exercise):
+    error = _syntax(folder, exercise)
+    if error:
         out(error)
         return 1
     report = _run(exercise, folder, every, "dev" if thorough else "quick", timeout)

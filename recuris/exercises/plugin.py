@@ -68,7 +68,8 @@ def invariant_ids(
         if match := _METHOD.match(method):
             return ids_in(match.group(1).replace("_", " ")), f"the state machine's {method}"
     first_line = (docstring or "").strip().splitlines()[0] if (docstring or "").strip() else ""
-    if ids := ids_in(first_line):
+    ids = ids_in(first_line)
+    if ids:
         return ids, "the test's docstring"
     return [part for part in test_name.split("_") if re.fullmatch(ID, part)], "the test's name"
 

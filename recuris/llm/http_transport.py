@@ -215,7 +215,10 @@ def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
             )
         return response.read()  # IncompleteRead if the body stops short
     body = bytearray()
-    while len(body) <= limit and (chunk := response.read(min(65536, limit + 1 - len(body)))):
+    while len(body) <= limit:
+        chunk = response.read(min(65536, limit + 1 - len(body)))
+        if not chunk:
+            break
         body += chunk
     if len(body) > limit:
         raise LLMReplyTooLarge(f"the reply is longer than max_reply_bytes ({limit})")

@@ -211,7 +211,8 @@ class ActiveRecall:
         if not self.should_retrieve(text):
             return []
         found = self.manager.recall(text, self.user_id, top_k=20, count_access=False)
-        chosen, used = [], 0
+        chosen = []
+        used = 0
         for result in found.results:
             cost = estimate_tokens(result.render())
             if used + cost <= max_tokens:
@@ -237,7 +238,9 @@ def read_answer(line: str, view: PromptView) -> None:
     """Read a line of a search_memory answer for the mock model: the query asked, a value."""
     if line.startswith("query: "):
         view.asked.append(normalize(line[len("query: ") :]))
-    elif pair := read_memory_line(line):
+        return
+    pair = read_memory_line(line)
+    if pair:
         view.known.setdefault(*pair)
 
 

@@ -127,7 +127,8 @@ def read_recalled(line: str, view: PromptView) -> None:
     """Read a line of the recalled section: a procedure is a path to follow, a statement a value."""
     if match := _PROCEDURE.match(line):
         view.follow.append(read_path(match.group(1)))
-    if pair := read_memory_line(line):
+    pair = read_memory_line(line)
+    if pair:
         view.known.setdefault(*pair)
 
 

@@ -151,11 +151,15 @@ class Tasks:
         # The latest, should a file hold several (tasks of a process that died, migrated).
         for item in reversed(held):
             try:
-                working = WorkingMemory.from_dict(item.metadata.get("working"), self.working_settings)
+                working = WorkingMemory.from_dict(
+                    item.metadata.get("working"), self.working_settings
+                )
             except (TypeError, ValueError) as error:
                 # A task whose stored state cannot be read (edited by hand, written by a fork)
                 # is left in the store as it is, never dropped; the user goes on without it.
-                log.warning("task item %s of a user cannot be read, left as it is: %s", item.id, error)
+                log.warning(
+                    "task item %s of a user cannot be read, left as it is: %s", item.id, error
+                )
                 continue
             task_type = item.metadata.get("task_type", "task")
             return TaskState(item.task_id, task_type, working, item)

@@ -114,7 +114,8 @@ class MemoryItem:
             text = _CANONICAL_JSON(self.metadata)
         except (TypeError, ValueError, RecursionError) as error:
             raise TypeError(f"I2: metadata must be JSON data: {error}") from None
-        if problem := unicode_problem(text):
+        problem = unicode_problem(text)
+        if problem:
             raise ValueError(f"I2: metadata must be valid Unicode text: {problem}")
         self.metadata = json.loads(text)
         if self.last_access_at is None:

@@ -65,7 +65,8 @@ class NewIds:
 
     def refuse_taken(self, guarded: set[str], stored: Iterable[str]) -> None:
         """Raise IdTakenError if a guarded id is stored already: another write took it (ID2)."""
-        if taken := sorted(guarded.intersection(stored)):
+        taken = sorted(guarded.intersection(stored))
+        if taken:
             for item_id in taken:
                 del self._minted[item_id]
             # Another writer uses these blocks: reserve anew, stored ids skipped

@@ -64,14 +64,12 @@ class SQLiteStore(SQLiteErasure):
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
-        self._db, self._lock = (
-            open_database(self.path, read_only, timeout, create),
-            threading.RLock(),
-        )
-        self._ids = NewIds(
-            self._transaction
-        )  # ids handed out, each guarded until its put commits (S3, ID2)
-        self.timeout, self._lock_wait_resumes = timeout, 0.0
+        self._db = open_database(self.path, read_only, timeout, create)
+        self._lock = threading.RLock()
+        # Ids handed out, each guarded until its put commits (S3, ID2).
+        self._ids = NewIds(self._transaction)
+        self.timeout = timeout
+        self._lock_wait_resumes = 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
@@ -118,15 +116,16 @@ class SQLiteStore(SQLiteErasure):
         audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
     ) -> None:
-        """Delete the `delete` items (by id and user), then store the items and audit, all or none (S5)."""
-        batch, doomed = list(items), [(old.id, old.user_id) for old in delete]
+        """Delete `delete` (by id and user), then store the items and audit, all or none (S5)."""
+        batch = list(items)
+        doomed = [(old.id, old.user_id) for old in delete]
         records = [(r.at, r.user_id, r.item_id, r.operation, r.reason, r.weight) for r in audit]
 
         def write(db: sqlite3.Connection) -> None:
             users = [item.user_id for item in batch] + [record[1] for record in records]
-            # One new item of one user this object has seen (a manager's write) goes in one statement,
-            # which checks the user's generation (S6) and that the id is free; only if it inserts
-            # nothing is either read on its own, and the stored row (S2, old postings).
+            # One new item of one user this object has seen (a manager's write) goes in one
+            # statement, which checks the user's generation (S6) and that the id is free; only if
+            # it inserts nothing is either read on its own, and the stored row (S2, old postings).
             if not (
                 len(batch) == 1
                 and not doomed
@@ -200,7 +199,7 @@ class SQLiteStore(SQLiteErasure):
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]
 
     def new_id(self, prefix: str) -> str:
-        # From a block reserved in the file, so that a manager's write reads nothing first (S5, ID1).
+        # From a block reserved in the file, so a manager's write reads nothing first (S5, ID1).
         with self._lock:
             return self._ids.new(prefix)
 

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo`, on a fixture (LC1-LC3)."""
+"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo` (LC1-LC3)."""
 
 import json
 
@@ -17,7 +17,7 @@ def path(tmp_path):
 
 
 def test_loader_reads_turns_with_speaker_and_caption(path):
-    """LC3: a turn's text is `speaker: text`, plus the image caption; sessions without turns are skipped."""
+    """LC3: a turn reads `speaker: text` plus its image caption; empty sessions are skipped."""
     conversation = load(path)
     assert [t.id for t in conversation.turns] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2"]
     assert conversation.turns[2].text == "Ana: A beagle named Biscuit. a photo of a dog"
@@ -63,7 +63,7 @@ def test_every_retriever_ranks_every_turn_once(path):
 
 
 def test_bm25_finds_both_answers(path):
-    """LC2: only the two questions the loader keeps are scored; BM25 puts each evidence turn first."""
+    """LC2: only the two questions the loader keeps are scored; BM25 ranks each evidence first."""
     scores = evaluate([load(path)], RETRIEVERS["bm25 (k1 1.2, b 0.75)"])
     assert (scores.questions, scores.r1, scores.mrr) == (2, 1.0, 1.0)
 

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.recall_scale at small sizes: both sides run on the same rows (RS1)."""
+"""Example tests for recuris.bench.recall_scale at small sizes: both sides, the same rows (RS1)."""
 
 from recuris.bench import recall_scale
 
 
 def test_the_corpus_is_deterministic_and_zipf_like():
-    """RS1: the same seed gives the same texts; the commonest word is far more frequent than a rare one."""
+    """RS1: one seed gives the same texts; the commonest word is far commoner than a rare one."""
     texts = recall_scale.corpus(500, seed=3)
     assert texts == recall_scale.corpus(500, seed=3) and len(texts) == 500
     words = " ".join(texts).split()

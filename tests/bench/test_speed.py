@@ -1,16 +1,16 @@
-"""Example tests for recuris.bench.speed at small sizes: the benchmarks run and check themselves (SP1)."""
+"""Example tests for recuris.bench.speed at small sizes: the benchmarks run and self-check (SP1)."""
 
 from recuris.bench import speed
 
 
 def test_retrieval_timing_checks_index_against_scan():
-    """SP1: the retrieval benchmark compares indexed and scanned top-5 on every query (it raises if not)."""
+    """SP1: the retrieval benchmark checks indexed against scanned top-5 on every query."""
     timing = speed.retrieval(300, queries=5)
     assert set(timing) == {"indexed", "scan"} and all(p50 <= p95 for p50, p95 in timing.values())
 
 
 def test_prompt_growth_is_flat_for_recuris_and_linear_for_full_history():
-    """W4, measured: the recuris prompt at step 120 is within 1.1x of step 50; full history grows."""
+    """W4, measured: the prompt at step 120 is within 1.1x of step 50; full history grows."""
     growth = speed.prompt_growth(120, marks=(10, 50, 120))
     assert growth["recuris"][120] <= 1.1 * growth["recuris"][50]
     assert growth["full history"][120] > 2 * growth["full history"][50]

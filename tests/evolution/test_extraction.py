@@ -35,7 +35,7 @@ def test_json_wrapped_in_prose_and_fences_is_found():
     ],
 )
 def test_malformed_replies_are_reported_not_raised(reply, problem):
-    """X1: empty, prose, truncated, wrong-shape, non-text and absurdly nested replies never raise."""
+    """X1: empty, prose, truncated, wrong-shape, non-text or absurdly nested replies never raise."""
     found, problems = parse_knowledge(reply)
     assert found == [] and problem in problems[0]
 
@@ -44,7 +44,8 @@ def test_bad_entries_are_reported_and_good_ones_kept():
     """X3: each refused entry is reported with its number; valid ones are kept."""
     reply = (
         '{"knowledge": [{"subject": "a", "value": "b", "confidence": 0.8}, "just text", '
-        '{"subject": "", "value": "v", "confidence": 1}, {"subject": "s", "value": "v", "confidence": 7}, '
+        '{"subject": "", "value": "v", "confidence": 1}, '
+        '{"subject": "s", "value": "v", "confidence": 7}, '
         '{"subject": "s", "value": "v", "confidence": 0.5, "category": "gossip"}, '
         '{"subject": "s", "value": "v", "confidence": true}]}'
     )
@@ -81,6 +82,6 @@ def test_prompt_names_the_task_and_the_required_shape():
     ],
 )
 def test_overflowing_numbers_and_lone_surrogates_are_reported_not_raised(entry, problem):
-    """X1, X2: a confidence too large for a float, or text that is not valid Unicode, is refused by name."""
+    """X1, X2: a confidence too large for a float, or text not valid Unicode, is refused by name."""
     found, problems = parse_knowledge('{"knowledge": [' + entry + "]}")
     assert found == [] and len(problems) == 1 and problem in problems[0]

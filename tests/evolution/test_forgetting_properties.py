@@ -60,9 +60,10 @@ def naive_cycle(items, decay, now, ceiling, similarity):
     """The cycle as first written: weigh everything, then compare every pair of the band."""
     cycled = [item for item in items if item.level in ("episodic", "semantic")]
     weights = {item.id: decay.weight(item, now) for item in cycled}
-    forgotten = [item.id for item in cycled if weights[item.id] < decay.settings.retention_threshold]
+    threshold = decay.settings.retention_threshold
+    forgotten = [item.id for item in cycled if weights[item.id] < threshold]
     band = sorted(
-        (i for i in cycled if decay.settings.retention_threshold <= weights[i.id] < ceiling and i.is_valid),
+        (i for i in cycled if threshold <= weights[i.id] < ceiling and i.is_valid),
         key=lambda item: (-weights[item.id], item.created_at, item.id),
     )
     grouped, groups = set(), []

@@ -135,9 +135,10 @@ def test_threshold_must_be_positive(manager):
 
 
 def test_a_reply_whose_every_insight_is_refused_is_a_failure_and_keeps_the_buffer(manager):
-    """Y2: insights that all miss a required field are a failed reflection, retried, not a success."""
+    """Y2: insights all missing a required field are a failed reflection, retried, no success."""
     answers = [
-        '{"insights": [{"type": "user_fact", "confidence": 0.9}, {"content": "x", "confidence": 1}]}'
+        '{"insights": [{"type": "user_fact", "confidence": 0.9}, '
+        '{"content": "x", "confidence": 1}]}'
     ]
     callback = ReflectionCallback(
         lambda p: answers.pop(0) if answers else ReflectingLLM()(p), manager, user_id="ana"
@@ -150,7 +151,7 @@ def test_a_reply_whose_every_insight_is_refused_is_a_failure_and_keeps_the_buffe
 
 
 def test_a_failure_while_storing_is_reported_and_a_retry_stores_nothing_twice(manager):
-    """Y2, Y5: a write refused midway is a failed reflection, never raised; the retry keeps each turn once."""
+    """Y2, Y5: a write refused midway fails the reflection (no raise); a retry keeps turns once."""
     refuse = [True]
     put = manager.store.inner.put
 

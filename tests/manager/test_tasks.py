@@ -35,7 +35,8 @@ def test_one_task_at_a_time_per_user():
 
 def test_the_task_in_progress_is_a_task_state_holding_every_recorded_step():
     """N1: a task in progress is a TaskState whose working memory holds every recorded step."""
-    manager = manager_with(working=WorkingSettings(token_budget=10))  # so small that steps are folded early
+    # A budget so small that steps are folded early.
+    manager = manager_with(working=WorkingSettings(token_budget=10))
     task_id = manager.start_task("ana", "ship release 2", "release")
     steps = [manager.record_step("ana", f"step {n}", "ok") for n in range(4)]
     task = manager.tasks.get("ana")
@@ -77,7 +78,8 @@ def test_a_task_state_reads_on_one_line():
 
 def test_finish_writes_one_episode_with_every_step_and_clears_working_memory():
     """N2: the episode holds all steps, folded or not; the task's working items are gone."""
-    manager = manager_with(working=WorkingSettings(token_budget=10))  # so small that steps were folded on the way
+    # A budget so small that steps were folded on the way.
+    manager = manager_with(working=WorkingSettings(token_budget=10))
     manager.start_task("ana", "ship release 2")
     manager.write("waiting for the build", "ana", tags=["state"])  # a working note of the task
     for n in range(6):

@@ -36,9 +36,8 @@ class TasksMachine(RuleBasedStateMachine):
     def open(self, budget):
         self.budget = budget
         self.store = self.make_store()
-        self.manager = MemoryManager(
-            self.store, clock=ManualClock(1_000), settings=ManagerSettings(working=WorkingSettings(token_budget=budget)),
-        )
+        settings = ManagerSettings(working=WorkingSettings(token_budget=budget))
+        self.manager = MemoryManager(self.store, clock=ManualClock(1_000), settings=settings)
         self.model: dict[str, tuple[str, list[tuple[str, str]]]] = {}
         self.episodes: dict[str, list] = {user: [] for user in USERS}
 
@@ -72,9 +71,8 @@ class TasksMachine(RuleBasedStateMachine):
     @rule()
     def reopen(self):
         """N5: a new manager on the same store finds every task in progress as it was."""
-        self.manager = MemoryManager(
-            self.store, clock=ManualClock(2_000), settings=ManagerSettings(working=WorkingSettings(token_budget=self.budget)),
-        )
+        settings = ManagerSettings(working=WorkingSettings(token_budget=self.budget))
+        self.manager = MemoryManager(self.store, clock=ManualClock(2_000), settings=settings)
 
     @invariant()
     def N1_each_user_has_the_task_the_model_says(self):

@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.sqlite_store.SQLiteStore: persistence, schema, crashes (SQ1, SQ2, SQ3)."""
+"""Example tests for recuris.storage.sqlite_store: persistence, schema, crashes (SQ1-SQ3)."""
 
 import os
 import signal
@@ -39,7 +39,7 @@ def test_reopen_gives_back_items_and_audit(tmp_path):
 
 
 def test_schema_has_the_indexes_the_design_names(tmp_path):
-    """SX1: indexes on (user_id, level, task_id) and on task_id exist; postings are keyed by scope and term."""
+    """SX1: (user_id, level, task_id) and task_id are indexed; postings keyed by scope and term."""
     SQLiteStore(tmp_path / "m.db").close()
     with sqlite3.connect(tmp_path / "m.db") as db:
         indexes = {
@@ -78,7 +78,8 @@ WRITER = textwrap.dedent("""
     batch = 0
     while True:
         batch += 1
-        store.put([MemoryItem(id=f"b{batch}-{i}", user_id="ana", level="episodic", content="x" * 500 + str(i))
+        store.put([MemoryItem(id=f"b{batch}-{i}", user_id="ana", level="episodic",
+                              content="x" * 500 + str(i))
                    for i in range(50)])
         print(batch, flush=True)
 """)
@@ -86,7 +87,7 @@ WRITER = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_killing_a_writer_mid_batch_leaves_an_intact_database(tmp_path):
-    """SQ3: after SIGKILL mid-write, integrity_check is ok and every committed batch is there, whole."""
+    """SQ3: after SIGKILL mid-write, integrity_check is ok and every committed batch is whole."""
     path = tmp_path / "crash.db"
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path), str(ROOT)], stdout=subprocess.PIPE, text=True
@@ -133,7 +134,7 @@ def migrated(items):
 
 
 def test_a_version_3_file_is_migrated_with_every_item_intact(tmp_path):
-    """SH2: a writing open of a version 3 file drops `valid_from`; every item stays whole, in write order."""
+    """SH2: opening a version 3 file to write drops `valid_from`; items stay whole, in order."""
     path = version_3(tmp_path / "m.db", version_3_items())
     with sqlite3.connect(path) as db:
         rowids = db.execute("SELECT id, rowid FROM items ORDER BY rowid").fetchall()
@@ -157,7 +158,7 @@ def version_4_audit():
 
 
 def test_a_version_4_file_is_migrated_with_every_item_and_audit_record_intact(tmp_path):
-    """SH2: a writing open of a version 4 file rebuilds the audit without AUTOINCREMENT; nothing is lost."""
+    """SH2: opening a version 4 file to write drops the audit's AUTOINCREMENT, losing nothing."""
     path = version_4(tmp_path / "m.db", version_3_items(), version_4_audit())
     with sqlite3.connect(path) as db:
         rowids = db.execute("SELECT id, rowid FROM items ORDER BY rowid").fetchall()

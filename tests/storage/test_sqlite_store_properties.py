@@ -64,7 +64,7 @@ def test_SQ1_SQ2_any_item_survives_a_reopen_unchanged(rows):
     st.text(max_size=40),
 )
 def test_SH1_S7_matching_equals_a_filtered_list(rows, query):
-    """SH1, S7: the term index finds exactly the items that share an analysed term with the query."""
+    """SH1, S7: the term index finds exactly the items sharing an analysed term with the query."""
     from recuris.retrieval.scoring import analyze
 
     store = SQLiteStore(":memory:")
@@ -105,7 +105,7 @@ writes = st.lists(
     st.integers(1, 40),
 )
 def test_SH1_postings_follow_every_write_whatever_the_pending_limit(operations, limit):
-    """SH1: after puts, rewrites and deletes, postings hold each item's terms and the scopes their sums."""
+    """SH1: after puts, rewrites and deletes, postings hold each item's terms, scopes their sums."""
     from collections import Counter
     from unittest.mock import patch
 

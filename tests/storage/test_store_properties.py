@@ -32,9 +32,8 @@ users = st.sampled_from(["ana", "bob"])
 levels = st.sampled_from(["episodic", "semantic"])
 tasks = st.sampled_from([None, "t1", "t2"])
 queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
-QUERY_TERMS = [
-    analyze(" ".join(query)) for query in (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])
-]
+QUERIES = (["deploy", "key"], ["the", "fish", "数据库"], ["blue"])
+QUERY_TERMS = [analyze(" ".join(query)) for query in QUERIES]
 
 
 @lru_cache(maxsize=None)
