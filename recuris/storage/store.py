@@ -37,8 +37,9 @@ Invariants:
     S10 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone.
     S11 `list` returns items in write order: a rewritten item keeps its place, a deleted and
-        written again one goes last. `iterate` yields, in batches, exactly the items `list` returns, in the same order;
-        deleting items it has already yielded, between batches, changes nothing it yields.
+        written again one goes last. `iterate` yields, in batches, exactly the items `list`
+        returns, in the same order; deleting items it has already yielded, between batches,
+        changes nothing it yields.
     S12 `delete` and `delete_user` remove only the given user's items (`delete` only the ids
         it names) and return how many, each counted once; `audit` lists records by user or by
         item, and `scrub_audit` blanks the reason and weight of each record of the user.
