@@ -275,3 +275,80 @@ def test_no_semicolon_separates_statements_in_the_package():
                 if token.type == tokenize.OP and token.string == ";"
             ]
     assert separators == []
+
+
+# Each settings record of the design, by module: its defaults are the package's.
+SETTINGS_RECORDS = {
+    "core/episodic.py": "RetrievalSettings",
+    "core/decay.py": "DecaySettings",
+    "core/agent.py": "AgentSettings",
+    "core/working.py": "WorkingSettings",
+    "retrieval/bm25.py": "BM25Settings",
+    "evolution/consolidation.py": "ConsolidationSettings",
+    "manager/recall.py": "Weights",
+    "manager/manager.py": "ManagerSettings",
+}
+
+
+def written_defaults(tree: ast.AST):
+    """Yield (name, value as written) for every default and keyword value in a module."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            positional = [*node.args.posonlyargs, *node.args.args]
+            with_defaults = positional[len(positional) - len(node.args.defaults) :]
+            for argument, default in zip(with_defaults, node.args.defaults):
+                yield argument.arg, ast.unparse(default)
+            for argument, default in zip(node.args.kwonlyargs, node.args.kw_defaults):
+                if default is not None:
+                    yield argument.arg, ast.unparse(default)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            yield node.target.id, ast.unparse(node.value)
+        elif isinstance(node, ast.keyword) and node.arg:
+            yield node.arg, ast.unparse(node.value)
+
+
+def test_each_default_of_a_settings_record_is_written_once():
+    """Defaults are written once: no other default or argument restates a record's value.
+
+    The benchmarks are left out: a reference row passes the settings its label names. A default
+    that names a constant may be named again: the value is written once, in the constant.
+    """
+    trees = {
+        path: ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted((ROOT / "recuris").rglob("*.py"))
+        if "bench" not in path.parts
+    }
+    written = [
+        (name, value, path)
+        for path, tree in trees.items()
+        for name, value in written_defaults(tree)
+    ]
+    repeated = []
+    for module, record in SETTINGS_RECORDS.items():
+        tree = trees[ROOT / "recuris" / module]
+        [body] = [node.body for node in ast.walk(tree) if getattr(node, "name", "") == record]
+        for field in body:
+            if not isinstance(field, ast.AnnAssign) or field.value is None:
+                continue
+            name = field.target.id
+            value = ast.unparse(field.value)
+            if not re.search(r"\d", value):
+                continue  # a named constant: its value is written where it is named
+            places = [path for other, text, path in written if (other, text) == (name, value)]
+            if len(places) > 1:
+                repeated.append(f"{record}.{name} = {value}: {len(places)} places")
+    assert repeated == []
+
+
+def test_there_is_one_working_memory():
+    """One working memory: a single class keeps a task's window of steps, the core's."""
+    keepers = []
+    for path in sorted((ROOT / "recuris").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and "Working" in node.name:
+                keepers.append(f"{path.relative_to(ROOT)}:{node.name}")
+    assert keepers == [
+        "recuris/core/working.py:WorkingSettings",
+        "recuris/core/working.py:WorkingMemory",
+    ]
+    assert not (ROOT / "recuris" / "manager" / "budget.py").exists()

@@ -142,7 +142,7 @@ CONDITIONS = {
     "sliding window (12 messages)": lambda: SlidingWindowMemory(
         WorkingSettings(window_size=12, token_budget=None)
     ),
-    "recuris (window 6 + summary + pins)": lambda: WorkingMemory(WorkingSettings(window_size=6)),
+    "recuris (window 6 + summary + pins)": lambda: WorkingMemory(WorkingSettings()),
 }
 
 

@@ -77,7 +77,7 @@ def prompt_growth(steps: int = 1000, marks: tuple[int, ...] = (10, 50, 100, 1000
     result = {}
     # Full history keeps every step: a window past the task's length and no token budget.
     conditions = (
-        ("recuris", WorkingSettings(window_size=6)),
+        ("recuris", WorkingSettings()),
         ("full history", WorkingSettings(window_size=steps + 1, token_budget=None)),
     )
     for name, settings in conditions:
