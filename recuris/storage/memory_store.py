@@ -71,10 +71,12 @@ class InMemoryStore:
         for old in doomed:
             self.delete(old.user_id, [old.id])
         for item, row in zip(batch, rows):
-            old = self._items.get(item.id)
-            if old is None or _place(old) != _place(item):
-                if old is not None:
-                    self._index.remove(old)
+            # Compared on the row, not on a decoded item: a rewrite that only closes a fact or
+            # counts a use (most rewrites) leaves the term index as it is, and costs no decode.
+            old_place = self._items.place(item.id)
+            if old_place != _place(item):
+                if old_place is not None:
+                    self._index.remove(self._items.get(item.id))
                 self._index.add(item)
             self._items.put(item.id, row)
         self._audit.extend(records)

@@ -32,6 +32,9 @@ __all__ = ["ItemRows", "AuditRows"]
 COLUMNS = tuple(field.name for field in fields(MemoryItem))
 USER = COLUMNS.index("user_id")
 METADATA = COLUMNS.index("metadata")
+LEVEL = COLUMNS.index("level")
+CONTENT = COLUMNS.index("content")
+TASK = COLUMNS.index("task_id")
 LAST_ACCESS = COLUMNS.index("last_access_at")
 ACCESSES = COLUMNS.index("access_count")
 AUDIT_COLUMNS = tuple(field.name for field in fields(AuditEntry))
@@ -75,6 +78,13 @@ class ItemRows:
         """Return a fresh copy of the item, or None if no such id is stored (RW1)."""
         row = self._rows.get(item_id)
         return None if row is None else _item(row)
+
+    def place(self, item_id: str) -> tuple | None:
+        """Return the stored item's level, content and task, or None: no item is built."""
+        row = self._rows.get(item_id)
+        if row is None:
+            return None
+        return (row[LEVEL], row[CONTENT], row[TASK])
 
     def owner(self, item_id: str) -> str | None:
         """Return the user of the stored item, or None if no such id is stored."""

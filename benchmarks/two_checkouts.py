@@ -1,0 +1,81 @@
+"""Side by side: the same measures of recuris at two checkouts, interleaved (A, B, A, B, ...).
+
+Standard library only. A change that claims to cost no speed is measured here against the
+code before it, on the same machine in the same hour, so that the machine's mood cancels:
+
+    git worktree add /tmp/before <commit>
+    python benchmarks/two_checkouts.py /tmp/before . --runs 3
+
+Each measure runs in a fresh process with the checkout first on the path, and prints, per
+checkout, the median of the runs with the lowest and highest.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+# Each measure: Python code printing one JSON number, its unit, and how many runs it takes.
+MEASURES = {
+    "one manager write / one row + FTS5 (ratio, 500 writes)": (
+        "from recuris.bench import recall_scale as r\n"
+        "d = r.single_writes(500, SEED)\n"
+        "print(json.dumps(d['write_ms'] / d['raw_ms']))"
+    ),
+    "forgetting cycle at 100,000 items (s)": (
+        "from recuris.bench import scale\n"
+        "print(json.dumps(scale.forgetting_cycle(100_000, quiet=True)['cycle_s']))"
+    ),
+    "semantic writes in memory, 100,000 (s)": (
+        "from recuris.bench import scale\n"
+        "print(json.dumps(scale.semantic_writes(100_000, quiet=True)['seconds']))"
+    ),
+}
+# With --million: the in-memory semantic write at a million writes, for its growth exponent.
+MILLION = {
+    "semantic writes in memory, 1,000,000 (s)": (
+        "from recuris.bench import scale\n"
+        "print(json.dumps(scale.semantic_writes(1_000_000, quiet=True)['seconds']))"
+    ),
+}
+
+
+def measure(root: Path, code: str, seed: int) -> float:
+    """Run one measure in a fresh process on the checkout at root; return its number."""
+    program = "import json\nSEED = %d\n%s" % (seed, code)
+    completed = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path, help="the checkout measured first in each pair")
+    parser.add_argument("after", type=Path, help="the checkout measured second")
+    parser.add_argument("--runs", type=int, default=3, help="pairs of runs per measure")
+    parser.add_argument("--million", action="store_true", help="add semantic writes at 1,000,000")
+    arguments = parser.parse_args()
+    roots = {"before": arguments.before.resolve(), "after": arguments.after.resolve()}
+    measures = {**MEASURES, **(MILLION if arguments.million else {})}
+    for name, code in measures.items():
+        figures = {side: [] for side in roots}
+        for seed in range(1, arguments.runs + 1):
+            for side, root in roots.items():
+                figures[side].append(measure(root, code, seed))
+        cells = [
+            f"{side} {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+            for side, values in figures.items()
+        ]
+        print(f"{name}: " + "; ".join(cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
