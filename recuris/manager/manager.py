@@ -15,7 +15,7 @@ Invariants:
     MG1 no recall, get, list or export for one user returns an item of another.
     MG2 semantic facts are never modified in place; superseding keeps the old one, invalid.
     MG3 after `forget_user(U)`, no item and no audit entry holds U's text.
-    MG4 every write, promotion, supersession, eviction, forgetting and recall is audited.
+    MG4 every write, promotion, supersession, forgetting and recall is audited.
     MG5 a failing store makes recall return nothing (with a warning), never raise.
     MG6 `write` checks every argument (user, content, tags, level) and reads the clock (I4)
         before it stores or audits anything: a refused write leaves no trace.
