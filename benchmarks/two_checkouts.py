@@ -33,8 +33,12 @@ MEASURES = {
         "print(json.dumps(scale.semantic_writes(100_000, quiet=True)['seconds']))"
     ),
 }
-# With --million: the in-memory semantic write at a million writes, for its growth exponent.
+# With --million: the forgetting cycle and the in-memory semantic writes at a million.
 MILLION = {
+    "forgetting cycle at 1,000,000 items (s)": (
+        "from recuris.bench import scale\n"
+        "print(json.dumps(scale.forgetting_cycle(1_000_000, quiet=True)['cycle_s']))"
+    ),
     "semantic writes in memory, 1,000,000 (s)": (
         "from recuris.bench import scale\n"
         "print(json.dumps(scale.semantic_writes(1_000_000, quiet=True)['seconds']))"
@@ -61,11 +65,13 @@ def main() -> None:
     parser.add_argument("before", type=Path, help="the checkout measured first in each pair")
     parser.add_argument("after", type=Path, help="the checkout measured second")
     parser.add_argument("--runs", type=int, default=3, help="pairs of runs per measure")
-    parser.add_argument("--million", action="store_true", help="add semantic writes at 1,000,000")
+    parser.add_argument("--million", action="store_true", help="add the measures at 1,000,000")
+    parser.add_argument("--only", default="", help="run only the measures whose name holds this")
     arguments = parser.parse_args()
     roots = {"before": arguments.before.resolve(), "after": arguments.after.resolve()}
     measures = {**MEASURES, **(MILLION if arguments.million else {})}
-    for name, code in measures.items():
+    chosen = {name: code for name, code in measures.items() if arguments.only in name}
+    for name, code in chosen.items():
         figures = {side: [] for side in roots}
         for seed in range(1, arguments.runs + 1):
             for side, root in roots.items():
