@@ -11,8 +11,9 @@ in-memory store answers the same calls from `TermIndex`; both meet S7, S8, S9 (s
 
 Invariants:
     SX1 every statement here reads through an index: a scope's postings by (scope, term),
-        items by rowid, neighbours by (user, level, task) and rowid; only the postings
-        waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are read whole.
+        items by rowid (never through the user's index, which holds all their items),
+        neighbours by (user, level, task) and rowid; only the postings waiting to be merged,
+        at most `PENDING_LIMIT` rows (sqlite_schema.py), are read whole.
 """
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -81,6 +82,15 @@ def marks(count: int) -> str:
     return ", ".join(f"?{n}" for n in range(2, count + 2))
 
 
+def found_items_statement(count: int) -> str:
+    """Return the read of `count` found items by rowid, kept to the user's own (S1, SX1)."""
+    # `+user_id` keeps the user's index out of the plan: with ten rowids or more and no
+    # statistics, SQLite otherwise reads every item of the user through that index and then
+    # filters by rowid, so a recall that found a few items would cost the whole store.
+    ids = ", ".join("?" * count)
+    return f"{SELECT_WITH_ROWID} WHERE rowid IN ({ids}) AND +user_id = ?"
+
+
 def iterate_statement(by_level: bool) -> str:
     """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
     # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
@@ -142,11 +152,7 @@ def search(
         for pair in run(search_statement(len(weighted), table), parameters)
     ]
     scores = sorted(scores, key=lambda pair: (-pair[1], -pair[0]))[: max(0, limit)]
-    found = ", ".join("?" * len(scores))
-    rows = run(
-        f"{SELECT_WITH_ROWID} WHERE rowid IN ({found}) AND user_id = ?",
-        (*(rowid for rowid, _ in scores), user_id),
-    )
+    rows = run(found_items_statement(len(scores)), (*(rowid for rowid, _ in scores), user_id))
     by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
     # Another process may delete an item between the two statements: it is simply not found.
     return [(by_rowid[rowid], score) for rowid, score in scores if rowid in by_rowid]

@@ -10,6 +10,7 @@ from recuris.storage.sqlite_search import (
     BEFORE,
     DOCUMENT_FREQUENCY,
     MATCHING,
+    found_items_statement,
     marks,
     search_statement,
 )
@@ -103,3 +104,12 @@ def test_the_sql_weight_is_the_python_definition(settings):
     [weight_b] = settings.weights(idf, [1], [lengths["b"]], average)
     found = [(item.id, score) for item, score in store.search("ana", "episodic", ["deploy"], 5)]
     assert found == [("a", round(weight_a, 9)), ("b", round(weight_b, 9))]
+
+
+@pytest.mark.parametrize("count", [1, 10, 50])
+def test_the_found_items_are_read_by_key_not_through_the_users_index(store, count):
+    """SX1: the rows `search` found are read by rowid, never by the user's index (all rows)."""
+    statement = found_items_statement(count)
+    parameters = (*range(1, count + 1), "ana")
+    plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
+    assert plan == ["SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"]
