@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from prompt_sections import SECTIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
 # A printed prompt's line: its section's label, then the text
@@ -89,15 +91,7 @@ def test_demo_prints_the_first_prompt_before_and_after_the_failure_is_remembered
             for line in part.splitlines()
             if (match := PROMPT_LINE.match(line))
         ]
-        assert [label for label in labels if label] == [
-            "goal",
-            "pins",
-            "progress",
-            "summary",
-            "recent steps",
-            "experience",
-            "instruction",
-        ]
+        assert [label for label in labels if label] == SECTIONS
     assert "|   - [avoid]" not in a and "|   - [avoid] 注册一个新账号" in b
     assert "the sections that differ from A's: goal, experience" in b
 

@@ -16,6 +16,7 @@ from recuris.core.clock import DAY
 from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.core.text import estimate_tokens
 
+from prompt_sections import SECTIONS
 from trace_pages import traced_run
 
 
@@ -45,15 +46,7 @@ def test_a_prompt_is_cut_into_its_labelled_sections_in_order():
     summary, recent steps, experience, instruction."""
     prompt = long_run()[5]
     parts = sections(prompt)
-    assert [label for label, _ in parts] == [
-        "goal",
-        "pins",
-        "progress",
-        "summary",
-        "recent steps",
-        "experience",
-        "instruction",
-    ]
+    assert [label for label, _ in parts] == SECTIONS
     assert "".join(text for _, text in parts) == prompt
     assert dict(parts)["pins"].splitlines()[1] == "  - do not use MySQL"
 

@@ -7,6 +7,8 @@ from recuris.bench.recorder import SECTION_LABELS, full_history, sections
 from recuris.core.prompt import build_prompt
 from recuris.core.working import WorkingMemory, WorkingSettings
 
+from prompt_sections import SECTIONS
+
 words = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(
     str.strip
 )
@@ -32,15 +34,7 @@ def test_RC1_an_agent_prompt_has_its_sections_in_the_layout_order(goal, pins, ac
     for action in actions:
         working.add_step(action, "ok")
     labels = [label for label, _ in sections(build_prompt(working.to_prompt_section(), []))]
-    assert labels == [
-        "goal",
-        "pins",
-        "progress",
-        "summary",
-        "recent steps",
-        "experience",
-        "instruction",
-    ]
+    assert labels == SECTIONS
 
 
 @given(st.lists(words, min_size=1, max_size=15), st.integers(1, 4))

@@ -11,6 +11,7 @@ from recuris.bench.trace import decay_plots, prompt_plot, render_page, weight_cu
 from recuris.core.clock import DAY
 from recuris.core.decay import DecayManager
 
+from prompt_sections import SECTIONS
 from trace_pages import SVG_NS, Page, svg_texts, svgs, traced_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,15 +61,7 @@ def test_a_prompt_block_labels_its_sections_in_the_layout_order():
     page = render_page(traced_run())
     first = page.split('<details class="prompt">')[1].split("</details>")[0]
     labels = [chunk.split("</span>")[0] for chunk in first.split('<span class="label">')[1:]]
-    assert labels == [
-        "goal",
-        "pins",
-        "progress",
-        "summary",
-        "recent steps",
-        "experience",
-        "instruction",
-    ]
+    assert labels == SECTIONS
 
 
 def test_the_page_shows_each_tier_after_each_part_and_the_audit_lines():
