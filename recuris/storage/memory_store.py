@@ -23,7 +23,7 @@ from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings
 from .item import MemoryItem
-from .rows import AuditRows, ItemRows
+from .rows import PLACE, AuditRows, ItemRows
 from .store import Access, check_owners, refuse_if_forgotten
 from .term_index import TermIndex
 
@@ -31,8 +31,8 @@ __all__ = ["InMemoryStore"]
 
 
 def _place(item: MemoryItem) -> tuple:
-    """Return what places an item in the term index: its level, text and task."""
-    return (item.level, item.content, item.task_id)
+    """Return what places an item in the term index, as `ItemRows.place` reads it from a row."""
+    return tuple(getattr(item, name) for name in PLACE)
 
 
 class InMemoryStore:

@@ -32,9 +32,9 @@ __all__ = ["ItemRows", "AuditRows"]
 COLUMNS = tuple(field.name for field in fields(MemoryItem))
 USER = COLUMNS.index("user_id")
 METADATA = COLUMNS.index("metadata")
-LEVEL = COLUMNS.index("level")
-CONTENT = COLUMNS.index("content")
-TASK = COLUMNS.index("task_id")
+# What places an item in the term index: a rewrite that keeps these leaves the index as it is.
+PLACE = ("level", "content", "task_id")
+PLACE_COLUMNS = tuple(COLUMNS.index(name) for name in PLACE)
 LAST_ACCESS = COLUMNS.index("last_access_at")
 ACCESSES = COLUMNS.index("access_count")
 AUDIT_COLUMNS = tuple(field.name for field in fields(AuditEntry))
@@ -80,11 +80,11 @@ class ItemRows:
         return None if row is None else _item(row)
 
     def place(self, item_id: str) -> tuple | None:
-        """Return the stored item's level, content and task, or None: no item is built."""
+        """Return the stored item's PLACE fields, or None: no item is built."""
         row = self._rows.get(item_id)
         if row is None:
             return None
-        return (row[LEVEL], row[CONTENT], row[TASK])
+        return tuple(row[column] for column in PLACE_COLUMNS)
 
     def owner(self, item_id: str) -> str | None:
         """Return the user of the stored item, or None if no such id is stored."""
