@@ -151,3 +151,16 @@ def test_a_large_cycle_reports_counts_without_items(manager, clock):
     report = manager.run_decay("ana", itemized=False, batch_size=1)
     assert (report.forgotten, report.merged, report.audit) == ((), (), ())
     assert (report.merged_count, report.size_before, report.size_after) == (1, 3, 2)
+
+
+def test_an_item_similar_to_two_leads_is_merged_into_one_group_only(manager, clock):
+    """O3, O4: in a chain a ~ b ~ c with a and c apart, b joins the stronger lead, c stays whole."""
+    words = "amber basil cedar dune ember fjord grove heath iris juniper".split()
+    a = manager.write(" ".join(words), "ana", importance=0.6)
+    b = manager.write(" ".join([*words[:9], "kelp"]), "ana", importance=0.5)  # 9/11 like a
+    c = manager.write(" ".join([*words[:8], "kelp", "lotus"]), "ana", importance=0.55)  # 9/11 b
+    clock.advance(8 * DAY)  # all three weigh between 0.2 and 0.3: in the merge band
+    report = manager.run_decay("ana")
+    groups = [[survivor.id, *(item.id for item in merged)] for survivor, merged in report.merged]
+    assert groups == [[a.id, b.id]]
+    assert manager.get(c.id, "ana") is not None and manager.get(b.id, "ana") is None

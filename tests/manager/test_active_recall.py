@@ -154,3 +154,19 @@ def test_a_query_past_the_cap_is_cut_and_the_cut_is_reported(recall):
     assert reply["results"][0]["content"] == "deploy region: eu-west"
     call = {"name": "search_memory", "arguments": json.dumps({"query": "deploy region " * 1_000})}
     assert len(recall.answer(call).render()) < 1_000
+
+
+def test_a_context_that_would_run_over_its_budget_keeps_what_fits():
+    """Z1: of matching memories worth more than max_tokens, those that fit are kept, in order."""
+    manager = MemoryManager(clock=ManualClock(0))
+    long = "deploy " + "notes on the rollout of the billing service " * 4
+    manager.write(long, "ana", level="episodic")
+    manager.write("deploy window: friday", "ana", level="semantic")
+    manager.write("deploy owner: ana", "ana", level="semantic")
+    gate = ActiveRecall(manager, "ana", threshold=0.1)
+    found = [r.render() for r in manager.recall("deploy", "ana", count_access=False).results]
+    costs = [estimate_tokens(line) for line in found]
+    budget = sum(costs) - 1  # one token short of everything: something must be left out
+    context = gate.retrieve_context("deploy", max_tokens=budget)
+    assert sum(estimate_tokens(line) for line in context) <= budget
+    assert 0 < len(context) < len(found) and context == [line for line in found if line in context]

@@ -174,3 +174,18 @@ def test_policy_settings_are_checked(field, value):
     """CA2: a pool below 1 or a neighbour weight outside [0, 1] is refused."""
     with pytest.raises(ValueError, match=field):
         RecallPolicy(**{field: value})
+
+
+def test_recency_follows_the_last_access_not_the_creation(store):
+    """CA3: an old memory recalled a day ago is recent; one never used since its writing is not."""
+    store.put(
+        [
+            item("used", "deploy failed", level="episodic", last_access_at=59 * DAY),
+            item("idle", "deploy worked", level="episodic"),
+        ]
+    )
+    found = {
+        r.item.id: r.parts["recency"]
+        for r in gather(store, "ana", "deploy", RecallPolicy(), 60 * DAY, None, [])
+    }
+    assert found["used"] > 0.9 and found["idle"] == 0.5

@@ -111,3 +111,17 @@ def test_a_call_waits_while_another_thread_holds_the_lock_it_was_given():
         assert done == []
     worker.join(timeout=5)
     assert len(done) == 1
+
+
+def test_a_recall_through_the_manager_reaches_a_loaded_episodic_layer():
+    """UL1: after `recall` counts a use, the episode a loaded layer holds shows the new count."""
+    clock = ManualClock(0.0)
+    manager = MemoryManager(clock=clock)
+    episodes = manager.users.get("ana").episodic
+    episode = episodes.add_episode(
+        Episode(task_type="release", goal="ship the billing service", status="success")
+    )
+    clock.advance(60.0)
+    recalled = manager.recall("billing service", "ana")
+    assert episode.id in [result.item.id for result in recalled.results]
+    assert (episode.access_count, episode.last_access_at) == (1, 60.0)

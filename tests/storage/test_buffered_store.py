@@ -191,3 +191,18 @@ def test_every_operation_but_iterate_takes_the_store_lock_itself():
             ):
                 locked.add(node.name)
     assert operations <= locked and "iterate" not in locked
+
+
+def test_a_queued_delete_put_and_access_of_one_item_land_in_order(flaky):
+    """G2: a delete, a put of the same item and an access, all queued, leave it stored, counted."""
+    store = BufferedStore(flaky)
+    store.put([item("i1")])
+    flaky.down = True
+    store.put((), delete=[item("i1")])
+    store.put([item("i1")])
+    store.record_access([Access("ana", "i1", 5.0)])
+    assert store.pending == 3
+    flaky.down = False
+    assert store.flush()
+    stored = flaky.get("ana", "i1")
+    assert (stored.access_count, stored.last_access_at) == (1, 5.0)

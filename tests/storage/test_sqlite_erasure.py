@@ -1,11 +1,12 @@
 """Example tests for recuris.storage.sqlite_erasure: forgetting leaves no copy behind (SE1)."""
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 from databases import another_process_holding
 
-from recuris import ErasureIncompleteError, MemoryManager, SQLiteStore
+from recuris import ErasureIncompleteError, MemoryItem, MemoryManager, SQLiteStore
 from recuris.manager.cli import main
 
 pytestmark = [pytest.mark.processes, pytest.mark.slow]
@@ -49,3 +50,27 @@ def test_the_forget_user_command_exits_1_while_another_process_reads(tmp_path, c
     statuses = []
     forget_while_another_process_reads(tmp_path, lambda: statuses.append(main(command)))
     assert statuses == [1] and "erasure of user 'ana' is incomplete" in capsys.readouterr().err
+
+
+def test_a_checkpoint_that_copies_every_frame_but_cannot_empty_the_log_is_incomplete(tmp_path):
+    """SE1: a reader that began after the forget lets every frame be copied, not the log emptied."""
+    store = SQLiteStore(tmp_path / "m.db", timeout=0.2)
+    store.put([MemoryItem(id="s1", user_id="ana", level="semantic", content="ERASE-ME-4242")])
+    reader = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+
+    def read_just_before_the_checkpoint(statement: str) -> None:
+        if statement.startswith("PRAGMA wal_checkpoint"):
+            reader.execute("BEGIN")
+            reader.execute("SELECT COUNT(*) FROM items").fetchone()  # a snapshot of it all
+
+    store._db.set_trace_callback(read_just_before_the_checkpoint)
+    with pytest.raises(ErasureIncompleteError, match="SE1: erasure of user 'ana' is incomplete"):
+        store.delete_user("ana")
+    store._db.set_trace_callback(None)
+    _, frames, folded = store._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert frames == folded > 0  # every frame was copied; only the log's reset was blocked
+    reader.execute("COMMIT")
+    reader.close()
+    assert store.delete_user("ana") == 0
+    store.close()
+    assert not on_disk(tmp_path, b"ERASE-ME-4242")

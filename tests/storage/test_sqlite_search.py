@@ -113,3 +113,36 @@ def test_the_found_items_are_read_by_key_not_through_the_users_index(store, coun
     parameters = (*range(1, count + 1), "ana")
     plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
     assert plan == ["SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"]
+
+
+def test_scores_are_naive_bm25_when_a_terms_postings_sit_in_both_tables():
+    """S8, SH1: a term with postings merged and postings still pending scores as naive BM25."""
+    store = SQLiteStore(":memory:")
+    texts = {f"m{n}": f"deploy region {n} service" for n in range(400)}
+    store.put(
+        [MemoryItem(id=key, user_id="ana", level="episodic", content=t) for key, t in texts.items()]
+    )
+    for n in range(5):  # small writes after the merge: their postings wait
+        key = f"p{n}"
+        texts[key] = f"deploy deploy rollback {n}"
+        store.put([MemoryItem(id=key, user_id="ana", level="episodic", content=texts[key])])
+    tables = {
+        table: store._db.execute(f"SELECT COUNT(*) FROM {table} WHERE term = 'deploy'").fetchone()
+        for table in ("postings", "pending_postings")
+    }
+    assert tables["postings"][0] > 0 and tables["pending_postings"][0] > 0
+    settings = BM25Settings()
+    terms = {key: analyze(text) for key, text in texts.items()}
+    average = sum(map(len, terms.values())) / len(terms)
+    holding = [key for key, found in terms.items() if "deploy" in found]
+    idf = bm25_idf(len(terms), len(holding))
+    naive = {
+        key: round(
+            settings.weights(idf, [terms[key].count("deploy")], [len(terms[key])], average)[0], 9
+        )
+        for key in holding
+    }
+    found = store.search("ana", "episodic", ["deploy"], 10)
+    written = {key: order for order, key in enumerate(texts)}  # ties go to the later write
+    expected = sorted(naive.items(), key=lambda pair: (-pair[1], -written[pair[0]]))
+    assert [(item.id, score) for item, score in found] == expected[:10]
