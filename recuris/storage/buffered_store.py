@@ -26,6 +26,8 @@ Invariants:
     G9  several threads may share one store: every operation of the Store protocol but `iterate`
         (a generator, which holds nothing between batches) runs whole under the store's
         re-entrant `_lock`, taken in the method itself (here and in queued_reads.py).
+    G10 an outage is logged once as a warning when its first write fails, and once as a note
+        when the queue is written out; the writes queued in between log nothing each.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class BufferedStore(QueuedReads):
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
         self._offline = 0
+        self._failing = False  # an outage is under way and was warned of (G10)
         self._generations: dict[str, int] = {}  # per user: the forget generation last read (S6)
         # Two managers offline at the same millisecond (two processes, say) must not hand
         # out the same id, or one user's queued write is refused as another's (S2, G4).
@@ -94,36 +97,47 @@ class BufferedStore(QueuedReads):
         else:
             self.inner.put(*entry)
 
+    def _failed(self, error: StoreError) -> None:
+        # One warning per outage (G10): a queue of a thousand writes is one event, not a
+        # thousand lines in the log.
+        if not self._failing:
+            self._failing = True
+            log.warning("store failing, writes are queued for retry: %s", error)
+
     def flush(self) -> bool:
         """Write pending batches in order; return True when none is left."""
         with self._lock:
+            written = 0
             while self._pending:
                 try:
                     self._send(self._pending[0])
                 except StoreError as error:
-                    log.warning(
-                        "store still failing, %d batch(es) kept for retry: %s",
-                        len(self._pending),
-                        error,
-                    )
+                    self._failed(error)
                     return False
                 except ValueError as error:
                     # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
                     log.error("store refused a queued batch, which is dropped: %s", error)
                 self._pending.pop(0)
+                written += 1
+            if self._failing and written:
+                log.info("store back: %d batch(es) queued during the outage written", written)
+                self._failing = False
             return True
 
     def _write(self, entry) -> None:
         if self.flush():
             try:
                 self._send(entry)
+                self._failing = False
                 return
             except StoreError as error:
-                log.warning("store write failed, batch kept for retry: %s", error)
+                self._failed(error)
         if len(self._pending) >= self.max_pending:
+            queued = sum(len(_entries(batch)) for batch in self._pending)
             raise StoreError(
-                f"G6: the retry queue is full ({self.max_pending} batches) and the store still "
-                f"fails: this write of {len(_entries(entry))} entries was not kept"
+                f"G6: the retry queue is full: {len(self._pending):,} batches ({queued:,} "
+                f"entries) queued, at most {self.max_pending:,}, and the store still fails: "
+                f"this write of {len(_entries(entry))} entries was not kept"
             )
         if not isinstance(
             entry, Counted

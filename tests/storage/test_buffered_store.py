@@ -206,3 +206,31 @@ def test_a_queued_delete_put_and_access_of_one_item_land_in_order(flaky):
     assert store.flush()
     stored = flaky.get("ana", "i1")
     assert (stored.access_count, stored.last_access_at) == (1, 5.0)
+
+
+def test_an_outage_is_warned_of_once_however_many_writes_it_queues(flaky, caplog):
+    """G10: one warning when an outage begins, one note when it ends, none per queued write."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    with caplog.at_level("INFO", logger="recuris.storage.store"):
+        for n in range(50):
+            store.put([item(f"i{n}")])
+        assert [record.levelname for record in caplog.records] == ["WARNING"]
+        flaky.down = False
+        store.put([item("back")])
+        flaky.down = True
+        store.put([item("again")])
+    levels = [record.levelname for record in caplog.records]
+    assert levels == ["WARNING", "INFO", "WARNING"]
+    assert "50 batch(es) queued" in caplog.records[1].getMessage()
+
+
+def test_a_full_queue_names_how_much_is_queued(flaky):
+    """G6: a write past the bound is refused with the batches and entries queued, none dropped."""
+    store = BufferedStore(flaky, max_pending=3)
+    flaky.down = True
+    for n in range(3):
+        store.put([item(f"i{n}"), item(f"j{n}")])
+    with pytest.raises(StoreError, match=r"G6: the retry queue is full: 3 batches \(6 entries\)"):
+        store.put([item("k")])
+    assert store.pending == 3
