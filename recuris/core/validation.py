@@ -10,11 +10,22 @@ Invariants:
         else raises ValueError naming the argument.
     VL3 `require_number` accepts exactly the finite ints and floats (not bools) within its
         bounds, returned as float; anything else raises ValueError naming the argument.
+    VL4 `replace_surrogates` returns text that encodes as UTF-8: each surrogate code point
+        (which UTF-8 cannot carry) replaced by U+FFFD, every other character kept.
 """
 
 import math
+import re
 
-__all__ = ["require_text", "require_count", "require_number", "unicode_problem"]
+__all__ = [
+    "require_text",
+    "require_count",
+    "require_number",
+    "unicode_problem",
+    "replace_surrogates",
+]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def require_text(name: str, value: object) -> str:
@@ -81,3 +92,8 @@ def unicode_problem(text: str) -> str:
     except UnicodeEncodeError as error:
         return f"lone surrogate at position {error.start}"
     return ""
+
+
+def replace_surrogates(text: str) -> str:
+    """Return text with each surrogate code point replaced by U+FFFD (VL4)."""
+    return _SURROGATE.sub("\ufffd", text)

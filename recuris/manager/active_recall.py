@@ -11,15 +11,22 @@ Invariants:
         `max_tokens`.
     Z2  the gate is monotone in the threshold: where a higher threshold retrieves, every
         lower one does too.
-    Z3  `handle_search_memory` always returns a JSON string, never raises; a malformed call
-        gets {"error": ...}.
+    Z3  `handle_search_memory` always returns a JSON string, never raises; malformed arguments
+        get {"error": ...}. `answer` and `respond` never raise either: a call without a
+        text "name" or without "arguments", or one that is not an object, is answered by
+        an error line.
     Z4  the gate's similarity is the largest share of the text's analysed terms that one
         long-term memory holds, in [0, 1]; a similarity equal to the threshold retrieves.
     Z5  a query is cut to MAX_QUERY_CHARS (the answer's "query_truncated" says so) and echoed
         into a prompt at most 200 characters long.
     Z6  the tool speaks OpenAI's format: `search_memory_tool` is a function whose JSON Schema
         requires `query`; `parse_tool_call` reads a `function_call` or a `tool_calls` call and
-        nothing else; an answer's prompt section is headed as recalled by search_memory.
+        nothing else (any reply that is not text is no call); an answer's prompt section is
+        headed as recalled by search_memory.
+    Z7  every answer can be sent: `handle_search_memory`'s JSON text and each line of an
+        answer's section encode as UTF-8. A surrogate that UTF-8 cannot carry (a lone
+        "\\ud800" in a query) is replaced by U+FFFD, not escaped, so that the echoed query
+        reads the same in every JSON parser.
 """
 
 import json
@@ -28,7 +35,7 @@ import re
 from ..core.mock_llm import PromptView
 from ..core.prompt import ContextSection
 from ..core.text import estimate_tokens, flatten, normalize, statement
-from ..core.validation import require_count, require_number, require_text
+from ..core.validation import replace_surrogates, require_count, require_number, require_text
 from ..retrieval.scoring import analyze
 from .bounds import cap_query
 
@@ -79,12 +86,15 @@ def search_memory_tool() -> dict:
     }
 
 
-def parse_tool_call(reply: str) -> dict | None:
+def parse_tool_call(reply: object) -> dict | None:
     """Return {"name", "arguments"} if the reply is a function call, else None.
 
-    Accepted shapes: {"function_call": {"name", "arguments"}} (document 004) and an OpenAI
-    message with "tool_calls": [{"function": {"name", "arguments"}}].
+    Accepted shapes, as text: {"function_call": {"name", "arguments"}} (document 004) and an
+    OpenAI message with "tool_calls": [{"function": {"name", "arguments"}}]. A reply that
+    is not text is no call (Z6).
     """
+    if not isinstance(reply, str):
+        return None
     text = reply.strip()
     if not text.startswith("{"):
         return None
@@ -134,7 +144,7 @@ class ActiveRecall:
             query, cut = cap_query(query)
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
-            return json.dumps({"error": f"search_memory: {flatten(str(error), 200)}"})
+            return _sent({"error": f"search_memory: {flatten(str(error), 200)}"})
         results = [
             {
                 "id": r.item.id,
@@ -145,14 +155,13 @@ class ActiveRecall:
             }
             for r in found.results
         ]
-        return json.dumps(
+        return _sent(
             {
                 "query": query,
                 "query_truncated": cut,
                 "results": results,
                 "degraded": found.degraded,
-            },
-            ensure_ascii=False,
+            }
         )
 
     # How a model calls the tool; the agent ends every prompt with it (core/agent.py's Tools).
@@ -161,18 +170,25 @@ class ActiveRecall:
         '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}'
     )
 
-    def respond(self, reply: str) -> ContextSection | None:
+    def respond(self, reply: object) -> ContextSection | None:
         """Answer the tool call in a model's reply, or return None if the reply is an action."""
         call = parse_tool_call(reply)
         return None if call is None else self.answer(call)
 
-    def answer(self, call: dict) -> ContextSection:
+    def answer(self, call: object) -> ContextSection:
         """Answer a tool call as a prompt section that says it came from recall (Z6).
 
-        The section's values are the statements (`subject: value`) of the memories found.
+        The section's values are the statements (`subject: value`) of the memories found. A
+        malformed call gets a section holding one error line (Z3).
         """
-        if call["name"] != "search_memory":
-            return ContextSection(TOOL_RESULT_HEADER, (f"error: unknown tool {call['name']!r}",))
+        name = call.get("name") if isinstance(call, dict) else None
+        if not isinstance(name, str) or "arguments" not in call:
+            problem = 'error: a tool call is an object with a text "name" and "arguments"'
+            return ContextSection(TOOL_RESULT_HEADER, (problem,))
+        if name != "search_memory":
+            # repr escapes what cannot be printed, a surrogate among it (Z7)
+            unknown = f"error: unknown tool {flatten(name, 80)!r}"
+            return ContextSection(TOOL_RESULT_HEADER, (unknown,))
         reply = json.loads(self.handle_search_memory(call["arguments"]))
         if "error" in reply:
             return ContextSection(TOOL_RESULT_HEADER, (f"error: {reply['error']}",))
@@ -220,6 +236,11 @@ class ActiveRecall:
                 used += cost
         self.manager.users.count_access(self.user_id, chosen)
         return [result.render() for result in chosen]
+
+
+def _sent(answer: dict) -> str:
+    """Return the answer as JSON text that encodes as UTF-8 (Z7)."""
+    return replace_surrogates(json.dumps(answer, ensure_ascii=False))
 
 
 def read_memory(text: str) -> tuple[str, str] | None:

@@ -12,7 +12,8 @@ with every option's help, is cli_arguments.py):
     history ITEM_ID [--user U]          the audit trail of one item
     forget-user U --yes                 delete the user's items and scrub their audit text
     export --user U [--with-audit]      the user's items (and audit trail) as JSON Lines
-    import FILE                         JSON Lines items ("-" for standard input), all or none
+    import FILE [--restore-forgotten] [--max-line-bytes N]
+                                        JSON Lines items ("-" for standard input), all or none
 
 Invariants:
     V1  a command that reads never creates a database: a missing file is an error.
@@ -20,10 +21,13 @@ Invariants:
         (a file it names that does not exist counts as the command line's).
     V3  `import` writes every line or none of them.
     V4  a reading command (stats, list, search, history, export) opens the file read-only:
-        it writes no byte, and a file it refuses is left exactly as it was (SF2).
+        it writes no byte of it, and a file it refuses is left exactly as it was (SF2). Beside
+        a WAL database (every recuris database, SF3) SQLite's reader creates what it lacks
+        of the two files through which readers and writers agree: an empty `-wal` and the
+        `-shm` index (32 KiB); the next writing connection to close removes both.
     V5  a search that could not read the database exits 1 with a message, never 0 with
         an empty answer.
-    V6  with `--json`, a reading command prints one JSON object per line and nothing else.
+    V6  with `--json`, a command prints one JSON object per line and nothing else.
     V7 `forget-user` without `--yes` opens the file read-only and exits 2, saying what
         would be deleted; a user with no item and no audit record is reported, exit 1, and
         nothing is written.
@@ -34,10 +38,27 @@ Invariants:
     V10 every database is opened through `main`'s `open_store` (`SQLiteStore` by default),
         so a fork's store gets the whole command line by passing its own opener.
     V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back
-        as they were.
+        as they were; a UTF-8 byte-order mark before the first line is read past.
+    V12 `import` checks every line as a write does (an item by I1 and I2; an audit record's
+        ids and operation as text, its reason as Unicode text, its time within ±MAX_TIME,
+        its weight a finite number or null) and refuses, naming the line, an id given twice
+        and an audit record of an item another user owns, in the file or stored. What it
+        prints counts what it stored.
+    V13 `import` refuses the items and audit records of a user forgotten in the database,
+        saying how many, unless `--restore-forgotten` is given.
+    V14 `import` refuses a line longer than `--max-line-bytes` (default MAX_LINE_BYTES,
+        1,000,000), having read no more of it than the cap and a byte.
+    V15 a message names no Python class: a damaged file is called damaged, a lock waited out
+        names `--timeout`, an item line lacking fields names them.
+    V16 a reading command that finds nothing (history of an unknown id, list or export of a
+        user with nothing) exits 0 and says so on standard error.
+    V17 on a damaged file a reading command prints what it could read, names on standard
+        error what it could not, and exits 1; `stats` reads its parts (users, items, audit
+        records, integrity check) one by one, so that one damaged part hides no other.
 """
 
 import json
+import logging
 import os
 import sys
 from collections import Counter
@@ -45,16 +66,18 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..core.clock import ManualClock
+from ..core.validation import require_number, require_text, unicode_problem
 from ..storage.audit import AuditEntry
-from ..storage.item import LEVELS, MemoryItem
+from ..storage.item import LEVELS, MAX_TIME, MemoryItem
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import StoreError
 from .cli_arguments import READING, parse
 from .manager import MemoryManager
+from .manager import log as recall_log
 
 __all__ = ["main"]
 
-AUDIT_FIELDS = {"item_id": str, "operation": str, "reason": str, "at": (int, float), "user_id": str}
+AUDIT_FIELDS = ("item_id", "operation", "reason", "at", "weight", "user_id")
 
 
 class UsageError(Exception):
@@ -62,64 +85,165 @@ class UsageError(Exception):
 
 
 def _audit_of(data: dict) -> AuditEntry:
-    if not isinstance(data, dict) or set(data) != {*AUDIT_FIELDS, "weight"}:
-        raise TypeError(
-            f"an audit record has exactly the fields {sorted({*AUDIT_FIELDS, 'weight'})}"
-        )
-    wrong = [name for name, kind in AUDIT_FIELDS.items() if not isinstance(data[name], kind)]
-    if wrong or not isinstance(data["weight"], (int, float, type(None))):
-        raise TypeError(f"audit fields of the wrong type: {wrong or ['weight']}")
-    return AuditEntry(**data)
+    """Return the audit record a line holds, checked as V12 says."""
+    if not isinstance(data, dict) or set(data) != set(AUDIT_FIELDS):
+        raise TypeError(f"V12: an audit record has exactly the fields {sorted(AUDIT_FIELDS)}")
+    for name in ("item_id", "operation", "user_id"):
+        require_text(f"V12: an audit record's {name}", data[name])
+    if not isinstance(data["reason"], str) or unicode_problem(data["reason"]):
+        raise ValueError("V12: an audit record's reason must be Unicode text (it may be empty)")
+    require_number("V12: an audit record's at (seconds)", data["at"], -MAX_TIME, MAX_TIME)
+    if data["weight"] is not None:
+        require_number("V12: an audit record's weight", data["weight"])
+    return AuditEntry(**{name: data[name] for name in AUDIT_FIELDS})
 
 
-def _read_lines(name: str) -> tuple[list[MemoryItem], list[AuditEntry]]:
+def _lines(handle, limit: int):
+    """Yield (number, bytes) for each line; refuse one past `limit` bytes, unread beyond (V14)."""
+    number = 0
+    while line := handle.readline(limit + 1):
+        number += 1
+        if len(line.rstrip(b"\r\n")) > limit:
+            raise ValueError(
+                f"line {number}: V14: longer than {limit:,} bytes; "
+                "give --max-line-bytes to read longer lines"
+            )
+        yield number, line
+
+
+def _read_lines(name: str, limit: int) -> tuple[list[MemoryItem], list[tuple[int, AuditEntry]]]:
+    """Return the items and the audit records (each with its line number), checked (V12)."""
     # Bytes, decoded line by line, so that invalid UTF-8 is reported with its line number.
     handle = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115 - closed below
     items = []
     records = []
+    lines_of_ids: dict[str, int] = {}
     with handle:
-        for number, line in enumerate(handle, 1):
+        for number, line in _lines(handle, limit):
             if line.strip():
                 try:
-                    data = json.loads(line.decode("utf-8"))
+                    # An editor's byte-order mark is no part of the first line's JSON (V11).
+                    data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
                     if isinstance(data, dict) and set(data) == {"audit"}:  # V9
-                        records.append(_audit_of(data["audit"]))
-                    else:
-                        items.append(MemoryItem.from_dict(data))
+                        records.append((number, _audit_of(data["audit"])))
+                        continue
+                    item = MemoryItem.from_dict(data)
+                    first = lines_of_ids.setdefault(item.id, number)
+                    if first != number:
+                        raise ValueError(f"V12: id {item.id!r} is already on line {first}")
+                    items.append(item)
                 except RecursionError:
                     raise ValueError(f"line {number}: JSON nested too deeply") from None
                 except (ValueError, TypeError) as error:
                     raise ValueError(f"line {number}: {error}") from None
+    owners = {item.id: item.user_id for item in items}
+    _refuse_others_items(records, lambda record: owners.get(record.item_id))
     return items, records
 
 
+def _refuse_others_items(records: list[tuple[int, AuditEntry]], owner_of) -> None:
+    """Raise ValueError at the first record whose item `owner_of` gives to another user (V12)."""
+    for number, record in records:
+        owner = owner_of(record)
+        if owner is not None and owner != record.user_id:
+            raise ValueError(
+                f"line {number}: V12: an audit record of {record.user_id!r} names item "
+                f"{record.item_id!r}, which is {owner!r}'s"
+            )
+
+
+def _stored_owner(store, users: list[str]):
+    """Return a function giving the user who stores a record's item, if not its own user."""
+    found: dict[str, str | None] = {}
+
+    def owner_of(record: AuditEntry) -> str | None:
+        if record.item_id not in found:
+            if store.get(record.user_id, record.item_id) is not None:
+                found[record.item_id] = record.user_id
+            else:
+                others = (user for user in users if user != record.user_id)
+                found[record.item_id] = next(
+                    (user for user in others if store.get(user, record.item_id) is not None),
+                    None,
+                )
+        return found[record.item_id]
+
+    return owner_of
+
+
 def _stats(store: SQLiteStore, arguments):
-    users = store.users()
-    levels = Counter(item.level for user in users for item in store.list(user))
+    unreadable: dict[str, StoreError] = {}
+
+    def read(part: str, how):
+        # Each part on its own, so that one damaged table hides no other (V17).
+        try:
+            return how()
+        except StoreError as error:
+            unreadable[part] = error
+            return None
+
+    users = read("users", store.users)
+    levels = None
+    if users is None:
+        unreadable["items"] = unreadable["users"]
+    else:
+        levels = read(
+            "items", lambda: Counter(item.level for user in users for item in store.list(user))
+        )
+    audit = read("audit records", lambda: len(store.audit()))
+    integrity = read("integrity check", store.integrity)
     data = {
-        "users": len(users),
-        "levels": {level: levels[level] for level in LEVELS},
-        "audit_records": len(store.audit()),
-        "integrity": store.integrity(),
+        "users": None if users is None else len(users),
+        "levels": None if levels is None else {level: levels[level] for level in LEVELS},
+        "audit_records": audit,
+        "integrity": integrity,
     }
-    counts = "".join(f"{level}: {levels[level]}\n" for level in LEVELS)
-    tail = f"audit records: {data['audit_records']}\nintegrity: {data['integrity']}"
-    yield data, f"users: {len(users)}\n{counts}{tail}"
+    shown = {key: "unreadable" if value is None else value for key, value in data.items()}
+    counts = (
+        "items: unreadable\n"
+        if levels is None
+        else "".join(f"{level}: {levels[level]}\n" for level in LEVELS)
+    )
+    text = f"users: {shown['users']}\n{counts}audit records: {shown['audit_records']}\n"
+    yield data, f"{text}integrity: {shown['integrity']}"
+    if unreadable:
+        [first, *_] = unreadable.values()
+        parts = " and ".join(f"the {part}" for part in unreadable)
+        raise StoreError(f"could not read {parts}; {_in_words(first, arguments)}")
+    if integrity != "ok":
+        raise StoreError(f"{arguments.db} is damaged: its integrity check did not say ok")
+
+
+class _KeptErrors(logging.Handler):
+    """Keep the store errors that recall logs, so that `search` can say what went wrong (V5)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[StoreError] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.errors += [value for value in record.args or () if isinstance(value, StoreError)]
 
 
 def _search(store: SQLiteStore, arguments):
     clock = ManualClock(arguments.at) if arguments.at is not None else None
     manager = MemoryManager(store, clock=clock) if clock else MemoryManager(store)
-    found = manager.recall(
-        arguments.query,
-        arguments.user,
-        arguments.top_k,
-        task_type=arguments.task_type,
-        count_access=False,
-    )
-    # Recall degrades to nothing for an agent; an operator must hear of it (V5).
+    # Recall logs a store error and degrades to nothing, as an agent needs; an operator
+    # must hear of it instead (V5), once, in words (V15).
+    kept = _KeptErrors()
+    recall_log.addHandler(kept)
+    try:
+        found = manager.recall(
+            arguments.query,
+            arguments.user,
+            arguments.top_k,
+            task_type=arguments.task_type,
+            count_access=False,
+        )
+    finally:
+        recall_log.removeHandler(kept)
     if found.degraded:
-        raise StoreError(f"search could not read {arguments.db}; see the warning above")
+        raise kept.errors[0] if kept.errors else StoreError(f"search could not read {arguments.db}")
     for result in found.results:
         data = {
             "id": result.item.id,
@@ -141,21 +265,41 @@ def _export(store: SQLiteStore, arguments):
 
 
 def _reading(store: SQLiteStore, arguments):
+    """Yield (data, text) for each line of output; (None, text) for a note on stderr (V16)."""
+    where = f"in {arguments.db}"
     if arguments.command == "stats":
         yield from _stats(store, arguments)
     elif arguments.command == "list":
-        for item in store.list(arguments.user, arguments.level):
+        items = store.list(arguments.user, arguments.level)
+        for item in items:
             yield item.to_dict(), f"{item.id}\t{item.render(120)}"
+        if not items:
+            level = f"{arguments.level} " if arguments.level else ""
+            yield None, f"no {level}items of user {arguments.user!r} {where}"
     elif arguments.command == "search":
-        yield from _search(store, arguments)
+        found = False
+        for data, text in _search(store, arguments):
+            found = True
+            yield data, text
+        if not found:
+            yield None, f"nothing found for {arguments.query!r} in the memory of {arguments.user!r}"
     elif arguments.command == "history":
-        for record in store.audit(arguments.user, arguments.item_id):
+        records = store.audit(arguments.user, arguments.item_id)
+        for record in records:
             yield asdict(record), f"{record.render()} (user {record.user_id})"
+        if not records:
+            whose = f" for user {arguments.user!r}" if arguments.user else ""
+            yield None, f"no audit record of item {arguments.item_id!r}{whose} {where}"
     else:
-        yield from _export(store, arguments)
+        empty = True
+        for data, text in _export(store, arguments):
+            empty = False
+            yield data, text
+        if empty:
+            yield None, f"nothing to export for user {arguments.user!r} {where}"
 
 
-def _forget(store: SQLiteStore, arguments) -> str:
+def _forget(store: SQLiteStore, arguments) -> tuple[dict, str]:
     user = arguments.user
     items = len(store.list(user))
     records = len(store.audit(user))
@@ -166,12 +310,28 @@ def _forget(store: SQLiteStore, arguments) -> str:
             f"forget-user would delete {items} items of {user!r} and scrub the text of "
             f"{records} audit records; run it again with --yes to do it"
         )
-    return f"deleted {MemoryManager(store).forget_user(user)} items of {user}"
+    deleted = MemoryManager(store).forget_user(user)
+    return {"user": user, "deleted_items": deleted}, f"deleted {deleted} items of {user}"
 
 
-def _import(arguments, open_store) -> str:
+def _refuse_forgotten(store, items: list[MemoryItem], records: list[AuditEntry], db) -> None:
+    """Raise ValueError if any line belongs to a user forgotten in the database (V13)."""
+    users = {item.user_id for item in items} | {record.user_id for record in records}
+    forgotten = sorted(user for user in users if store.generation(user) > 0)
+    if forgotten:
+        back = sum(item.user_id in forgotten for item in items)
+        trail = sum(record.user_id in forgotten for record in records)
+        names = ", ".join(repr(user) for user in forgotten)
+        raise ValueError(
+            f"V13: {back} items and {trail} audit records of {names}, forgotten in {db}, "
+            "would come back; nothing was imported (--restore-forgotten imports them)"
+        )
+
+
+def _import(arguments, open_store) -> tuple[dict, str]:
     # Read and checked before any file is opened (V8).
-    items, records = _read_lines(arguments.file)
+    items, numbered = _read_lines(arguments.file, arguments.max_line_bytes)
+    records = [record for _, record in numbered]
     path = Path(arguments.db)
     companions = [
         path,
@@ -181,6 +341,9 @@ def _import(arguments, open_store) -> str:
     store = None
     try:
         store = open_store(path, create=True, timeout=arguments.timeout)
+        if not arguments.restore_forgotten:
+            _refuse_forgotten(store, items, records, arguments.db)
+        _refuse_others_items(numbered, _stored_owner(store, store.users()))
         now = max((item.created_at for item in items), default=0.0)
         why = "imported from JSON Lines"
         audit = [
@@ -196,28 +359,55 @@ def _import(arguments, open_store) -> str:
                 companion.unlink(missing_ok=True)
         raise
     store.close()
-    return f"imported {len(items)} items" + (
-        f" and {len(records)} audit records" if records else ""
-    )
+    # Ids are distinct (V12), so every item read is one item stored.
+    data = {"imported_items": len(items), "imported_audit_records": len(records)}
+    trail = f" and {len(records)} audit records" if records else ""
+    return data, f"imported {len(items)} items{trail}"
+
+
+def _show(data: dict | None, text: str, arguments, out) -> None:
+    if data is None:
+        print(text, file=sys.stderr)
+    else:
+        print(
+            json.dumps(data, ensure_ascii=False, sort_keys=True) if arguments.json else text,
+            file=out,
+        )
 
 
 def _run(arguments, out, open_store) -> None:
     if arguments.command == "import":
-        print(_import(arguments, open_store), file=out)
+        _show(*_import(arguments, open_store), arguments, out)
         return
     read_only = arguments.command in READING or not getattr(arguments, "yes", False)
     store = open_store(arguments.db, create=False, timeout=arguments.timeout, read_only=read_only)
     try:
         if arguments.command == "forget-user":
-            print(_forget(store, arguments), file=out)
+            _show(*_forget(store, arguments), arguments, out)
             return
         for data, text in _reading(store, arguments):
-            print(
-                json.dumps(data, ensure_ascii=False, sort_keys=True) if arguments.json else text,
-                file=out,
-            )
+            _show(data, text, arguments, out)
     finally:
         store.close()
+
+
+def _in_words(error: Exception, arguments) -> str:
+    """Return a store's error as an operator reads it: no Python class, what to do (V15)."""
+    text = str(error)
+    cause = error.__cause__
+    if cause is None:  # raised here, in words already
+        return text
+    if text.startswith(f"{type(cause).__name__}: "):
+        text = text[len(type(cause).__name__) + 2 :]
+    if "locked" in text:
+        return (
+            f"{text}: another process holds {arguments.db}; try again, or wait longer with "
+            f"--timeout SECONDS (this run waited {arguments.timeout:g} s)"
+        )
+    if "malformed" in text:
+        hint = "" if arguments.command == "stats" else "; `stats` names the parts still readable"
+        return f"{arguments.db} is damaged ({text}){hint}"
+    return text
 
 
 def main(argv: list[str] | None = None, out=None, environ=None, open_store=SQLiteStore) -> int:
@@ -241,7 +431,10 @@ def main(argv: list[str] | None = None, out=None, environ=None, open_store=SQLit
     except (FileNotFoundError, UsageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except (StoreError, ValueError, TypeError, OSError) as error:
+    except StoreError as error:
+        print(f"error: {_in_words(error, arguments)}", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

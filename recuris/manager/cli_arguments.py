@@ -14,6 +14,7 @@ Invariants:
     VA3 every option and argument of every command has help text.
     VA4 `--at` reads epoch seconds or an ISO 8601 time (UTC unless it gives an offset): one
         moment, however it is written, is one recall clock for `search`.
+    VA5 every command takes `--json`.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from datetime import datetime, timezone
 
 from ..storage.item import LEVELS
 
-__all__ = ["parse", "parser", "READING", "ENVIRONMENT_DATABASE"]
+__all__ = ["parse", "parser", "READING", "ENVIRONMENT_DATABASE", "MAX_LINE_BYTES"]
 
 ENVIRONMENT_DATABASE = "RECURIS_DB"
 READING = ("stats", "list", "search", "history", "export")
+# An exported line holds one item: a megabyte is a long document. Reading a 53 MB line whole
+# took about 700 MB of memory, so a longer line is refused after reading the cap (V14).
+MAX_LINE_BYTES = 1_000_000
 DATABASE_HELP = (
     f"path of the SQLite database file (default: the {ENVIRONMENT_DATABASE} environment variable)"
 )
@@ -108,10 +112,9 @@ def parser() -> argparse.ArgumentParser:
     )
     common = [_shared(True)]
 
-    def command(name: str, text: str, reading: bool = True) -> argparse.ArgumentParser:
+    def command(name: str, text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text, parents=common)
-        if reading:
-            sub.add_argument("--json", action="store_true", help="print one JSON object per line")
+        sub.add_argument("--json", action="store_true", help="print one JSON object per line")
         return sub
 
     command("stats", "users, items per level, audit records, integrity")
@@ -135,9 +138,7 @@ def parser() -> argparse.ArgumentParser:
     history = command("history", "the audit trail of one item")
     history.add_argument("item_id", help="the item's id, as list or search print it")
     history.add_argument("--user", help="only this user's records (default: whoever owns the item)")
-    forget = command(
-        "forget-user", "delete a user's items and scrub their audit text", reading=False
-    )
+    forget = command("forget-user", "delete a user's items and scrub their audit text")
     forget.add_argument("user", help="whose memory to delete")
     forget.add_argument(
         "--yes", action="store_true", help="do it (without it, say what would be deleted)"
@@ -149,9 +150,22 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help='also the user\'s audit trail, one {"audit": {...}} line per record',
     )
-    importing = command("import", "items from JSON Lines, all of them or none", reading=False)
+    importing = command("import", "items from JSON Lines, all of them or none")
     importing.add_argument(
         "file", help='a JSON Lines file as export writes it; "-" reads standard input'
+    )
+    importing.add_argument(
+        "--restore-forgotten",
+        action="store_true",
+        help="also import the items and audit records of users forgotten in this database "
+        "(refused without it)",
+    )
+    importing.add_argument(
+        "--max-line-bytes",
+        type=positive_int,
+        default=MAX_LINE_BYTES,
+        metavar="BYTES",
+        help=f"refuse a line longer than this (default {MAX_LINE_BYTES:,})",
     )
     return main
 

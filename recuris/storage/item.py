@@ -9,10 +9,12 @@ its successor.
 
 Invariants:
     I1  `level` is one of LEVELS; `importance` lies in [0, 1]; id, user and content are valid
-        Unicode text; `access_count` is an int in [0, 2**63); every time is a finite number
-        of seconds within ±MAX_TIME (1e12), so that every store can keep it.
+        Unicode text, and so are `task_id` and `superseded_by` unless None; `access_count`
+        is an int in [0, 2**63); every time is a finite number of seconds within ±MAX_TIME
+        (1e12), so that every store can keep it.
     I2  `MemoryItem.from_dict(item.to_dict()) == item`, and `to_dict` is plain JSON data,
-        its metadata nested at most MAX_METADATA_DEPTH (32) levels deep.
+        its metadata nested at most MAX_METADATA_DEPTH (32) levels deep. `from_dict` of
+        anything else names, in words, the fields missing or unknown.
     I3  an item is valid until `invalidated_at`; once closed it names its successor, if any.
     I4  a `CheckedClock` returns only finite numbers of seconds within ±MAX_TIME; any other
         reading (NaN, a string, 10**20) raises ValueError naming this rule.
@@ -22,7 +24,7 @@ Invariants:
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import InitVar, asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, InitVar, asdict, dataclass, field, fields, replace
 from operator import attrgetter
 
 from ..core.text import flatten
@@ -92,7 +94,10 @@ class MemoryItem:
         if _stored:
             return
         for name in ("id", "user_id", "content"):
-            require_text(f"MemoryItem.{name}", getattr(self, name))
+            require_text(f"I1: {name}", getattr(self, name))
+        for name in ("task_id", "superseded_by"):  # links to other items: text, or none
+            if getattr(self, name) is not None:
+                require_text(f"I1: {name}", getattr(self, name))
         if self.level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {self.level!r}")
         require_number("I1: importance", self.importance, 0.0, 1.0)
@@ -134,15 +139,18 @@ class MemoryItem:
     def from_dict(cls, data: dict) -> "MemoryItem":
         """Rebuild an item from `to_dict` output.
 
-        Raises TypeError for a non-dict or unknown keys, ValueError for invalid fields. A
-        retired field (`valid_from`, written before schema version 4) is dropped.
+        Raises TypeError for a non-dict, unknown keys or missing ones, ValueError for invalid
+        fields. A retired field (`valid_from`, written before schema version 4) is dropped.
         """
         if not isinstance(data, dict):
-            raise TypeError(f"a MemoryItem is read from a dict, got {type(data).__name__}")
+            raise TypeError(f"I2: a memory item is a JSON object, got {type(data).__name__}")
         data = {key: value for key, value in data.items() if key not in RETIRED_FIELDS}
-        unknown = set(data) - {f.name for f in fields(cls)}
+        unknown = set(data) - set(_FIELD_NAMES)
         if unknown:
-            raise TypeError(f"unknown MemoryItem fields: {sorted(unknown)}")
+            raise TypeError(f"I2: unknown fields of a memory item: {sorted(unknown)}")
+        missing = [name for name in _REQUIRED_FIELDS if name not in data]
+        if missing:
+            raise TypeError(f"I2: a memory item needs the fields {missing}")
         return cls(**data)
 
     @classmethod
@@ -173,6 +181,11 @@ class MemoryItem:
 
 
 _FIELD_NAMES = [field.name for field in fields(MemoryItem)]
+_REQUIRED_FIELDS = [
+    field.name
+    for field in fields(MemoryItem)
+    if field.default is MISSING and field.default_factory is MISSING
+]
 _FIELD_VALUES = attrgetter(*_FIELD_NAMES)
 
 

@@ -1,8 +1,14 @@
-"""Example tests for recuris.core.validation: the checks every input passes (VL1-VL3)."""
+"""Example tests for recuris.core.validation: the checks every input passes (VL1-VL4)."""
 
 import pytest
 
-from recuris.core.validation import require_count, require_number, require_text, unicode_problem
+from recuris.core.validation import (
+    replace_surrogates,
+    require_count,
+    require_number,
+    require_text,
+    unicode_problem,
+)
 
 
 def test_text_is_returned_unchanged():
@@ -59,3 +65,10 @@ def test_require_number_holds_its_bounds():
         require_number("weight", 0, 0, above_minimum=True)
     with pytest.raises(ValueError, match="weight must be <= 1"):
         require_number("weight", 1.5, 0, 1)
+
+
+def test_each_surrogate_becomes_the_replacement_character():
+    """VL4: a lone surrogate, and each half of a pair held apart, becomes U+FFFD; text stays."""
+    assert (
+        replace_surrogates("a\ud800b\ud83d\ude00c\U0001f600") == "a\ufffdb\ufffd\ufffdc\U0001f600"
+    )

@@ -1,9 +1,9 @@
-"""Property tests for recuris.core.validation against the rule written out (VL1, VL2)."""
+"""Property tests for recuris.core.validation against the rule written out (VL1, VL2, VL4)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.core.validation import require_count, require_text
+from recuris.core.validation import replace_surrogates, require_count, require_text
 
 anything = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(), st.binary()
@@ -37,3 +37,18 @@ def test_VL1_text_is_accepted_exactly_when_it_is_not_blank(text):
         assert require_text("t", text) is text and text.strip() and encodable
     except ValueError:
         assert not text.strip() or not encodable
+
+
+surrogates = st.integers(0xD800, 0xDFFF).map(chr)
+
+
+@given(st.text(st.characters(blacklist_categories=()) | surrogates))
+def test_VL4_replaced_text_encodes_and_keeps_every_other_character(text):
+    """VL4: the result encodes as UTF-8 and differs from text only where text held a surrogate."""
+    replaced = replace_surrogates(text)
+    replaced.encode("utf-8")
+    assert len(replaced) == len(text)
+    assert all(
+        new == old or (new == "\ufffd" and 0xD800 <= ord(old) <= 0xDFFF)
+        for old, new in zip(text, replaced, strict=True)
+    )

@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z6)."""
+"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z7)."""
 
 import json
 from dataclasses import fields
@@ -6,8 +6,13 @@ from dataclasses import fields
 import pytest
 
 from recuris import ManualClock, MemoryManager, Weights, WorkingMemory
-from recuris.manager.active_recall import ActiveRecall, parse_tool_call, search_memory_tool
 from recuris.core.text import estimate_tokens
+from recuris.manager.active_recall import (
+    TOOL_RESULT_HEADER,
+    ActiveRecall,
+    parse_tool_call,
+    search_memory_tool,
+)
 
 
 @pytest.fixture
@@ -105,7 +110,6 @@ def test_the_answer_section_says_it_came_from_recall(recall):
 def test_the_mock_model_asks_for_a_slot_once_then_fills_it_from_the_answer():
     """Z6, L3: an unknown {slot} becomes one search_memory call where the prompt offers the tool."""
     from recuris.core.prompt import ContextSection, build_prompt
-    from recuris.manager.active_recall import TOOL_RESULT_HEADER
     from recuris.manager.experience import model_on_manager
 
     memory = WorkingMemory()
@@ -170,3 +174,29 @@ def test_a_context_that_would_run_over_its_budget_keeps_what_fits():
     context = gate.retrieve_context("deploy", max_tokens=budget)
     assert sum(estimate_tokens(line) for line in context) <= budget
     assert 0 < len(context) < len(found) and context == [line for line in found if line in context]
+
+
+def test_an_answer_to_a_query_holding_a_lone_surrogate_can_be_sent_as_utf8(recall):
+    """Z7: a lone surrogate in the query comes back as U+FFFD, and the answer encodes as UTF-8."""
+    answer = recall.handle_search_memory(json.dumps({"query": "deploy \ud800 region"}))
+    answer.encode("utf-8")
+    reply = json.loads(answer)
+    assert reply["query"] == "deploy \ufffd region"
+    assert reply["results"][0]["content"] == "deploy region: eu-west"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [{"name": "search_memory"}, {"arguments": "{}"}, {}, None, "search_memory", ["x"]],
+    ids=["no arguments", "no name", "empty", "None", "text", "list"],
+)
+def test_a_malformed_call_gets_an_error_section_never_an_exception(recall, call):
+    """Z3: a call lacking "arguments" or "name", or not an object, is answered by an error."""
+    section = recall.answer(call)
+    assert section.header == TOOL_RESULT_HEADER and section.lines[0].startswith("error:")
+
+
+@pytest.mark.parametrize("reply", [None, 42, b'{"function_call": {}}', {"function_call": {}}])
+def test_parse_tool_call_of_anything_but_text_is_no_call(reply):
+    """Z6: a reply that is not text (None, a number, bytes, an object) is not a tool call."""
+    assert parse_tool_call(reply) is None

@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.active_recall (Z1-Z3)."""
+"""Property tests for recuris.manager.active_recall (Z1-Z3, Z6, Z7)."""
 
 import json
 
@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import ManualClock, MemoryManager
-from recuris.manager.active_recall import ActiveRecall
 from recuris.core.text import estimate_tokens
+from recuris.manager.active_recall import ActiveRecall, parse_tool_call
 
 memories = st.lists(st.text(min_size=3, max_size=120).filter(str.strip), max_size=10)
 queries = st.text(max_size=60)
@@ -45,3 +45,58 @@ def test_Z3_any_arguments_get_a_json_answer(arguments):
         json.loads(ActiveRecall(manager_with(["a note"]), "u").handle_search_memory(arguments)),
         dict,
     )
+
+
+# Anything a model's JSON may hold, and what a caller may pass: lone surrogates, NaN, depth.
+# Hypothesis's text leaves surrogates out unless told, and seldom draws them when allowed.
+surrogates = st.integers(0xD800, 0xDFFF).map(chr)
+any_text = st.text(st.characters(blacklist_categories=()) | surrogates, max_size=12)
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | any_text
+json_like = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4)
+    ),
+    max_leaves=12,
+)
+argument_objects = st.fixed_dictionaries(
+    {}, optional={"query": any_text | json_like, "max_results": json_like | st.integers(-2, 12)}
+)
+arguments_sent = json_like | argument_objects | argument_objects.map(json.dumps)
+calls = st.fixed_dictionaries(
+    {}, optional={"name": st.just("search_memory") | json_like, "arguments": arguments_sent}
+)
+
+
+def sendable(text: str) -> dict:
+    """Return the JSON object text holds, having checked it encodes as UTF-8."""
+    assert isinstance(text, str)
+    text.encode("utf-8")
+    data = json.loads(text)
+    assert isinstance(data, dict)
+    return data
+
+
+@given(arguments_sent)
+def test_Z3_any_arguments_get_an_answer_that_can_be_sent(arguments):
+    """Z3, Z7: any arguments get JSON text that encodes as UTF-8: results or an error."""
+    data = sendable(ActiveRecall(manager_with(["a note"]), "u").handle_search_memory(arguments))
+    assert set(data) in ({"error"}, {"query", "query_truncated", "results", "degraded"})
+
+
+@given(calls | json_like)
+def test_Z3_any_call_gets_a_section_that_can_be_sent(call):
+    """Z3, Z7: any call, well formed or not, is answered by a section whose lines are UTF-8."""
+    section = ActiveRecall(manager_with(["a note"]), "u").answer(call)
+    assert all(isinstance(line, str) and line.encode("utf-8") for line in section.lines)
+
+
+@given(calls | json_like)
+def test_Z6_any_reply_is_a_call_or_not_never_an_exception(call):
+    """Z6, Z3: a model's reply of any JSON, as text or not, is parsed and answered, never raises."""
+    recall = ActiveRecall(manager_with(["a note"]), "u")
+    for reply in (json.dumps({"function_call": call}), json.dumps(call), call):
+        parsed = parse_tool_call(reply)
+        assert parsed is None or isinstance(parsed["name"], str)
+        section = recall.respond(reply)
+        assert section is None or all(line.encode("utf-8") for line in section.lines)

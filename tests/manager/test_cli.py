@@ -4,6 +4,7 @@ Through `subprocess` where the rule is about the shell (exit status, environment
 streams), in process where it is about data.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -13,7 +14,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from databases import another_application, corrupt, empty, future_version
+from databases import (
+    another_application,
+    another_process_holding,
+    corrupt,
+    empty,
+    future_version,
+)
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
 from recuris.manager.cli import main
@@ -134,7 +141,7 @@ def test_search_on_a_corrupt_database_exits_1_with_a_message(database, capsys):
     """V5: a search whose recall could not read the database fails loudly, like other reads."""
     corrupt(database, "items", "items_thread", "postings")
     assert cli("--db", str(database), "search", "database", "--user", "ana") == (1, "")
-    assert "error: search could not read" in capsys.readouterr().err
+    assert "is damaged (database disk image is malformed)" in capsys.readouterr().err
 
 
 ITEM = '{"id": "i9", "user_id": "ana", "level": "episodic", "content": "deploy failed"'
@@ -360,3 +367,254 @@ def test_export_with_audit_carries_the_trail_and_import_restores_it(database, tm
     assert completed.returncode == 0 and f"and {len(trail)} audit records" in completed.stdout
     copied = SQLiteStore(tmp_path / "copy.db", read_only=True).audit("ana")
     assert [asdict(record) for record in copied][: len(trail)] == trail
+
+
+def exported_lines(database, user="ana", *options):
+    """Return the lines `export` writes for a user, as JSON objects."""
+    _, text = cli("--db", str(database), "export", "--user", user, *options)
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def import_lines(database, tmp_path, lines, *options):
+    """Write JSON objects as a JSON Lines file and import it; return (status, out, err)."""
+    path = tmp_path / "lines.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = io.StringIO()
+    error = io.StringIO()
+    with contextlib.redirect_stderr(error):
+        status = main(["--db", str(database), "import", str(path), *options], out)
+    return status, out.getvalue(), error.getvalue()
+
+
+def test_import_refuses_an_id_given_twice_in_one_file(database, tmp_path):
+    """V12: an id on two lines of one file is refused, naming both lines; nothing is stored."""
+    [item] = exported_lines(database, "bob")
+    twice = [{**item, "id": "new-1"}, {**item, "id": "new-1", "content": "likes coffee"}]
+    status, out, error = import_lines(database, tmp_path, twice)
+    assert status == 1 and "line 2" in error and "line 1" in error and "new-1" in error
+    assert out == "" and [i["id"] for i in exported_lines(database, "bob")] == [item["id"]]
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("superseded_by", 5), ("superseded_by", ["fact-2"]), ("task_id", ["t"]), ("task_id", " ")],
+)
+def test_import_refuses_a_link_field_of_the_wrong_type(database, tmp_path, capsys, field, value):
+    """I1, V2: task_id and superseded_by are text or null; anything else exits 1, naming I1."""
+    [item] = exported_lines(database, "bob")
+    status, _, error = import_lines(database, tmp_path, [{**item, field: value}])
+    assert status == 1 and "line 1" in error and f"I1: {field}" in error
+    assert "ProgrammingError" not in error and "MemoryItem" not in error
+
+
+def test_import_counts_what_it_stored(database, tmp_path):
+    """V12: the count printed is the count of items stored, and of audit records written."""
+    lines = exported_lines(database, "ana", "--with-audit")
+    status, out, _ = import_lines(tmp_path / "copy.db", tmp_path, lines)
+    stored = SQLiteStore(tmp_path / "copy.db", read_only=True)
+    items = len(stored.list("ana"))
+    assert status == 0 and out == f"imported {items} items and {len(lines) - items} audit records\n"
+
+
+def test_import_refuses_the_items_of_a_forgotten_user_unless_told(database, tmp_path):
+    """V13: a user forgotten in the file is not brought back silently: counted, then refused."""
+    lines = exported_lines(database, "ana", "--with-audit")
+    assert cli("--db", str(database), "forget-user", "ana", "--yes")[0] == 0
+    status, out, error = import_lines(database, tmp_path, lines)
+    assert status == 1 and out == "" and "3 items" in error and "--restore-forgotten" in error
+    assert "'ana'" in error and exported_lines(database, "ana") == []
+    status, out, _ = import_lines(database, tmp_path, lines, "--restore-forgotten")
+    assert status == 0 and out.startswith("imported 3 items")
+    assert len(exported_lines(database, "ana")) == 3
+
+
+@pytest.mark.parametrize("where", ["stored", "in the file"])
+def test_import_refuses_an_audit_record_of_another_users_item(database, tmp_path, where):
+    """V12: an audit line of user eve naming bob's item is refused, naming the line."""
+    [item] = exported_lines(database, "bob")
+    record = {
+        "item_id": item["id"],
+        "operation": "write",
+        "reason": "mine",
+        "at": 1.0,
+        "weight": None,
+        "user_id": "eve",
+    }
+    lines = [{"audit": record}] if where == "stored" else [item, {"audit": record}]
+    status, _, error = import_lines(database, tmp_path, lines)
+    assert status == 1 and f"{item['id']!r}" in error and "'bob'" in error
+    assert all(entry.user_id != "eve" for entry in SQLiteStore(database, read_only=True).audit())
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("at", float("nan")),
+        ("at", 1e300),
+        ("user_id", " "),
+        ("item_id", "\ud800"),
+        ("weight", True),
+    ],
+)
+def test_import_refuses_an_audit_record_breaking_a_rule(database, tmp_path, field, value):
+    """V12: an audit line is checked as an item is: a time a store keeps, text, a weight."""
+    record = {
+        "item_id": "x",
+        "operation": "write",
+        "reason": "",
+        "at": 1.0,
+        "weight": None,
+        "user_id": "ana",
+        field: value,
+    }
+    status, _, error = import_lines(database, tmp_path, [{"audit": record}])
+    assert status == 1 and "line 1" in error and "V12" in error and field in error
+
+
+class CountingInput(io.BytesIO):
+    """Standard input that counts the bytes read from it."""
+
+    read_bytes = 0
+
+    def readline(self, size=-1):
+        line = super().readline(size)
+        self.read_bytes += len(line)
+        return line
+
+    def __iter__(self):
+        return iter(self.readline, b"")
+
+
+def test_import_refuses_a_line_past_the_cap_before_reading_it_whole(database, monkeypatch, capsys):
+    """V14: a line longer than --max-line-bytes is refused, having read no more than the cap."""
+    from recuris.manager.cli_arguments import MAX_LINE_BYTES
+
+    [item] = exported_lines(database, "bob")
+    long = json.dumps({**item, "id": "long-1", "content": "x" * 10 * MAX_LINE_BYTES}).encode()
+    stdin = CountingInput(long + b"\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin))
+    assert main(["--db", str(database), "import", "-"], io.StringIO()) == 1
+    error = capsys.readouterr().err
+    assert "line 1" in error and "--max-line-bytes" in error and f"{MAX_LINE_BYTES:,}" in error
+    assert stdin.read_bytes <= MAX_LINE_BYTES + 1
+    small = CountingInput(long + b"\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(small))
+    arguments = ["--db", str(database), "import", "-", "--max-line-bytes", str(len(long))]
+    assert main(arguments, io.StringIO()) == 0
+
+
+def test_import_reads_a_file_that_begins_with_a_byte_order_mark(database, tmp_path):
+    """V11: a UTF-8 byte-order mark (as some editors write) is read as the start of the file."""
+    _, exported = cli("--db", str(database), "export", "--user", "bob")
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + exported.encode("utf-8"))
+    status, text = cli("--db", str(tmp_path / "copy.db"), "import", str(path))
+    assert (status, text) == (0, "imported 1 items\n")
+
+
+def test_an_item_line_missing_fields_is_named_in_words(database, tmp_path):
+    """V15: a line missing required fields names them, not a Python signature."""
+    status, _, error = import_lines(database, tmp_path, [{"id": "x"}])
+    assert status == 1 and "line 1" in error and "user_id" in error and "content" in error
+    assert "__init__" not in error and "MemoryItem" not in error
+
+
+def test_a_damaged_file_is_named_as_damaged_in_words(database, capsys):
+    """V15: a damaged file's error names no Python class and says the file is damaged."""
+    corrupt(database, "items", "items_thread", "postings")
+    for command in (["list", "--user", "ana"], ["search", "database", "--user", "ana"]):
+        assert cli("--db", str(database), *command)[0] == 1
+        error = capsys.readouterr().err
+        assert "damaged" in error and "Error" not in error.replace("error:", ""), error
+
+
+@pytest.mark.processes
+def test_a_locked_database_says_to_wait_or_give_a_longer_timeout(database, capsys):
+    """V15: a write that waited out --timeout says so and names the option, not a class."""
+    with another_process_holding(database, "BEGIN IMMEDIATE"):
+        status, _ = cli("--db", str(database), "--timeout", "0.1", "forget-user", "bob", "--yes")
+    error = capsys.readouterr().err
+    assert status == 1 and "--timeout" in error and "OperationalError" not in error
+
+
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        (["history", "no-such-id"], "no audit record of item 'no-such-id'"),
+        (["history", "fact-1", "--user", "bob"], "no audit record of item 'fact-1'"),
+        (["list", "--user", "nobody"], "no items of user 'nobody'"),
+        (["list", "--user", "bob", "--level", "semantic"], "no semantic items of user 'bob'"),
+        (["export", "--user", "nobody"], "nothing to export for user 'nobody'"),
+    ],
+)
+def test_a_reading_command_that_finds_nothing_says_so_on_stderr(database, capsys, command, said):
+    """V16: history of an unknown id, list or export of an unknown user: exit 0, said on stderr."""
+    assert cli("--db", str(database), *command) == (0, "")
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        (["forget-user", "bob", "--yes"], {"user": "bob", "deleted_items": 1}),
+        (["import", "FILE"], {"imported_items": 1, "imported_audit_records": 0}),
+    ],
+    ids=["forget-user", "import"],
+)
+def test_json_works_on_the_writing_commands_too(database, tmp_path, command, expected):
+    """V6: forget-user and import take --json and print one JSON object."""
+    _, exported = cli("--db", str(database), "export", "--user", "bob")
+    (tmp_path / "bob.jsonl").write_text(exported, encoding="utf-8")
+    target = database if command[0] == "forget-user" else tmp_path / "copy.db"
+    command = [str(tmp_path / "bob.jsonl") if part == "FILE" else part for part in command]
+    status, text = cli("--db", str(target), *command, "--json")
+    assert status == 0 and json.loads(text) == expected
+
+
+DAMAGES = ["items", "items_thread", "postings", "audit"]
+
+
+@pytest.mark.parametrize("damaged", DAMAGES)
+def test_stats_on_a_damaged_file_reads_what_it_can_like_list_and_says_what_it_could_not(
+    database, capsys, damaged
+):
+    """V17: stats prints what it could read, names the rest, and exits 1, as list does."""
+    corrupt(database, damaged)
+    status, text = cli("--db", str(database), "stats")
+    error = capsys.readouterr().err
+    assert status == 1 and "damaged" in error and "integrity:" in text
+    listed, _ = cli("--db", str(database), "list", "--user", "ana")
+    assert ("items: unreadable" in text) == (listed == 1)
+    audit, _ = cli("--db", str(database), "history", "fact-1")
+    assert ("audit records: unreadable" in text) == (audit == 1)
+
+
+def test_a_reading_command_writes_no_byte_of_the_database_and_only_the_named_companions(
+    database,
+):
+    """V4: reading writes no byte of the file; SQLite's WAL readers add an empty -wal and -shm."""
+    from recuris.manager import cli as module
+
+    before = database.read_bytes()
+    for command in READING:
+        assert cli("--db", str(database), *command)[0] in (0, 1)
+    assert database.read_bytes() == before
+    companions = sorted(path.name[len(database.name) :] for path in database.parent.iterdir())
+    assert companions == ["", "-shm", "-wal"]
+    assert database.with_name(database.name + "-wal").stat().st_size == 0
+    assert "-shm" in module.__doc__ and "-wal" in module.__doc__
+
+
+class FoundDamage(SQLiteStore):
+    """A store whose integrity check reads, and reports damage."""
+
+    def integrity(self):
+        return "row 3 missing from index items_thread"
+
+
+def test_stats_exits_1_when_the_integrity_check_reads_but_finds_damage(database, capsys):
+    """V17: every part read, but the check's verdict is not ok: printed, then exit 1."""
+    out = io.StringIO()
+    assert main(["--db", str(database), "stats"], out, open_store=FoundDamage) == 1
+    assert "integrity: row 3 missing" in out.getvalue() and "users: 2" in out.getvalue()
+    assert "damaged" in capsys.readouterr().err

@@ -66,3 +66,25 @@ def test_a_moment_is_the_same_however_it_is_written():
     """VA4: epoch seconds, ISO 8601 in UTC ("Z") and with an offset name one moment."""
     written = ["1000", "1970-01-01T00:16:40Z", "1970-01-01T01:16:40+01:00", "1970-01-01T00:16:40"]
     assert {moment(text) for text in written} == {1000.0}
+
+
+def test_every_command_takes_json():
+    """VA5: --json is an option of every command, the writing ones too."""
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    lacking = [
+        name
+        for name, sub in commands.choices.items()
+        if "--json" not in {option for action in sub._actions for option in action.option_strings}
+    ]
+    assert lacking == []
+
+
+def test_import_reads_its_own_options_and_refuses_a_cap_below_1(capsys):
+    """VA2, V13, V14: import takes --restore-forgotten and --max-line-bytes of at least 1."""
+    arguments = parse(
+        ["import", "-", "--restore-forgotten", "--max-line-bytes", "10"], {"RECURIS_DB": "m.db"}
+    )
+    assert (arguments.restore_forgotten, arguments.max_line_bytes) == (True, 10)
+    with pytest.raises(SystemExit) as exit:
+        parse(["import", "-", "--max-line-bytes", "0"], {"RECURIS_DB": "m.db"})
+    assert exit.value.code == 2 and "--max-line-bytes" in capsys.readouterr().err

@@ -71,7 +71,7 @@ def test_an_item_rebuilt_from_its_stored_row_equals_the_one_written():
 @pytest.mark.parametrize("key", ["owner", "_stored"])
 def test_from_dict_refuses_unknown_fields(key):
     """I2: from_dict names the fields it does not know, `trusted`'s private keyword among them."""
-    with pytest.raises(TypeError, match="unknown MemoryItem fields"):
+    with pytest.raises(TypeError, match="unknown fields of a memory item"):
         MemoryItem.from_dict({**item().to_dict(), key: "mallory"})
 
 
@@ -120,3 +120,17 @@ def test_metadata_nested_past_the_limit_is_refused_naming_the_rule():
     assert item(metadata=nested).metadata == nested
     with pytest.raises(TypeError, match="I2: metadata must be JSON data nested at most"):
         item(metadata={"a": nested})
+
+
+@pytest.mark.parametrize("field", ["task_id", "superseded_by"])
+@pytest.mark.parametrize("value", [5, ["fact-2"], " ", "\ud800"])
+def test_a_link_to_another_item_is_text_or_none(field, value):
+    """I1: task_id and superseded_by are valid text or None; anything else is refused."""
+    with pytest.raises((TypeError, ValueError), match=f"I1: {field}"):
+        MemoryItem(id="f1", user_id="ana", level="semantic", content="x", **{field: value})
+
+
+def test_from_dict_names_the_missing_fields_in_words():
+    """I2: a dict lacking required fields is refused naming them, not a Python signature."""
+    with pytest.raises(TypeError, match=r"I2: a memory item needs the fields \['user_id'"):
+        MemoryItem.from_dict({"id": "x"})
