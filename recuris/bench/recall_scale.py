@@ -14,22 +14,33 @@ Invariants:
 """
 
 import itertools
+import os
 import random
 import sqlite3
 import statistics
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
-from ..manager.manager import MemoryManager
+from ..manager.manager import ManagerSettings, MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_schema import SCHEMA, UPSERT, row_of
 from ..storage.sqlite_store import SQLiteStore
 
-__all__ = ["corpus", "against_fts5", "unrelated_items", "single_writes"]
+__all__ = [
+    "corpus",
+    "against_fts5",
+    "unrelated_items",
+    "single_writes",
+    "CLASSES",
+    "class_queries",
+    "query_classes",
+    "access_counting",
+]
 
 
 def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list[str]:
@@ -198,3 +209,206 @@ def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int =
         )
     asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts[:related], queries)]
     return _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)
+
+
+# The query classes, each timed alone: one word in a few dozen documents, one word in more than
+# 40 % of them, three words of different frequency ranks, three words of one stored document.
+CLASSES = ("rare", "common", "mixed", "document")
+RARE_DOCUMENTS = (20, 50)  # a rare word's document frequency, at any size
+COMMON_SHARE = 0.4  # a common word is in more than this share of the documents
+MIDDLE_SHARE = (0.005, 0.02)  # the mixed class's middle word
+FTS5_TOP = "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"
+
+
+def class_queries(texts: list[str], count: int, seed: int = 1) -> dict[str, list[str]]:
+    """Return `count` queries of each class of CLASSES, chosen by measured document frequency.
+
+    Raises ValueError if the texts hold no word of a class (too few texts for a common word).
+    """
+    rng = random.Random(seed)
+    frequency = Counter(word for text in texts for word in set(text.split()))
+    by_rank = sorted(frequency, key=lambda word: (-frequency[word], word))
+    size = len(texts)
+    low, high = RARE_DOCUMENTS
+    kinds = {
+        "rare": [word for word in by_rank if low <= frequency[word] <= high],
+        "common": [word for word in by_rank if frequency[word] > COMMON_SHARE * size],
+        "middle": [
+            word
+            for word in by_rank
+            if MIDDLE_SHARE[0] * size <= frequency[word] <= MIDDLE_SHARE[1] * size
+        ],
+        "frequent": by_rank[:10],
+    }
+    empty = [kind for kind, words in kinds.items() if not words]
+    if empty:
+        raise ValueError(f"no {' or '.join(empty)} word in {size} texts")
+
+    def some(kind: str) -> list[str]:
+        words = kinds[kind]
+        return [words[n % len(words)] for n in rng.sample(range(max(count, len(words))), count)]
+
+    mixed = zip(some("frequent"), some("middle"), some("rare"), strict=True)
+    return {
+        "rare": some("rare"),
+        "common": some("common"),
+        "mixed": [" ".join(words) for words in mixed],
+        "document": [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts, count)],
+    }
+
+
+def _plain_fts5(path: Path, texts: list[str], like: SQLiteStore) -> None:
+    """Write the texts, by rowid, into a plain FTS5 table with the store's journal settings."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for setting in ("journal_mode", "synchronous"):
+        db.execute(f"PRAGMA {setting} = {like._run(f'PRAGMA {setting}')[0][0]}")
+    db.execute("CREATE VIRTUAL TABLE texts USING fts5(content)")
+    for offset in range(0, len(texts), 10_000):
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany(
+            "INSERT INTO texts (rowid, content) VALUES (?, ?)",
+            enumerate(texts[offset : offset + 10_000], offset + 1),
+        )
+        db.execute("COMMIT")
+    db.close()
+
+
+def _spread(values: list[float]) -> tuple[float, float, float]:
+    """Return the median, the lowest and the highest of the values."""
+    return (statistics.median(values), min(values), max(values))
+
+
+def _timed(function, query: str) -> float:
+    started = time.perf_counter()
+    function(query)
+    return (time.perf_counter() - started) * 1000
+
+
+def _row(kind: str, state: str, ours: list[float], fts5: list[float]) -> dict:
+    """Return one class's figures: each side's ms, their ratio and difference pair by pair."""
+    return {
+        "class": kind,
+        "state": state,
+        "n": len(ours),
+        "recall_ms": _spread(ours),
+        "fts5_ms": _spread(fts5),
+        "ratio": _spread([a / b for a, b in zip(ours, fts5, strict=True)]),
+        "above_ms": _spread([a - b for a, b in zip(ours, fts5, strict=True)]),
+        "load": os.getloadavg()[0],
+    }
+
+
+def _fts5_query(db: sqlite3.Connection):
+    return lambda query: db.execute(FTS5_TOP, (" OR ".join(query.split()),)).fetchall()
+
+
+def query_classes(size: int, repeats: int = 5, seed: int = 1, folder: str | None = None) -> dict:
+    """Time recall beside one FTS5 query per query class, warm and first after a reopen.
+
+    Recall is `MemoryManager.recall(query, top_k=10, count_access=False)` on a `SQLiteStore`
+    of `size` corpus texts; the FTS5 side is FTS5_TOP on a plain FTS5 table of the same texts,
+    with the store's journal mode and `synchronous`. Each class is timed alone, the two sides
+    taking turns (A, B, then B, A), `repeats` queries warm and `repeats` reopens. Returns
+    {"size", "load" (the 1-minute load average before), "rows": one `_row` per class and state}.
+    """
+    texts = corpus(size, seed)
+    asked = class_queries(texts, repeats, seed + 1)
+    load = os.getloadavg()[0]
+    rows = []
+    with tempfile.TemporaryDirectory(dir=folder) as place:
+        path = Path(place) / "recuris.db"
+        plain = Path(place) / "fts5.db"
+        store = SQLiteStore(path)
+        _fill(store, texts)
+        _plain_fts5(plain, texts, store)
+        store.close()
+        clock = ManualClock(size * 60.0 + DAY)
+        for kind in CLASSES:
+            rows.append(_warm(kind, asked[kind], path, plain, clock))
+            rows.append(_first(kind, asked[kind], path, plain, clock))
+    return {"size": size, "load": load, "rows": rows}
+
+
+def _warm(kind: str, queries: list[str], path: Path, plain: Path, clock: ManualClock) -> dict:
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    db = sqlite3.connect(plain)
+    sides = (_recall(manager), _fts5_query(db))
+    for side in sides:
+        side(queries[0])  # caches filled, the user's layers loaded
+    times = ([], [])
+    for turn, query in enumerate(queries):
+        for side in (0, 1) if turn % 2 == 0 else (1, 0):
+            times[side].append(_timed(sides[side], query))
+    manager.store.close()
+    db.close()
+    return _row(kind, "warm", *times)
+
+
+def _recall(manager: MemoryManager, count_access: bool = False):
+    return lambda query: manager.recall(query, "u", top_k=10, count_access=count_access)
+
+
+def _first(kind: str, queries: list[str], path: Path, plain: Path, clock: ManualClock) -> dict:
+    times = ([], [])
+    for turn, query in enumerate(queries):
+        for side in (0, 1) if turn % 2 == 0 else (1, 0):
+            if side == 0:
+                manager = MemoryManager(SQLiteStore(path), clock=clock)
+                times[0].append(_timed(_recall(manager), query))
+                manager.store.close()
+            else:
+                db = sqlite3.connect(plain)
+                times[1].append(_timed(_fts5_query(db), query))
+                db.close()
+    return _row(kind, "first", *times)
+
+
+def access_counting(
+    size: int, repeats: int = 5, batch: int = 10, seed: int = 1, folder: str | None = None
+) -> dict:
+    """Time recall counting use, at once and deferred, beside the same recall counting none.
+
+    Three managers on one `SQLiteStore` file of `size` corpus texts take turns on the same
+    `repeats` queries of the "document" class: `count_access=False`, counted at once (one
+    commit a recall, Q6), and counted with `access_batch=batch` (one commit per `batch`
+    recalls, G10). Returns {"size", "load", "n", "inspect_ms", "counted_ms", "batched_ms"
+    (each median, lowest, highest), "counted_commits", "batched_commits" (per recall)}.
+    """
+    texts = corpus(size, seed)
+    asked = class_queries(texts, repeats, seed + 1)["document"]
+    load = os.getloadavg()[0]
+    clock = ManualClock(size * 60.0 + DAY)
+    with tempfile.TemporaryDirectory(dir=folder) as place:
+        path = Path(place) / "recuris.db"
+        store = SQLiteStore(path)
+        _fill(store, texts)
+        store.close()
+        stores = [SQLiteStore(path) for _ in range(3)]
+        managers = [
+            MemoryManager(store, clock=clock, settings=ManagerSettings(access_batch=every))
+            for store, every in zip(stores, (1, 1, batch), strict=True)
+        ]
+        counts = (False, True, True)
+        statements: list[list[str]] = [[], [], []]
+        for store, seen in zip(stores, statements, strict=True):
+            store._db.set_trace_callback(seen.append)
+        times: list[list[float]] = [[], [], []]
+        for turn, query in enumerate(asked * 2):  # the first round fills the caches
+            order = (0, 1, 2) if turn % 2 == 0 else (2, 1, 0)
+            for side in order:
+                took = _timed(_recall(managers[side], counts[side]), query)
+                if turn >= len(asked):
+                    times[side].append(took)
+        for manager in managers:
+            manager.store.close()
+    commits = [seen.count("COMMIT") / len(asked * 2) for seen in statements]
+    return {
+        "size": size,
+        "load": load,
+        "n": len(asked),
+        "inspect_ms": _spread(times[0]),
+        "counted_ms": _spread(times[1]),
+        "batched_ms": _spread(times[2]),
+        "counted_commits": commits[1],
+        "batched_commits": commits[2],
+    }

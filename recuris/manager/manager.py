@@ -42,7 +42,7 @@ from ..core.working import WorkingSettings
 from ..evolution.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
-from ..storage.buffered_store import BufferedStore
+from ..storage.buffered_store import ACCESS_BATCH, BufferedStore
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, StoreError
@@ -80,9 +80,14 @@ class ManagerSettings:
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
     # How recall weighs and layers its candidates.
     recall: RecallPolicy = field(default_factory=RecallPolicy)
+    # Recalls whose counted accesses (and audit records) are written in one transaction: 1
+    # writes each recall's at once; N waits for N recalls, the next write or the store's close,
+    # and a process that dies loses up to N recalls' counts (G10, chapter manager/recall).
+    access_batch: int = ACCESS_BATCH
 
     def __post_init__(self) -> None:
         require_count("U1: min_content_chars", self.min_content_chars, 0)
+        require_count("G10: access_batch", self.access_batch, 1)
         require_count("BD3: max_loaded_users", self.max_loaded_users, 1)
         require_number("N3: extraction_min_confidence", self.extraction_min_confidence, 0, 1)
 
@@ -112,7 +117,11 @@ class MemoryManager:
         # Every layer reads time through the checked clock: a broken reading is refused (I4).
         self.clock = CheckedClock(clock)
         self.policy = settings.recall  # the ranking's record, which recall hands to `gather`
-        self.store = BufferedStore(store if store is not None else InMemoryStore(), self.clock)
+        self.store = BufferedStore(
+            store if store is not None else InMemoryStore(),
+            self.clock,
+            access_batch=settings.access_batch,
+        )
         self._lock = threading.RLock()  # one public operation at a time (TS1)
         self.users = UserLayers(
             self.store,

@@ -24,6 +24,9 @@ Invariants:
         total) and the reason it was recalled (its layer, or the trigger of a procedure); its
         explanation names the terms that count in the total (a weight above 0).
     Q5  the terms of `terms` are exactly the fields of `Weights`, in the same order.
+    Q6  a recall that counts use writes its accesses and its one audit record in one call of
+        `record_access`, so at most one transaction, one commit (none while a `BufferedStore`
+        with `access_batch` above 1 defers them, G10); a recall that chose nothing writes nothing.
 """
 
 from collections.abc import Callable, Iterable
@@ -219,14 +222,14 @@ def reinforce(
 
     Document 004 §2. Only the access fields are written (S10): a copy read before another
     writer superseded the item cannot reopen it. One audit record per recall names every
-    result and its reason.
+    result and its reason; it is written with the accesses, one transaction (Q6).
     """
     chosen = list(chosen)
     touched = [
         replace(r.item, access_count=r.item.access_count + 1, last_access_at=now) for r in chosen
     ]
-    store.record_access([Access(user_id, r.item.id, now) for r in chosen])
     if chosen:
         why = "; ".join(f"{r.item.id}: {r.reason}, total {r.total:.3f}" for r in chosen)
-        store.append_audit([AuditEntry("-", "recall", why, now, None, user_id)])
+        audit = [AuditEntry("-", "recall", why, now, None, user_id)]
+        store.record_access([Access(user_id, r.item.id, now) for r in chosen], audit)
     return touched

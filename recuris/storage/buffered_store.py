@@ -26,7 +26,11 @@ Invariants:
     G9  several threads may share one store: every operation of the Store protocol but `iterate`
         (a generator, which holds nothing between batches) runs whole under the store's
         re-entrant `_lock`, taken in the method itself (here and in queued_reads.py).
-    G10 an outage is logged once as a warning when its first write fails, and once as a note
+    G10 with `access_batch` N above 1, counted accesses (and the audit records given with them)
+        wait in the queue, one batch for up to N calls in a row, and reach the store in one
+        transaction: at the next write, at `flush` or `close`, or at the Nth call. Each is
+        written once; a process that dies loses the waiting batch, never anything else.
+    G11 an outage is logged once as a warning when its first write fails, and once as a note
         when the queue is written out; the writes queued in between log nothing each.
 """
 
@@ -42,9 +46,13 @@ from dataclasses import replace
 from .audit import AuditEntry
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
+from ..core.validation import require_count
 from .store import Access, Store, StoreError
 
-__all__ = ["BufferedStore", "QueuedView"]
+__all__ = ["BufferedStore", "QueuedView", "ACCESS_BATCH"]
+
+# Calls of `record_access` whose accesses are written together: 1 writes each one at once.
+ACCESS_BATCH = 1
 
 log = logging.getLogger("recuris.storage.store")
 
@@ -64,14 +72,18 @@ class BufferedStore(QueuedReads):
         *,
         max_pending: int = 10_000,
         token: str | None = None,
+        access_batch: int = ACCESS_BATCH,
     ) -> None:
         self.inner = inner
         self.clock = clock
         self.max_pending = max_pending
+        self.access_batch = require_count("G10: access_batch", access_batch, 1)
+        self._deferred: Counted | None = None  # the batch of accesses later ones join (G10)
+        self._deferred_calls = 0
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
         self._offline = 0
-        self._failing = False  # an outage is under way and was warned of (G10)
+        self._failing = False  # an outage is under way and was warned of (G11)
         self._generations: dict[str, int] = {}  # per user: the forget generation last read (S6)
         # Two managers offline at the same millisecond (two processes, say) must not hand
         # out the same id, or one user's queued write is refused as another's (S2, G4).
@@ -93,12 +105,12 @@ class BufferedStore(QueuedReads):
 
     def _send(self, entry) -> None:
         if isinstance(entry, Counted):
-            self.inner.record_access(entry)
+            self.inner.record_access(entry, entry.audit)
         else:
             self.inner.put(*entry)
 
     def _failed(self, error: StoreError) -> None:
-        # One warning per outage (G10): a queue of a thousand writes is one event, not a
+        # One warning per outage (G11): a queue of a thousand writes is one event, not a
         # thousand lines in the log.
         if not self._failing:
             self._failing = True
@@ -165,9 +177,25 @@ class BufferedStore(QueuedReads):
         with self._lock:
             self.put((), records)
 
-    def record_access(self, accesses: Iterable[Access]) -> None:
+    def record_access(self, accesses: Iterable[Access], audit: Iterable[AuditEntry] = ()) -> None:
+        """Count the accesses with their audit records: now, or with later ones (G10)."""
         with self._lock:
-            self._write(Counted(accesses))
+            counted = Counted(accesses, audit)
+            if self.access_batch == 1:
+                self._write(counted)
+                return
+            # Deferred: joined to the batch at the end of the queue, sent with the next write,
+            # at close, or once `access_batch` calls have joined it; reads see it meanwhile (QR1).
+            if self._pending and self._pending[-1] is self._deferred:
+                self._deferred.extend(counted)
+                self._deferred.audit.extend(counted.audit)
+            else:
+                self._deferred = counted
+                self._deferred_calls = 0
+                self._pending.append(counted)
+            self._deferred_calls += 1
+            if self._deferred_calls >= self.access_batch:
+                self.flush()
 
     def close(self) -> None:
         """Flush, then close the inner store; raise StoreError naming what is still queued (G5)."""
@@ -196,7 +224,9 @@ class BufferedStore(QueuedReads):
 
         keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
         self._pending = [
-            Counted(keep(queued)) if isinstance(queued, Counted) else tuple(map(keep, queued))
+            Counted(keep(queued), keep(queued.audit))
+            if isinstance(queued, Counted)
+            else tuple(map(keep, queued))
             for queued in self._pending
         ]
 
@@ -232,7 +262,9 @@ class BufferedStore(QueuedReads):
 
         with self._lock:
             self._pending = [
-                queued if isinstance(queued, Counted) else (queued[0], blank(queued[1]), queued[2])
+                Counted(queued, blank(queued.audit))
+                if isinstance(queued, Counted)
+                else (queued[0], blank(queued[1]), queued[2])
                 for queued in self._pending
             ]
             return self.inner.scrub_audit(user_id)
@@ -245,7 +277,7 @@ class BufferedStore(QueuedReads):
 
 def _entries(queued) -> list:
     return (
-        list(queued)
+        [*queued, *queued.audit]
         if isinstance(queued, Counted)
         else [entry for part in queued for entry in part]
     )

@@ -163,14 +163,16 @@ class InMemoryStore:
     def append_audit(self, records: Iterable[AuditEntry]) -> None:
         self.put((), records)
 
-    def record_access(self, accesses: Iterable[Access]) -> None:
-        """Count each access on its stored item, if still stored; nothing else changes (S10, S6)."""
+    def record_access(self, accesses: Iterable[Access], audit: Iterable[AuditEntry] = ()) -> None:
+        """Count each access on its stored item, if still stored, and append `audit` (S10, S6)."""
         accesses = list(accesses)
-        users = [access.user_id for access in accesses]
+        records = list(audit)
+        users = [entry.user_id for entry in [*accesses, *records]]
         refuse_if_forgotten(users, self._seen, self._generation_now)
         for access in accesses:
             if self._items.owner(access.id) == access.user_id:
                 self._items.count_access(access.id, access.at)
+        self._audit.extend(records)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         return self._audit.select(user_id, item_id)

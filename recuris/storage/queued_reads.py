@@ -10,7 +10,8 @@ queue alone while the store cannot be read at all.
 Invariants:
     QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search` and `adjacent`
         answer as if the queue were written (newest queued copies, queued deletions and counted
-        accesses applied in order), and `audit` adds the queued records.
+        accesses applied in order), and `audit` adds the queued records (those queued with
+        accesses too).
     QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
         Store protocol, each written out, to its buffered store unchanged.
 """
@@ -33,7 +34,11 @@ __all__ = ["Counted", "QueuedReads", "QueuedView"]
 
 
 class Counted(list):
-    """A queued batch of accesses (`record_access`), kept in order among the queued puts."""
+    """A queued batch of accesses (`record_access`) with its audit records, kept in order."""
+
+    def __init__(self, accesses: Iterable[Access] = (), audit: Iterable[AuditEntry] = ()) -> None:
+        super().__init__(accesses)
+        self.audit = list(audit)
 
 
 def _counted(item: MemoryItem, times: int, at: float) -> MemoryItem:
@@ -184,8 +189,7 @@ class QueuedReads:
             queued = [
                 r
                 for entry in self._pending
-                if not isinstance(entry, Counted)
-                for r in entry[1]
+                for r in (entry.audit if isinstance(entry, Counted) else entry[1])
                 if (user_id is None or r.user_id == user_id)
                 and (item_id is None or r.item_id == item_id)
             ]
@@ -249,8 +253,8 @@ class QueuedView:
     def append_audit(self, records: Iterable[AuditEntry]) -> None:
         self.store.append_audit(records)
 
-    def record_access(self, accesses: Iterable[Access]) -> None:
-        self.store.record_access(accesses)
+    def record_access(self, accesses: Iterable[Access], audit: Iterable[AuditEntry] = ()) -> None:
+        self.store.record_access(accesses, audit)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         return self.store.audit(user_id, item_id)

@@ -4,16 +4,20 @@ Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a sl
 never stall the agent; document 001 §2 indexes by task. These are the reads behind
 `SQLiteStore.search`, `matching`, `adjacent` and `iterate` (a keyset-paged read by rowid):
 each is a few indexed statements, and `search` sums the BM25 weights in SQL over the
-postings of the query's terms alone and returns only the best `limit` items, so the cost
-follows the postings read, not the store's size. The weight in SQL is `BM25Settings.weights`
-(retrieval/bm25.py) written out, with the same settings and idf, and tested equal to it. The
-in-memory store answers the same calls from `TermIndex`; both meet S7, S8, S9 (store.py).
+postings of the query's terms alone and reads only the best `limit` items, in the same
+statement, so the cost follows the postings read, not the store's size. The weight in SQL
+is `BM25Settings.weights` (retrieval/bm25.py) written out, with the same settings and idf,
+and tested equal to it. The in-memory store answers the same calls from `TermIndex`; both
+meet S7, S8, S9 (store.py).
 
 Invariants:
-    SX1 every statement here reads through an index: a scope's postings by (scope, term),
-        items by rowid (never through the user's index, which holds all their items),
-        neighbours by (user, level, task) and rowid; only the postings waiting to be merged,
-        at most `PENDING_LIMIT` rows (sqlite_schema.py), are read whole.
+    SX1 the work of every statement here follows the postings of the query's terms and the
+        items it returns, never the store's size: a scope's postings by (scope, term), the
+        items found by rowid in the same statement (never through the user's index, which
+        holds all their items), neighbours by (user, level, task) and rowid; only the
+        postings waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are
+        read whole. Counted in SQLite's steps, a rare word's search and recall cost the same
+        among ten times more unrelated items, with or without the planner's statistics.
 """
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,12 +32,13 @@ __all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 
 Run = Callable[..., list[tuple]]
 
-# Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms.
-# Counted in each table apart: a term may have postings in both.
+# Each reads both postings tables; parameter 1 is the scope, 2 onwards the terms. Counted in
+# each table apart (the third column is 1 in `pending_postings`): a term may be in both.
 DOCUMENT_FREQUENCY = (
-    "SELECT term, COUNT(*) FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term "
+    "SELECT term, COUNT(*), 0 FROM postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term "
     "UNION ALL "
-    "SELECT term, COUNT(*) FROM pending_postings WHERE scope = ?1 AND term IN ({0}) GROUP BY term"
+    "SELECT term, COUNT(*), 1 FROM pending_postings WHERE scope = ?1 AND term IN ({0}) "
+    "GROUP BY term"
 )
 MATCHING = (
     f"{SELECT_ITEMS} WHERE rowid IN ("
@@ -51,13 +56,15 @@ AFTER = (
 )
 
 
-def search_statement(terms: int, table: str = "postings") -> str:
-    """Return the BM25 query over `terms` query terms in one postings table, scored in SQL (S8).
+def search_statement(terms: int, pending: bool = False) -> str:
+    """Return the BM25 query over `terms` query terms, scored in SQL, with the items found (S8).
 
     Parameters, in order: a (term, idf) pair per term, then k1 + 1, k1, 1 - b, b, the
-    average length, the scope and the limit. Each term's weight is written as
+    average length, the scope, the limit and the user. Each term's weight is written as
     `BM25Settings.weights` computes it, and the sum is rounded to 9 decimals before it orders
-    and cuts, as the in-memory store does, so that the two stores rank alike (S8).
+    and cuts, as the in-memory store does, so that the two stores rank alike (S8). With
+    `pending`, the postings waiting in `pending_postings` are read too (an item's postings are
+    all in one table). Each row is the item's columns, its rowid, then its score.
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
     after_terms = 2 * terms
@@ -68,27 +75,28 @@ def search_statement(terms: int, table: str = "postings") -> str:
     average = f"?{after_terms + 5}"
     scope = f"?{after_terms + 6}"
     limit = f"?{after_terms + 7}"
+    user = f"?{after_terms + 8}"
+    tables = ("postings", "pending_postings") if pending else ("postings",)
+    read = " UNION ALL ".join(
+        f"SELECT query.idf, {table}.item, {table}.frequency, {table}.length "
+        f"FROM query JOIN {table} ON {table}.scope = {scope} AND {table}.term = query.term"
+        for table in tables
+    )
+    # `+user_id`: the items found are read by rowid, never through the user's index (SX1).
     return (
-        f"WITH query (term, idf) AS (VALUES {values}) "
-        f"SELECT {table}.item, ROUND(SUM(query.idf * {table}.frequency * {k1_plus_one} / "
-        f"({table}.frequency + {k1} * ({flat} + {b} * {table}.length / {average}))), 9) AS score "
-        f"FROM query JOIN {table} ON {table}.scope = {scope} AND {table}.term = query.term "
-        f"GROUP BY {table}.item ORDER BY score DESC, {table}.item DESC LIMIT {limit}"
+        f"WITH query (term, idf) AS (VALUES {values}), "
+        f"found (item, score) AS (SELECT item, ROUND(SUM(idf * frequency * {k1_plus_one} / "
+        f"(frequency + {k1} * ({flat} + {b} * length / {average}))), 9) AS score "
+        f"FROM ({read}) GROUP BY item ORDER BY score DESC, item DESC LIMIT {limit}) "
+        f"SELECT {', '.join(COLUMNS)}, items.rowid, found.score "
+        "FROM found JOIN items ON items.rowid = found.item "
+        f"WHERE +items.user_id = {user} ORDER BY found.score DESC, found.item DESC"
     )
 
 
 def marks(count: int) -> str:
     """Return the numbered parameters of `count` terms after the scope: ?2, ?3, ..."""
     return ", ".join(f"?{n}" for n in range(2, count + 2))
-
-
-def found_items_statement(count: int) -> str:
-    """Return the read of `count` found items by rowid, kept to the user's own (S1, SX1)."""
-    # `+user_id` keeps the user's index out of the plan: with ten rowids or more and no
-    # statistics, SQLite otherwise reads every item of the user through that index and then
-    # filters by rowid, so a recall that found a few items would cost the whole store.
-    ids = ", ".join("?" * count)
-    return f"{SELECT_WITH_ROWID} WHERE rowid IN ({ids}) AND +user_id = ?"
 
 
 def iterate_statement(by_level: bool) -> str:
@@ -126,8 +134,11 @@ def search(
         return []
     scope_id, documents, length = scope
     frequencies: dict[str, int] = {}
-    for term, count in run(DOCUMENT_FREQUENCY.format(marks(len(terms))), (scope_id, *terms)):
+    pending = False
+    statement = DOCUMENT_FREQUENCY.format(marks(len(terms)))
+    for term, count, waiting in run(statement, (scope_id, *terms)):
         frequencies[term] = frequencies.get(term, 0) + count
+        pending = pending or bool(waiting)
     weighted = [
         (term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies
     ]
@@ -143,19 +154,11 @@ def search(
         average,
         scope_id,
         max(0, limit),
+        user_id,
     )
-    # An item's postings are all in one table: each table is scored and cut apart, and the two
-    # short lists merged in the same order (the pending one is at most PENDING_LIMIT rows).
-    scores = [
-        pair
-        for table in ("postings", "pending_postings")
-        for pair in run(search_statement(len(weighted), table), parameters)
-    ]
-    scores = sorted(scores, key=lambda pair: (-pair[1], -pair[0]))[: max(0, limit)]
-    rows = run(found_items_statement(len(scores)), (*(rowid for rowid, _ in scores), user_id))
-    by_rowid = {row[-1]: item_of(row[:-1]) for row in rows}
     # Another process may delete an item between the two statements: it is simply not found.
-    return [(by_rowid[rowid], score) for rowid, score in scores if rowid in by_rowid]
+    rows = run(search_statement(len(weighted), pending), parameters)
+    return [(item_of(row[:-2]), row[-1]) for row in rows]
 
 
 def adjacent(

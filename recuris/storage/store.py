@@ -35,7 +35,8 @@ Invariants:
     S9 `adjacent` gives each item's previous and next item in write order among the
         user's items of the same level and task (None at either end).
     S10 `record_access` changes only an item's access count and last access: never its
-        content or validity, and an item no longer stored stays gone.
+        content or validity, and an item no longer stored stays gone. The audit records
+        given with the accesses are appended in the same transaction (S5's all or none).
     S11 `list` returns items in write order: a rewritten item keeps its place, a deleted and
         written again one goes last. `iterate` yields, in batches, exactly the items `list`
         returns, in the same order; deleting items it has already yielded, between batches,
@@ -137,7 +138,9 @@ class Store(Protocol):
     def users(self) -> list[str]: ...
     def new_id(self, prefix: str) -> str: ...
     def append_audit(self, records: Iterable[AuditEntry]) -> None: ...
-    def record_access(self, accesses: Iterable[Access]) -> None: ...
+    def record_access(
+        self, accesses: Iterable[Access], audit: Iterable[AuditEntry] = ()
+    ) -> None: ...
     def audit(
         self, user_id: str | None = None, item_id: str | None = None
     ) -> list[AuditEntry]: ...

@@ -1,10 +1,13 @@
-"""Example tests for recuris.manager.recall: score breakdowns, ranking, budgets (Q1, Q2, Q3)."""
+"""Example tests for recuris.manager.recall: breakdowns, ranking, budgets, use counted (Q1-Q6)."""
 
 import pytest
+from sqlite_counting import commits_of
 
 from dataclasses import fields
 
-from recuris import MemoryItem, RecallPolicy, Weights
+from recuris import MemoryItem, MemoryManager, RecallPolicy, SQLiteStore, Weights
+from recuris.core.clock import ManualClock
+from recuris.manager.manager import ManagerSettings
 from recuris.core.text import estimate_tokens
 from recuris.manager.recall import Candidate, Scale, assemble, rank, score, terms
 
@@ -106,3 +109,26 @@ def test_a_policy_out_of_range_is_refused_naming_its_rule():
             RecallPolicy(**setting)
     with pytest.raises(ValueError, match="Q2"):
         Weights(recency=float("nan"))
+
+
+def _manager_on_sqlite(path, **settings):
+    store = SQLiteStore(path)
+    manager = MemoryManager(store, clock=ManualClock(1_000.0), settings=ManagerSettings(**settings))
+    for number in range(3):
+        manager.write(f"the zebra crossing number {number}", "ana", level="episodic")
+    manager.write("the zebra keeper is bob", "bob", level="episodic")
+    return store, manager
+
+
+def test_a_recall_that_counts_use_commits_once(tmp_path):
+    """Q6: the accesses and the audit record of a recall are one transaction, one commit."""
+    store, manager = _manager_on_sqlite(tmp_path / "m.db")
+    assert commits_of(store, lambda: manager.recall("zebra", "ana")) == 1
+    assert [item.access_count for item in manager.list("ana")] == [1, 1, 1]
+    assert [entry.operation for entry in manager.history("ana")][-1] == "recall"
+
+
+def test_a_recall_that_found_nothing_writes_nothing(tmp_path):
+    """Q6: a recall that chose no result commits nothing."""
+    store, manager = _manager_on_sqlite(tmp_path / "m.db")
+    assert commits_of(store, lambda: manager.recall("giraffe", "ana")) == 0

@@ -1,13 +1,14 @@
-"""Example tests for recuris.storage.buffered_store.BufferedStore: outages lose no write (G1-G8)."""
+"""Example tests for recuris.storage.buffered_store: outages lose no write (G1-G10)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sqlite_counting import commits_of
 from outages import FlakyStore, protocol_operations
 
-from recuris import MemoryItem, StoreError
+from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.storage.audit import AuditEntry
 from recuris.storage.buffered_store import BufferedStore
 from recuris.storage.queued_reads import QueuedReads
@@ -209,7 +210,7 @@ def test_a_queued_delete_put_and_access_of_one_item_land_in_order(flaky):
 
 
 def test_an_outage_is_warned_of_once_however_many_writes_it_queues(flaky, caplog):
-    """G10: one warning when an outage begins, one note when it ends, none per queued write."""
+    """G11: one warning when an outage begins, one note when it ends, none per queued write."""
     store = BufferedStore(flaky)
     flaky.down = True
     with caplog.at_level("INFO", logger="recuris.storage.store"):
@@ -234,3 +235,65 @@ def test_a_full_queue_names_how_much_is_queued(flaky):
     with pytest.raises(StoreError, match=r"G6: the retry queue is full: 3 batches \(6 entries\)"):
         store.put([item("k")])
     assert store.pending == 3
+
+
+def _deferring(path, batch=3):
+    inner = SQLiteStore(path)
+    store = BufferedStore(inner, access_batch=batch)
+    store.put([item("i1"), item("i2"), item("b1", user="bob")])
+    return inner, store
+
+
+def _recalled(user, item_id, at):
+    return [Access(user, item_id, at)], [AuditEntry("-", "recall", item_id, at, None, user)]
+
+
+def test_deferred_accesses_are_written_in_one_transaction_at_the_nth_call(tmp_path):
+    """G10: with access_batch 3, two calls commit nothing and the third commits all three."""
+    inner, store = _deferring(tmp_path / "m.db")
+    waiting = [commits_of(inner, lambda: store.record_access(*_recalled("ana", "i1", 5.0)))]
+    waiting.append(commits_of(inner, lambda: store.record_access(*_recalled("ana", "i2", 6.0))))
+    assert waiting == [0, 0] and inner.get("ana", "i1").access_count == 0
+    assert store.get("ana", "i1").access_count == 1  # reads see them meanwhile (QR1)
+    assert commits_of(inner, lambda: store.record_access(*_recalled("ana", "i1", 7.0))) == 1
+    assert [inner.get("ana", key).access_count for key in ("i1", "i2")] == [2, 1]
+    assert [entry.reason for entry in inner.audit("ana") if entry.operation == "recall"] == [
+        "i1",
+        "i2",
+        "i1",
+    ]
+
+
+def test_deferred_accesses_are_written_once_by_close_and_by_the_next_write(tmp_path):
+    """G10: close and the next write send the waiting accesses, each counted once."""
+    inner, store = _deferring(tmp_path / "m.db", batch=10)
+    store.record_access(*_recalled("ana", "i1", 5.0))
+    store.put([item("i3")])
+    store.record_access(*_recalled("ana", "i1", 6.0))
+    store.record_access(*_recalled("ana", "i2", 6.0))
+    store.close()
+    reopened = SQLiteStore(tmp_path / "m.db", create=False)
+    assert [reopened.get("ana", key).access_count for key in ("i1", "i2", "i3")] == [2, 1, 0]
+    assert len([entry for entry in reopened.audit("ana") if entry.operation == "recall"]) == 3
+
+
+def test_deferred_accesses_stay_with_their_user(tmp_path):
+    """G10, G3: waiting accesses count on their own user's items; forgetting one drops theirs."""
+    inner, store = _deferring(tmp_path / "m.db", batch=10)
+    store.record_access([Access("bob", "i2", 5.0), Access("bob", "b1", 5.0)])  # i2 is ana's
+    store.flush()
+    assert [inner.get(*key).access_count for key in (("ana", "i2"), ("bob", "b1"))] == [0, 1]
+    store.record_access(*_recalled("ana", "i1", 6.0))
+    store.record_access(*_recalled("bob", "b1", 6.0))
+    store.delete_user("ana")
+    store.close()
+    reopened = SQLiteStore(tmp_path / "m.db", create=False)
+    assert reopened.list("ana") == [] and reopened.audit("ana") == []  # never written (G3)
+    assert reopened.get("bob", "b1").access_count == 2
+    assert [entry.reason for entry in reopened.audit("bob")] == ["b1"]
+
+
+def test_an_access_batch_below_one_is_refused():
+    """G10: access_batch is an int >= 1."""
+    with pytest.raises(ValueError, match="G10"):
+        BufferedStore(FlakyStore(), access_batch=0)

@@ -1,19 +1,15 @@
-"""Example tests for recuris.storage.sqlite_search: by index, scored in SQL, LIMIT (S8, SX1)."""
+"""Example tests for recuris.storage.sqlite_search: work follows postings, BM25 in SQL (S8, SX1)."""
+
+import re
 
 import pytest
+from sqlite_counting import statements_of
 
-from recuris import BM25Settings, MemoryItem, SQLiteStore
+from recuris import BM25Settings, MemoryItem, MemoryManager, SQLiteStore
+from recuris.bench.recall_scale import corpus
+from recuris.core.clock import ManualClock
 from recuris.retrieval.bm25 import bm25_idf
 from recuris.retrieval.scoring import analyze
-from recuris.storage.sqlite_search import (
-    AFTER,
-    BEFORE,
-    DOCUMENT_FREQUENCY,
-    MATCHING,
-    found_items_statement,
-    marks,
-    search_statement,
-)
 
 
 @pytest.fixture
@@ -34,27 +30,101 @@ def store():
     return store
 
 
-STATEMENTS = [
-    (search_statement(2), ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10)),
-    (
-        search_statement(2, "pending_postings"),
-        ("deploy", 1.0, "region", 1.0, 1.9, 0.9, 0.5, 0.5, 3.0, 1, 10),
-    ),
-    (DOCUMENT_FREQUENCY.format(marks(2)), (1, "deploy", "region")),
-    (MATCHING.format(marks(1)), (1, "deploy")),
-    (BEFORE, ("ana", "episodic", "t", 5)),
-    (AFTER, ("ana", "episodic", "t", 5)),
-    ("SELECT * FROM items WHERE user_id = ? AND level = ? ORDER BY rowid", ("ana", "episodic")),
-]
+RARE = "zebra"  # in a dozen of the user's items, and in no unrelated one
 
 
-@pytest.mark.parametrize("statement, parameters", STATEMENTS, ids=lambda value: str(value)[:40])
-def test_every_search_statement_reads_through_an_index(store, statement, parameters):
-    """SX1: SQLite's plan searches items and postings by key; it scans only pending postings."""
-    plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
-    scanned = {step.split()[1] for step in plan if step.startswith("SCAN")}
-    assert scanned & {"items", "postings", "scopes"} == set()
-    assert any("postings" in step or "items" in step for step in plan)
+def _crowded(unrelated: int) -> SQLiteStore:
+    """Return a store of ana's rare-word items among `unrelated` items sharing no word with them.
+
+    The unrelated items are ana's episodes and notes at other levels and bob's items of every
+    level, from one Zipf-like vocabulary; ana's rare-word items are episodes of one task.
+    """
+    store = SQLiteStore(":memory:")
+    levels = ("episodic", "semantic", "working", "procedural")
+    store.put(
+        [
+            MemoryItem(
+                id=f"x{n}",
+                user_id="bob" if n % 3 == 0 else "ana",
+                level="episodic" if n % 3 == 1 else levels[n % 4 if n % 3 == 0 else n % 2],
+                content=text,
+                task_id=f"t{n // 10}",
+                created_at=60.0 * n,
+            )
+            for n, text in enumerate(corpus(unrelated, prefix="x"))
+        ]
+    )
+    store.put(
+        [
+            MemoryItem(
+                id=f"r{n}",
+                user_id="ana",
+                level="episodic",
+                content=f"{RARE} crossing number {n}",
+                task_id="rare",
+                created_at=1e6 + n,
+            )
+            for n in range(12)
+        ]
+    )
+    return store
+
+
+@pytest.fixture(scope="module")
+def crowds():
+    """The same rare-word items among 2,000 and 20,000 unrelated items."""
+    return {size: _crowded(size) for size in (2_000, 20_000)}
+
+
+def _copy(store: SQLiteStore, statistics: bool) -> SQLiteStore:
+    copy = SQLiteStore(":memory:")
+    store._db.backup(copy._db)
+    if statistics:
+        copy._db.execute("ANALYZE")  # as `PRAGMA optimize` would: plans may change with them
+    return copy
+
+
+def _shape(statement: str) -> str:
+    """Return the statement with its values (texts and numbers) written as `?`."""
+    return re.sub(r"'[^']*'|\b\d+(\.\d+)?\b", "?", statement)
+
+
+def _recall(store: SQLiteStore, task: bool):
+    manager = MemoryManager(store, clock=ManualClock(1e7))
+    if task:
+        manager.start_task("ana", "cross the road safely")
+    manager.recall(RARE, "ana", count_access=False)  # the user's layers loaded once, as in use
+    return lambda: manager.recall(RARE, "ana", top_k=10, count_access=False)
+
+
+def _search(store: SQLiteStore, task: bool):
+    store.search("ana", "episodic", [RARE], 10)  # the schema read once, as in use
+    return lambda: store.search("ana", "episodic", [RARE], 10)
+
+
+@pytest.mark.parametrize("statistics", [False, True], ids=["no statistics", "analyzed"])
+@pytest.mark.parametrize("task", [False, True], ids=["no task", "task in progress"])
+@pytest.mark.parametrize("read", [_recall, _search], ids=["recall", "search"])
+def test_a_rare_word_costs_the_same_among_ten_times_more_unrelated_items(
+    crowds, read, task, statistics
+):
+    """SX1: every statement of a rare-word read takes at most 1.5x the steps among 10x the items."""
+    counted = {}
+    for size, store in crowds.items():
+        copy = _copy(store, statistics)
+        counted[size] = statements_of(copy, read(copy, task))
+        copy.close()
+    few = counted[2_000]
+    many = counted[20_000]
+    shapes = [_shape(statement) for statement, _ in few]
+    assert shapes == [_shape(statement) for statement, _ in many]
+    grown = [
+        (steps, more, statement[:200])
+        for (statement, steps), (_, more) in zip(few, many, strict=True)
+        if more > 1.5 * steps
+    ]
+    assert grown == []
+    assert sum(steps for _, steps in many) < 5_000
 
 
 def test_search_returns_only_the_limit_best_scored_in_sql(store):
@@ -105,14 +175,6 @@ def test_the_sql_weight_is_the_python_definition(settings):
     found = [(item.id, score) for item, score in store.search("ana", "episodic", ["deploy"], 5)]
     assert found == [("a", round(weight_a, 9)), ("b", round(weight_b, 9))]
 
-
-@pytest.mark.parametrize("count", [1, 10, 50])
-def test_the_found_items_are_read_by_key_not_through_the_users_index(store, count):
-    """SX1: the rows `search` found are read by rowid, never by the user's index (all rows)."""
-    statement = found_items_statement(count)
-    parameters = (*range(1, count + 1), "ana")
-    plan = [row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {statement}", parameters)]
-    assert plan == ["SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"]
 
 
 def test_scores_are_naive_bm25_when_a_terms_postings_sit_in_both_tables():
