@@ -4,6 +4,9 @@ and each chapter names its module's invariants."""
 import doctest
 import importlib
 import re
+import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -140,3 +143,27 @@ def test_every_link_and_named_file_in_the_docs_exists():
             if not (ROOT / named).exists():
                 broken.append(f"{path.relative_to(ROOT)} names {named}")
     assert broken == []
+
+
+def test_the_readmes_quick_loop_prints_how_many_tests_passed():
+    """The README's quick loop ends with pytest's summary ("N passed"): its `-q` is not doubled."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"`(python -m pytest -x[^`]*)`", readme).group(1)
+    arguments = shlex.split(command)[3:]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *arguments,
+            "-p",
+            "no:cacheprovider",
+            "tests/core/test_clock.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^\d+ passed in ", done.stdout, re.M), done.stdout

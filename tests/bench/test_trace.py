@@ -167,3 +167,41 @@ def test_the_demo_writes_the_trace(tmp_path):
     assert sum(h.startswith(("A. ", "B. ", "K. ")) for h in headings) == 3
     assert len(svgs(text)) == 3
     assert f"The trace is in {path}" in completed.stdout
+
+
+def test_a_lone_surrogate_in_any_recorded_text_is_written_as_its_escape(tmp_path):
+    """TR5: a note, a prompt, a tier, an audit line and a title holding a lone surrogate still
+    give a page, where it shows as its escape (`\\ud800`)."""
+    recorder = traced_run()
+    recorder.note("a note \udfff")
+    recorder.wrap(lambda prompt: "ok")("a prompt \ud800")
+    recorder.settle({"tier \ud801": ["line \ud802"]}, ["audit \ud803"])
+    path = write_page(tmp_path / "t.html", recorder, title="title \ud800")
+    text = path.read_text(encoding="utf-8")
+    shown = ["a note \\udfff", "a prompt \\ud800", "tier \\ud801", "line \\ud802"]
+    assert [t for t in [*shown, "audit \\ud803", "title \\ud800"] if t not in text] == []
+
+
+def test_a_shown_prompt_is_on_the_page_where_the_narration_shows_it():
+    """TR6: a prompt the caller shows (`show_prompt`) is an open
+    block of labelled sections after the note before it."""
+    recorder = traced_run()
+    prompt = recorder.parts[0].runs()[0][0]
+    recorder.note("The first prompt, section by section:")
+    recorder.show_prompt(prompt)
+    text = render_page(recorder)
+    after = text.split("The first prompt, section by section:")[1]
+    block = after.split('<details class="prompt" open>')[1].split("</details>")[0]
+    labels = [chunk.split("</span>")[0] for chunk in block.split('<span class="label">')[1:]]
+    assert labels == SECTIONS and after.index("<details") < after.index("</section>")
+
+
+def test_a_table_is_on_the_page_in_place_with_its_header_and_rows():
+    """TR6: a recorded table is an HTML table, header then rows, after the note before it."""
+    recorder = traced_run()
+    recorder.note("the table follows")
+    recorder.table(["step", "tokens"], [[1, 10], [8, 12]])
+    text = render_page(recorder)
+    after = text.split("the table follows")[1]
+    table = Page(after.split("</table>")[0] + "</table>")
+    assert table.text[:6] == ["step", "tokens", "1", "10", "8", "12"]
