@@ -167,3 +167,12 @@ def test_the_readmes_quick_loop_prints_how_many_tests_passed():
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^\d+ passed in ", done.stdout, re.M), done.stdout
+
+
+def test_the_folders_the_readme_suggests_are_ignored_by_git():
+    """The exercises' folder and the trace the README suggests are in .gitignore."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    folder = re.search(r"python -m recuris\.exercises start text (\S+?)/?`", readme).group(1)
+    trace = re.search(r"python agent_demo\.py --html (\S+)`", readme).group(1)
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert [name for name in (f"{folder}/", trace) if name not in ignored] == []
