@@ -176,3 +176,27 @@ def test_the_folders_the_readme_suggests_are_ignored_by_git():
     trace = re.search(r"python agent_demo\.py --html (\S+)`", readme).group(1)
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert [name for name in (f"{folder}/", trace) if name not in ignored] == []
+
+
+def prose_paragraphs(text: str) -> list[tuple[str, str]]:
+    """Each paragraph of prose in a chapter, with the block after it; code, tables, lists,
+    headings, examples and indented blocks are not prose."""
+    blocks = re.split(r"\n\s*\n", re.sub(r"```.*?```", "", text, flags=re.S))
+    found = []
+    for block, after in zip(blocks, [*blocks[1:], ""]):
+        opening = block.lstrip("\n")
+        if opening and not re.match(r"(#|\||>>>|\.\.\.|<|[-*] |\d+\. |\s|---)", opening):
+            found.append((block, after))
+    return found
+
+
+@pytest.mark.parametrize("path", [*CHAPTERS, ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_paragraph_of_prose_ends_a_sentence(path):
+    """A paragraph ends in ".", ":", "?", "!" or a closing parenthesis, unless an indented
+    block (a formula) continues it: a paragraph cut or spliced mid-sentence shows."""
+    unfinished = [
+        block.strip()[-60:]
+        for block, after in prose_paragraphs(path.read_text(encoding="utf-8"))
+        if not re.search(r"[.:?!)]$", block.strip()) and not after.startswith("    ")
+    ]
+    assert unfinished == []
