@@ -136,6 +136,7 @@ def year_plot(report: SimulationReport) -> str:
                 f"plateau: mean of the last quarter, {report.plateau:.0f} items", report.plateau
             )
         ],
+        whole_x=True,
     )
 
 

@@ -178,6 +178,7 @@ def prompt_plot(recorder: Recorder) -> str | None:
             Series("recuris prompt (goal, pins, summary, window, experience)", ours),
             Series("full-history prompt (every step verbatim)", full, dashed=True),
         ],
+        whole_x=True,
     )
 
 

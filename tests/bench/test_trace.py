@@ -2,11 +2,14 @@
 
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from recuris import ManualClock
+from recuris.bench.recorder import Recorder
 from recuris.bench.trace import decay_plots, prompt_plot, render_page, weight_curve, write_page
 from recuris.core.clock import DAY
 from recuris.core.decay import DecayManager
@@ -205,3 +208,14 @@ def test_a_table_is_on_the_page_in_place_with_its_header_and_rows():
     after = text.split("the table follows")[1]
     table = Page(after.split("</table>")[0] + "</table>")
     assert table.text[:6] == ["step", "tokens", "1", "10", "8", "12"]
+
+
+def test_the_prompt_plot_ticks_its_steps_at_whole_numbers():
+    """TR3: plot (a)'s step axis shows only whole step numbers, even for a run of three calls."""
+    recorder = Recorder(ManualClock(0.0))
+    llm = recorder.wrap(lambda prompt: "FINISH")
+    for step in range(3):
+        llm(f"## Working memory\nGoal: step {step}\n")
+    svg = ET.fromstring(prompt_plot(recorder))
+    ticks = ["".join(t.itertext()) for t in svg.iter(f"{SVG_NS}text") if t.get("class") == "x-tick"]
+    assert ticks and all(tick.isdigit() for tick in ticks)
