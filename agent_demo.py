@@ -14,6 +14,7 @@ every prompt cut into its sections, what each tier holds after each part, and pl
 """
 
 import argparse
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -35,6 +36,7 @@ from recuris import (
     WorkingSettings,
     estimate_tokens,
 )
+from recuris.bench import run_piped
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot
@@ -664,7 +666,5 @@ if __name__ == "__main__":
         "--html", metavar="FILE", help="also write the tour as one self-contained HTML trace"
     )
     arguments = parser.parse_args()
-    if arguments.llm:
-        main(*http_models(arguments.llm, arguments.model), html=arguments.html)
-    else:
-        main(html=arguments.html)
+    models = http_models(arguments.llm, arguments.model) if arguments.llm else ()
+    sys.exit(run_piped(lambda: main(*models, html=arguments.html)))

@@ -1,6 +1,7 @@
 """The demo is the main job: it runs offline, the same way every time, and says what it shows."""
 
 import html
+import os
 import re
 import subprocess
 import sys
@@ -241,3 +242,32 @@ def test_a_statement_routed_by_rule_is_audited_as_what_was_stored(traced):
     part = plain(page_part(page, 6))
     assert "item-1: deploy region: eu-west" in part and "routed to semantic" not in part
     assert "write item-1: a statement, routed by rule to episodic" in part
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["agent_demo.py"],
+        ["-m", "recuris.simulation"],
+        ["-m", "recuris.exercises", "list"],
+        ["-m", "recuris.bench.long_horizon"],
+    ],
+    ids=" ".join,
+)
+def test_a_command_ends_quietly_when_its_reader_has_closed_the_pipe(command):
+    """A reader that stops early (`| head`) ends the command silently, with status 0."""
+    reading, writing = os.pipe()
+    os.close(reading)  # the reader is gone before the first line: every write meets EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, *command],
+            cwd=ROOT,
+            stdout=writing,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        os.close(writing)
+    assert (done.returncode, done.stderr) == (0, "")

@@ -1,6 +1,7 @@
 """Learn by rebuilding the core: `python -m recuris.exercises list | start | check`."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -77,5 +78,20 @@ def main(argv: list[str] | None = None) -> int:
     )
 
 
+def piped(argv: list[str] | None = None) -> int:
+    """Run `main`; a reader who stops early (`| head`) ends it quietly, with status 0.
+
+    The same as `recuris.bench.run_piped`, written again: the exercises import nothing of the
+    parts they grade.
+    """
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(piped())
