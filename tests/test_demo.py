@@ -244,6 +244,7 @@ def test_a_statement_routed_by_rule_is_audited_as_what_was_stored(traced):
     assert "write item-1: a statement, routed by rule to episodic" in part
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

@@ -118,3 +118,4 @@ def test_statement_splits_subject_and_value():
     assert statement("db = PostgreSQL 16") == ("db", "PostgreSQL 16")
     assert statement("no separator here") is None
     assert statement("two\nlines: x") is None
+    assert statement("0:\r") is None and statement("\r= x") is None
