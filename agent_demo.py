@@ -14,6 +14,7 @@ every prompt cut into its sections, what each tier holds after each part, and pl
 """
 
 import argparse
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -35,6 +36,7 @@ from recuris import (
     WorkingSettings,
     estimate_tokens,
 )
+from recuris.bench import run_piped
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot
@@ -94,6 +96,20 @@ class Tour:
         print(f"{indent}{text}")
         self.recorder.note(text.strip())
 
+    def show_prompt(self, prompt: str) -> None:
+        """Print a prompt section by section, each line under its section's label; keep it."""
+        for label, text in sections(prompt):
+            for number, line in enumerate(line for line in text.splitlines() if line.strip()):
+                print(f"      {label if number == 0 else '':<16}| {line}")
+        self.recorder.show_prompt(prompt)
+
+    def table(self, header: tuple[str, ...], rows: list[tuple]) -> None:
+        """Print a table, each column right-aligned under its heading; keep it for the trace."""
+        widths = [max(6, len(heading)) for heading in header]  # six digits at least
+        for row in [header, *rows]:
+            print("    " + "  ".join(f"{cell:>{width}}" for cell, width in zip(row, widths)))
+        self.recorder.table(header, rows)
+
     def show(self, event) -> None:
         """The agent's observer: print each stage event and record it."""
         print("   ", event.render())
@@ -116,13 +132,6 @@ class Tour:
             },
             audit,
         )
-
-
-def print_prompt(prompt: str) -> None:
-    """Print a prompt section by section, each line under its section's label."""
-    for label, text in sections(prompt):
-        for number, line in enumerate(line for line in text.splitlines() if line.strip()):
-            print(f"      {label if number == 0 else '':<16}| {line}")
 
 
 def why_it_ended(run, agent) -> str:
@@ -227,7 +236,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
     tour.say(f"why: {why_it_ended(first, agent)}.", "     ")
     tour.say("The first prompt of this task, with nothing remembered yet, section by section:")
     before = tour.llm.prompts[calls]
-    print_prompt(before)
+    tour.show_prompt(before)
     tour.settle()
 
     tour.clock.advance(2 * DAY)
@@ -270,7 +279,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
         f"Its first prompt, with the failure remembered; the sections that differ from A's: "
         f"{', '.join(changed)}:"
     )
-    print_prompt(after)
+    tour.show_prompt(after)
     tour.settle()
     return first, second
 
@@ -314,9 +323,11 @@ def long_task(tour: Tour):
     prompts = tour.llm.prompts[calls:]
     full = [estimate_tokens(text) for text in full_history(prompts)]
     ours = [estimate_tokens(text) for text in prompts]
-    print("      step  recuris prompt (tokens)  full-history prompt (tokens)")
-    for number in sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)}):
-        print(f"    {number:>6}  {ours[number - 1]:>23}  {full[number - 1]:>28}")
+    shown = sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)})
+    tour.table(
+        ("step", "recuris prompt (tokens)", "full-history prompt (tokens)"),
+        [(number, ours[number - 1], full[number - 1]) for number in shown],
+    )
     tour.say(
         "Flat means bounded by configuration, not by the number of steps: "
         f"{tour.working.window_size} recent steps verbatim, older ones folded into a summary of at "
@@ -655,7 +666,5 @@ if __name__ == "__main__":
         "--html", metavar="FILE", help="also write the tour as one self-contained HTML trace"
     )
     arguments = parser.parse_args()
-    if arguments.llm:
-        main(*http_models(arguments.llm, arguments.model), html=arguments.html)
-    else:
-        main(html=arguments.html)
+    models = http_models(arguments.llm, arguments.model) if arguments.llm else ()
+    sys.exit(run_piped(lambda: main(*models, html=arguments.html)))

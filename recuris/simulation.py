@@ -1,6 +1,9 @@
 """Run the simulated year of forgetting: `python -m recuris.simulation` (bench/simulation.py)."""
 
+import sys
+
+from .bench import run_piped
 from .bench.simulation import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_piped(main))

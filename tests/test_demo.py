@@ -1,10 +1,13 @@
 """The demo is the main job: it runs offline, the same way every time, and says what it shows."""
 
+import html
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prompt_sections import SECTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,3 +160,115 @@ def test_the_demo_asks_an_http_model_for_one_action_line_at_most():
         decide("what next?")
         reflect("reflect on this")
     assert [request["body"]["max_tokens"] for request in stub.requests] == [96, 512]
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory) -> tuple[str, str]:
+    """The tour run once with --html: (what the terminal shows, the page)."""
+    path = tmp_path_factory.mktemp("trace") / "trace.html"
+    completed = subprocess.run(
+        [sys.executable, "agent_demo.py", "--html", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+        timeout=120,
+    )
+    return completed.stdout, path.read_text(encoding="utf-8")
+
+
+def page_part(page: str, number: int) -> str:
+    return page.split(f'<section id="part-{number}">')[1].split("</section>")[0]
+
+
+def plain(markup: str) -> str:
+    """The text of some markup, every run of white space one space."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+PROMPT_LINE_TEXT = re.compile(r"^      (.{16})\| (.*)$")
+
+
+def test_the_page_shows_the_first_prompts_where_parts_a_and_b_narrate_them(traced):
+    """TR6: A's and B's first prompt stand open on the page right after the line that
+    announces them, in labelled sections, holding every line the terminal prints."""
+    terminal, page = traced
+    for number, announced in ((1, "section by section:"), (2, "the sections that differ")):
+        after = page_part(page, number).split(announced)[1].split("</p>", 1)[1]
+        assert after.startswith('<details class="prompt" open>'), after[:200]
+        block = after.split("</details>")[0]
+        labels = [chunk.split("</span>")[0] for chunk in block.split('<span class="label">')[1:]]
+        assert labels == SECTIONS
+        shown = terminal.split(("=== A.", "=== B.")[number - 1])[1].split("===")[0]
+        printed = [m.group(2) for line in shown.splitlines() if (m := PROMPT_LINE_TEXT.match(line))]
+        assert printed and [line for line in printed if line.strip() not in plain(block)] == []
+
+
+def test_the_page_shows_the_long_tasks_table_as_the_terminal_prints_it(traced):
+    """TR6: part C's step and token table is on the page, in place, with the terminal's rows."""
+    terminal, page = traced
+    rows = [
+        line.split()
+        for line in terminal.split("full-history prompt (tokens)")[1].splitlines()[1:]
+        if re.fullmatch(r"\s+\d+\s+\d+\s+\d+", line)
+    ]
+    part = page_part(page, 3)
+    table = part.split('<table class="shown">')[1].split("</table>")[0]
+    cells = re.findall(r"<t[hd]>(.*?)</t[hd]>", table)
+    header = ["step", "recuris prompt (tokens)", "full-history prompt (tokens)"]
+    assert cells == header + [cell for row in rows for cell in row] and len(rows) == 6
+    assert part.index('<table class="shown">') < part.index("Flat means bounded")
+
+
+def test_every_line_the_terminal_shows_is_on_the_page(traced):
+    """TR6: each line of the tour's terminal output, its event tag or prompt label aside,
+    is in the page's text."""
+    terminal, page = traced
+    text = plain(page)
+    missing = []
+    for line in terminal.splitlines()[:-1]:  # the last line says where the page is
+        line = re.sub(r"^\s*\[(\d) (\w+)\]", r"\1 \2", line)
+        line = PROMPT_LINE_TEXT.sub(r"\2", line).removeprefix("=== ")
+        if line.strip() and " ".join(line.split()) not in text:
+            missing.append(line)
+    assert missing == []
+
+
+def test_a_statement_routed_by_rule_is_audited_as_what_was_stored(traced):
+    """The audit line of a statement written without a level says it was stored as an
+    episodic event, as the tier shows it, not "routed to semantic"."""
+    _, page = traced
+    part = plain(page_part(page, 6))
+    assert "item-1: deploy region: eu-west" in part and "routed to semantic" not in part
+    assert "write item-1: a statement, routed by rule to episodic" in part
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["agent_demo.py"],
+        ["-m", "recuris.simulation"],
+        ["-m", "recuris.exercises", "list"],
+        ["-m", "recuris.bench.long_horizon"],
+    ],
+    ids=" ".join,
+)
+def test_a_command_ends_quietly_when_its_reader_has_closed_the_pipe(command):
+    """A reader that stops early (`| head`) ends the command silently, with status 0."""
+    reading, writing = os.pipe()
+    os.close(reading)  # the reader is gone before the first line: every write meets EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, *command],
+            cwd=ROOT,
+            stdout=writing,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        os.close(writing)
+    assert (done.returncode, done.stderr) == (0, "")

@@ -4,6 +4,9 @@ and each chapter names its module's invariants."""
 import doctest
 import importlib
 import re
+import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -140,3 +143,60 @@ def test_every_link_and_named_file_in_the_docs_exists():
             if not (ROOT / named).exists():
                 broken.append(f"{path.relative_to(ROOT)} names {named}")
     assert broken == []
+
+
+def test_the_readmes_quick_loop_prints_how_many_tests_passed():
+    """The README's quick loop ends with pytest's summary ("N passed"): its `-q` is not doubled."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"`(python -m pytest -x[^`]*)`", readme).group(1)
+    arguments = shlex.split(command)[3:]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *arguments,
+            "-p",
+            "no:cacheprovider",
+            "tests/core/test_clock.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^\d+ passed in ", done.stdout, re.M), done.stdout
+
+
+def test_the_folders_the_readme_suggests_are_ignored_by_git():
+    """The exercises' folder and the trace the README suggests are in .gitignore."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    folder = re.search(r"python -m recuris\.exercises start text (\S+?)/?`", readme).group(1)
+    trace = re.search(r"python agent_demo\.py --html (\S+)`", readme).group(1)
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert [name for name in (f"{folder}/", trace) if name not in ignored] == []
+
+
+def prose_paragraphs(text: str) -> list[tuple[str, str]]:
+    """Each paragraph of prose in a chapter, with the block after it; code, tables, lists,
+    headings, examples and indented blocks are not prose."""
+    blocks = re.split(r"\n\s*\n", re.sub(r"```.*?```", "", text, flags=re.S))
+    found = []
+    for block, after in zip(blocks, [*blocks[1:], ""]):
+        opening = block.lstrip("\n")
+        if opening and not re.match(r"(#|\||>>>|\.\.\.|<|[-*] |\d+\. |\s|---)", opening):
+            found.append((block, after))
+    return found
+
+
+@pytest.mark.parametrize("path", [*CHAPTERS, ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_paragraph_of_prose_ends_a_sentence(path):
+    """A paragraph ends in ".", ":", "?", "!" or a closing parenthesis, unless an indented
+    block (a formula) continues it: a paragraph cut or spliced mid-sentence shows."""
+    unfinished = [
+        block.strip()[-60:]
+        for block, after in prose_paragraphs(path.read_text(encoding="utf-8"))
+        if not re.search(r"[.:?!)]$", block.strip()) and not after.startswith("    ")
+    ]
+    assert unfinished == []

@@ -131,3 +131,24 @@ def test_the_command_line_runs_on_a_forks_store_opened_through_the_lines_the_gui
     assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
     assert all(f"opened {database} as a ForkStore" in run.stderr for run in runs)
     assert "database: PostgreSQL" in runs[1].stdout and "integrity: ok" in runs[2].stdout
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("fork_store", "expected package.module:factory"),
+        ("fork_store:", "expected package.module:factory"),
+        (":make_store", "expected package.module:factory"),
+        ("fork_store:no_such_factory", "fork_store has no no_such_factory"),
+        ("no_such_fork.stores:make_store", "cannot import no_such_fork.stores"),
+    ],
+)
+def test_a_malformed_factory_spec_is_refused_naming_the_expected_form(monkeypatch, spec, says):
+    """A spec that names no factory is a ValueError naming the variable, the spec and what to
+    write, never an AttributeError on an empty name."""
+    import factories
+
+    monkeypatch.setenv("RECURIS_STORES", spec)
+    with pytest.raises(ValueError) as refused:
+        factories.store_factories()
+    assert f"RECURIS_STORES={spec!r}" in str(refused.value) and says in str(refused.value)

@@ -352,3 +352,25 @@ def test_there_is_one_working_memory():
         "recuris/core/working.py:WorkingMemory",
     ]
     assert not (ROOT / "recuris" / "manager" / "budget.py").exists()
+
+
+# How a test docstring names invariants: "W3: ...", "BD3, N3, U1: ...", "E1-E4: ..."
+IDS = re.compile(r"[A-Z]{1,2}\d+(?:\s*[,-]\s*[A-Z]{1,2}\d+)*")
+
+
+def test_every_invariant_a_test_names_is_declared_by_a_module():
+    """An id a test's docstring opens with (W3 in "W3: ...") is declared by a module's docstring:
+    a test keeps the ids of the module it checks, never an old or a mistyped one."""
+    declared = {
+        invariant
+        for path in MODULES.values()
+        for invariant in INVARIANT.findall(ast.get_docstring(ast.parse(path.read_text("utf-8"))))
+    }
+    stale = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                opening = (ast.get_docstring(node) or "").partition(":")[0]
+                named = re.findall(r"[A-Z]{1,2}\d+", opening) * bool(IDS.fullmatch(opening))
+                stale += [f"{path.name}::{node.name} {i}" for i in named if i not in declared]
+    assert stale == []

@@ -19,6 +19,7 @@ Invariants:
         message is within the last `window_size`; after that, only the recent steps.
 """
 
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import fmean
@@ -188,7 +189,8 @@ def run_suite(tasks_factory=suite, latest_wins: bool = False) -> dict[str, Condi
     return results
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Print the A/B table under each reading rule of the mock model."""
     for rule, latest in (("the first value met wins", False), ("the last value met wins", True)):
         print(f"\nA value noted twice: {rule}\n")
         print(
@@ -202,3 +204,10 @@ if __name__ == "__main__":
                 f"| {condition} | {result.success_rate:.2f} | {result.pollution:.2f} of "
                 f"{result.value_uses} | {result.tokens_per_step:.0f} | {result.runs} | {failed} |"
             )
+
+
+if __name__ == "__main__":
+    # Imported here: the package's __init__ imports this module (through command.py)
+    from . import run_piped
+
+    sys.exit(run_piped(main))

@@ -5,8 +5,10 @@ memory sits in the prompt; document 004 §2 weighs every memory by recency and u
 trace shows all three as they happened, so the recorder listens where the agent already
 speaks, and changes nothing: it is the agent's `observer`, it wraps the model callable
 (`wrap`) to keep each prompt, and it wraps a `DecayManager` (`watch`) to keep each access
-and each cycle. The caller adds what only it knows: part titles, notes, and what each tier
-holds after a part (`settle`). `sections` cuts a prompt along the layout of `prompt.py`.
+and each cycle. The caller adds what only it knows: part titles, notes, what each tier
+holds after a part (`settle`), and what it shows beside the run: a prompt cut into its
+sections (`show_prompt`) and a table (`table`). `sections` cuts a prompt along the layout
+of `prompt.py`.
 
 Invariants:
     RC1 the sections of a prompt partition it: their texts, joined in order, give back the
@@ -17,10 +19,12 @@ Invariants:
         verbatim and in step order, in place of the summary and the window; nothing else differs.
     RC4 recording changes nothing it watches: the watched decay weighs, reinforces and
         decides exactly as the manager it wraps.
+    RC5 a prompt the caller shows (`show_prompt`) and a table it prints (`table`) are kept
+        in place among the notes; neither is a model call, so no run counts them (RC2).
 """
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -101,7 +105,7 @@ class Part:
 
     title: str
     at: float
-    # ("note"|"prompt"|"event", ...)
+    # ("note"|"prompt"|"event"|"shown prompt"|"table", ...)
     entries: list[tuple[str, object]] = field(default_factory=list)
     tiers: dict[str, list[str]] = field(default_factory=dict)
     audit: list[str] = field(default_factory=list)
@@ -151,6 +155,15 @@ class Recorder:
     def note(self, text: str) -> None:
         """Add a line of narration to the open part."""
         self._part().entries.append(("note", text))
+
+    def show_prompt(self, prompt: str) -> None:
+        """Keep a prompt the caller shows, in place among the notes; no model call (RC5)."""
+        self._part().entries.append(("shown prompt", prompt))
+
+    def table(self, header: Sequence[object], rows: Iterable[Sequence[object]]) -> None:
+        """Keep a table the caller prints, its header and rows as text, in place (RC5)."""
+        cells = (tuple(str(cell) for cell in row) for row in [header, *rows])
+        self._part().entries.append(("table", tuple(cells)))
 
     def observe(self, event: StageEvent) -> None:
         """Keep one stage event: pass this method as the agent's `observer`."""

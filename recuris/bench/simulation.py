@@ -15,6 +15,7 @@ Invariants:
 
 import argparse
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +137,7 @@ def year_plot(report: SimulationReport) -> str:
                 f"plateau: mean of the last quarter, {report.plateau:.0f} items", report.plateau
             )
         ],
+        whole_x=True,
     )
 
 
@@ -162,4 +164,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Imported here: the package's __init__ imports this module (through command.py)
+    from . import run_piped
+
+    sys.exit(run_piped(main))

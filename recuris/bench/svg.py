@@ -13,8 +13,11 @@ Invariants:
     PL2 every point, marker and reference line lies inside the plot area: the axes span the
         data and the reference lines, and a span of zero width is widened.
     PL3 a plot names both axes (with their units) and has a legend entry for each series,
-        each reference line and, when there are markers, for the markers.
+        each reference line and, when there are markers, for the markers; the entries sit
+        in aligned columns, as many as fit the width.
     PL4 the same arguments give the same bytes: no clock, no random source, fixed formats.
+    PL5 an axis of whole numbers (`whole_x`: steps, calls) is ticked at whole numbers only;
+        the y axis ends at a tick above the highest point, with headroom under the frame.
 """
 
 import math
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from html import escape
 from unicodedata import east_asian_width
 
-__all__ = ["Series", "Reference", "line_plot", "nice_ticks", "PALETTE"]
+__all__ = ["Series", "Reference", "line_plot", "nice_ticks", "tick_step", "PALETTE"]
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 PALETTE = ("#1f6fb4", "#d9480f", "#2b8a3e", "#7048e8", "#c2255c", "#0c8599", "#e67700", "#495057")
@@ -60,13 +63,27 @@ def _text(text: str) -> str:
     return escape(" ".join(_NOT_XML.sub("", text).split()))
 
 
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Return round tick values (steps of 1, 2 or 5 times a power of ten) within [low, high]."""
+def tick_step(low: float, high: float, count: int = 5, whole: bool = False) -> float:
+    """Return a round step (1, 2 or 5 times a power of ten) giving about `count` ticks.
+
+    With `whole`, the step is a whole number, at least 1 (PL5).
+    """
     raw = (high - low) / max(1, count)
     if not raw > 0:
-        return [low]
+        return 1.0
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return max(1.0, float(round(step))) if whole else step
+
+
+def nice_ticks(low: float, high: float, count: int = 5, whole: bool = False) -> list[float]:
+    """Return round tick values (steps of 1, 2 or 5 times a power of ten) within [low, high].
+
+    With `whole`, only whole numbers (PL5).
+    """
+    if not (high - low) > 0:
+        return [low]
+    step = tick_step(low, high, count, whole)
     first = math.ceil(low / step - 1e-9)
     ticks = [round((first + n) * step, 10) for n in range(int((high - low) / step + 1e-9) + 2)]
     return [tick for tick in ticks if low - 1e-9 <= tick <= high + 1e-9]
@@ -100,13 +117,15 @@ def line_plot(
     *,
     marker_label: str = "marker",
     y_floor: float | None = 0.0,
+    whole_x: bool = False,
     width: int = WIDTH,
     height: int = HEIGHT,
 ) -> str:
     """Draw the series as lines on shared axes and return the SVG text (PL1-PL4).
 
-    `x_label` and `y_label` should carry their units ("time (days)"). Raises ValueError
-    if no series has a point, or a value is not finite.
+    `x_label` and `y_label` should carry their units ("time (days)"); `whole_x` ticks the x
+    axis at whole numbers only (steps, calls). Raises ValueError if no series has a point,
+    or a value is not finite.
     """
     points = [p for s in series for p in (*s.points, *s.markers)]
     if not points:
@@ -117,6 +136,9 @@ def line_plot(
     x_low, x_high = _span([x for x, _ in points], None)
     y_low, y_high = _span([y for _, y in points] + [r.y for r in references], y_floor)
     y_high += (y_high - y_low) * 0.05  # headroom: the highest point does not touch the frame
+    # PL5: ...and the axis ends at the next tick, so a tick stands above the peak
+    step = tick_step(y_low, y_high)
+    y_high = math.ceil(y_high / step - 1e-9) * step
     right = width - RIGHT
     bottom = height - BOTTOM
     # (label, colour, dash, is the marker entry)
@@ -126,15 +148,15 @@ def line_plot(
     ]
     legend += [(r.name, "#000", ' stroke-dasharray="2 3"', False) for r in references]
     legend += [(marker_label, "#000", "", True)] if any(s.markers for s in series) else []
-    placed = []
-    x = LEFT
-    y = bottom + 58
-    for entry in legend:  # PL3: left to right, wrapping to a new row; the picture grows to fit
-        if x > LEFT and x + 30 + _width(entry[0]) > right:
-            x = LEFT
-            y = y + 18
-        placed.append((x, y, *entry))
-        x += 44 + _width(entry[0])
+    # PL3: the entries in aligned columns, row by row, as many columns as fit; the picture
+    # grows to fit the rows
+    column = 44 + max(_width(entry[0]) for entry in legend)
+    columns = max(1, (right - LEFT + 44 - 30) // column)
+    placed = [
+        (LEFT + column * (n % columns), bottom + 58 + 18 * (n // columns), *entry)
+        for n, entry in enumerate(legend)
+    ]
+    y = placed[-1][1]
     height = max(height, y + 12)
 
     def at(x: float, y: float) -> tuple[float, float]:
@@ -152,18 +174,22 @@ def line_plot(
         f'<rect x="{LEFT}" y="{TOP}" width="{right - LEFT}" height="{bottom - TOP}" '
         'fill="none" stroke="#888"/>',
     ]
-    for tick in nice_ticks(x_low, x_high):
+    for tick in nice_ticks(x_low, x_high, whole=whole_x):
         x = at(tick, y_low)[0]
         out.append(
             f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#888"/>'
         )
         out.append(
-            f'<text x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">{_number(tick)}</text>'
+            f'<text class="x-tick" x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">'
+            f"{_number(tick)}</text>"
         )
     for tick in nice_ticks(y_low, y_high):
         y = at(x_low, tick)[1]
         out.append(_hline(y, "#eee", "", LEFT, right))
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
+        out.append(
+            f'<text class="y-tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{_number(tick)}</text>"
+        )
     middle = (TOP + bottom) / 2
     out.append(
         f'<text class="x-label" x="{(LEFT + right) / 2:.0f}" y="{bottom + 36}" '

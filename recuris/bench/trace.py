@@ -18,6 +18,10 @@ Invariants:
         sections in order and each labelled.
     TR4 the page is a pure function of the recorder and the figures: the same record gives
         the same bytes.
+    TR5 any recorded text renders and the page encodes as UTF-8: a lone surrogate, which
+        UTF-8 cannot encode, is shown as its escape (`\\ud800`).
+    TR6 a prompt the caller shows and a table it prints stand where they were recorded,
+        among the notes: the prompt open, in labelled sections; the table with its header.
 """
 
 from collections.abc import Sequence
@@ -83,15 +87,35 @@ STYLE = "\n".join(
 )
 
 
-def _prompt_block(prompt: str) -> str:
-    """Render one prompt as labelled sections, in order (TR2, TR3)."""
+def _prompt_block(prompt: str, opened: bool = False) -> str:
+    """Render one prompt as labelled sections, in order (TR2, TR3); `opened` shows them (TR6)."""
     rows = [
         f'<div class="section s-{label.replace(" ", "-")}">'
         f'<span class="label">{escape(label)}</span><pre>{escape(text.rstrip())}</pre></div>'
         for label, text in sections(prompt)
     ]
     summary = f"the prompt ({estimate_tokens(prompt)} tokens, {len(rows)} sections)"
-    return f'<details class="prompt"><summary>{summary}</summary>{"".join(rows)}</details>'
+    state = " open" if opened else ""
+    return f'<details class="prompt"{state}><summary>{summary}</summary>{"".join(rows)}</details>'
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    """Render a recorded table: its first row as the header (TR2, TR6)."""
+    header, *body = rows
+    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in body
+    )
+    return f'<table class="shown"><tr>{head}</tr>{cells}</table>'
+
+
+def _beside(kind: str, value) -> str:
+    """Render a note, a shown prompt or a table (TR2, TR6)."""
+    if kind == "shown prompt":
+        return _prompt_block(value, opened=True)
+    if kind == "table":
+        return _table(value)
+    return f'<p class="note">{escape(value)}</p>'
 
 
 def _part(number: int, part: Part, start: float) -> str:
@@ -112,16 +136,16 @@ def _part(number: int, part: Part, start: float) -> str:
     for kind, value in part.entries:
         if kind == "prompt":
             pending.append(value)
-        elif kind == "note":
-            unanswered()
-            out.append(f'</ol><p class="note">{escape(value)}</p><ol class="run">')
-        else:
+        elif kind == "event":
             block = _prompt_block(pending.pop(0)) if value.stage == 2 and pending else ""
             out.append(
                 f'<li class="stage-{value.stage}"><span class="tag">{value.stage} '
                 f"{escape(value.name)}"
                 f"</span>{escape(value.detail)}{block}</li>"
             )
+        else:  # what the narration shows beside the run, where it shows it (TR6)
+            unanswered()
+            out.append(f'</ol>{_beside(kind, value)}<ol class="run">')
     unanswered()
     out.append("</ol>")
     if part.tiers:
@@ -154,6 +178,7 @@ def prompt_plot(recorder: Recorder) -> str | None:
             Series("recuris prompt (goal, pins, summary, window, experience)", ours),
             Series("full-history prompt (every step verbatim)", full, dashed=True),
         ],
+        whole_x=True,
     )
 
 
@@ -253,11 +278,14 @@ def render_page(
     ]
     body.append("<h2>The run, part by part</h2>")
     body += [_part(n, part, recorder.start) for n, part in enumerate(recorder.parts, 1)]
-    return (
+    page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head><meta '
         f'charset="utf-8"><title>{escape(title)}</title>\n'
         f"<style>\n{STYLE}\n</style></head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
     )
+    # TR5: a lone surrogate (text decoded with "surrogateescape", or cut from a pair) becomes
+    # its escape, so the page always encodes.
+    return page.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def write_page(

@@ -99,7 +99,9 @@ def normalize(text: str) -> str:
 
 
 # "subject: value" or "subject = value", on one line, with a short subject.
-_STATEMENT = re.compile(r"^\s*([^:=\n]{1,80}?)\s*[:=]\s*([^\n]{1,300}?)\s*$")
+# Each part opens with a character that is not white space, so neither is empty once stripped
+# (T3): "0:\r" is no statement.
+_STATEMENT = re.compile(r"^\s*([^\s:=][^:=\n]{0,79}?)\s*[:=]\s*(\S[^\n]{0,299}?)\s*$")
 
 
 def statement(content: str) -> tuple[str, str] | None:

@@ -1,11 +1,12 @@
 """Learn by rebuilding the core: `python -m recuris.exercises list | start | check`."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from .catalog import EXERCISES, find
-from .grading import check
+from .grading import TIMEOUT, check, stop_on_signals
 from .skeleton import start
 
 
@@ -16,7 +17,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="the exercises, in the order of the core path")
-    begin = commands.add_parser("start", help="write an exercise's skeleton and README.md into DIR")
+    begin = commands.add_parser(
+        "start", help="write an exercise's skeleton and README-NAME.md into DIR"
+    )
     grade = commands.add_parser("check", help="run the module's tests against DIR/<module>.py")
     for command in (begin, grade):
         command.add_argument("name", help="an exercise, as `list` names it")
@@ -28,15 +31,22 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument(
         "--thorough", action="store_true", help="try each property on 100 examples, not 10"
     )
+    grade.add_argument(
+        "--timeout",
+        type=float,
+        default=TIMEOUT,
+        metavar="SECONDS",
+        help=f"stop a check that runs longer, naming the test that hung (default {TIMEOUT:g})",
+    )
     arguments = parser.parse_args(argv)
 
     if arguments.command == "list":
         width = max(len(exercise.name) for exercise in EXERCISES)
         for number, exercise in enumerate(EXERCISES, 1):
             modules = ", ".join(f"recuris/{m.replace('.', '/')}.py" for m in exercise.modules)
-            chapter = exercise.chapters[0]
+            chapters = ", ".join(exercise.chapters)
             print(
-                f"{number}. {exercise.name:<{width}}  {exercise.title} ({modules}; read {chapter})"
+                f"{number}. {exercise.name:<{width}}  {exercise.title} ({modules}; read {chapters})"
             )
         return 0
     try:
@@ -58,8 +68,30 @@ def main(argv: list[str] | None = None) -> int:
             f"{exercise.name} {arguments.dir}"
         )
         return 0
-    return check(exercise, arguments.dir, every=arguments.all, thorough=arguments.thorough)
+    stop_on_signals()
+    return check(
+        exercise,
+        arguments.dir,
+        every=arguments.all,
+        thorough=arguments.thorough,
+        timeout=arguments.timeout,
+    )
+
+
+def piped(argv: list[str] | None = None) -> int:
+    """Run `main`; a reader who stops early (`| head`) ends it quietly, with status 0.
+
+    The same as `recuris.bench.run_piped`, written again: the exercises import nothing of the
+    parts they grade.
+    """
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return status
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(piped())

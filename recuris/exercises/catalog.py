@@ -14,6 +14,8 @@ Invariants:
     EX3 every exercise gives exactly two hints.
     EX4 an unknown exercise name is refused, naming the exercises there are (exit 2 from the
         command).
+    EX5 every invariant an exercise's modules declare is named by a test in the files that
+        grade it, so a passing check vouches for each one.
 """
 
 import ast

@@ -14,25 +14,41 @@ Invariants:
     GR2 the package's own modules, copied as the learner's files, pass their check (exit 0).
     GR3 a failure is printed with its invariant ids and their text from the module's
         docstring, the failing assertion and the input Hypothesis shrank it to (exit 1).
-    GR4 a missing test extra (pytest, Hypothesis), missing tests or missing learner files
-        are said plainly, with what to do, and exit 2 before anything runs.
-    GR5 a learner's file that does not compile, or fails on import, is named with its line (exit 1).
+    GR4 a missing test extra (pytest, Hypothesis), missing tests, an invariant no test names
+        or missing learner files are said plainly, with what to do, and exit 2 before
+        anything runs.
+    GR5 a learner's file that does not compile, fails on import, or ends the process itself
+        (`sys.exit`, `os._exit`, `exit`, `quit`, `os.abort`) is named with its line (exit 1).
+    GR6 a check ends within its timeout: a test still running then is named, with the line
+        of the learner's file it was at (exit 1).
+    GR7 a check that ends in any way, killed included (SIGINT, SIGTERM, SIGHUP), ends its
+        child process and removes its copy.
 """
 
+import ast
 import importlib.util
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from .catalog import INSTALL_TESTS, PACKAGE, ROOT, Exercise
-from .plugin import ids_named_in
+from .plugin import RUNNING, STACK, ids_named_in
 
-__all__ = ["check"]
+__all__ = ["check", "TIMEOUT", "stop_on_signals"]
+
+# Seconds a check may take (GR6). The slowest reference check, episodic with --thorough,
+# took 20 s on a 2-core machine at a load of 5; a minute leaves room, and an endless loop
+# is said within it.
+TIMEOUT = 60.0
+# Calls that end the process from inside a test: pytest could report nothing (GR5).
+EXITS = {("sys", "exit"), ("os", "_exit"), ("os", "abort"), (None, "exit"), (None, "quit")}
 
 
 def _refusal(exercise: Exercise, folder: Path) -> str | None:
@@ -50,6 +66,16 @@ def _refusal(exercise: Exercise, folder: Path) -> str | None:
             f"{ROOT}.\ncheck needs a clone of the repository (tests/ beside recuris/): "
             f"{INSTALL_TESTS}"
         )
+    named = set().union(
+        *(ids_named_in((ROOT / test).read_text(encoding="utf-8")) for test in exercise.tests)
+    )
+    ungraded = [invariant for invariant in exercise.invariants() if invariant not in named]
+    if ungraded:
+        return (
+            f"No test in {', '.join(exercise.tests)} names {', '.join(ungraded)}: a check "
+            "would pass without grading it.\nThe project's tests must name every invariant "
+            f"(a test whose docstring opens `{ungraded[0]}: ...`); report it, or add that test."
+        )
     unwritten = [name for name in exercise.files if not (folder / name).is_file()]
     if unwritten:
         return (
@@ -60,11 +86,26 @@ def _refusal(exercise: Exercise, folder: Path) -> str | None:
 
 
 def _syntax(folder: Path, exercise: Exercise) -> str | None:
+    """GR5: a file that does not compile, or that ends the process itself, with its line."""
     for name in exercise.files:
         try:
-            compile((folder / name).read_text(encoding="utf-8"), name, "exec")
+            tree = ast.parse((folder / name).read_text(encoding="utf-8"), name)
         except SyntaxError as error:
             return f"{folder / name}, line {error.lineno}: {error.msg}; fix it, then check again."
+        for node in ast.walk(tree):
+            function = node.func if isinstance(node, ast.Call) else None
+            if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+                called = (function.value.id, function.attr)
+            elif isinstance(function, ast.Name):
+                called = (None, function.id)
+            else:
+                continue
+            if called in EXITS:
+                spelled = ".".join(filter(None, called))
+                return (
+                    f"{folder / name}, line {node.lineno}: {spelled}() ends the test run itself, "
+                    "so nothing could be graded; return a value or raise an exception instead."
+                )
     return None
 
 
@@ -123,22 +164,26 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
             "-q",
             "--tb=no",
         ]
-        try:
-            done = subprocess.run(
-                command + ([] if every else ["-x"]),
-                cwd=tmp,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return {
-                "crash": f"the tests did not finish within {timeout:g} s: does a loop never end?"
-            }
-        text = (
-            report.read_text(encoding="utf-8") if report.is_file() else done.stderr or done.stdout
+        # A session of its own: the whole group is ended with the check, however it ends (GR7)
+        process = subprocess.Popen(
+            command + ([] if every else ["-x"]),
+            cwd=tmp,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            hung = _hung(process, Path(tmp), timeout)
+            for target, learner in zip(targets, mine):
+                hung = hung.replace(str(target), learner)
+            return {"crash": hung}
+        finally:
+            _end(process)
+        text = report.read_text(encoding="utf-8") if report.is_file() else stderr or stdout
         if not report.is_file():  # pytest stopped early; Python's own traceback names the lines
             probe = subprocess.run(
                 [sys.executable, "-c", "import recuris"],
@@ -153,6 +198,51 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
             text = text.replace(str(target), learner)
         text = text.replace(str(copy), "recuris")
         return json.loads(text) if report.is_file() else {"crash": _crash(text, mine)}
+
+
+def _end(process: subprocess.Popen) -> None:
+    """GR7: end the child and whatever it started, unless it has ended by itself."""
+    if process.poll() is not None:
+        return
+    if hasattr(os, "killpg"):
+        os.killpg(process.pid, signal.SIGKILL)
+    else:  # Windows: no process groups to signal
+        process.kill()
+    process.communicate()
+
+
+def _hung(process: subprocess.Popen, tmp: Path, timeout: float) -> str:
+    """GR6: the test that was running when the time ran out, and where in the package it was."""
+    stack = tmp / STACK
+    if hasattr(signal, "SIGUSR1") and stack.is_file():  # the plugin dumps the stacks (PG5)
+        process.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 5
+        while not stack.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    test = _text(tmp / RUNNING) or "no test yet"
+    copy = str(tmp / "recuris")
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', _text(stack))
+    inside = [frame for frame in frames if frame[0].startswith(copy)][:1]
+    where = "".join(f"\n  at       {path}, line {n}, in {name}" for path, n, name in inside)
+    return (
+        f"the tests did not finish within {timeout:g} s (--timeout): does a loop never end?\n"
+        f"  hung in  {test}{where}"
+    )
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def stop_on_signals() -> None:
+    """GR7: end on SIGTERM or SIGHUP as on Ctrl-C, so the child is ended and the copy removed."""
+
+    def stop(number, frame):
+        raise SystemExit(128 + number)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
 
 
 def _crash(output: str, mine: list[str]) -> str:
@@ -235,7 +325,7 @@ def check(
     folder: Path,
     every: bool = False,
     thorough: bool = False,
-    timeout: float = 600,
+    timeout: float = TIMEOUT,
     out=print,
 ) -> int:
     """Grade the learner's files in `folder`; print what holds or broke; return the exit code."""
@@ -260,11 +350,6 @@ def check(
     failures = report["failures"]
     passed = report["passed"]
     if not failures:
-        named = set().union(
-            *(ids_named_in((ROOT / t).read_text(encoding="utf-8")) for t in exercise.tests)
-        )
-        held = [i for i in texts if i in named]
-        unnamed = [i for i in texts if i not in named]
         tried = (
             "100 inputs per property"
             if thorough
@@ -272,8 +357,7 @@ def check(
         )
         out(
             f"check {exercise.name}: all {passed} tests pass (examples, properties, state "
-            f"machines): {', '.join(held)} hold on every input tried ({tried})."
-            + (f" No test here names {', '.join(unnamed)}." if unnamed else "")
+            f"machines): {', '.join(texts)} hold on every input tried ({tried})."
         )
         return 0
     out(

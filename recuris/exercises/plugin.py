@@ -16,16 +16,21 @@ Invariants:
     PG3 a run whose `recuris` is not the patched copy grades nothing: it stops before any test.
     PG4 the tests that name an invariant run first, each file's in order, so the first
         failure a check stops at (`-x`) names the invariant it breaks.
+    PG5 each test's id is written down (RUNNING) as it starts, and SIGUSR1 writes every
+        thread's stack beside it (STACK), so a check out of time names the test that hung
+        and the line it was at.
 """
 
 import ast
+import faulthandler
 import json
 import os
 import re
+import signal
 import traceback
 from pathlib import Path
 
-__all__ = ["ids_in", "ids_named_in", "invariant_ids", "falsifying_example"]
+__all__ = ["ids_in", "ids_named_in", "invariant_ids", "falsifying_example", "RUNNING", "STACK"]
 
 HERE = Path(__file__).resolve().parent.parent  # the recuris package this plugin was loaded from
 REPORT = os.environ.get("RECURIS_EXERCISE_REPORT")
@@ -36,6 +41,10 @@ _RANGE = re.compile(rf"\b({ID})\s*-\s*({ID})\b")
 _COMMENT = re.compile(rf"#\s*({ID}(?:\s*[,-]\s*{ID})*)\b")
 _METHOD = re.compile(rf"^((?:{ID}_)+)")
 _state = {"passed": 0, "failures": [], "errors": []}
+# Beside the report: the test that started last, and the stacks SIGUSR1 dumps (PG5)
+RUNNING = "running.txt"
+STACK = "stack.txt"
+_stack_file = []  # kept open for faulthandler, which writes to its descriptor
 
 
 def _spell(match: re.Match) -> str:
@@ -147,6 +156,9 @@ def pytest_configure(config):
         )
         _write()
         os._exit(3)
+    if REPORT and hasattr(signal, "SIGUSR1"):  # PG5; Windows has no SIGUSR1
+        _stack_file.append(Path(REPORT).with_name(STACK).open("w", encoding="utf-8"))
+        faulthandler.register(signal.SIGUSR1, file=_stack_file[0], all_threads=True)
 
 
 def _names_invariant(item) -> bool:
@@ -169,6 +181,12 @@ def pytest_exception_interact(node, call, report):
         return
     for leaf in _leaves(call.excinfo.value):
         _state["failures"].append(_describe(leaf, node, report.when))
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """PG5: write down the test about to run."""
+    if REPORT:
+        Path(REPORT).with_name(RUNNING).write_text(nodeid, encoding="utf-8")
 
 
 def pytest_runtest_logreport(report):

@@ -13,7 +13,8 @@ Invariants:
     SK2 every function or method body is replaced by `raise NotImplementedError("TODO
         <qualified name>")` after its docstring; a protocol's stub (`...`) is kept as it is.
     SK3 `start` writes every file of an exercise or none: an existing file is never
-        overwritten unless `force` is given.
+        overwritten unless `force` is given. No two exercises write a file of the same name
+        (each its own README-<name>.md), so they can share a folder.
 """
 
 import ast
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from .catalog import Exercise
 
-__all__ = ["skeleton", "readme", "start"]
+__all__ = ["skeleton", "readme", "readme_name", "start"]
 
 # Statements kept whole at module level: what other modules import, or what a signature names.
 KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
@@ -89,8 +90,13 @@ def skeleton(source: str, header: str = "") -> str:
     return header + text
 
 
+def readme_name(exercise: Exercise) -> str:
+    """The name of the exercise's README: its own, so that exercises can share a folder (SK3)."""
+    return f"README-{exercise.name}.md"
+
+
 def readme(exercise: Exercise, number: int, total: int, folder: str) -> str:
-    """The exercise's README.md: what to rebuild, the chapter to read, two hints, how to check."""
+    """The exercise's README: what to rebuild, the chapter to read, two hints, how to check."""
     sources = ", ".join(f"`recuris/{m.replace('.', '/')}.py`" for m in exercise.modules)
     files = ", ".join(f"`{name}`" for name in exercise.files)
     chapters = "\n".join(f"- `{chapter}`" for chapter in exercise.chapters)
@@ -110,7 +116,7 @@ def readme(exercise: Exercise, number: int, total: int, folder: str) -> str:
 def start(
     exercise: Exercise, folder: Path, number: int, total: int, force: bool = False
 ) -> list[Path]:
-    """Write the exercise's skeletons and README.md into `folder`; return the paths written (SK3).
+    """Write the exercise's skeletons and README into `folder`; return the paths written (SK3).
 
     Raises FileExistsError naming the files already there, and writes nothing, unless `force`.
     """
@@ -123,7 +129,7 @@ def start(
         folder / name: skeleton(exercise.source(module).read_text(encoding="utf-8"), header)
         for module, name in zip(exercise.modules, exercise.files)
     }
-    texts[folder / "README.md"] = readme(exercise, number, total, str(folder))
+    texts[folder / readme_name(exercise)] = readme(exercise, number, total, str(folder))
     existing = [str(path) for path in texts if path.exists()]
     if existing and not force:
         raise FileExistsError(f"not overwriting {', '.join(existing)} (use --force to replace)")

@@ -215,7 +215,11 @@ class MemoryManager:
             importance=0.5 if importance is None else importance,
             metadata={**(metadata or {}), "tags": tags, "kind": "event"},
         )
-        why = f"routed to {chosen} " + ("as given" if level else "by rule")
+        why = (
+            "a statement, routed by rule to episodic until consolidation promotes it"
+            if chosen == "semantic"
+            else f"routed to {chosen} " + ("as given" if level else "by rule")
+        )
         # Put with its audit record (S5); a forget found meanwhile ends the user's task (UL1).
         item = self.users.put_written(item, why, loaded=layers is not None)
         self._drop_tasks_of_forgotten_users()

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.recorder: a run recorded without being changed (RC1-RC4)."""
+"""Example tests for recuris.bench.recorder: a run recorded without being changed (RC1-RC5)."""
 
 import pytest
 
@@ -169,3 +169,19 @@ def test_settle_records_tiers_and_renders_audit_records():
     recorder = traced_run()
     last = recorder.parts[-1]
     assert last.tiers["episodic"] and all(line.startswith("[audit t=") for line in last.audit)
+
+
+def test_a_shown_prompt_and_a_table_are_kept_in_place_and_are_no_model_call():
+    """RC5: show_prompt and table add entries after the last note; runs() and prompts skip them."""
+    recorder = traced_run()
+    runs = [part.runs() for part in recorder.parts]
+    prompts = list(recorder.parts[0].runs()[0])
+    recorder.note("shown next")
+    recorder.show_prompt(prompts[0])
+    recorder.table(["step", "tokens"], [[1, 10]])
+    assert recorder.parts[-1].entries[-3:] == [
+        ("note", "shown next"),
+        ("shown prompt", prompts[0]),
+        ("table", (("step", "tokens"), ("1", "10"))),
+    ]
+    assert [part.runs() for part in recorder.parts] == runs

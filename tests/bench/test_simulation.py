@@ -40,3 +40,19 @@ def test_the_command_without_svg_writes_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     simulation.main([])
     assert list(tmp_path.iterdir()) == [] and "plot written" not in capsys.readouterr().out
+
+
+def test_the_year_plot_has_a_tick_above_its_peak_and_whole_days():
+    """O4: the y axis ends at a tick above the largest store size; days are ticked whole."""
+    report = REAL(days=30, per_day=4, seed=3)
+    root = ET.fromstring(simulation.year_plot(report))
+    ticks = {
+        kind: [
+            float("".join(t.itertext()).replace(",", ""))
+            for t in root.iter(f"{NS}text")
+            if t.get("class") == kind
+        ]
+        for kind in ("x-tick", "y-tick")
+    }
+    assert max(ticks["y-tick"]) > max(report.sizes)
+    assert ticks["x-tick"] and all(tick == int(tick) for tick in ticks["x-tick"])

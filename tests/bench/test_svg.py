@@ -101,3 +101,35 @@ def test_a_long_legend_wraps_and_the_picture_grows_to_hold_it():
     height = float(root.get("height"))
     ys = [float(t.get("y")) for t in root.iter(f"{NS}text") if t.get("class") == "legend"]
     assert len(set(ys)) > 1 and max(ys) < height
+
+
+def test_a_whole_number_axis_has_only_whole_number_ticks():
+    """PL5: with `whole_x`, a step axis over 1..3 is ticked 1, 2, 3: never 1.5."""
+    svg = line_plot(
+        "steps", "step (call)", "tokens", [Series("a", [(1, 5), (2, 6), (3, 7)])], whole_x=True
+    )
+    assert texts(svg, "x-tick") == ["1", "2", "3"]
+    assert nice_ticks(1, 3, whole=True) == [1, 2, 3] and nice_ticks(0, 2, whole=True) == [0, 1, 2]
+
+
+def test_the_y_axis_keeps_headroom_and_a_tick_above_the_peak():
+    """PL2: the highest y tick lies above the highest point, and the point below the frame's top."""
+    svg = line_plot("year", "day (days)", "items", [Series("size", [(1, 10), (2, 2130), (3, 900)])])
+    ticks = [float(tick.replace(",", "")) for tick in texts(svg, "y-tick")]
+    assert max(ticks) > 2130
+    line = ET.fromstring(svg).find(f"{NS}polyline").get("points").split()
+    assert min(float(point.split(",")[1]) for point in line) > 40 + 5
+
+
+def test_the_legend_sits_in_aligned_columns():
+    """PL3: every row of the legend starts its entries at the same column positions."""
+    names = ["a", "a much longer series name", "mid length name", "b", "another one", "c", "dd"]
+    names += ["a third, long name for a series", "e"]
+    series = [Series(name, [(0, n), (1, n)]) for n, name in enumerate(names)]
+    root = ET.fromstring(line_plot("legend", "x (s)", "y (m)", series))
+    entries = [t for t in root.iter(f"{NS}text") if t.get("class") == "legend"]
+    rows = {}
+    for entry in entries:
+        rows.setdefault(entry.get("y"), []).append(float(entry.get("x")))
+    columns = sorted({x for row in rows.values() for x in row})
+    assert len(rows) > 1 and all(row == columns[: len(row)] for row in rows.values())

@@ -2,11 +2,14 @@
 
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from recuris import ManualClock
+from recuris.bench.recorder import Recorder
 from recuris.bench.trace import decay_plots, prompt_plot, render_page, weight_curve, write_page
 from recuris.core.clock import DAY
 from recuris.core.decay import DecayManager
@@ -167,3 +170,52 @@ def test_the_demo_writes_the_trace(tmp_path):
     assert sum(h.startswith(("A. ", "B. ", "K. ")) for h in headings) == 3
     assert len(svgs(text)) == 3
     assert f"The trace is in {path}" in completed.stdout
+
+
+def test_a_lone_surrogate_in_any_recorded_text_is_written_as_its_escape(tmp_path):
+    """TR5: a note, a prompt, a tier, an audit line and a title holding a lone surrogate still
+    give a page, where it shows as its escape (`\\ud800`)."""
+    recorder = traced_run()
+    recorder.note("a note \udfff")
+    recorder.wrap(lambda prompt: "ok")("a prompt \ud800")
+    recorder.settle({"tier \ud801": ["line \ud802"]}, ["audit \ud803"])
+    path = write_page(tmp_path / "t.html", recorder, title="title \ud800")
+    text = path.read_text(encoding="utf-8")
+    shown = ["a note \\udfff", "a prompt \\ud800", "tier \\ud801", "line \\ud802"]
+    assert [t for t in [*shown, "audit \\ud803", "title \\ud800"] if t not in text] == []
+
+
+def test_a_shown_prompt_is_on_the_page_where_the_narration_shows_it():
+    """TR6: a prompt the caller shows (`show_prompt`) is an open
+    block of labelled sections after the note before it."""
+    recorder = traced_run()
+    prompt = recorder.parts[0].runs()[0][0]
+    recorder.note("The first prompt, section by section:")
+    recorder.show_prompt(prompt)
+    text = render_page(recorder)
+    after = text.split("The first prompt, section by section:")[1]
+    block = after.split('<details class="prompt" open>')[1].split("</details>")[0]
+    labels = [chunk.split("</span>")[0] for chunk in block.split('<span class="label">')[1:]]
+    assert labels == SECTIONS and after.index("<details") < after.index("</section>")
+
+
+def test_a_table_is_on_the_page_in_place_with_its_header_and_rows():
+    """TR6: a recorded table is an HTML table, header then rows, after the note before it."""
+    recorder = traced_run()
+    recorder.note("the table follows")
+    recorder.table(["step", "tokens"], [[1, 10], [8, 12]])
+    text = render_page(recorder)
+    after = text.split("the table follows")[1]
+    table = Page(after.split("</table>")[0] + "</table>")
+    assert table.text[:6] == ["step", "tokens", "1", "10", "8", "12"]
+
+
+def test_the_prompt_plot_ticks_its_steps_at_whole_numbers():
+    """TR3: plot (a)'s step axis shows only whole step numbers, even for a run of three calls."""
+    recorder = Recorder(ManualClock(0.0))
+    llm = recorder.wrap(lambda prompt: "FINISH")
+    for step in range(3):
+        llm(f"## Working memory\nGoal: step {step}\n")
+    svg = ET.fromstring(prompt_plot(recorder))
+    ticks = ["".join(t.itertext()) for t in svg.iter(f"{SVG_NS}text") if t.get("class") == "x-tick"]
+    assert ticks and all(tick.isdigit() for tick in ticks)

@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2)."""
+"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2, T3)."""
 
 import pytest
 
@@ -8,6 +8,7 @@ from recuris.core.text import (
     flatten,
     looks_like_failure,
     normalize,
+    statement,
     tokenize,
 )
 
@@ -109,3 +110,12 @@ def test_flatten_puts_text_on_one_line():
 def test_normalize_folds_case_and_space():
     """normalize is the matching key: case- and whitespace-insensitive."""
     assert normalize("  Team   LANGUAGE ") == "team language"
+
+
+def test_statement_splits_subject_and_value():
+    """T3: `subject: value` and `subject = value` split into two parts; other text is None."""
+    assert statement("team language: Python") == ("team language", "Python")
+    assert statement("db = PostgreSQL 16") == ("db", "PostgreSQL 16")
+    assert statement("no separator here") is None
+    assert statement("two\nlines: x") is None
+    assert statement("0:\r") is None and statement("\r= x") is None

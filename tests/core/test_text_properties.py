@@ -1,9 +1,9 @@
-"""Property tests for recuris.core.text (T1, J1, T2)."""
+"""Property tests for recuris.core.text (T1, J1, T2, T3)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.core.text import estimate_tokens, tokenize
+from recuris.core.text import estimate_tokens, statement, tokenize
 
 token_sets = st.sets(st.text(alphabet="abcdef", min_size=1, max_size=3), max_size=8)
 
@@ -28,3 +28,10 @@ def test_T2_estimate_never_decreases_when_text_is_appended(head, tail):
     """T2: appending text never lowers the estimate, and only "" costs 0."""
     assert estimate_tokens(head + tail) >= estimate_tokens(head)
     assert (estimate_tokens(head) == 0) == (head == "")
+
+
+@given(st.text(), st.sampled_from([":", "="]), st.text())
+def test_T3_a_statement_has_two_non_empty_parts_or_is_none(subject, separator, value):
+    """T3: statement returns None or (subject, value), both non-empty."""
+    found = statement(subject + separator + value)
+    assert found is None or (len(found) == 2 and all(part.strip() for part in found))

@@ -6,6 +6,7 @@ import pytest
 
 from recuris.exercises.__main__ import main
 from recuris.exercises.catalog import EXERCISES, find
+from recuris.exercises.plugin import ids_named_in
 
 from layout import INVARIANT, MODULES, ROOT
 
@@ -52,6 +53,23 @@ def test_the_invariants_are_read_from_the_modules_docstrings(exercise):
     ]
     texts = exercise.invariants()
     assert list(texts) == declared and all(texts.values())
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_every_invariant_of_an_exercise_is_named_by_the_tests_that_grade_it(exercise):
+    """EX5: each invariant its modules declare is named by a test in its graded files."""
+    named = set().union(
+        *(ids_named_in((ROOT / test).read_text(encoding="utf-8")) for test in exercise.tests)
+    )
+    assert [invariant for invariant in exercise.invariants() if invariant not in named] == []
+
+
+def test_list_names_every_chapter_of_each_exercise(capsys):
+    """EX2: `list` names each chapter an exercise asks to read, not only the first."""
+    main(["list"])
+    lines = capsys.readouterr().out.splitlines()
+    for line, exercise in zip(lines, EXERCISES):
+        assert [chapter for chapter in exercise.chapters if chapter not in line] == []
 
 
 def test_list_prints_one_line_per_exercise_in_order(capsys):

@@ -8,8 +8,11 @@ grades every exercise.
 
 import concurrent.futures
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from layout import ROOT
@@ -266,3 +269,94 @@ def test_a_check_writes_nothing_in_the_repository_or_the_package(tmp_path):
     learner = (tmp_path / "consolidation.py").read_text(encoding="utf-8")
     assert code == 1 and snapshot() == before
     assert "len(sources) <= self.settings.min_occurrences" in learner
+
+
+def test_an_invariant_no_graded_test_names_stops_the_check(tmp_path, monkeypatch):
+    """GR4: an invariant the graded tests never name is said, exit 2, nothing run."""
+    exercise = planted(tmp_path, "text", None)
+    declared = {**exercise.invariants(), "T9": "an invariant no test names."}
+    monkeypatch.setattr(type(exercise), "invariants", lambda self: declared)
+    lines = []
+    assert grading.check(exercise, tmp_path, out=lines.append) == 2
+    assert "names T9: a check would pass without grading it" in lines[0]
+
+
+@pytest.mark.parametrize("call", ["sys.exit(0)", "os._exit(1)", "exit()", "quit()", "os.abort()"])
+def test_a_call_that_ends_the_process_is_named_with_its_line(tmp_path, call):
+    """GR5: sys.exit, os._exit, exit, quit or os.abort in the learner's file: its line, exit 1."""
+    exercise = planted(tmp_path, "text", None)
+    text = (tmp_path / "text.py").read_text(encoding="utf-8")
+    body = "    match = _STATEMENT.match(content)\n"
+    (tmp_path / "text.py").write_text(text.replace(body, f"    {call}\n{body}"), "utf-8")
+    line = text[: text.index(body)].count("\n") + 1
+    lines = []
+    assert grading.check(exercise, tmp_path, out=lines.append) == 1
+    assert lines == [
+        f"{tmp_path / 'text.py'}, line {line}: {call.split('(')[0]}() ends the test run itself, "
+        "so nothing could be graded; return a value or raise an exception instead."
+    ]
+
+
+LOOP = ("    match = _STATEMENT.match(content)\n", "    while True:\n        pass\n")
+
+
+@pytest.mark.slow
+def test_an_endless_loop_is_stopped_at_the_timeout_naming_the_test_and_the_line(tmp_path):
+    """GR6: `--timeout 5` stops a loop that never ends: the test that hung, the learner's line."""
+    planted(tmp_path, "text", "text.py", (LOOP[0], LOOP[1] + LOOP[0]))
+    loop = (tmp_path / "text.py").read_text(encoding="utf-8").split("\n").index("    while True:")
+    done = subprocess.run(
+        [sys.executable, "-m", "recuris.exercises", "check", "text", str(tmp_path)]
+        + ["--timeout", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "did not finish within 5 s (--timeout)" in done.stdout
+    assert (
+        "hung in  tests/core/test_text.py::test_statement_splits_subject_and_value" in done.stdout
+    )
+    at = [f"{tmp_path / 'text.py'}, line {n}, in statement" for n in (loop + 1, loop + 2)]
+    assert any(place in done.stdout for place in at), done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="reads /proc")
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_killed_check_ends_its_child_and_removes_its_copy(tmp_path, name):
+    """GR7: SIGTERM or SIGINT to the check: no process is left in its copy, and the copy is gone."""
+    learner = tmp_path / "learner"
+    scratch = tmp_path / "scratch"
+    learner.mkdir()
+    scratch.mkdir()
+    planted(learner, "text", "text.py", (LOOP[0], LOOP[1] + LOOP[0]))
+    grader = subprocess.Popen(
+        [sys.executable, "-m", "recuris.exercises", "check", "text", str(learner)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)},
+    )
+    deadline = time.monotonic() + 60
+    while not in_folder(scratch) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert in_folder(scratch), "the check's child never started"
+    grader.send_signal(getattr(signal, name))
+    grader.wait(timeout=30)
+    time.sleep(0.5)
+    assert in_folder(scratch) == [] and list(scratch.iterdir()) == []
+
+
+def in_folder(folder: Path) -> list[str]:
+    """The processes whose working folder is inside `folder`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(folder) in os.readlink(entry / "cwd"):
+                found.append(entry.name)
+        except OSError:
+            continue
+    return found

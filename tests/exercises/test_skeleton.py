@@ -69,18 +69,18 @@ def test_start_writes_the_skeleton_and_a_readme_with_chapter_and_hints(tmp_path)
     the chapter, the two hints, the check command."""
     exercise = find("working")
     written = start(exercise, tmp_path, 2, 7)
-    assert sorted(path.name for path in written) == ["README.md", "working.py"]
-    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert sorted(path.name for path in written) == ["README-working.md", "working.py"]
+    readme = (tmp_path / "README-working.md").read_text(encoding="utf-8")
     assert "docs/core/working-memory.md" in readme and exercise.hints[1] in readme
     assert f"python -m recuris.exercises check working {tmp_path}" in readme
 
 
 def test_start_never_overwrites_a_file_unless_forced(tmp_path):
     """SK3: with one file already there, start writes nothing; --force replaces both."""
-    (tmp_path / "README.md").write_text("my notes", encoding="utf-8")
-    with pytest.raises(FileExistsError, match="README.md"):
+    (tmp_path / "README-text.md").write_text("my notes", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="README-text.md"):
         start(find("text"), tmp_path, 1, 7)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README-text.md"]
     assert main(["start", "text", str(tmp_path), "--force"]) == 0
     assert "def tokenize" in (tmp_path / "text.py").read_text(encoding="utf-8")
 
@@ -90,3 +90,12 @@ def test_start_refuses_on_the_command_line_with_exit_2(tmp_path, capsys):
     assert main(["start", "decay", str(tmp_path)]) == 0
     assert main(["start", "decay", str(tmp_path)]) == 2
     assert "use --force" in capsys.readouterr().err
+
+
+def test_a_second_exercise_starts_in_the_same_folder_without_force(tmp_path):
+    """SK3: each exercise writes its own README, so two start in one folder, neither replaced."""
+    assert main(["start", "text", str(tmp_path)]) == 0
+    assert main(["start", "working", str(tmp_path)]) == 0
+    readmes = sorted(path.name for path in tmp_path.glob("README*.md"))
+    assert readmes == ["README-text.md", "README-working.md"]
+    assert "Exercise 1 of 7" in (tmp_path / "README-text.md").read_text(encoding="utf-8")

@@ -1,8 +1,7 @@
-"""Example tests for recuris.manager.routing: what is worth remembering, and where (U1-U3)."""
+"""Example tests for recuris.manager.routing: what is worth remembering, and where (U1, U2)."""
 
 import pytest
 
-from recuris.core.text import statement
 from recuris.manager.routing import is_trivial, route
 
 
@@ -15,14 +14,6 @@ def test_blank_short_or_acknowledgement_is_trivial(text):
 def test_real_content_is_not_trivial():
     """U1: a sentence is worth considering."""
     assert not is_trivial("the deploy failed on step 3")
-
-
-def test_statement_splits_subject_and_value():
-    """U3: `subject: value` and `subject = value` split into two parts."""
-    assert statement("team language: Python") == ("team language", "Python")
-    assert statement("db = PostgreSQL 16") == ("db", "PostgreSQL 16")
-    assert statement("no separator here") is None
-    assert statement("two\nlines: x") is None
 
 
 def test_route_by_tag_statement_or_event():
