@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
+from recuris.bench import run_piped
 
 
 def tour(path: Path) -> None:
@@ -35,11 +36,19 @@ def tour(path: Path) -> None:
     reopened.store.close()
 
 
-if len(sys.argv) > 1:
-    tour(Path(sys.argv[1]))
-    print(f"try: python -m recuris search database --user ana --task-type release --at 2026-01-01 "
-          f"--db {sys.argv[1]}")
-else:
-    with tempfile.TemporaryDirectory() as folder:  # removed on the way out: nothing is left behind
-        tour(Path(folder) / "memory.db")
-    print("to keep the database: python examples/04_manager_with_sqlite.py memory.db")
+def main() -> None:
+    if len(sys.argv) > 1:
+        tour(Path(sys.argv[1]))
+        print(
+            "try: python -m recuris search database --user ana --task-type release "
+            f"--at 2026-01-01 --db {sys.argv[1]}"
+        )
+    else:
+        # The folder is removed on the way out: nothing is left behind.
+        with tempfile.TemporaryDirectory() as folder:
+            tour(Path(folder) / "memory.db")
+        print("to keep the database: python examples/04_manager_with_sqlite.py memory.db")
+
+
+if __name__ == "__main__":
+    sys.exit(run_piped(main))  # a reader who stops early (`| head`) ends it quietly

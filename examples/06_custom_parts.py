@@ -4,8 +4,11 @@ Run from the repository root after the README's set-up, `python -m pip install -
     python examples/06_custom_parts.py
 """
 
+import sys
+
 from recuris import Episode, EpisodicMemory, InMemoryStore, MemoryManager, WorkingMemory
 from recuris import WorkingSettings
+from recuris.bench import run_piped
 
 
 class TrigramScorer(dict):
@@ -35,26 +38,36 @@ def recent_actions(summary, steps):  # a summarizer with a format of its own
 
 class CountingStore(InMemoryStore):  # any object with the Store's methods will do
     writes = 0  # puts seen
+
     def put(self, items, audit=(), delete=()):
         self.writes += 1
         super().put(items, audit, delete)
 
 
-episodes = EpisodicMemory(scorer=TrigramScorer)
-episodes.add_episode(Episode(task_type="release", goal="deploys the billing app", status="success"))
-print("episodic memory:", [h.render() for h in episodes.retrieve("billing deployment", 1, 0.1)])
+def main() -> None:
+    episodes = EpisodicMemory(scorer=TrigramScorer)
+    episodes.add_episode(
+        Episode(task_type="release", goal="deploys the billing app", status="success")
+    )
+    print("episodic memory:", [h.render() for h in episodes.retrieve("billing deployment", 1, 0.1)])
 
-working = WorkingMemory(WorkingSettings(window_size=2), summarizer=recent_actions)
-working.init_task("ship release 1.4")
-for action in ["run tests", "build image", "push image", "tag release", "deploy"]:
-    working.add_step(action, "ok")
-print("summary:", working.summary.splitlines(), "failures:", working.summarizer_failures)
+    working = WorkingMemory(WorkingSettings(window_size=2), summarizer=recent_actions)
+    working.init_task("ship release 1.4")
+    for action in ["run tests", "build image", "push image", "tag release", "deploy"]:
+        working.add_step(action, "ok")
+    print("summary:", working.summary.splitlines(), "failures:", working.summarizer_failures)
 
-store = CountingStore()
-manager = MemoryManager(store=store, scorer=TrigramScorer)  # a scorer for each user's episodes
-manager.start_task("ana", "deploy the billing service", task_type="release")
-manager.record_step("ana", "run migrations", "ok")
-manager.finish_task("ana")  # the episode goes to the store, its type and goal to the scorer
-found = manager.users.get("ana").episodic.retrieve("billing deployments", top_k=1, threshold=0.1)
-print("the manager finds:", [f"{h.episode.goal} ({h.score:.2f})" for h in found])
-print("store writes:", store.writes)
+    store = CountingStore()
+    manager = MemoryManager(store=store, scorer=TrigramScorer)  # a scorer for each user's episodes
+    manager.start_task("ana", "deploy the billing service", task_type="release")
+    manager.record_step("ana", "run migrations", "ok")
+    manager.finish_task("ana")  # the episode goes to the store, its type and goal to the scorer
+    found = manager.users.get("ana").episodic.retrieve(
+        "billing deployments", top_k=1, threshold=0.1
+    )
+    print("the manager finds:", [f"{h.episode.goal} ({h.score:.2f})" for h in found])
+    print("store writes:", store.writes)
+
+
+if __name__ == "__main__":
+    sys.exit(run_piped(main))  # a reader who stops early (`| head`) ends it quietly

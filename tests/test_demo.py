@@ -252,6 +252,7 @@ def test_a_statement_routed_by_rule_is_audited_as_what_was_stored(traced):
         ["-m", "recuris.simulation"],
         ["-m", "recuris.exercises", "list"],
         ["-m", "recuris.bench.long_horizon"],
+        *[[f"examples/{path.name}"] for path in sorted((ROOT / "examples").glob("*.py"))],
     ],
     ids=" ".join,
 )
