@@ -15,7 +15,6 @@ Invariants:
 
 import itertools
 import random
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -26,10 +25,10 @@ from ..core.clock import DAY, ManualClock
 from ..manager.manager import MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
-from ..storage.sqlite_schema import SCHEMA, UPSERT, row_of
 from ..storage.sqlite_store import SQLiteStore
+from .write_speed import _direct, _fill, _raw_fill, single_writes  # noqa: F401 (bench.py's)
 
-__all__ = ["corpus", "against_fts5", "unrelated_items", "single_writes"]
+__all__ = ["corpus", "against_fts5", "unrelated_items"]
 
 
 def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list[str]:
@@ -39,92 +38,6 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
     # Cumulative weights summed once: `choices` would sum all 20,000 again at every call.
     cumulative = list(itertools.accumulate(1 / rank for rank in range(1, 20_001)))
     return [" ".join(rng.choices(vocabulary, cum_weights=cumulative, k=words)) for _ in range(size)]
-
-
-def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
-    return [
-        MemoryItem(
-            id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n
-        )
-        for n, text in enumerate(texts)
-    ]
-
-
-def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
-    """Put the texts' items in batches; return the seconds the puts alone took."""
-    items = _items(texts)
-    started = time.perf_counter()
-    for offset in range(0, len(items), batch):
-        store.put(items[offset : offset + batch])
-    return time.perf_counter() - started
-
-
-def _direct(path: Path, like: SQLiteStore) -> sqlite3.Connection:
-    """Open the raw side's database with the journal mode and synchronous setting of `like`.
-
-    Its items table and row mapping are recuris's own; beside it, a plain FTS5 table of the
-    texts, filled by rowid, as the store's version 2 did.
-    """
-    db = sqlite3.connect(path, isolation_level=None)
-    for setting in ("journal_mode", "synchronous"):
-        db.execute(f"PRAGMA {setting} = {like._run(f'PRAGMA {setting}')[0][0]}")
-    db.executescript(SCHEMA)
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(content)")
-    return db
-
-
-def _raw_write(db: sqlite3.Connection, items: list[MemoryItem]) -> None:
-    """Insert the rows recuris would write and their FTS5 entries, in one transaction."""
-    db.execute("BEGIN IMMEDIATE")
-    db.executemany(UPSERT, [row_of(item) for item in items])
-    db.executemany(
-        "INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
-        [(item.id,) for item in items],
-    )
-    db.execute("COMMIT")
-
-
-def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000) -> float:
-    """Write the texts' rows and FTS5 entries a transaction per batch; return the seconds taken."""
-    items = _items(texts)
-    started = time.perf_counter()
-    for offset in range(0, len(items), batch):
-        _raw_write(db, items[offset : offset + batch])
-    return time.perf_counter() - started
-
-
-def single_writes(count: int = 300, seed: int = 1) -> dict:
-    """Time `MemoryManager.write` (ms, one item a transaction) beside the same row and FTS5 entry.
-
-    The two sides take turns, one write each, so that both meet the disk in the same state.
-    """
-    texts = corpus(count, seed)
-    rows = [
-        MemoryItem(
-            id=f"i{n}",
-            user_id="u",
-            level="episodic",
-            content=text,
-            metadata={"kind": "event", "tags": []},
-        )
-        for n, text in enumerate(texts)
-    ]
-    ours = 0.0
-    raw = 0.0
-    with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteStore(Path(folder) / "recuris.db")
-        manager = MemoryManager(store, clock=ManualClock(0.0))
-        direct = _direct(Path(folder) / "raw.db", store)
-        for text, row in zip(texts, rows):
-            started = time.perf_counter()
-            manager.write(text, "u", level="episodic")
-            between = time.perf_counter()
-            _raw_write(direct, [row])
-            ours += between - started
-            raw += time.perf_counter() - between
-        store.close()
-        direct.close()
-    return {"write_ms": ours / count * 1000, "raw_ms": raw / count * 1000}
 
 
 def _median_ms(function, queries: list[str]) -> float:

@@ -26,8 +26,3 @@ def test_recall_and_the_direct_query_report_side_by_side():
     assert all(value > 0 for value in figures.values())
     assert recall_scale.unrelated_items(200, 200, queries=5) > 0
 
-
-def test_single_writes_time_both_sides_per_item():
-    """RS1: a manager write and the raw row with its FTS5 entry are both timed, per item."""
-    figures = recall_scale.single_writes(20)
-    assert set(figures) == {"write_ms", "raw_ms"} and all(value > 0 for value in figures.values())
