@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
-from . import locomo, recall_scale, scale, speed
+from . import locomo, recall_scale, scale, speed, write_speed
 from .simulation import simulate
 
 __all__ = ["main"]
@@ -165,39 +165,37 @@ def _speed(quick: bool, large: bool = False) -> None:
     _recall_at_scale(sizes[-1:] + ((1_000_000,) if large else ()), quick)
 
 
+def _spread(figure: dict, digits: int = 2) -> str:
+    """Show a figure as its median (lowest-highest)."""
+    low = figure["low"]
+    high = figure["high"]
+    return f"{figure['median']:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
+
+
 def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
+    """Rows for recall by query class beside FTS5, access counting, writes beside plain SQL."""
     peaks = {}
     for size in sizes:
-        scale = recall_scale.against_fts5(size)
-        peaks[size] = scale["peak_mb"]
-        _row(
-            "SQLite: manager recall vs one direct FTS5 bm25() query, p50 (ms)",
-            f"{size:,} items",
-            f"{scale['warm_ms']:.1f}",
-            f"{scale['fts5_ms']:.1f}",
-            f"{scale['warm_ms'] / scale['fts5_ms']:.2f}",
-        )
-        _row(
-            "SQLite: first recall of a fresh manager vs a warm one (ms)",
-            f"{size:,} items",
-            f"{scale['first_ms']:.1f}",
-            f"{scale['warm_ms']:.1f}",
-            f"{scale['first_ms'] / scale['warm_ms']:.2f}",
-        )
-        _row(
-            "SQLite: recall counting accesses (writes back), p50 (ms)",
-            f"{size:,} items",
-            f"{scale['counted_ms']:.1f}",
-            "",
-            "",
-        )
-        _row(
-            "SQLite: items written per second, put in batches of 10,000 vs the same rows + FTS5",
-            f"{size:,} items",
-            f"{scale['fill_items_per_s']:,.0f}",
-            f"{scale['raw_fill_items_per_s']:,.0f}",
-            f"{scale['raw_fill_items_per_s'] / scale['fill_items_per_s']:.2f}x slower",
-        )
+        # A million items takes minutes to fill: three turns there, five below (n of each row).
+        classes = recall_scale.query_classes(size, repeats=3 if size >= 1_000_000 else 5)
+        peaks[size] = classes["peak_mb"]
+        for row in classes["rows"]:
+            above = row["above_ms"]
+            # A rare word's FTS5 query takes tens of microseconds: its goal is a difference.
+            compared = (
+                f"+{above['median']:.2f} ms ({above['low']:+.2f} to {above['high']:+.2f})"
+                if row["class"] == "rare"
+                else _spread(row["ratio"])
+            )
+            _row(
+                f"SQLite recall (count_access=False) vs one FTS5 query, {row['class']} words, "
+                f"{row['state']}: ms, median (lowest-highest) of {row['n']}, load "
+                f"{row['load']:.1f}",
+                f"{size:,} items",
+                _spread(row["recall_ms"]),
+                _spread(row["fts5_ms"]),
+                compared,
+            )
     if len(peaks) > 1:
         small = min(peaks)
         large = max(peaks)
@@ -208,21 +206,42 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             f"{peaks[small]:.2f}",
             f"{peaks[large] / peaks[small]:.2f}",
         )
-    # A write costs a fraction of a millisecond, most of it the commit: one run of a few hundred
-    # moves by a few hundredths with the disk, so five are run, each in fresh files.
-    runs = sorted(
-        (recall_scale.single_writes(100 if quick else 500, seed) for seed in range(1, 6)),
-        key=lambda run: run["write_ms"] / run["raw_ms"],
-    )
-    ratios = [run["write_ms"] / run["raw_ms"] for run in runs]
+    counting = recall_scale.access_counting(sizes[0])
     _row(
-        "SQLite: one MemoryManager.write, one commit (ms) vs the same row + FTS5: the median of 5 "
-        "runs (lowest and highest ratio)",
-        "one item a transaction",
-        f"{runs[2]['write_ms']:.2f}",
-        f"{runs[2]['raw_ms']:.2f}",
-        f"{ratios[2]:.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})",
+        "SQLite recall counting accesses: at once vs batched by 10 (ms, commits per recall); "
+        f"not counting {_spread(counting['inspect_ms'])} ms",
+        f"{sizes[0]:,} items",
+        f"{_spread(counting['counted_ms'])}; {counting['counted_commits']:.2f}",
+        f"{_spread(counting['batched_ms'])}; {counting['batched_commits']:.2f}",
+        "",
     )
+    for size in sizes:
+        for batch in (10_000, None):
+            writes = write_speed.batched_writes(
+                size, runs=3 if size >= 1_000_000 else 5, batch=batch
+            )
+            shape = "in batches of 10,000" if batch else "in one transaction"
+            _row(
+                f"SQLite put {shape} vs plain INSERTs + FTS5 (s), median (lowest-highest) of "
+                f"{writes['ratio']['n']}, load {writes['load'][0]:.1f}",
+                f"{size:,} items",
+                _spread(writes["put_s"]),
+                _spread(writes["plain_s"]),
+                f"{_spread(writes['ratio'])} (CPU {writes['cpu_ratio']['median']:.2f})",
+            )
+    for synchronous in ("FULL", "NORMAL"):
+        single = write_speed.single_write_runs(
+            runs=5, count=100 if quick else 500, synchronous=synchronous
+        )
+        _row(
+            f"one MemoryManager.write vs one plain row + FTS5 entry, synchronous={synchronous} "
+            f"(ms), median (lowest-highest) of {single['ratio']['n']} runs, load "
+            f"{single['load'][0]:.1f}",
+            "one item a transaction",
+            _spread(single["write_ms"], 3),
+            _spread(single["raw_ms"], 3),
+            f"{_spread(single['ratio'])} (CPU {single['cpu_ratio']['median']:.2f})",
+        )
     related, unrelated = (2_000, 20_000) if quick else (10_000, 100_000)
     alone, crowded = (recall_scale.unrelated_items(related, extra) for extra in (0, unrelated))
     exponent = math.log(crowded / alone) / math.log((related + unrelated) / related)

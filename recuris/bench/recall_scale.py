@@ -28,14 +28,12 @@ from ..core.clock import DAY, ManualClock
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
-from ..storage.sqlite_schema import SCHEMA, UPSERT, row_of
 from ..storage.sqlite_store import SQLiteStore
+from .write_speed import _fill, spread
 
 __all__ = [
     "corpus",
-    "against_fts5",
     "unrelated_items",
-    "single_writes",
     "CLASSES",
     "class_queries",
     "query_classes",
@@ -52,92 +50,6 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
     return [" ".join(rng.choices(vocabulary, cum_weights=cumulative, k=words)) for _ in range(size)]
 
 
-def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
-    return [
-        MemoryItem(
-            id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n
-        )
-        for n, text in enumerate(texts)
-    ]
-
-
-def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
-    """Put the texts' items in batches; return the seconds the puts alone took."""
-    items = _items(texts)
-    started = time.perf_counter()
-    for offset in range(0, len(items), batch):
-        store.put(items[offset : offset + batch])
-    return time.perf_counter() - started
-
-
-def _direct(path: Path, like: SQLiteStore) -> sqlite3.Connection:
-    """Open the raw side's database with the journal mode and synchronous setting of `like`.
-
-    Its items table and row mapping are recuris's own; beside it, a plain FTS5 table of the
-    texts, filled by rowid, as the store's version 2 did.
-    """
-    db = sqlite3.connect(path, isolation_level=None)
-    for setting in ("journal_mode", "synchronous"):
-        db.execute(f"PRAGMA {setting} = {like._run(f'PRAGMA {setting}')[0][0]}")
-    db.executescript(SCHEMA)
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(content)")
-    return db
-
-
-def _raw_write(db: sqlite3.Connection, items: list[MemoryItem]) -> None:
-    """Insert the rows recuris would write and their FTS5 entries, in one transaction."""
-    db.execute("BEGIN IMMEDIATE")
-    db.executemany(UPSERT, [row_of(item) for item in items])
-    db.executemany(
-        "INSERT INTO texts (rowid, content) SELECT rowid, content FROM items WHERE id = ?",
-        [(item.id,) for item in items],
-    )
-    db.execute("COMMIT")
-
-
-def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000) -> float:
-    """Write the texts' rows and FTS5 entries a transaction per batch; return the seconds taken."""
-    items = _items(texts)
-    started = time.perf_counter()
-    for offset in range(0, len(items), batch):
-        _raw_write(db, items[offset : offset + batch])
-    return time.perf_counter() - started
-
-
-def single_writes(count: int = 300, seed: int = 1) -> dict:
-    """Time `MemoryManager.write` (ms, one item a transaction) beside the same row and FTS5 entry.
-
-    The two sides take turns, one write each, so that both meet the disk in the same state.
-    """
-    texts = corpus(count, seed)
-    rows = [
-        MemoryItem(
-            id=f"i{n}",
-            user_id="u",
-            level="episodic",
-            content=text,
-            metadata={"kind": "event", "tags": []},
-        )
-        for n, text in enumerate(texts)
-    ]
-    ours = 0.0
-    raw = 0.0
-    with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteStore(Path(folder) / "recuris.db")
-        manager = MemoryManager(store, clock=ManualClock(0.0))
-        direct = _direct(Path(folder) / "raw.db", store)
-        for text, row in zip(texts, rows):
-            started = time.perf_counter()
-            manager.write(text, "u", level="episodic")
-            between = time.perf_counter()
-            _raw_write(direct, [row])
-            ours += between - started
-            raw += time.perf_counter() - between
-        store.close()
-        direct.close()
-    return {"write_ms": ours / count * 1000, "raw_ms": raw / count * 1000}
-
-
 def _median_ms(function, queries: list[str]) -> float:
     times = []
     for query in queries:
@@ -145,47 +57,6 @@ def _median_ms(function, queries: list[str]) -> float:
         function(query)
         times.append(time.perf_counter() - started)
     return statistics.median(times) * 1000
-
-
-def against_fts5(size: int, queries: int = 30, seed: int = 1) -> dict:
-    """Time recall (first, warm) and a direct FTS5 query at `size` items; trace recall's memory."""
-    texts = corpus(size, seed)
-    rng = random.Random(seed + 1)
-    asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts, queries)]
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "recuris.db"
-        store = SQLiteStore(path)
-        fill_s = _fill(store, texts)
-        direct = _direct(Path(folder) / "fts.db", store)
-        store.close()
-        raw_fill_s = _raw_fill(direct, texts)
-        statement = (
-            "SELECT rowid, bm25(texts) FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 10"
-        )
-        fts_ms = _median_ms(
-            lambda q: direct.execute(statement, (" OR ".join(q.split()),)).fetchall(), asked
-        )
-        # The first recall runs in a manager that has never seen the user, on a fresh connection.
-        tracemalloc.start()
-        manager = MemoryManager(SQLiteStore(path), clock=ManualClock(size * 60.0 + DAY))
-        first_ms = _median_ms(
-            lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked[:1]
-        )
-        warm_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)
-        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-        used_ms = _median_ms(lambda q: manager.recall(q, "u", top_k=10), asked[:10])
-        manager.store.close()
-        direct.close()
-    return {
-        "fill_items_per_s": size / fill_s,
-        "raw_fill_items_per_s": size / raw_fill_s,
-        "fts5_ms": fts_ms,
-        "first_ms": first_ms,
-        "warm_ms": warm_ms,
-        "counted_ms": used_ms,
-        "peak_mb": peak_mb,
-    }
 
 
 def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int = 1) -> float:
@@ -273,11 +144,6 @@ def _plain_fts5(path: Path, texts: list[str], like: SQLiteStore) -> None:
     db.close()
 
 
-def _spread(values: list[float]) -> tuple[float, float, float]:
-    """Return the median, the lowest and the highest of the values."""
-    return (statistics.median(values), min(values), max(values))
-
-
 def _timed(function, query: str) -> float:
     started = time.perf_counter()
     function(query)
@@ -290,10 +156,10 @@ def _row(kind: str, state: str, ours: list[float], fts5: list[float]) -> dict:
         "class": kind,
         "state": state,
         "n": len(ours),
-        "recall_ms": _spread(ours),
-        "fts5_ms": _spread(fts5),
-        "ratio": _spread([a / b for a, b in zip(ours, fts5, strict=True)]),
-        "above_ms": _spread([a - b for a, b in zip(ours, fts5, strict=True)]),
+        "recall_ms": spread(ours),
+        "fts5_ms": spread(fts5),
+        "ratio": spread([a / b for a, b in zip(ours, fts5, strict=True)]),
+        "above_ms": spread([a - b for a, b in zip(ours, fts5, strict=True)]),
         "load": os.getloadavg()[0],
     }
 
@@ -309,7 +175,8 @@ def query_classes(size: int, repeats: int = 5, seed: int = 1, folder: str | None
     of `size` corpus texts; the FTS5 side is FTS5_TOP on a plain FTS5 table of the same texts,
     with the store's journal mode and `synchronous`. Each class is timed alone, the two sides
     taking turns (A, B, then B, A), `repeats` queries warm and `repeats` reopens. Returns
-    {"size", "load" (the 1-minute load average before), "rows": one `_row` per class and state}.
+    {"size", "load" (the 1-minute load average before), "rows": one `_row` per class and
+    state, "peak_mb": the most memory traced while a fresh manager recalls every query once}.
     """
     texts = corpus(size, seed)
     asked = class_queries(texts, repeats, seed + 1)
@@ -326,7 +193,21 @@ def query_classes(size: int, repeats: int = 5, seed: int = 1, folder: str | None
         for kind in CLASSES:
             rows.append(_warm(kind, asked[kind], path, plain, clock))
             rows.append(_first(kind, asked[kind], path, plain, clock))
-    return {"size": size, "load": load, "rows": rows}
+        peak_mb = _peak_mb([query for kind in CLASSES for query in asked[kind]], path, clock)
+    return {"size": size, "load": load, "rows": rows, "peak_mb": peak_mb}
+
+
+def _peak_mb(queries: list[str], path: Path, clock: ManualClock) -> float:
+    """Return the most memory (MB) traced while a fresh manager recalls each query once."""
+    # Traced apart from the timings: tracing slows every allocation several times over.
+    tracemalloc.start()
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    for query in queries:
+        _recall(manager)(query)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    manager.store.close()
+    return peak
 
 
 def _warm(kind: str, queries: list[str], path: Path, plain: Path, clock: ManualClock) -> dict:
@@ -406,9 +287,9 @@ def access_counting(
         "size": size,
         "load": load,
         "n": len(asked),
-        "inspect_ms": _spread(times[0]),
-        "counted_ms": _spread(times[1]),
-        "batched_ms": _spread(times[2]),
+        "inspect_ms": spread(times[0]),
+        "counted_ms": spread(times[1]),
+        "batched_ms": spread(times[2]),
         "counted_commits": commits[1],
         "batched_commits": commits[2],
     }

@@ -16,6 +16,11 @@ Invariants:
         version whose tables are all kept (`MIGRATES_FROM`), in one transaction.
     SF3 creating or migrating a database puts it in WAL mode, which the file keeps, so that
         readers do not wait behind a writer.
+    SF4 a writing connection syncs as its `synchronous` says, one of SYNCHRONOUS: FULL (the
+        default) loses no committed write on power loss; NORMAL, in WAL mode, may lose the
+        last transactions committed before a power loss or an OS crash, never the file's
+        integrity nor anything on a crash of the process. Any other value is refused
+        (ValueError) before the file is opened.
 """
 
 from __future__ import annotations
@@ -27,7 +32,21 @@ from . import sqlite_schema as schema
 from .sqlite_schema import SCHEMA_VERSION
 from .store import StoreError
 
-__all__ = ["open_database"]
+__all__ = ["open_database", "SYNCHRONOUS", "check_synchronous"]
+
+# `synchronous` values a store accepts, the default first. OFF is not one of them: a power
+# loss in the middle of a checkpoint can then corrupt the file, not only lose a commit.
+SYNCHRONOUS = ("FULL", "NORMAL", "EXTRA")
+
+
+def check_synchronous(synchronous: str) -> str:
+    """Return `synchronous` if the store accepts it; else raise ValueError naming SF4."""
+    if synchronous not in SYNCHRONOUS:
+        raise ValueError(
+            f"SF4: synchronous must be one of {SYNCHRONOUS} (FULL loses nothing on power loss, "
+            f"NORMAL may lose the last commits), got {synchronous!r}"
+        )
+    return synchronous
 
 
 def _tables(db: sqlite3.Connection) -> set[str]:
@@ -135,14 +154,20 @@ def _rebuild(db: sqlite3.Connection, table: str, create: str, columns: str, inde
 
 
 def open_database(
-    path: str, read_only: bool, timeout: float, create: bool = True
+    path: str,
+    read_only: bool,
+    timeout: float,
+    create: bool = True,
+    synchronous: str = SYNCHRONOUS[0],
 ) -> sqlite3.Connection:
     """Open path as a recuris database; return the connection.
 
-    Creates the schema in an empty file only if `create` and not `read_only`.
+    Creates the schema in an empty file only if `create` and not `read_only`. A writing
+    connection syncs as `synchronous` says (SF4).
 
     Raises StoreError, having written nothing, when the file is refused (SF2).
     """
+    check_synchronous(synchronous)
     db = _connect(path, read_only, timeout)
     try:
         tables = _tables(db)
@@ -153,6 +178,8 @@ def open_database(
         if not read_only:
             # Deleted text is overwritten, not left in free pages
             db.execute("PRAGMA secure_delete = ON")
+            # A pragma takes no parameter; the value was checked to be one of SYNCHRONOUS.
+            db.execute(f"PRAGMA synchronous = {synchronous}")
         if read_only or versions == [SCHEMA_VERSION]:
             return db
         db.execute("PRAGMA journal_mode = WAL")

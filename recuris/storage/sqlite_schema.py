@@ -25,7 +25,6 @@ Invariants:
 import json
 import re
 import sqlite3
-from collections import Counter
 from operator import attrgetter, itemgetter
 
 from ..core.working import WorkingMemory
@@ -149,9 +148,13 @@ POSTINGS_DELETE_USER = [
 SELECT_WITH_ROWID = f"SELECT {_NAMES}, rowid FROM items"
 
 
-def term_counts(text: str) -> Counter:
+def term_counts(text: str) -> dict[str, int]:
     """Return the analysed terms of a text with their counts: what the postings hold (SH1)."""
-    return Counter(analyze(text))
+    # A plain dict: building a Counter added a third to the analysis (0.23 s more per 100k texts).
+    counts: dict[str, int] = {}
+    for term in analyze(text):
+        counts[term] = counts.get(term, 0) + 1
+    return counts
 
 
 def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tuple]) -> None:
@@ -189,12 +192,18 @@ def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> boo
     return cursor.rowcount == 1
 
 
-def _scope(db: sqlite3.Connection, user_id: str, level: str) -> int:
-    row = db.execute(
-        "SELECT id FROM scopes WHERE user_id = ? AND level = ?", (user_id, level)
-    ).fetchone()
-    insert = "INSERT INTO scopes (user_id, level, documents, length) VALUES (?, ?, 0, 0)"
-    return row[0] if row else db.execute(insert, (user_id, level)).lastrowid
+# A scope's totals move by a write's sums; its row is made by the first write to it.
+SCOPE_ADD = (
+    "INSERT INTO scopes (user_id, level, documents, length) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (user_id, level) DO UPDATE SET "
+    "documents = documents + excluded.documents, length = length + excluded.length"
+)
+# One statement an item; the scope is found in the statement, by its unique (user, level).
+PENDING_ADD = (
+    f"INSERT INTO pending_postings ({POSTING}) "
+    "SELECT (SELECT id FROM scopes WHERE user_id = ?1 AND level = ?2), key, ?3, value, ?4 "
+    "FROM json_each(?5)"
+)
 
 
 def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) -> None:
@@ -203,42 +212,25 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
     Each row is (user_id, level, content, rowid); removals come first, so an item rewritten
     in place may be in both. New postings wait in `pending_postings` up to PENDING_LIMIT rows.
     """
-    scopes = {}
-    documents = Counter()
-    lengths = Counter()
-    changes = ([], [])  # removals, additions
+    totals: dict[tuple[str, str], list[int]] = {}  # per (user, level): documents, length
+    # Removals, additions: (user, level, rowid, length, counts)
+    changes: tuple[list, list] = ([], [])
     for sign, rows in ((-1, removed), (1, added)):
         for user_id, level, content, rowid in sorted(rows, key=itemgetter(3)):  # in rowid order
-            if (user_id, level) not in scopes:
-                scopes[user_id, level] = _scope(db, user_id, level)
-            scope = scopes[user_id, level]
             counts = term_counts(content)
             length = sum(counts.values())
-            documents[scope] += sign
-            lengths[scope] += sign * length
-            changes[sign > 0].append((scope, rowid, length, counts))
-    # Removed items whose postings still wait: deleted there, not sought in `postings`.
-    pending = set()
+            total = totals.setdefault((user_id, level), [0, 0])
+            total[0] += sign
+            total[1] += sign * length
+            changes[sign > 0].append((user_id, level, rowid, length, counts))
+    # One statement a scope, before any posting names it.
+    db.executemany(SCOPE_ADD, [(*key, *total) for key, total in totals.items()])
     if removed:
-        rowids = json.dumps([row[3] for row in removed])
-        pending = {
-            row
-            for (row,) in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (rowids,))
-        }
-        if pending:
-            db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (rowids,))
-        doomed = [
-            key[:3] for key in _in_key_order(changes[0], len(scopes)) if key[2] not in pending
-        ]
-        db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
-    count = sum(len(counts) for *_, counts in changes[1])
+        _remove(db, changes[0], _scope_ids(db, totals))
+    count = sum(len(change[4]) for change in changes[1])
     waiting = db.execute("SELECT COUNT(*) FROM pending_postings").fetchone()[0] if count else 0
     if count and waiting + count <= PENDING_LIMIT:  # a few new postings: appended, a page or two
-        db.executemany(
-            f"INSERT INTO pending_postings ({POSTING}) "
-            "SELECT ?1, key, ?2, value, ?3 FROM json_each(?4)",  # one statement an item
-            [(scope, rowid, length, _JSON(counts)) for scope, rowid, length, counts in changes[1]],
-        )
+        db.executemany(PENDING_ADD, [(*change[:4], _JSON(change[4])) for change in changes[1]])
     elif count:  # many: merged with those waiting, in key order
         if waiting:
             db.execute(
@@ -248,24 +240,38 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
             db.execute("DELETE FROM pending_postings")
         db.executemany(
             f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)",
-            _in_key_order(changes[1], len(scopes)),
+            _in_key_order(changes[1], _scope_ids(db, totals)),
         )
-    db.executemany(
-        "UPDATE scopes SET documents = documents + ?, length = length + ? WHERE id = ?",
-        [(documents[scope], lengths[scope], scope) for scope in scopes.values()],
-    )
 
 
-def _in_key_order(items: list[tuple], scopes: int) -> list[tuple]:
-    """Return the postings of (scope, rowid, length, counts) rows, in rowid order, by key."""
+def _scope_ids(db: sqlite3.Connection, totals: dict) -> dict[tuple[str, str], int]:
+    """Return the id of each (user, level) of `totals`, whose scope rows exist."""
+    return {key: db.execute(SCOPE, key).fetchone()[0] for key in totals}
+
+
+def _remove(db: sqlite3.Connection, removals: list[tuple], scopes: dict) -> None:
+    """Delete the postings of removed items, wherever they wait (SH1)."""
+    # Removed items whose postings still wait: deleted there, not sought in `postings`.
+    rowids = json.dumps([change[2] for change in removals])
+    pending = {
+        row for (row,) in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (rowids,))
+    }
+    if pending:
+        db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (rowids,))
+    doomed = [key[:3] for key in _in_key_order(removals, scopes) if key[2] not in pending]
+    db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
+
+
+def _in_key_order(changes: list[tuple], scopes: dict) -> list[tuple]:
+    """Return the postings of (user, level, rowid, length, counts) rows in rowid order, by key."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
     # (scope and term, if several) keeps the rowid order: twice as fast as sorting whole tuples.
     postings = [
-        (scope, term, rowid, frequency, length)
-        for scope, rowid, length, counts in items
+        (scopes[user_id, level], term, rowid, frequency, length)
+        for user_id, level, rowid, length, counts in changes
         for term, frequency in counts.items()
     ]
-    postings.sort(key=itemgetter(0, 1) if scopes > 1 else itemgetter(1))
+    postings.sort(key=itemgetter(0, 1) if len(scopes) > 1 else itemgetter(1))
     return postings
 
 

@@ -32,7 +32,7 @@ from ..retrieval.bm25 import BM25Settings
 from . import sqlite_schema as schema, sqlite_search
 from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
-from .sqlite_file import open_database
+from .sqlite_file import SYNCHRONOUS, check_synchronous, open_database
 from .sqlite_schema import SCHEMA_VERSION, item_of
 from .sqlite_ids import ID_BLOCK, NewIds
 from .store import Access, StoreError, check_owners, refuse_if_forgotten
@@ -50,21 +50,26 @@ class SQLiteStore(SQLiteErasure):
         timeout: float = 5.0,
         read_only: bool = False,
         bm25: BM25Settings = BM25Settings(),  # noqa: B008 (frozen)
+        synchronous: str = SYNCHRONOUS[0],
     ) -> None:
         """Open (and, if `create` and not `read_only`, make) the store at path.
 
-        A `read_only` store opens the file so that it cannot write (SF2). Raises
+        A `read_only` store opens the file so that it cannot write (SF2). `synchronous` is
+        FULL, NORMAL or EXTRA (SF4): FULL, the default, loses no committed write on power
+        loss; NORMAL may lose the last ones, never the file's integrity. Raises ValueError
+        for another `synchronous`, before the file is opened;
         FileNotFoundError when the file is missing and `create` is False or `read_only`;
         StoreError, having written nothing, when the file is not a recuris database of this
         schema version.
         """
         self.path = str(path)
         self.bm25 = bm25
+        self.synchronous = check_synchronous(synchronous)
         missing = self.path != ":memory:" and not Path(self.path).is_file()
         if missing and (read_only or not create):
             raise FileNotFoundError(f"no recuris database at {self.path}")
         # One connection serves every thread, one statement or transaction at a time under `_lock`.
-        self._db = open_database(self.path, read_only, timeout, create)
+        self._db = open_database(self.path, read_only, timeout, create, synchronous)
         self._lock = threading.RLock()
         # Ids handed out, each guarded until its put commits (S3, ID2).
         self._ids = NewIds(self._transaction)

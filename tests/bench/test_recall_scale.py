@@ -11,26 +11,9 @@ def test_the_corpus_is_deterministic_and_zipf_like():
     assert words.count("w1") > 20 * max(1, words.count("w5000"))
 
 
-def test_recall_and_the_direct_query_report_side_by_side():
-    """RS1: every figure of a small run is present and positive."""
-    figures = recall_scale.against_fts5(400, queries=5)
-    assert set(figures) == {
-        "fill_items_per_s",
-        "raw_fill_items_per_s",
-        "fts5_ms",
-        "first_ms",
-        "warm_ms",
-        "counted_ms",
-        "peak_mb",
-    }
-    assert all(value > 0 for value in figures.values())
+def test_recall_among_unrelated_items_is_timed():
+    """RS1: the in-memory recall among items sharing no term with the queries gives a time."""
     assert recall_scale.unrelated_items(200, 200, queries=5) > 0
-
-
-def test_single_writes_time_both_sides_per_item():
-    """RS1: a manager write and the raw row with its FTS5 entry are both timed, per item."""
-    figures = recall_scale.single_writes(20)
-    assert set(figures) == {"write_ms", "raw_ms"} and all(value > 0 for value in figures.values())
 
 
 def test_the_query_classes_are_chosen_by_measured_document_frequency():
@@ -54,8 +37,9 @@ def test_every_class_is_timed_beside_fts5_warm_and_first():
     assert set(rows) == {
         (kind, state) for kind in recall_scale.CLASSES for state in ("warm", "first")
     }
-    assert all(
-        row["n"] == 2 and row["recall_ms"][0] > 0 < row["fts5_ms"][0] for row in rows.values()
+    assert figures["peak_mb"] > 0 and all(
+        row["n"] == 2 and row["recall_ms"]["median"] > 0 < row["fts5_ms"]["median"]
+        for row in rows.values()
     )
 
 

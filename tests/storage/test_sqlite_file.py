@@ -1,5 +1,5 @@
 """Example tests for recuris.storage.sqlite_file: opening
-a database file, once, ours, read-only (SF1-SF3)."""
+a database file, once, ours, read-only, synced as asked (SF1-SF4)."""
 
 import sqlite3
 import subprocess
@@ -167,3 +167,20 @@ def test_an_older_file_is_refused_by_a_reading_open_and_left_as_it_was(tmp_path,
     ):
         SQLiteStore(path, read_only=True)
     assert path.read_bytes() == before
+
+
+def test_a_store_syncs_fully_unless_told_otherwise(tmp_path):
+    """SF4: `synchronous` is FULL by default, and NORMAL when asked, on a new or an opened file."""
+    store = SQLiteStore(tmp_path / "m.db")
+    assert store._run("PRAGMA synchronous") == [(2,)]
+    store.close()
+    reopened = SQLiteStore(tmp_path / "m.db", synchronous="NORMAL")
+    assert reopened._run("PRAGMA synchronous") == [(1,)] and reopened.synchronous == "NORMAL"
+
+
+@pytest.mark.parametrize("value", ["OFF", "normal", "2", "FULL; DROP TABLE items"])
+def test_an_unknown_synchronous_is_refused_before_the_file_is_made(tmp_path, value):
+    """SF4: any other `synchronous` (OFF, which can corrupt on power loss, too) is a ValueError."""
+    with pytest.raises(ValueError, match="SF4: synchronous must be one of"):
+        SQLiteStore(tmp_path / "m.db", synchronous=value)
+    assert not (tmp_path / "m.db").exists()

@@ -217,3 +217,25 @@ def test_threads_share_one_store(tmp_path):
         thread.join()
     assert [len(store.list(user)) for user in ("ana", "bob", "cy")] == [20, 20, 20]
     store.close()
+
+
+def test_a_new_item_of_a_user_seen_goes_in_with_one_statement_a_table(tmp_path):
+    """SH1, S5: a new item's row, its scope's totals, its postings and its audit record are a
+    statement each; besides them, only the count of waiting postings and the transaction."""
+    store = SQLiteStore(tmp_path / "m.db")
+    store.put([item("i1", "the first words")])  # the user is seen, the scope made
+    statements = []
+    store._db.set_trace_callback(statements.append)
+    store.put(
+        [item("i2", "deploy failed on step 3")], [AuditEntry("i2", "write", "", 1.0, None, "ana")]
+    )
+    store._db.set_trace_callback(None)
+    assert [" ".join(statement.split()[:3]) for statement in statements] == [
+        "BEGIN IMMEDIATE",
+        "INSERT INTO items",
+        "INSERT INTO scopes",
+        "SELECT COUNT(*) FROM",
+        "INSERT INTO pending_postings",
+        "INSERT INTO audit",
+        "COMMIT",
+    ]
