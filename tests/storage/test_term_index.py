@@ -35,3 +35,14 @@ def test_a_deleted_item_leaves_no_term_and_no_user_behind():
     index.remove(only, forget_position=True)
     assert index.users() == [] and index.matching("bob", "episodic", ["deploy"]) == []
     assert index.search("bob", "episodic", ["deploy"], 5) == []
+
+
+def test_TI2_among_equal_scores_a_rewritten_item_keeps_its_early_place():
+    """TI2: a rewrite gives the item's terms a new BM25 document, but ties still go by position."""
+    index = TermIndex(BM25Settings())
+    first = item("a", "deploy keys")
+    index.add(first)
+    index.add(item("b", "deploy keys"))
+    index.remove(first)
+    index.add(item("a", "deploy keys", task_id="u"))  # rewritten: the same text, another task
+    assert [key for key, _ in index.search("ana", "episodic", ["deploy"], 2)] == ["b", "a"]
