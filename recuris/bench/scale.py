@@ -3,9 +3,10 @@
 Document 004 §2 runs a forgetting cycle over all of a user's memory and quotes MemoryBank
 slowing down past a few hundred items; docs/bench/speed.md measures up to 100,000. Here each cost is
 measured at growing sizes and printed with its growth exponent, log(t2 / t1) / log(n2 / n1):
-1 is linear, 2 quadratic. The forgetting workload merges at every size: each memory holds
-six words of a 2,000-word Zipf vocabulary and two specific tokens (names, numbers) from a
-pool that grows with the store, and one in ten is a near-copy of a recent one. Each
+1 is linear, 2 quadratic; the forgetting cycle on either store. The forgetting workload
+merges at every size: each memory holds six words of a 2,000-word Zipf vocabulary and two
+specific tokens (names, numbers) from a pool that grows with the store, and one in ten is a
+near-copy of a recent one. Each
 measurement runs in a fresh child interpreter, so that its peak memory is its own.
 
 Invariants:

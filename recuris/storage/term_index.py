@@ -10,9 +10,9 @@ keeps the same two structures as tables (sqlite_schema.py).
 Invariants:
     TI1 after any sequence of `add` and `remove`, the index equals one built from scratch on
         the items present: the same terms per scope and the same order per task.
-    TI2 `search` answers as scoring every item that shares a term with the query would: raw
-        BM25 rounded to DIGITS decimals, highest first, the later write position first among
-        equals (S8), whatever rewrites moved the items.
+    TI2 `search` answers as scoring every item that shares a term with the query would: the
+        raw score rounded to DIGITS decimals, highest first, the later write position first
+        among equals (S8), whatever rewrites moved the items.
     TI3 adding or removing an item costs what its own terms cost and a bisection in its
         thread, never the length of a common term's postings or of the thread (B4).
 """
