@@ -31,10 +31,11 @@ class TermIndexMachine(RuleBasedStateMachine):
 
     def __init__(self):
         super().__init__()
-        self.kept = (bm25.IMPACT, bm25.FEW, bm25.SPARE, term_index.BLOCK)
+        self.kept = (bm25.IMPACT, bm25.FEW, bm25.SPARE, bm25.DEAD, term_index.BLOCK)
         bm25.IMPACT = 2  # impact orders and renumbering even in a small collection
         bm25.FEW = 0
         bm25.SPARE = 1
+        bm25.DEAD = 1
         term_index.BLOCK = 4  # threads of several blocks
         self.index = TermIndex(SETTINGS)
         self.items: dict[str, MemoryItem] = {}
@@ -42,7 +43,7 @@ class TermIndexMachine(RuleBasedStateMachine):
         self.written = 0
 
     def teardown(self):
-        (bm25.IMPACT, bm25.FEW, bm25.SPARE, term_index.BLOCK) = self.kept
+        (bm25.IMPACT, bm25.FEW, bm25.SPARE, bm25.DEAD, term_index.BLOCK) = self.kept
 
     @rule(id=ids, content=contents, level=levels, task=tasks)
     def write(self, id, content, level, task):
