@@ -571,7 +571,10 @@ class BM25Index:
                     break
                 gathered.update(numbers)
         keys = self._keys
-        candidates = [number for number in gathered if keys[number] is not None]
+        if len(keys) == len(self._number):
+            candidates = list(gathered)  # no document is dead
+        else:
+            candidates = [number for number in gathered if keys[number] is not None]
         columns = [self._weights_of(term, candidates, average) for term in terms]
         # Summed as floats first, which is within a hair of the exact sum: only candidates
         # that reach the floor so are summed exactly and ranked (B1, B2).
