@@ -3,9 +3,10 @@
 Document 004 §2 runs a forgetting cycle over all of a user's memory and quotes MemoryBank
 slowing down past a few hundred items; docs/bench/speed.md measures up to 100,000. Here each cost is
 measured at growing sizes and printed with its growth exponent, log(t2 / t1) / log(n2 / n1):
-1 is linear, 2 quadratic. The forgetting workload merges at every size: each memory holds
-six words of a 2,000-word Zipf vocabulary and two specific tokens (names, numbers) from a
-pool that grows with the store, and one in ten is a near-copy of a recent one. Each
+1 is linear, 2 quadratic; the forgetting cycle on either store. The forgetting workload
+merges at every size: each memory holds six words of a 2,000-word Zipf vocabulary and two
+specific tokens (names, numbers) from a pool that grows with the store, and one in ten is a
+near-copy of a recent one. Each
 measurement runs in a fresh child interpreter, so that its peak memory is its own.
 
 Invariants:
@@ -32,10 +33,12 @@ from pathlib import Path
 from ..core.clock import DAY, ManualClock
 from ..manager.manager import MemoryManager
 from ..storage.item import MemoryItem
+from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
 
 __all__ = ["Progress", "exponent", "memories", "forgetting_cycle", "semantic_writes"]
 
+STORES = ("sqlite", "memory")  # the stores a forgetting cycle can run on
 HORIZON = 60 * DAY  # the workload's memories were last used over the 60 days before the cycle
 
 
@@ -140,9 +143,9 @@ def _peak_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux and BSD report KiB
 
 
-def _cycle(size: int, seed: int, quiet: bool) -> dict:
+def _cycle(size: int, seed: int, quiet: bool, kind: str) -> dict:
     with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteStore(Path(folder) / "cycle.db")
+        store = SQLiteStore(Path(folder) / "cycle.db") if kind == "sqlite" else InMemoryStore()
         progress = Progress(f"fill {size:,}", size, quiet)
         written = 0
         started = time.perf_counter()
@@ -178,9 +181,15 @@ def _cycle(size: int, seed: int, quiet: bool) -> dict:
     }
 
 
-def forgetting_cycle(size: int, seed: int = 7, quiet: bool = False) -> dict:
-    """Fill a SQLite store with `size` memories by batched put, then time one full cycle over it."""
-    return _in_child(_cycle, size, seed, quiet)
+def forgetting_cycle(size: int, seed: int = 7, quiet: bool = False, store: str = "sqlite") -> dict:
+    """Fill a store with `size` memories by batched put, then time one full cycle over it.
+
+    `store` is "sqlite" (a SQLiteStore in a temporary folder) or "memory" (an InMemoryStore,
+    the manager's default). Raises ValueError for any other.
+    """
+    if store not in STORES:
+        raise ValueError(f"store must be one of {STORES}, not {store!r}")
+    return _in_child(_cycle, size, seed, quiet, store)
 
 
 class _CollectorClock:

@@ -10,18 +10,92 @@ keeps the same two structures as tables (sqlite_schema.py).
 Invariants:
     TI1 after any sequence of `add` and `remove`, the index equals one built from scratch on
         the items present: the same terms per scope and the same order per task.
+    TI2 `search` answers as scoring every item that shares a term with the query would: the
+        raw score rounded to DIGITS decimals, highest first, the later write position first
+        among equals (S8), whatever rewrites moved the items.
+    TI3 adding or removing an item costs what its own terms cost and a bisection in its
+        thread, never the length of a common term's postings or of the thread (B4).
 """
 
 import bisect
 import heapq
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from ..retrieval.bm25 import BM25Index, BM25Settings
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
 
-__all__ = ["TermIndex"]
+__all__ = ["TermIndex", "Thread"]
+
+DIGITS = 9  # search compares scores rounded to this many decimals, as SQLite's search (S8)
+BLOCK = 512  # a thread's blocks hold BLOCK / 4 to 2 · BLOCK positions
+
+
+class Thread:
+    """A task's write positions, ascending, in blocks: a change moves one block, not the thread.
+
+    A Python list of a million positions moves 4 MB on average to delete one; here at most
+    2 · BLOCK pointers move, and the list of blocks changes only when a block splits or joins.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[list[int]] = []  # each ascending, together ascending
+        self.lasts: list[int] = []  # the last position of each block
+
+    def __bool__(self) -> bool:
+        return bool(self.blocks)
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.chain.from_iterable(self.blocks)
+
+    def add(self, position: int) -> None:
+        if not self.blocks:
+            self.blocks.append([position])
+            self.lasts.append(position)
+            return
+        at = min(bisect.bisect_left(self.lasts, position), len(self.blocks) - 1)
+        block = self.blocks[at]
+        bisect.insort(block, position)
+        self.lasts[at] = block[-1]
+        if len(block) > 2 * BLOCK:
+            self.blocks[at : at + 1] = [block[:BLOCK], block[BLOCK:]]
+            self.lasts[at : at + 1] = [block[BLOCK - 1], block[-1]]
+
+    def remove(self, position: int) -> None:
+        """Remove a position held. Raises IndexError or ValueError for one not held."""
+        at = bisect.bisect_left(self.lasts, position)
+        block = self.blocks[at]
+        del block[block.index(position, bisect.bisect_left(block, position))]
+        if not block:
+            del self.blocks[at]
+            del self.lasts[at]
+            return
+        self.lasts[at] = block[-1]
+        if 4 * len(block) < BLOCK and len(self.blocks) > 1:
+            # Join a small block to a neighbour, so blocks stay few as positions come and go.
+            low = at if at + 1 < len(self.blocks) else at - 1
+            joined = self.blocks[low] + self.blocks[low + 1]
+            self.blocks[low : low + 2] = [joined]
+            self.lasts[low : low + 2] = [joined[-1]]
+            if len(joined) > 2 * BLOCK:
+                self.blocks[low : low + 1] = [joined[:BLOCK], joined[BLOCK:]]
+                self.lasts[low : low + 1] = [joined[BLOCK - 1], joined[-1]]
+
+    def around(self, position: int) -> tuple[int | None, int | None]:
+        """Return the positions just before and just after a position held (None at an end)."""
+        at = bisect.bisect_left(self.lasts, position)
+        block = self.blocks[at]
+        index = bisect.bisect_left(block, position)
+        if index > 0:
+            before = block[index - 1]
+        else:
+            before = self.blocks[at - 1][-1] if at > 0 else None
+        if index + 1 < len(block):
+            after = block[index + 1]
+        else:
+            after = self.blocks[at + 1][0] if at + 1 < len(self.blocks) else None
+        return before, after
 
 
 class TermIndex:
@@ -30,8 +104,8 @@ class TermIndex:
     def __init__(self, bm25: BM25Settings) -> None:
         self.bm25 = bm25
         self._scopes: dict[tuple[str, str], BM25Index] = {}
-        # user -> (level, task) -> the write positions of its items, ascending
-        self._threads: dict[str, dict[tuple[str, str | None], list[int]]] = {}
+        # user -> (level, task) -> the write positions of its items
+        self._threads: dict[str, dict[tuple[str, str | None], Thread]] = {}
         self.position: dict[str, int] = {}
         self._at_position: dict[int, str] = {}
         self._next_position = itertools.count()
@@ -42,18 +116,23 @@ class TermIndex:
         if scope is None:
             scope = BM25Index(self.bm25)
             self._scopes[(item.user_id, item.level)] = scope
-        scope.add(item.id, analyze(item.content))
         position = self.position.setdefault(item.id, next(self._next_position))
+        # Ranked among equal scores by write position, which a rewrite keeps (TI2).
+        scope.add(item.id, analyze(item.content), order=position)
         self._at_position[position] = item.id
         threads = self._threads.setdefault(item.user_id, {})
-        bisect.insort(threads.setdefault((item.level, item.task_id), []), position)
+        thread = threads.get((item.level, item.task_id))
+        if thread is None:
+            thread = Thread()
+            threads[(item.level, item.task_id)] = thread
+        thread.add(position)
 
     def remove(self, item: MemoryItem, forget_position: bool = False) -> None:
         """Drop the item's terms and its place in its thread (and its position, when deleted)."""
         self._scopes[(item.user_id, item.level)].remove(item.id)
         threads = self._threads[item.user_id]
         thread = threads[(item.level, item.task_id)]
-        del thread[bisect.bisect_left(thread, self.position[item.id])]
+        thread.remove(self.position[item.id])
         if not thread:
             del threads[(item.level, item.task_id)]
             if not threads:
@@ -88,15 +167,14 @@ class TermIndex:
         scope = self._scopes.get((user_id, level))
         if scope is None:
             return []
-        # Rounded before ordering and cutting, as SQLite's search rounds its sum (S8).
-        scored = [(key, round(score, 9)) for key, score in scope.accumulate(terms).items()]
-        scored.sort(key=lambda pair: (-pair[1], -self.position[pair[0]]))
-        return scored[: max(0, limit)]
+        # Rounded before ordering and cutting, as SQLite's search rounds its sum (S8); the
+        # index ranks equals by write position, given as their order (TI2).
+        return [(key, round(score, DIGITS)) for key, score in scope.top(terms, limit, DIGITS)]
 
     def adjacent(self, item: MemoryItem) -> tuple[str | None, str | None]:
         """Return the ids written just before and just after the item in its thread."""
         thread = self._threads[item.user_id][(item.level, item.task_id)]
-        at = bisect.bisect_left(thread, self.position[item.id])
-        before = self._at_position[thread[at - 1]] if at > 0 else None
-        after = self._at_position[thread[at + 1]] if at + 1 < len(thread) else None
-        return before, after
+        return tuple(
+            None if position is None else self._at_position[position]
+            for position in thread.around(self.position[item.id])
+        )

@@ -79,3 +79,17 @@ def test_progress_is_silent_on_a_pipe_or_when_quiet():
         progress.update(10)
         progress.close()
     assert pipe.getvalue() == terminal.getvalue() == ""
+
+
+def test_a_cycle_on_the_in_memory_store_decides_as_on_sqlite():
+    """SZ1: on the in-memory store the same workload forgets and merges the same items."""
+    memory = scale.forgetting_cycle(3000, quiet=True, store="memory")
+    sqlite = scale.forgetting_cycle(3000, quiet=True)
+    decided = ("forgotten", "merged", "left")
+    assert [memory[key] for key in decided] == [sqlite[key] for key in decided]
+
+
+def test_a_cycle_on_an_unknown_store_is_refused():
+    """SZ1: the forgetting cycle runs on "sqlite" or "memory"; any other is a ValueError."""
+    with pytest.raises(ValueError, match="store"):
+        scale.forgetting_cycle(10, quiet=True, store="postgres")

@@ -2,7 +2,7 @@
 
 from recuris import MemoryItem
 from recuris.retrieval.bm25 import BM25Settings
-from recuris.storage.term_index import TermIndex
+from recuris.storage.term_index import BLOCK, TermIndex, Thread
 
 
 def item(id, content, level="episodic", task_id="t", user_id="ana"):
@@ -35,3 +35,30 @@ def test_a_deleted_item_leaves_no_term_and_no_user_behind():
     index.remove(only, forget_position=True)
     assert index.users() == [] and index.matching("bob", "episodic", ["deploy"]) == []
     assert index.search("bob", "episodic", ["deploy"], 5) == []
+
+
+def test_TI2_among_equal_scores_a_rewritten_item_keeps_its_early_place():
+    """TI2: a rewrite gives the item's terms a new BM25 document, but ties still go by position."""
+    index = TermIndex(BM25Settings())
+    first = item("a", "deploy keys")
+    index.add(first)
+    index.add(item("b", "deploy keys"))
+    index.remove(first)
+    index.add(item("a", "deploy keys", task_id="u"))  # rewritten: the same text, another task
+    assert [key for key, _ in index.search("ana", "episodic", ["deploy"], 2)] == ["b", "a"]
+
+
+def test_TI3_a_thread_moves_one_block_per_change_and_keeps_few_blocks():
+    """TI3: a thread's blocks stay between BLOCK / 4 and 2 · BLOCK as positions come and go."""
+    thread = Thread()
+    for position in range(5000):
+        thread.add(position)
+    for position in range(0, 5000, 3):
+        thread.remove(position)
+    for position in range(0, 5000, 3):
+        thread.add(position)
+    for position in range(4000):
+        thread.remove(position)
+    assert list(thread) == list(range(4000, 5000))
+    assert all(BLOCK // 4 <= len(block) <= 2 * BLOCK for block in thread.blocks)
+    assert thread.around(4000) == (None, 4001) and thread.around(4999) == (4998, None)
