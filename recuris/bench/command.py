@@ -278,16 +278,19 @@ RUNS = 3  # semantic-write runs per size, of which the one of median time is sho
 
 def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
     """Rows for the forgetting cycle and semantic writes at each size, with growth exponents."""
-    cycles = [scale.forgetting_cycle(size, quiet=quiet) for size in sizes]
-    for n, (size, cycle) in enumerate(zip(sizes, cycles)):
-        _row(
-            "forgetting cycle, SQLite filled by batched put: cycle s (its CPU s; fill s), peak MB",
-            f"{size:,} items",
-            f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
-            f"{cycle['peak_mb']:.0f} MB",
-            f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, {cycle['left']:,} left",
-            _growth(sizes, [c["cycle_s"] for c in cycles], n),
-        )
+    for store, name in (("sqlite", "SQLite"), ("memory", "InMemoryStore")):
+        cycles = [scale.forgetting_cycle(size, quiet=quiet, store=store) for size in sizes]
+        for n, (size, cycle) in enumerate(zip(sizes, cycles)):
+            _row(
+                f"forgetting cycle, {name} filled by batched put: cycle s (its CPU s; fill s), "
+                "peak MB",
+                f"{size:,} items",
+                f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
+                f"{cycle['peak_mb']:.0f} MB",
+                f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, "
+                f"{cycle['left']:,} left",
+                _growth(sizes, [c["cycle_s"] for c in cycles], n),
+            )
     # Each SQLite write commits (and waits for the disk): a fifth of the sizes keeps the run short.
     for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 5 for size in sizes[:2]))):
         writes = [

@@ -76,7 +76,7 @@ class InMemoryStore:
             old_place = self._items.place(item.id)
             if old_place != _place(item):
                 if old_place is not None:
-                    self._index.remove(self._items.get(item.id))
+                    self._index.remove(item.id, self._items.thread(item.id))
                 self._index.add(item)
             self._items.put(item.id, row)
         self._audit.extend(records)
@@ -133,7 +133,7 @@ class InMemoryStore:
             item_id for item_id in dict.fromkeys(item_ids) if self._items.owner(item_id) == user_id
         ]
         for item_id in doomed:
-            self._index.remove(self._items.pop(item_id), forget_position=True)
+            self._index.remove(item_id, self._items.remove(item_id), forget_position=True)
         return len(doomed)
 
     def delete_user(self, user_id: str) -> int:

@@ -127,18 +127,24 @@ class TermIndex:
             threads[(item.level, item.task_id)] = thread
         thread.add(position)
 
-    def remove(self, item: MemoryItem, forget_position: bool = False) -> None:
-        """Drop the item's terms and its place in its thread (and its position, when deleted)."""
-        self._scopes[(item.user_id, item.level)].remove(item.id)
-        threads = self._threads[item.user_id]
-        thread = threads[(item.level, item.task_id)]
-        thread.remove(self.position[item.id])
-        if not thread:
-            del threads[(item.level, item.task_id)]
+    def remove(
+        self, item_id: str, thread: tuple[str, str, str | None], forget_position: bool = False
+    ) -> None:
+        """Drop the item's terms and its place in its thread, given as (user, level, task).
+
+        With `forget_position` (the item is deleted) its write position goes too.
+        """
+        user_id, level, task_id = thread
+        self._scopes[(user_id, level)].remove(item_id)
+        threads = self._threads[user_id]
+        positions = threads[(level, task_id)]
+        positions.remove(self.position[item_id])
+        if not positions:
+            del threads[(level, task_id)]
             if not threads:
-                del self._threads[item.user_id]
+                del self._threads[user_id]
         if forget_position:
-            del self._at_position[self.position.pop(item.id)]
+            del self._at_position[self.position.pop(item_id)]
 
     def users(self) -> list[str]:
         """Return the users who have items, sorted."""

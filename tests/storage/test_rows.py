@@ -43,12 +43,12 @@ def test_RW1_an_access_changes_only_the_access_fields():
 
 
 def test_RW2_ids_keep_the_order_of_their_first_put():
-    """RW2: a rewrite keeps its place; a popped id put again comes last."""
+    """RW2: a rewrite keeps its place; a removed id put again comes last."""
     rows = ItemRows()
     for key in "abc":
         rows.put(key, rows.encode(item(key)))
     rows.put("a", rows.encode(item("a", importance=0.9)))
-    assert rows.pop("b").id == "b" and "b" not in rows
+    assert rows.remove("b") == ("ana", "semantic", None) and "b" not in rows
     rows.put("b", rows.encode(item("b")))
     assert list(rows._rows) == ["a", "c", "b"]
 

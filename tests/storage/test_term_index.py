@@ -5,6 +5,11 @@ from recuris.retrieval.bm25 import BM25Settings
 from recuris.storage.term_index import BLOCK, TermIndex, Thread
 
 
+def thread_of(item):
+    """Return what files the item in its thread: its user, level and task."""
+    return (item.user_id, item.level, item.task_id)
+
+
 def item(id, content, level="episodic", task_id="t", user_id="ana"):
     return MemoryItem(id=id, user_id=user_id, level=level, content=content, task_id=task_id)
 
@@ -17,7 +22,7 @@ def test_a_rewrite_keeps_its_place_and_moves_between_threads():
     third = item("c", "three")
     for each in (first, second, third):
         index.add(each)
-    index.remove(second)
+    index.remove(second.id, thread_of(second))
     index.add(item("b", "two", task_id="u"))
     assert index.listed("ana", "episodic", "t") == ["a", "c"] and index.listed("ana") == [
         "a",
@@ -32,7 +37,7 @@ def test_a_deleted_item_leaves_no_term_and_no_user_behind():
     index = TermIndex(BM25Settings())
     only = item("a", "deploy keys", user_id="bob")
     index.add(only)
-    index.remove(only, forget_position=True)
+    index.remove(only.id, thread_of(only), forget_position=True)
     assert index.users() == [] and index.matching("bob", "episodic", ["deploy"]) == []
     assert index.search("bob", "episodic", ["deploy"], 5) == []
 
@@ -43,7 +48,7 @@ def test_TI2_among_equal_scores_a_rewritten_item_keeps_its_early_place():
     first = item("a", "deploy keys")
     index.add(first)
     index.add(item("b", "deploy keys"))
-    index.remove(first)
+    index.remove(first.id, thread_of(first))
     index.add(item("a", "deploy keys", task_id="u"))  # rewritten: the same text, another task
     assert [key for key, _ in index.search("ana", "episodic", ["deploy"], 2)] == ["b", "a"]
 

@@ -26,6 +26,11 @@ queries = st.lists(st.sampled_from([*WORDS, "absent"]), min_size=1, max_size=3)
 SETTINGS = BM25Settings()
 
 
+def thread_of(item):
+    """Return what files the item in its thread: its user, level and task."""
+    return (item.user_id, item.level, item.task_id)
+
+
 class TermIndexMachine(RuleBasedStateMachine):
     """Writes, rewrites and deletions on one user's items, next to the model."""
 
@@ -49,7 +54,7 @@ class TermIndexMachine(RuleBasedStateMachine):
     def write(self, id, content, level, task):
         item = MemoryItem(id=id, user_id="ana", level=level, content=content, task_id=task)
         if id in self.items:
-            self.index.remove(self.items[id])
+            self.index.remove(id, thread_of(self.items[id]))
         else:
             self.positions[id] = self.written
             self.written += 1
@@ -60,7 +65,7 @@ class TermIndexMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def delete(self, data):
         id = data.draw(st.sampled_from(sorted(self.items)))
-        self.index.remove(self.items.pop(id), forget_position=True)
+        self.index.remove(id, thread_of(self.items.pop(id)), forget_position=True)
         del self.positions[id]
 
     def scope(self, level):
