@@ -37,6 +37,14 @@ MEASURES = {
         "from recuris.bench import scale\n"
         "print(json.dumps(scale.semantic_writes(100_000, quiet=True)['seconds']))"
     ),
+    "semantic writes on SQLite, 2,000 (s)": (
+        "from recuris.bench import scale\n"
+        "print(json.dumps(scale.semantic_writes(2_000, quiet=True, sqlite=True)['seconds']))"
+    ),
+    "semantic writes on SQLite, 20,000 (s)": (
+        "from recuris.bench import scale\n"
+        "print(json.dumps(scale.semantic_writes(20_000, quiet=True, sqlite=True)['seconds']))"
+    ),
 }
 # With --million: the forgetting cycle and the in-memory semantic writes at a million.
 MILLION = {
@@ -79,7 +87,9 @@ def main() -> None:
     for name, code in chosen.items():
         figures = {side: [] for side in roots}
         for seed in range(1, arguments.runs + 1):
-            for side, root in roots.items():
+            # Turns alternate (A, B, then B, A): neither side always meets the machine second.
+            pairs = list(roots.items())
+            for side, root in pairs if seed % 2 else reversed(pairs):
                 figures[side].append(measure(root, code, seed))
         cells = [
             f"{side} {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
