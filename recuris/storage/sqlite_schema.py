@@ -133,7 +133,10 @@ def row_of(item: MemoryItem) -> tuple:
 
 def item_of(row: tuple) -> MemoryItem:
     data = dict(zip(COLUMNS, row, strict=True))
-    data["metadata"] = json.loads(data["metadata"])
+    text = data["metadata"]
+    # `row_of` writes empty metadata as "{}": read back without the decoder, an item costs
+    # 3.4 µs instead of 7.4, a tenth of a rare word's recall (which builds its whole pool).
+    data["metadata"] = {} if text == "{}" else json.loads(text)
     # The row was checked when it was written; re-checking 100k rows would be most of a recall.
     return MemoryItem.trusted(data)
 
