@@ -192,11 +192,13 @@ def _stats(store: SQLiteStore, arguments):
         )
     audit = read("audit records", lambda: len(store.audit()))
     integrity = read("integrity check", store.integrity)
+    pending = read("pending erasures", store.pending_erasures)
     data = {
         "users": None if users is None else len(users),
         "levels": None if levels is None else {level: levels[level] for level in LEVELS},
         "audit_records": audit,
         "integrity": integrity,
+        "pending_erasures": pending,
     }
     shown = {key: "unreadable" if value is None else value for key, value in data.items()}
     counts = (
@@ -205,7 +207,8 @@ def _stats(store: SQLiteStore, arguments):
         else "".join(f"{level}: {levels[level]}\n" for level in LEVELS)
     )
     text = f"users: {shown['users']}\n{counts}audit records: {shown['audit_records']}\n"
-    yield data, f"{text}integrity: {shown['integrity']}"
+    erasures = f"erasures pending (SE2): {shown['pending_erasures']}"
+    yield data, f"{text}integrity: {shown['integrity']}\n{erasures}"
     if unreadable:
         [first, *_] = unreadable.values()
         parts = " and ".join(f"the {part}" for part in unreadable)

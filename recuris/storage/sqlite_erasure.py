@@ -12,6 +12,11 @@ Invariants:
         emptied; while another connection keeps it busy, the checkpoint waits (SQLite's
         busy handler) up to the store's `timeout`, then raises ErasureIncompleteError,
         never reports success while old copies of the text may remain.
+    SE2 an incomplete erasure is recorded in the file, in the forget's own transaction, and
+        completes by itself: the next write, open or close of any store on the file, once
+        no reader holds old pages, folds the log in and empties it, then drops the record;
+        `pending_erasures` counts the records left. A file no process opens again keeps its
+        record, and the old copies with it.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ __all__ = ["SQLiteErasure", "ErasureIncompleteError"]
 class ErasureIncompleteError(StoreError):
     """A user's data is deleted, but old copies of it may remain in the write-ahead log (SE1).
 
-    `deleted` counts the items the forget deleted; forgetting the user again once the
-    readers are done completes the erasure.
+    `deleted` counts the items the forget deleted. The erasure completes by itself (SE2):
+    the next write, open or close of any store on the file finishes it once the readers are
+    done; forgetting the user again does too.
     """
 
     def __init__(self, message: str, deleted: int) -> None:
@@ -79,6 +85,7 @@ class SQLiteErasure:
             deleted = db.execute("DELETE FROM items WHERE user_id = ?", (user_id,)).rowcount
             db.execute(schema.SCRUB_AUDIT, (user_id,))
             db.execute(schema.FORGET, (user_id,))
+            _record_erasure(db, f"user {user_id!r}")
             return deleted, self._generation(db, user_id)
 
         deleted, self._seen[user_id] = self._transaction(forget)  # this object's own forget is seen
@@ -87,7 +94,11 @@ class SQLiteErasure:
 
     def scrub_audit(self, user_id: str) -> int:
         """Blank the reasons and weights of the user's audit records; return how many (SE1)."""
-        scrubbed = self._transaction(lambda db: db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount)
+        def scrub(db: sqlite3.Connection) -> int:
+            _record_erasure(db, f"the audit text of {user_id!r}")
+            return db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount
+
+        scrubbed = self._transaction(scrub)
         self._checkpoint(f"the audit text of {user_id!r}", 0)
         return scrubbed
 
@@ -108,11 +119,52 @@ class SQLiteErasure:
     def _checkpoint(self, what: str, deleted: int) -> None:
         # Old page images in the write-ahead log may still hold deleted text: fold them into
         # the file (whose freed pages secure_delete zeroed) and empty the log.
-        busy, frames, folded = self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0]
-        if busy or frames != folded:
+        if not self.finish_erasures():
             raise ErasureIncompleteError(
                 f"SE1: erasure of {what} is incomplete: it is deleted, but another connection kept "
                 f"the write-ahead log of {self.path} busy for {self.timeout} s, so old copies may "
-                "remain in it; forget again once readers are done",
+                "remain in it; it completes by itself at the next write, open or close of any "
+                "store on the file once readers are done (SE2), or forget again",
                 deleted,
             )
+
+    def finish_erasures(self, wait: bool = True) -> bool:
+        """Fold the log into the file and empty it, then drop the erasures recorded (SE2).
+
+        Returns False, changing nothing, while a reader holds old pages. With `wait` False the
+        checkpoint does not wait for readers, so that a write is never held up by one.
+        """
+        with self._lock:
+            if not wait:
+                self._db.execute("PRAGMA busy_timeout = 0")
+            try:
+                busy, frames, folded = self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0]
+            finally:
+                if not wait:
+                    self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if busy or frames != folded:
+                return False
+            self._run("DROP TABLE IF EXISTS pending_erasures")
+            return True
+
+    def pending_erasures(self) -> int:
+        """Return how many erasures recorded in the file wait for their checkpoint (SE2)."""
+        if not self._run(schema.ERASURE_PENDING)[0][0]:
+            return 0
+        return self._run("SELECT COUNT(*) FROM pending_erasures")[0][0]
+
+    def _finish_pending_erasures(self) -> None:
+        # One read of the schema when none is pending; a write, an open or a close of any
+        # store on the file then completes another process's erasure (SE2). What called it
+        # has done its work: a failure here leaves the erasure pending for the next one.
+        try:
+            if self._run(schema.ERASURE_PENDING)[0][0]:
+                self.finish_erasures(wait=False)
+        except StoreError:
+            pass
+
+
+def _record_erasure(db: sqlite3.Connection, what: str) -> None:
+    """Record an erasure in the forget's transaction; its checkpoint drops the record (SE2)."""
+    db.execute(schema.PENDING_ERASURES)
+    db.execute("INSERT INTO pending_erasures (what) VALUES (?)", (what,))

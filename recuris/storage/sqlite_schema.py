@@ -91,6 +91,10 @@ CREATE TABLE IF NOT EXISTS pending_postings (
 FORGOTTEN_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS forgotten (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
 )
+# Erasures whose checkpoint could not complete, made by the forget and dropped by the checkpoint
+# that completes them, so that a file holds this table only while one is pending (SE2).
+PENDING_ERASURES = "CREATE TABLE IF NOT EXISTS pending_erasures (what TEXT NOT NULL)"
+ERASURE_PENDING = "SELECT COUNT(*) FROM sqlite_master WHERE name = 'pending_erasures'"
 SCRUB_AUDIT = "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ?"
 GENERATION = "SELECT generation FROM forgotten WHERE user_id = ?"
 FORGET = (

@@ -76,6 +76,9 @@ class SQLiteStore(SQLiteErasure):
         self.timeout = timeout
         self._lock_wait_resumes = 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
+        self.read_only = read_only
+        if not read_only:
+            self._finish_pending_erasures()  # another process's, left for the next open (SE2)
 
     def _run(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         try:
@@ -95,9 +98,10 @@ class SQLiteStore(SQLiteErasure):
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
-                return result
             except sqlite3.Error as error:
                 raise StoreError(f"{type(error).__name__}: {error}") from error
+            self._finish_pending_erasures()
+            return result
 
     def _begin(self) -> None:
         # SQ4: a wait that ran out is not repeated by every write of the same call: for the
@@ -241,6 +245,8 @@ class SQLiteStore(SQLiteErasure):
 
     def close(self) -> None:
         with self._lock:
+            if not self.read_only:
+                self._finish_pending_erasures()
             self._db.close()
 
     def __repr__(self) -> str:

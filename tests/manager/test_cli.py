@@ -618,3 +618,15 @@ def test_stats_exits_1_when_the_integrity_check_reads_but_finds_damage(database,
     assert main(["--db", str(database), "stats"], out, open_store=FoundDamage) == 1
     assert "integrity: row 3 missing" in out.getvalue() and "users: 2" in out.getvalue()
     assert "damaged" in capsys.readouterr().err
+
+
+def test_stats_says_whether_an_erasure_is_pending(database, capsys):
+    """SE2: while a reader keeps a forget from completing, stats counts it; it reads only, and
+    the next store that opens the file for writing completes the erasure."""
+    with another_process_holding(database, "BEGIN"):
+        status, _ = cli("--db", str(database), "--timeout", "0.2", "forget-user", "ana", "--yes")
+        assert status == 1 and "completes by itself" in capsys.readouterr().err
+        assert "erasures pending (SE2): 1" in cli("--db", str(database), "stats")[1]
+    assert "erasures pending (SE2): 1" in cli("--db", str(database), "stats")[1]
+    SQLiteStore(database).close()
+    assert "erasures pending (SE2): 0" in cli("--db", str(database), "stats")[1]

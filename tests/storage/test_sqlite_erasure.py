@@ -1,6 +1,8 @@
 """Example tests for recuris.storage.sqlite_erasure: forgetting leaves no copy behind (SE1)."""
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,33 @@ def test_a_checkpoint_that_copies_every_frame_but_cannot_empty_the_log_is_incomp
     assert store.delete_user("ana") == 0
     store.close()
     assert not on_disk(tmp_path, b"ERASE-ME-4242")
+
+
+NEXT_OPERATION = {
+    "a write": "store.put([MemoryItem(id='b1', user_id='bob', level='episodic', content='hi')])",
+    "an open": "pass",
+}
+
+
+@pytest.mark.parametrize("operation", NEXT_OPERATION, ids=str)
+def test_an_incomplete_erasure_completes_at_another_processs_next_operation(tmp_path, operation):
+    """SE2: a reader mid-read, a forget, the reader gone: another process's next step ends it."""
+    store = SQLiteStore(tmp_path / "m.db", timeout=0.2)
+    manager = MemoryManager(store)
+    manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
+    with another_process_holding(tmp_path / "m.db", "BEGIN"):
+        with pytest.raises(ErasureIncompleteError, match="completes by itself"):
+            manager.forget_user("ana")
+        assert store.pending_erasures() == 1
+    assert on_disk(tmp_path, b"ERASE-ME-4242")  # nothing of this process ran since the reader
+    program = (
+        "import os, sys\n"
+        "from recuris import MemoryItem, SQLiteStore\n"
+        "store = SQLiteStore(sys.argv[1])\n"
+        f"{NEXT_OPERATION[operation]}\n"
+        "os._exit(0)  # no close: the operation alone must end the erasure\n"
+    )
+    subprocess.run([sys.executable, "-c", program, str(tmp_path / "m.db")], check=True)
+    assert not on_disk(tmp_path, b"ERASE-ME-4242")
+    assert store.pending_erasures() == 0
+    store.close()

@@ -221,7 +221,8 @@ def test_threads_share_one_store(tmp_path):
 
 def test_a_new_item_of_a_user_seen_goes_in_with_one_statement_a_table(tmp_path):
     """SH1, S5: a new item's row, its scope's totals, its postings and its audit record are a
-    statement each; besides them, only the count of waiting postings and the transaction."""
+    statement each; besides them, only the count of waiting postings, the transaction and
+    the look for a pending erasure (SE2)."""
     store = SQLiteStore(tmp_path / "m.db")
     store.put([item("i1", "the first words")])  # the user is seen, the scope made
     statements = []
@@ -238,4 +239,5 @@ def test_a_new_item_of_a_user_seen_goes_in_with_one_statement_a_table(tmp_path):
         "INSERT INTO pending_postings",
         "INSERT INTO audit",
         "COMMIT",
+        "SELECT COUNT(*) FROM",
     ]
