@@ -8,8 +8,12 @@ wait. Elsewhere the system's temporary folder is used as before.
 """
 
 import os
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -38,3 +42,19 @@ def _in_memory_folder() -> str | None:
 if "TMPDIR" not in os.environ and (folder := _in_memory_folder()):
     # Read by tempfile here and by pytest's tmp_path, and inherited by every child process.
     os.environ["TMPDIR"] = tempfile.tempdir = folder
+
+
+@pytest.fixture(scope="session")
+def demo_trace(tmp_path_factory) -> tuple[str, Path]:
+    """Run `python agent_demo.py --html FILE` once for the whole run: (its output, FILE)."""
+    path = tmp_path_factory.mktemp("trace") / "trace.html"
+    completed = subprocess.run(
+        [sys.executable, "agent_demo.py", "--html", str(path)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+        timeout=120,
+    )
+    return completed.stdout, path

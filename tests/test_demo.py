@@ -163,19 +163,10 @@ def test_the_demo_asks_an_http_model_for_one_action_line_at_most():
 
 
 @pytest.fixture(scope="module")
-def traced(tmp_path_factory) -> tuple[str, str]:
+def traced(demo_trace) -> tuple[str, str]:
     """The tour run once with --html: (what the terminal shows, the page)."""
-    path = tmp_path_factory.mktemp("trace") / "trace.html"
-    completed = subprocess.run(
-        [sys.executable, "agent_demo.py", "--html", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        check=True,
-        timeout=120,
-    )
-    return completed.stdout, path.read_text(encoding="utf-8")
+    terminal, path = demo_trace
+    return terminal, path.read_text(encoding="utf-8")
 
 
 def page_part(page: str, number: int) -> str:

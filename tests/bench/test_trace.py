@@ -1,12 +1,9 @@
 """Example tests for recuris.bench.trace: the self-contained HTML trace page (TR1-TR4)."""
 
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from recuris import ManualClock
 from recuris.bench.recorder import Recorder
@@ -148,20 +145,10 @@ def test_extra_figures_are_added_with_their_heading(tmp_path):
     assert "注册一个新账号" in text
 
 
-@pytest.mark.slow
-def test_the_demo_writes_the_trace(tmp_path):
+def test_the_demo_writes_the_trace(demo_trace):
     """TR1: `python agent_demo.py --html FILE` writes
     one self-contained page with the three plots."""
-    path = tmp_path / "trace.html"
-    completed = subprocess.run(
-        [sys.executable, "agent_demo.py", "--html", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
-    assert completed.returncode == 0, completed.stderr
+    terminal, path = demo_trace
     text = path.read_text(encoding="utf-8")
     page = Page(text)
     assert page.errors == [] and "script" not in [tag for tag, _ in page.elements]
@@ -169,7 +156,7 @@ def test_the_demo_writes_the_trace(tmp_path):
     assert [h[:3] for h in headings if h[:1] == "("] == ["(a)", "(b)", "(c)"]
     assert sum(h.startswith(("A. ", "B. ", "K. ")) for h in headings) == 3
     assert len(svgs(text)) == 3
-    assert f"The trace is in {path}" in completed.stdout
+    assert f"The trace is in {path}" in terminal
 
 
 def test_a_lone_surrogate_in_any_recorded_text_is_written_as_its_escape(tmp_path):
