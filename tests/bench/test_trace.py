@@ -1,9 +1,7 @@
 """Example tests for recuris.bench.trace: the self-contained HTML trace page (TR1-TR4)."""
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from types import SimpleNamespace
-
 
 from recuris import ManualClock
 from recuris.bench.recorder import Recorder
@@ -13,8 +11,6 @@ from recuris.core.decay import DecayManager
 
 from prompt_sections import SECTIONS
 from trace_pages import SVG_NS, Page, svg_texts, svgs, traced_run
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_page_is_well_formed_html_with_balanced_tags():
