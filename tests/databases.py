@@ -50,15 +50,51 @@ def corrupt(path: Path, *names: str) -> None:
     path.write_bytes(bytes(data))
 
 
-def version_5(path: Path, items, audit=()) -> Path:
-    """Write a recuris database of schema version 5 holding `items` and `audit` records.
+# Version 6's items table, as it was written: today's columns, the rowid implicit.
+VERSION_6_ITEMS = """CREATE TABLE items (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
+    task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
+    access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
+    invalidated_at REAL, superseded_by TEXT)"""
+VERSION_6_COLUMNS = (
+    "id, user_id, level, content, task_id, created_at, last_access_at, access_count, "
+    "importance, metadata, invalidated_at, superseded_by"
+)
 
-    Version 5 had today's tables; only what a task in progress keeps differs (a goal item and
-    one working item per step, given among `items`).
-    """
+
+def version_6(path: Path, items, audit=()) -> Path:
+    """Write a recuris database of schema version 6 holding `items` and `audit` records."""
     store = SQLiteStore(path)
     store.put(items, audit)
     store.close()
+    return as_version_6(path)
+
+
+def as_version_6(path: Path) -> Path:
+    """Turn today's database at `path` into version 6: its items table rebuilt as version 6
+    kept it, without `number`, each row with that number as its implicit rowid."""
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE items RENAME TO items_7")
+        db.execute(VERSION_6_ITEMS)
+        db.execute(
+            f"INSERT INTO items (rowid, {VERSION_6_COLUMNS}) "
+            f"SELECT number, {VERSION_6_COLUMNS} FROM items_7"
+        )
+        db.execute("DROP TABLE items_7")
+        db.execute("CREATE INDEX items_thread ON items (user_id, level, task_id)")
+        db.execute("CREATE INDEX items_task ON items (task_id)")
+        db.execute("UPDATE schema_version SET version = 6")
+    db.close()
+    return path
+
+
+def version_5(path: Path, items, audit=()) -> Path:
+    """Write a recuris database of schema version 5 holding `items` and `audit` records.
+
+    Version 5 had version 6's tables; only what a task in progress keeps differs (a goal item
+    and one working item per step, given among `items`).
+    """
+    version_6(path, items, audit)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE schema_version SET version = 5")
     db.close()
@@ -111,12 +147,11 @@ def version_3(path: Path, items) -> Path:
     """
     version_4(path, items)
     with sqlite3.connect(path) as db:
-        columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(items)"))
         db.execute("ALTER TABLE items RENAME TO items_4")
         db.execute(VERSION_3_ITEMS)
         db.execute(
-            f"INSERT INTO items (rowid, {columns}, valid_from) "
-            f"SELECT rowid, {columns}, created_at FROM items_4"
+            f"INSERT INTO items (rowid, {VERSION_6_COLUMNS}, valid_from) "
+            f"SELECT rowid, {VERSION_6_COLUMNS}, created_at FROM items_4"
         )
         db.execute("DROP TABLE items_4")
         db.execute("CREATE INDEX items_thread ON items (user_id, level, task_id)")

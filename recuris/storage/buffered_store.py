@@ -43,10 +43,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from ..core.validation import require_count
 from .audit import AuditEntry
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
-from ..core.validation import require_count
 from .store import Access, Store, StoreError
 
 __all__ = ["BufferedStore", "QueuedView", "ACCESS_BATCH"]

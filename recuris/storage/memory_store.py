@@ -11,7 +11,7 @@ invariant of store.py holds here (S1-S12);
 
 Invariants:
     MS1 write order is the order of first `put`: `list` returns items in it, a rewrite keeps
-        an item's place (as a SQLite rowid does), and a deleted item that is put again
+        an item's place (as its `number` does in SQLite), and a deleted item that is put again
         comes last.
 """
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings
+from .audit import AuditEntry
 from .item import MemoryItem
 from .rows import PLACE, AuditRows, ItemRows
 from .store import Access, check_owners, refuse_if_forgotten

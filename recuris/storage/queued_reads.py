@@ -22,10 +22,10 @@ import copy
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings
 from ..retrieval.scoring import analyze
+from .audit import AuditEntry
 from .item import MemoryItem
 from .memory_store import InMemoryStore
 from .store import Access

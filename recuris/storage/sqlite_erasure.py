@@ -63,7 +63,7 @@ class SQLiteErasure:
             found
             for row in parameters
             for found in db.execute(
-                f"SELECT user_id, level, content, rowid FROM items WHERE {where}", row
+                f"SELECT user_id, level, content, number FROM items WHERE {where}", row
             )
         ]
         schema.reindex(db, doomed, [])  # SH1: their postings and their share of the totals go too
@@ -94,6 +94,7 @@ class SQLiteErasure:
 
     def scrub_audit(self, user_id: str) -> int:
         """Blank the reasons and weights of the user's audit records; return how many (SE1)."""
+
         def scrub(db: sqlite3.Connection) -> int:
             _record_erasure(db, f"the audit text of {user_id!r}")
             return db.execute(schema.SCRUB_AUDIT, (user_id,)).rowcount

@@ -5,7 +5,7 @@ damage what it does not own. Several processes may open one file at once, and an
 may point a reading command at any file: so the schema is created in one transaction that
 other creators wait for, every check that can refuse a file runs before anything is
 written, and a reading open cannot write at all. A writing open brings an older version up
-to date, a step per version (`_from_2` to `_from_5`; docs/storage/sqlite-schema.md).
+to date, a step per version (`_from_2` to `_from_6`; docs/storage/sqlite-schema.md).
 
 Invariants:
     SF1 creating the schema is one transaction that other creators wait for: however many
@@ -98,7 +98,7 @@ def _create(db: sqlite3.Connection) -> None:
     if not versions:
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
     elif versions[0] in schema.MIGRATES_FROM:  # one step after another, oldest first (SH2)
-        for step in (_from_2, _from_3, _from_4, _from_5)[versions[0] - 2 :]:
+        for step in (_from_2, _from_3, _from_4, _from_5, _from_6)[versions[0] - 2 :]:
             step(db)
     db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))  # a migration ends here
 
@@ -126,10 +126,9 @@ def _from_2(db: sqlite3.Connection) -> None:
 
 
 def _from_3(db: sqlite3.Connection) -> None:
-    """Drop version 3's unread `items.valid_from`, keeping every row and its rowid (SH2)."""
-    # Rebuilt rather than `ALTER TABLE ... DROP COLUMN`, which SQLite before 3.35 lacks. The
-    # rowid is copied: write order and the postings (whose `item` is the rowid) depend on it.
-    _rebuild(db, "items", schema.ITEMS, ", ".join(["rowid", *schema.COLUMNS]), schema.ITEMS_INDEXES)
+    """Drop version 3's unread `items.valid_from`, keeping every row and its place (SH2)."""
+    # Rebuilt rather than `ALTER TABLE ... DROP COLUMN`, which SQLite before 3.35 lacks.
+    _rebuild_items(db)
 
 
 def _from_4(db: sqlite3.Connection) -> None:
@@ -141,6 +140,20 @@ def _from_4(db: sqlite3.Connection) -> None:
 def _from_5(db: sqlite3.Connection) -> None:
     """Keep each task in progress of a version 5 file as one item holding its working memory."""
     schema.merge_task_items(db)
+
+
+def _from_6(db: sqlite3.Connection) -> None:
+    """Declare version 6's implicit rowid as `items.number`, keeping every row's (SH2, SH4)."""
+    # SQLite cannot add a primary key to a table: the table is rebuilt. A file of version 3 or
+    # older was rebuilt as today's by `_from_3` already.
+    if "number" not in {row[1] for row in db.execute("PRAGMA table_info(items)")}:
+        _rebuild_items(db)
+
+
+def _rebuild_items(db: sqlite3.Connection) -> None:
+    """Rebuild items as `schema.ITEMS` makes it, each row with its rowid as its `number`."""
+    # The rowid is copied: write order and the postings (whose `item` is it) depend on it.
+    _rebuild(db, "items", schema.ITEMS, ", ".join(["rowid", *schema.COLUMNS]), schema.ITEMS_INDEXES)
 
 
 def _rebuild(db: sqlite3.Connection, table: str, create: str, columns: str, indexes: str) -> None:

@@ -15,11 +15,15 @@ Invariants:
         exactly the analysed terms of its content with their counts, and each scope's
         totals equal the sums over its items, after any write.
     SH2 migrating a file of an older version (`MIGRATES_FROM`) keeps every item whole, with
-        its rowid, so that write order and the postings still refer to the same items; but SH3.
+        its place (its rowid becomes its `number`), so that write order and the postings still
+        refer to the same items; but SH3.
     SH3 migrating a version 5 file turns each task's working items, its goal item and one item
         per step, into the goal item alone holding the task's working memory (core/working.py),
         every step of those items in its trajectory, in write order; the step items go, with
         their postings; a working note of the task that is not a step stays as it was.
+    SH4 postings and write order refer to an item by `number`, a declared integer key, which
+        VACUUM, a dump (`.dump`, `iterdump`) and its restore keep: after any of them every
+        search finds the same items.
 """
 
 import json
@@ -45,9 +49,9 @@ __all__ = [
     "merge_task_items",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Versions a writing open upgrades in place: their items are all still here.
-MIGRATES_FROM = (2, 3, 4, 5)
+MIGRATES_FROM = (2, 3, 4, 5, 6)
 PENDING_LIMIT = (
     1000  # postings waiting in `pending_postings` before they are merged into `postings`
 )
@@ -55,8 +59,12 @@ COLUMNS = (
     "id user_id level content task_id created_at last_access_at access_count importance metadata "
     "invalidated_at superseded_by"
 ).split()
+# `number` is the item's place in write order and the key its postings name (SH4). Declared,
+# it is the rowid itself, so VACUUM, `.dump` and `iterdump` keep it; an implicit rowid they
+# may renumber, and a restored file's postings would then name other items.
 ITEMS = """CREATE TABLE IF NOT EXISTS items (
-    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, level TEXT NOT NULL, content TEXT NOT NULL,
+    number INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL,
+    level TEXT NOT NULL, content TEXT NOT NULL,
     task_id TEXT, created_at REAL NOT NULL, last_access_at REAL NOT NULL,
     access_count INTEGER NOT NULL, importance REAL NOT NULL, metadata TEXT NOT NULL,
     invalidated_at REAL, superseded_by TEXT)"""
@@ -104,7 +112,7 @@ FORGET = (
 _NAMES = ", ".join(COLUMNS)
 _PLACES = ", ".join("?" * len(COLUMNS))
 SELECT_ITEMS = f"SELECT {_NAMES} FROM items"
-STORED = "user_id, level, content, task_id, rowid"  # what a write compares with, by id
+STORED = "user_id, level, content, task_id, number"  # what a write compares with, by id
 AUDIT_INSERT = (
     "INSERT INTO audit (at, user_id, item_id, operation, reason, weight) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -147,12 +155,12 @@ def item_of(row: tuple) -> MemoryItem:
 
 SCOPE = "SELECT id, documents, length FROM scopes WHERE user_id = ? AND level = ?"
 POSTING = "scope, term, item, frequency, length"  # both postings tables' columns, in key order
-AMONG = "item IN (SELECT value FROM json_each(?))"  # the rowids of one JSON array
+AMONG = "item IN (SELECT value FROM json_each(?))"  # the numbers of one JSON array
 POSTINGS_DELETE_USER = [
     f"DELETE FROM {table} WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
     for table in ("postings", "pending_postings")
 ]
-SELECT_WITH_ROWID = f"SELECT {_NAMES}, rowid FROM items"
+SELECT_WITH_NUMBER = f"SELECT {_NAMES}, number FROM items"
 
 
 def term_counts(text: str) -> dict[str, int]:
@@ -179,13 +187,12 @@ def write(db: sqlite3.Connection, batch: list[MemoryItem], stored: dict[str, tup
         if item.id in stored
     ]
     db.executemany(UPSERT, [row_of(item) for item in batch])
-    # New items get their rowids from the insert; a stored item keeps its rowid (upsert).
-    found = stored_rows(db, [item.id for item in changed if item.id not in stored], "rowid")
-    rowids = {item_id: row[4] for item_id, row in stored.items()}
-    rowids.update((item_id, row[0]) for item_id, row in found.items())
-    reindex(
-        db, removed, [(item.user_id, item.level, item.content, rowids[item.id]) for item in changed]
-    )
+    # New items get their numbers from the insert; a stored item keeps its number (upsert).
+    found = stored_rows(db, [item.id for item in changed if item.id not in stored], "number")
+    numbers = {item_id: row[4] for item_id, row in stored.items()}
+    numbers.update((item_id, row[0]) for item_id, row in found.items())
+    added = [(item.user_id, item.level, item.content, numbers[item.id]) for item in changed]
+    reindex(db, removed, added)
 
 
 def insert_new(db: sqlite3.Connection, item: MemoryItem, generation: int) -> bool:
@@ -216,20 +223,20 @@ PENDING_ADD = (
 def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) -> None:
     """Move items out of and into the term index, in batches (SH1).
 
-    Each row is (user_id, level, content, rowid); removals come first, so an item rewritten
+    Each row is (user_id, level, content, number); removals come first, so an item rewritten
     in place may be in both. New postings wait in `pending_postings` up to PENDING_LIMIT rows.
     """
     totals: dict[tuple[str, str], list[int]] = {}  # per (user, level): documents, length
-    # Removals, additions: (user, level, rowid, length, counts)
+    # Removals, additions: (user, level, number, length, counts)
     changes: tuple[list, list] = ([], [])
     for sign, rows in ((-1, removed), (1, added)):
-        for user_id, level, content, rowid in sorted(rows, key=itemgetter(3)):  # in rowid order
+        for user_id, level, content, number in sorted(rows, key=itemgetter(3)):  # in write order
             counts = term_counts(content)
             length = sum(counts.values())
             total = totals.setdefault((user_id, level), [0, 0])
             total[0] += sign
             total[1] += sign * length
-            changes[sign > 0].append((user_id, level, rowid, length, counts))
+            changes[sign > 0].append((user_id, level, number, length, counts))
     # One statement a scope, before any posting names it.
     db.executemany(SCOPE_ADD, [(*key, *total) for key, total in totals.items()])
     if removed:
@@ -259,23 +266,23 @@ def _scope_ids(db: sqlite3.Connection, totals: dict) -> dict[tuple[str, str], in
 def _remove(db: sqlite3.Connection, removals: list[tuple], scopes: dict) -> None:
     """Delete the postings of removed items, wherever they wait (SH1)."""
     # Removed items whose postings still wait: deleted there, not sought in `postings`.
-    rowids = json.dumps([change[2] for change in removals])
+    numbers = json.dumps([change[2] for change in removals])
     pending = {
-        row for (row,) in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (rowids,))
+        row for (row,) in db.execute(f"SELECT item FROM pending_postings WHERE {AMONG}", (numbers,))
     }
     if pending:
-        db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (rowids,))
+        db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (numbers,))
     doomed = [key[:3] for key in _in_key_order(removals, scopes) if key[2] not in pending]
     db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
 
 
 def _in_key_order(changes: list[tuple], scopes: dict) -> list[tuple]:
-    """Return the postings of (user, level, rowid, length, counts) rows in rowid order, by key."""
+    """Return the postings of (user, level, number, length, counts) rows in write order, by key."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
-    # (scope and term, if several) keeps the rowid order: twice as fast as sorting whole tuples.
+    # (scope and term, if several) keeps the write order: twice as fast as sorting whole tuples.
     postings = [
-        (scopes[user_id, level], term, rowid, frequency, length)
-        for user_id, level, rowid, length, counts in changes
+        (scopes[user_id, level], term, number, frequency, length)
+        for user_id, level, number, length, counts in changes
         for term, frequency in counts.items()
     ]
     postings.sort(key=itemgetter(0, 1) if len(scopes) > 1 else itemgetter(1))
@@ -283,7 +290,7 @@ def _in_key_order(changes: list[tuple], scopes: dict) -> list[tuple]:
 
 
 def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -> dict[str, tuple]:
-    """Return (user, level, content, task, rowid) of each stored id, or other `columns`.
+    """Return (user, level, content, task, number) of each stored id, or other `columns`.
 
     Reads 500 ids a query.
     """
@@ -307,6 +314,7 @@ def merge_task_items(db: sqlite3.Connection) -> None:
 
     Runs inside the caller's transaction, as one step of a migration.
     """
+    # `rowid`, not `number`: a migration step, it runs on version 5's table, which has none.
     rows = db.execute(
         "SELECT rowid, user_id, content, task_id, metadata FROM items "
         "WHERE level = 'working' AND task_id IS NOT NULL ORDER BY rowid"

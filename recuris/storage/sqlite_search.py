@@ -2,7 +2,7 @@
 
 Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a slow recall
 never stall the agent; document 001 §2 indexes by task. These are the reads behind
-`SQLiteStore.search`, `matching`, `adjacent` and `iterate` (a keyset-paged read by rowid):
+`SQLiteStore.search`, `matching`, `adjacent` and `iterate` (a keyset-paged read by number):
 each is a few indexed statements, and `search` sums the BM25 weights in SQL over the
 postings of the query's terms alone and reads only the best `limit` items, in the same
 statement, so the cost follows the postings read, not the store's size. The weight in SQL
@@ -13,8 +13,8 @@ meet S7, S8, S9 (store.py).
 Invariants:
     SX1 the work of every statement here follows the postings of the query's terms and the
         items it returns, never the store's size: a scope's postings by (scope, term), the
-        items found by rowid in the same statement (never through the user's index, which
-        holds all their items), neighbours by (user, level, task) and rowid; only the
+        items found by number in the same statement (never through the user's index, which
+        holds all their items), neighbours by (user, level, task) and number; only the
         postings waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are
         read whole. Counted in SQLite's steps, a rare word's search and recall cost the same
         among ten times more unrelated items, with or without the planner's statistics.
@@ -22,11 +22,11 @@ Invariants:
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .audit import AuditEntry
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings, bm25_idf
+from .audit import AuditEntry
 from .item import MemoryItem
-from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_ROWID, item_of
+from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_NUMBER, item_of
 
 __all__ = ["matching", "search", "adjacent", "iterate", "audit"]
 
@@ -41,18 +41,18 @@ DOCUMENT_FREQUENCY = (
     "GROUP BY term"
 )
 MATCHING = (
-    f"{SELECT_ITEMS} WHERE rowid IN ("
+    f"{SELECT_ITEMS} WHERE number IN ("
     "SELECT item FROM postings WHERE scope = ?1 AND term IN ({0}) "
     "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})"
-    ") ORDER BY rowid"
+    ") ORDER BY number"
 )
 BEFORE = (
-    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid < ? "
-    "ORDER BY rowid DESC LIMIT 1"
+    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND number < ? "
+    "ORDER BY number DESC LIMIT 1"
 )
 AFTER = (
-    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND rowid > ? "
-    "ORDER BY rowid LIMIT 1"
+    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND number > ? "
+    "ORDER BY number LIMIT 1"
 )
 
 
@@ -64,7 +64,7 @@ def search_statement(terms: int, pending: bool = False) -> str:
     `BM25Settings.weights` computes it, and the sum is rounded to 9 decimals before it orders
     and cuts, as the in-memory store does, so that the two stores rank alike (S8). With
     `pending`, the postings waiting in `pending_postings` are read too (an item's postings are
-    all in one table). Each row is the item's columns, its rowid, then its score.
+    all in one table). Each row is the item's columns, its number, then its score.
     """
     values = ", ".join(f"(?{2 * n + 1}, ?{2 * n + 2})" for n in range(terms))
     after_terms = 2 * terms
@@ -82,14 +82,14 @@ def search_statement(terms: int, pending: bool = False) -> str:
         f"FROM query JOIN {table} ON {table}.scope = {scope} AND {table}.term = query.term"
         for table in tables
     )
-    # `+user_id`: the items found are read by rowid, never through the user's index (SX1).
+    # `+user_id`: the items found are read by number, never through the user's index (SX1).
     return (
         f"WITH query (term, idf) AS (VALUES {values}), "
         f"found (item, score) AS (SELECT item, ROUND(SUM(idf * frequency * {k1_plus_one} / "
         f"(frequency + {k1} * ({flat} + {b} * length / {average}))), 9) AS score "
         f"FROM ({read}) GROUP BY item ORDER BY score DESC, item DESC LIMIT {limit}) "
-        f"SELECT {', '.join(COLUMNS)}, items.rowid, found.score "
-        "FROM found JOIN items ON items.rowid = found.item "
+        f"SELECT {', '.join(COLUMNS)}, items.number, found.score "
+        "FROM found JOIN items ON items.number = found.item "
         f"WHERE +items.user_id = {user} ORDER BY found.score DESC, found.item DESC"
     )
 
@@ -100,12 +100,12 @@ def marks(count: int) -> str:
 
 
 def iterate_statement(by_level: bool) -> str:
-    """Return the keyset-paged read of one user's items (and level), rowid last, after a rowid."""
-    # `+user_id` keeps SQLite on the rowid order instead of sorting the user's index entries.
+    """Return the keyset-paged read of one user's items (and level), number last, after one."""
+    # `+user_id` keeps SQLite on the number order instead of sorting the user's index entries.
     level = "AND level = ? " if by_level else ""
     return (
-        f"SELECT {', '.join(COLUMNS)}, rowid FROM items WHERE +user_id = ? {level}AND rowid > ? "
-        "ORDER BY rowid LIMIT ?"
+        f"SELECT {', '.join(COLUMNS)}, number FROM items WHERE +user_id = ? {level}AND number > ? "
+        "ORDER BY number LIMIT ?"
     )
 
 
@@ -167,9 +167,9 @@ def adjacent(
     """Return each of the user's items' previous and next item of its level and task (S9)."""
     found = {}
     for item_id in dict.fromkeys(item_ids):
-        rows = run(f"{SELECT_WITH_ROWID} WHERE id = ? AND user_id = ?", (item_id, user_id))
+        rows = run(f"{SELECT_WITH_NUMBER} WHERE id = ? AND user_id = ?", (item_id, user_id))
         if rows:
-            key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, rowid
+            key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, number
             before = run(BEFORE, key)
             after = run(AFTER, key)
             found[item_id] = (
@@ -187,7 +187,7 @@ def iterate(
     Raises ValueError naming S11 for a batch size that is not an int >= 1.
     """
     require_count("S11: batch_size", batch_size, 1)
-    # One query per batch, after the last rowid seen: no cursor stays open across a delete.
+    # One query per batch, after the last number seen: no cursor stays open across a delete.
     levels = [level] * (level is not None)
     last = 0
     statement = iterate_statement(bool(levels))

@@ -27,14 +27,15 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from .audit import AuditEntry
 from ..retrieval.bm25 import BM25Settings
-from . import sqlite_schema as schema, sqlite_search
+from . import sqlite_schema as schema
+from . import sqlite_search
+from .audit import AuditEntry
 from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import SYNCHRONOUS, check_synchronous, open_database
-from .sqlite_schema import SCHEMA_VERSION, item_of
 from .sqlite_ids import ID_BLOCK, NewIds
+from .sqlite_schema import SCHEMA_VERSION, item_of
 from .store import Access, StoreError, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
@@ -174,7 +175,7 @@ class SQLiteStore(SQLiteErasure):
     ) -> list[MemoryItem]:
         # One plain condition per given filter, so that every list is served by an index; the
         # thread index named, since with statistics (ANALYZE) SQLite scans every user's items in
-        # rowid order rather than sort a level's few (SX1).
+        # write order rather than sort a level's few (SX1).
         given = {
             column: value
             for column, value in (("user_id", user_id), ("level", level), ("task_id", task_id))
@@ -184,7 +185,7 @@ class SQLiteStore(SQLiteErasure):
         return [
             item_of(row)
             for row in self._run(
-                f"{schema.SELECT_ITEMS} INDEXED BY items_thread WHERE {where} ORDER BY rowid",
+                f"{schema.SELECT_ITEMS} INDEXED BY items_thread WHERE {where} ORDER BY number",
                 tuple(given.values()),
             )
         ]

@@ -67,6 +67,7 @@ __all__ = [
     "refuse_if_forgotten",
 ]
 
+
 class StoreError(Exception):
     """The store could not be read or written (locked, gone, corrupt)."""
 
@@ -141,9 +142,7 @@ class Store(Protocol):
     def record_access(
         self, accesses: Iterable[Access], audit: Iterable[AuditEntry] = ()
     ) -> None: ...
-    def audit(
-        self, user_id: str | None = None, item_id: str | None = None
-    ) -> list[AuditEntry]: ...
+    def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]: ...
     def scrub_audit(self, user_id: str) -> int: ...
     def close(self) -> None: ...
 

@@ -77,6 +77,24 @@ def test_export_then_import_round_trips(database, tmp_path):
     assert again == exported
 
 
+def test_an_exported_user_imported_into_another_file_is_found_by_the_same_searches(
+    database, tmp_path
+):
+    """V11, SH4: after export and import, each search finds the same items in the copy."""
+    store = SQLiteStore(database)
+    store.delete("ana", ["fact-1"])  # a gap in the numbers, which the copy does not have
+    store.close()
+    _, exported = cli("--db", str(database), "export", "--user", "ana")
+    (tmp_path / "ana.jsonl").write_text(exported, encoding="utf-8")
+    cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "ana.jsonl"))
+    for query in ("database", "deploy step", "postgresql failed"):
+        searched = [
+            cli("--db", str(path), "search", query, "--user", "ana", "--at", "5000", "--json")[1]
+            for path in (database, tmp_path / "copy.db")
+        ]
+        assert searched[0] == searched[1] and searched[0].strip()
+
+
 def test_import_of_a_bad_line_writes_nothing(database, tmp_path):
     """V3: one invalid line, and no line is imported; the error names the line."""
     _, exported = cli("--db", str(database), "export", "--user", "bob")

@@ -1,4 +1,5 @@
-"""Example tests for recuris.storage.sqlite_schema: migrating a version 5 file's tasks (SH3)."""
+"""Example tests for recuris.storage.sqlite_schema: migrating a version 5 file's tasks (SH3),
+and items linked to their postings by a key that VACUUM, a dump and a migration keep (SH4)."""
 
 import os
 import signal
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from databases import version_5
+from databases import as_version_6, version_5
 
 from recuris import ManualClock, MemoryItem, MemoryManager, SQLiteStore
 from recuris.core.records import Step
@@ -96,32 +97,29 @@ def test_a_manager_finishes_a_migrated_task_with_every_step(tmp_path):
     assert report.episode.goal == "ship release 2" and manager.list("ana", "working") == []
 
 
-MIGRATOR = """
-import sys, time
+# Run a migration in another process, paused after `module.step` (its transaction not yet
+# committed) so that the test can kill it there. Arguments: file, root, module, step.
+PAUSED_MIGRATION = """
+import importlib, sys, time
 sys.path.insert(0, sys.argv[2])
 from recuris import SQLiteStore
-from recuris.storage import sqlite_schema
+module = importlib.import_module(sys.argv[3])
+step = getattr(module, sys.argv[4])
 
-merge = sqlite_schema.merge_task_items
-
-def merge_then_pause(db):
-    # Pause point: the tasks are merged, the migration's transaction not yet committed.
-    merge(db)
+def step_then_pause(db):
+    step(db)
     print("paused", flush=True)
     time.sleep(60)
 
-sqlite_schema.merge_task_items = merge_then_pause
+setattr(module, sys.argv[4], step_then_pause)
 SQLiteStore(sys.argv[1])
 """
 
 
-@pytest.mark.slow
-def test_a_migration_killed_midway_loses_nothing_and_runs_again(tmp_path):
-    """SH3, SF2: killed during the migration, the file is still version 5, whole; reopened, it
-    migrates with every step."""
-    path = version_5(tmp_path / "m.db", version_5_items())
+def kill_a_migration_after(path, module, step):
+    """Open `path` to write in another process and kill it right after `module.step`."""
     child = subprocess.Popen(
-        [sys.executable, "-c", MIGRATOR, str(path), str(ROOT)],
+        [sys.executable, "-c", PAUSED_MIGRATION, str(path), str(ROOT), module, step],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -130,6 +128,14 @@ def test_a_migration_killed_midway_loses_nothing_and_runs_again(tmp_path):
     os.kill(child.pid, signal.SIGKILL)
     _, errors = child.communicate()
     assert line == "paused\n", errors
+
+
+@pytest.mark.slow
+def test_a_migration_killed_midway_loses_nothing_and_runs_again(tmp_path):
+    """SH3, SF2: killed during the migration, the file is still version 5, whole; reopened, it
+    migrates with every step."""
+    path = version_5(tmp_path / "m.db", version_5_items())
+    kill_a_migration_after(path, "recuris.storage.sqlite_schema", "merge_task_items")
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT version FROM schema_version").fetchall() == [(5,)]
         assert db.execute("SELECT count(*) FROM items").fetchall() == [(8,)]
@@ -137,4 +143,97 @@ def test_a_migration_killed_midway_loses_nothing_and_runs_again(tmp_path):
     store = SQLiteStore(path)
     [goal] = [item for item in store.list("ana", "working") if item.id == "w1"]
     assert len(goal.metadata["working"]["trajectory"]) == 3
+    assert store.integrity() == "ok"
+
+
+def with_gaps(path):
+    """Write a store whose items' numbers have gaps, as deletions leave them: a restore that
+    renumbers the items from 1 would give the postings' numbers to other items."""
+    store = SQLiteStore(path)
+    store.put([episode(f"i{n}", f"word{n} shared") for n in range(8)])
+    store.delete("ana", ["i0", "i1", "i2", "i5"])
+    return store
+
+
+def episode(id, content):
+    return MemoryItem(id=id, user_id="ana", level="episodic", content=content)
+
+
+def found(store, *terms):
+    return sorted(item.id for item in store.matching("ana", "episodic", terms))
+
+
+def ranking(store):
+    return [(item.id, score) for item, score in store.search("ana", "episodic", ["shared"], 10)]
+
+
+def each_word_finds_its_item(store):
+    return [found(store, f"word{n}") for n in (3, 4, 6, 7)] == [["i3"], ["i4"], ["i6"], ["i7"]]
+
+
+def test_vacuum_keeps_every_search_right(tmp_path):
+    """SH4: after VACUUM, each word finds the item that holds it, and search ranks the same."""
+    store = with_gaps(tmp_path / "m.db")
+    before = ranking(store)
+    store.close()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute("VACUUM")
+    db.close()
+    store = SQLiteStore(tmp_path / "m.db")
+    assert each_word_finds_its_item(store)
+    assert [
+        (item.id, score) for item, score in store.search("ana", "episodic", ["shared"], 10)
+    ] == (before)
+
+
+def test_a_dump_restored_into_a_new_file_keeps_every_search_right(tmp_path):
+    """SH4: a file rebuilt from `iterdump` finds each word's item and ranks as the original."""
+    store = with_gaps(tmp_path / "m.db")
+    before = ranking(store)
+    store.close()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        dump = "\n".join(db.iterdump())
+    db.close()
+    with sqlite3.connect(tmp_path / "restored.db") as db:
+        db.executescript(dump)
+    db.close()
+    store = SQLiteStore(tmp_path / "restored.db")
+    assert each_word_finds_its_item(store)
+    assert [
+        (item.id, score) for item, score in store.search("ana", "episodic", ["shared"], 10)
+    ] == (before)
+    store.put([episode("i8", "word8 shared")])  # a write after the restore takes a new number
+    assert found(store, "word8") == ["i8"] and store.integrity() == "ok"
+
+
+def test_a_version_6_file_is_migrated_with_each_rowid_as_the_items_number(tmp_path):
+    """SH2, SH4: opening a version 6 file to write declares `number`, each item keeping its
+    rowid, so that every posting still names its item."""
+    with_gaps(tmp_path / "m.db").close()
+    path = as_version_6(tmp_path / "m.db")
+    with sqlite3.connect(path) as db:
+        numbers = db.execute("SELECT id, rowid FROM items ORDER BY rowid").fetchall()
+    db.close()
+    assert [number for _, number in numbers] == [4, 5, 7, 8]
+    store = SQLiteStore(path)
+    assert store._run("SELECT id, number FROM items ORDER BY number") == numbers
+    assert each_word_finds_its_item(store)
+    assert store._run("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert store.integrity() == "ok"
+
+
+@pytest.mark.slow
+def test_a_version_6_migration_killed_midway_loses_nothing_and_runs_again(tmp_path):
+    """SH2, SF2: killed after rebuilding items, the file is still version 6, whole; reopened,
+    it migrates with every item at its number."""
+    with_gaps(tmp_path / "m.db").close()
+    path = as_version_6(tmp_path / "m.db")
+    kill_a_migration_after(path, "recuris.storage.sqlite_file", "_rebuild_items")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(6,)]
+        assert db.execute("SELECT count(*) FROM items").fetchall() == [(4,)]
+        assert "number" not in {row[1] for row in db.execute("PRAGMA table_info(items)")}
+    db.close()
+    store = SQLiteStore(path)
+    assert each_word_finds_its_item(store)
     assert store.integrity() == "ok"
