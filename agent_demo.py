@@ -36,7 +36,7 @@ from recuris import (
     WorkingSettings,
     estimate_tokens,
 )
-from recuris.bench import run_piped
+from recuris.manager.cli import run_piped
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot

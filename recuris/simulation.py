@@ -2,7 +2,7 @@
 
 import sys
 
-from .bench import run_piped
+from .manager.cli import run_piped
 from .bench.simulation import main
 
 if __name__ == "__main__":

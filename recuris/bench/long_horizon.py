@@ -31,6 +31,7 @@ from ..core.episodic import EpisodicMemory
 from ..core.mock_llm import PromptFollowingLLM
 from ..core.text import normalize
 from ..core.working import WorkingMemory, WorkingSettings
+from ..manager.cli import run_piped
 from .evaluation import pollution_rate, prompt_tokens
 
 __all__ = ["Task", "suite", "run_suite", "SlidingWindowMemory", "CONDITIONS"]
@@ -207,7 +208,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    # Imported here: the package's __init__ imports this module (through command.py)
-    from . import run_piped
-
     sys.exit(run_piped(main))

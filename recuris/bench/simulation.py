@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager, DecaySettings
+from ..manager.cli import run_piped
 from ..manager.manager import MemoryManager
 from ..storage.memory_store import InMemoryStore
 from .svg import Reference, Series, line_plot
@@ -164,7 +165,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    # Imported here: the package's __init__ imports this module (through command.py)
-    from . import run_piped
-
     sys.exit(run_piped(main))

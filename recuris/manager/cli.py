@@ -62,6 +62,7 @@ import logging
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -75,7 +76,7 @@ from .cli_arguments import READING, parse
 from .manager import MemoryManager
 from .manager import log as recall_log
 
-__all__ = ["main"]
+__all__ = ["main", "run_piped"]
 
 AUDIT_FIELDS = ("item_id", "operation", "reason", "at", "weight", "user_id")
 
@@ -413,24 +414,40 @@ def _in_words(error: Exception, arguments) -> str:
     return text
 
 
+def run_piped(command: Callable[[], int | None]) -> int:
+    """Run `command` and return its exit status; 0, silently, if standard output's reader
+    closed the pipe early (`| head`), as Unix tools end."""
+    try:
+        status = command()
+        sys.stdout.flush()  # inside the try: the last lines may meet the closed pipe here
+    except BrokenPipeError:
+        # Standard output goes to the null device, so that the interpreter's last flush finds
+        # nothing to write and says nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return status or 0
+
+
 def main(argv: list[str] | None = None, out=None, environ=None, open_store=SQLiteStore) -> int:
     """Run one command; return the exit status (V2). `environ` defaults to os.environ (VA1).
 
-    `open_store(path, create=, timeout=, read_only=)` opens every database (V10).
+    `open_store(path, create=, timeout=, read_only=)` opens every database (V10). A reader
+    who closes standard output early (`| head`) ends it with status 0, silently.
     """
     out = out or sys.stdout
     try:
         arguments = parse(argv, environ)
     except SystemExit as exit:
         return int(exit.code or 0)
+    return run_piped(lambda: _answer(arguments, out, open_store))
+
+
+def _answer(arguments, out, open_store) -> int:
+    """Run the parsed command; return its exit status, having said in words what failed."""
     try:
         _run(arguments, out, open_store)
     except BrokenPipeError:
-        # The reader stopped early (`| head`): not an error, and nothing to say. Standard
-        # output goes to the null device, so that the interpreter's last flush finds nothing.
-        if out is sys.stdout:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        raise  # an OSError, but not a failure: `run_piped` ends the command quietly
     except (FileNotFoundError, UsageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

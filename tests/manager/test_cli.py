@@ -95,6 +95,24 @@ def test_an_exported_user_imported_into_another_file_is_found_by_the_same_search
         assert searched[0] == searched[1] and searched[0].strip()
 
 
+def test_a_reading_command_whose_reader_closed_the_pipe_ends_quietly_with_status_0(database):
+    """V2: a reader that stops early (`| head`) is not an error: no message, status 0."""
+    reading, writing = os.pipe()
+    os.close(reading)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "recuris", "--db", str(database), "list", "--user", "ana"],
+            cwd=ROOT,
+            stdout=writing,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(writing)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_import_of_a_bad_line_writes_nothing(database, tmp_path):
     """V3: one invalid line, and no line is imported; the error names the line."""
     _, exported = cli("--db", str(database), "export", "--user", "bob")
