@@ -29,7 +29,8 @@ from ..manager.manager import ManagerSettings, MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
-from .write_speed import _fill, spread
+from ..storage.store import Store
+from .side_by_side import spread, timed_ms
 
 __all__ = [
     "corpus",
@@ -50,13 +51,23 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
     return [" ".join(rng.choices(vocabulary, cum_weights=cumulative, k=words)) for _ in range(size)]
 
 
-def _median_ms(function, queries: list[str]) -> float:
-    times = []
-    for query in queries:
-        started = time.perf_counter()
-        function(query)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+def items_of(texts: list[str], first: int = 0) -> list[MemoryItem]:
+    """Return the texts as one user's episodic items, a minute apart, ids from `first`."""
+    return [
+        MemoryItem(
+            id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n
+        )
+        for n, text in enumerate(texts)
+    ]
+
+
+def fill(store: Store, texts: list[str], batch: int = 10_000) -> float:
+    """Put the texts' items in batches; return the seconds the puts alone took."""
+    items = items_of(texts)
+    started = time.perf_counter()
+    for offset in range(0, len(items), batch):
+        store.put(items[offset : offset + batch])
+    return time.perf_counter() - started
 
 
 def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int = 1) -> float:
@@ -65,21 +76,10 @@ def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int =
     store = InMemoryStore()
     texts = corpus(related, seed) + corpus(unrelated, seed + 7, prefix="x")
     manager = MemoryManager(store, clock=ManualClock(len(texts) * 60.0))
-    for offset in range(0, len(texts), 10_000):
-        store.put(
-            [
-                MemoryItem(
-                    id=f"i{offset + n}",
-                    user_id="u",
-                    level="episodic",
-                    content=text,
-                    created_at=(offset + n) * 60.0,
-                )
-                for n, text in enumerate(texts[offset : offset + 10_000])
-            ]
-        )
+    fill(store, texts)
     asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts[:related], queries)]
-    return _median_ms(lambda q: manager.recall(q, "u", top_k=10, count_access=False), asked)
+    recall = _recall(manager)
+    return statistics.median([timed_ms(recall, query) for query in asked])
 
 
 # The query classes, each timed alone: one word in a few dozen documents, one word in more than
@@ -144,12 +144,6 @@ def _plain_fts5(path: Path, texts: list[str], like: SQLiteStore) -> None:
     db.close()
 
 
-def _timed(function, query: str) -> float:
-    started = time.perf_counter()
-    function(query)
-    return (time.perf_counter() - started) * 1000
-
-
 def _row(kind: str, state: str, ours: list[float], fts5: list[float]) -> dict:
     """Return one class's figures: each side's ms, their ratio and difference pair by pair."""
     return {
@@ -186,7 +180,7 @@ def query_classes(size: int, repeats: int = 5, seed: int = 1, folder: str | None
         path = Path(place) / "recuris.db"
         plain = Path(place) / "fts5.db"
         store = SQLiteStore(path)
-        _fill(store, texts)
+        fill(store, texts)
         _plain_fts5(plain, texts, store)
         store.close()
         clock = ManualClock(size * 60.0 + DAY)
@@ -219,7 +213,7 @@ def _warm(kind: str, queries: list[str], path: Path, plain: Path, clock: ManualC
     times = ([], [])
     for turn, query in enumerate(queries):
         for side in (0, 1) if turn % 2 == 0 else (1, 0):
-            times[side].append(_timed(sides[side], query))
+            times[side].append(timed_ms(sides[side], query))
     manager.store.close()
     db.close()
     return _row(kind, "warm", *times)
@@ -235,11 +229,11 @@ def _first(kind: str, queries: list[str], path: Path, plain: Path, clock: Manual
         for side in (0, 1) if turn % 2 == 0 else (1, 0):
             if side == 0:
                 manager = MemoryManager(SQLiteStore(path), clock=clock)
-                times[0].append(_timed(_recall(manager), query))
+                times[0].append(timed_ms(_recall(manager), query))
                 manager.store.close()
             else:
                 db = sqlite3.connect(plain)
-                times[1].append(_timed(_fts5_query(db), query))
+                times[1].append(timed_ms(_fts5_query(db), query))
                 db.close()
     return _row(kind, "first", *times)
 
@@ -262,7 +256,7 @@ def access_counting(
     with tempfile.TemporaryDirectory(dir=folder) as place:
         path = Path(place) / "recuris.db"
         store = SQLiteStore(path)
-        _fill(store, texts)
+        fill(store, texts)
         store.close()
         stores = [SQLiteStore(path) for _ in range(3)]
         managers = [
@@ -277,7 +271,7 @@ def access_counting(
         for turn, query in enumerate(asked * 2):  # the first round fills the caches
             order = (0, 1, 2) if turn % 2 == 0 else (2, 1, 0)
             for side in order:
-                took = _timed(_recall(managers[side], counts[side]), query)
+                took = timed_ms(_recall(managers[side], counts[side]), query)
                 if turn >= len(asked):
                     times[side].append(took)
         for manager in managers:

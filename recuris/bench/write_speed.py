@@ -20,7 +20,6 @@ Invariants:
 
 import os
 import sqlite3
-import statistics
 import tempfile
 import time
 from array import array
@@ -33,6 +32,8 @@ from ..manager.manager import MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.sqlite_schema import COLUMNS, ITEMS, ITEMS_INDEXES, SCHEMA, row_of, term_counts
 from ..storage.sqlite_store import SQLiteStore
+from .recall_scale import corpus, fill, items_of
+from .side_by_side import Turns, spread
 
 __all__ = [
     "batched_writes",
@@ -40,7 +41,6 @@ __all__ = [
     "single_write_runs",
     "write_parts",
     "term_layouts",
-    "spread",
 ]
 
 # The plain side's statements: recuris's own row mapping, its rowid given so that the FTS5
@@ -50,34 +50,6 @@ PLAIN_INSERT = (
     f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})"
 )
 FTS5_INSERT = "INSERT INTO texts (rowid, content) VALUES (?, ?)"
-
-
-def spread(values: list[float]) -> dict:
-    """Return the median, lowest and highest of the values, and how many there are (WS2)."""
-    return {
-        "n": len(values),
-        "median": statistics.median(values),
-        "low": min(values),
-        "high": max(values),
-    }
-
-
-def _items(texts: list[str], first: int = 0) -> list[MemoryItem]:
-    return [
-        MemoryItem(
-            id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n
-        )
-        for n, text in enumerate(texts)
-    ]
-
-
-def _fill(store: SQLiteStore, texts: list[str], batch: int = 10_000) -> float:
-    """Put the texts' items in batches; return the seconds the puts alone took."""
-    items = _items(texts)
-    started = time.perf_counter()
-    for offset in range(0, len(items), batch):
-        store.put(items[offset : offset + batch])
-    return time.perf_counter() - started
 
 
 def _direct(path: Path, like: SQLiteStore) -> sqlite3.Connection:
@@ -109,39 +81,14 @@ def _raw_write(db: sqlite3.Connection, items: list[MemoryItem], first: int) -> N
 
 def _raw_fill(db: sqlite3.Connection, texts: list[str], batch: int = 10_000) -> float:
     """Write the texts' rows and FTS5 entries a transaction per batch; return the seconds taken."""
-    items = _items(texts)
+    items = items_of(texts)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
         _raw_write(db, items[offset : offset + batch], offset)
     return time.perf_counter() - started
 
 
-def _texts(size: int, seed: int) -> list[str]:
-    # Imported here: recall_scale fills its own store with this module's `_fill`.
-    from .recall_scale import corpus
-
-    return corpus(size, seed)
-
-
-class _Turns:
-    """Wall and CPU seconds of each side, added up turn by turn (WS1)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    def take(self, sides: dict) -> None:
-        """Run each side's work in the given order, adding up the seconds each took."""
-        for side, work in sides.items():
-            wall = time.perf_counter()
-            cpu = time.process_time()
-            work()
-            cpu = time.process_time() - cpu
-            wall = time.perf_counter() - wall
-            self.seconds[f"{side}_cpu"] = self.seconds.get(f"{side}_cpu", 0.0) + cpu
-            self.seconds[side] = self.seconds.get(side, 0.0) + wall
-
-
-def _spreads(turns: list[_Turns], scale: float, names: tuple[str, str]) -> dict:
+def _spreads(turns: list[Turns], scale: float, names: tuple[str, str]) -> dict:
     """Return the spreads of both sides (times `scale`), their ratio and its CPU ratio (WS2)."""
     figures = [run.seconds for run in turns]
     return {
@@ -162,15 +109,15 @@ def batched_writes(
     spreads (WS2) of `put_s` and `plain_s` (seconds), of their `ratio`, and of the ratio of
     the CPU seconds (`cpu_ratio`, which a busy machine moves less), and the load average.
     """
-    texts = _texts(size, seed)
-    items = _items(texts)
+    texts = corpus(size, seed)
+    items = items_of(texts)
     step = batch or size
     turns = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as folder:
             store = SQLiteStore(Path(folder) / "recuris.db", synchronous=synchronous)
             direct = _direct(Path(folder) / "plain.db", store)
-            run = _Turns()
+            run = Turns()
             for offset in range(0, size, step):
                 part = items[offset : offset + step]
                 run.take(
@@ -199,9 +146,9 @@ def _written(texts: list[str]) -> list[MemoryItem]:
     ]
 
 
-def _single_run(count: int, seed: int, synchronous: str) -> _Turns:
-    texts = _texts(count, seed)
-    run = _Turns()
+def _single_run(count: int, seed: int, synchronous: str) -> Turns:
+    texts = corpus(count, seed)
+    run = Turns()
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(Path(folder) / "recuris.db", synchronous=synchronous)
         manager = MemoryManager(store, clock=ManualClock(0.0))
@@ -270,7 +217,7 @@ def write_parts(
     own work between statements. Returns {"total_us": ..., "statements": {statement: µs},
     "python_us": ...}, each per item.
     """
-    texts = _texts(count, seed)
+    texts = corpus(count, seed)
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(Path(folder) / "recuris.db", synchronous=synchronous)
         manager = MemoryManager(store, clock=ManualClock(0.0))
@@ -278,7 +225,7 @@ def write_parts(
         # The store's one connection, every statement of a write passing through the stand-in.
         store._db = timed
         if batch:
-            total = _fill(store, texts, batch)
+            total = fill(store, texts, batch)
         else:
             started = time.perf_counter()
             for text in texts:
@@ -357,7 +304,7 @@ def term_layouts(size: int = 100_000, runs: int = 3, batch: int = 10_000, seed: 
     item's analysed terms). Returns the spread of each one's ratio to the plain side (wall
     and CPU seconds), and the load average.
     """
-    items = _items(_texts(size, seed))
+    items = items_of(corpus(size, seed))
     layouts = {
         "posting rows": _posting_rows,
         "term blocks": _term_blocks,
@@ -365,7 +312,7 @@ def term_layouts(size: int = 100_000, runs: int = 3, batch: int = 10_000, seed: 
     }
     ratios: dict[str, list[float]] = {}
     for _ in range(runs):
-        run = _Turns()
+        run = Turns()
         with tempfile.TemporaryDirectory() as folder:
             store = SQLiteStore(Path(folder) / "like.db")
             databases = {

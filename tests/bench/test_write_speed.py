@@ -30,8 +30,8 @@ def test_the_plain_write_stores_each_row_and_its_fts5_entry_by_rowid(tmp_path):
     store = SQLiteStore(tmp_path / "recuris.db")
     direct = write_speed._direct(tmp_path / "plain.db", store)
     texts = ["alpha beta", "gamma delta", "beta gamma"]
-    write_speed._raw_write(direct, write_speed._items(texts[:2]), 0)
-    write_speed._raw_write(direct, write_speed._items(texts[2:], first=2), 2)
+    write_speed._raw_write(direct, write_speed.items_of(texts[:2]), 0)
+    write_speed._raw_write(direct, write_speed.items_of(texts[2:], first=2), 2)
     found = direct.execute(
         "SELECT items.content FROM texts JOIN items ON items.rowid = texts.rowid "
         "WHERE texts MATCH 'gamma' ORDER BY texts.rowid"

@@ -1,0 +1,58 @@
+"""Side by side: two ways of doing one thing, timed in turns, each figure with its spread.
+
+Document 003 §6 asks for cost measured in latency; a cost is only a figure beside what a
+user would run instead. Every speed bench here times recuris and its plainest baseline the
+same way: the sides take turns (A, B, A, B, ...), so that both meet the machine, its cache
+and its neighbours in the same state, and every figure is reported as the median of its
+runs with the lowest and the highest, never as one number.
+
+Invariants:
+    SB1 `Turns.take` runs the sides in the order given and adds up each side's wall-clock
+        and CPU seconds, under the side's name and under `<name>_cpu`.
+    SB2 `spread` returns the median, lowest and highest of its values and how many there
+        are; a ratio is spread over its pairs of turns, never taken between two medians.
+"""
+
+import statistics
+import time
+from collections.abc import Callable
+
+__all__ = ["spread", "Turns", "timed_ms"]
+
+
+def spread(values: list[float]) -> dict:
+    """Return the median, lowest and highest of the values, and how many there are (SB2).
+
+    Raises statistics.StatisticsError if there are none.
+    """
+    return {
+        "n": len(values),
+        "median": statistics.median(values),
+        "low": min(values),
+        "high": max(values),
+    }
+
+
+def timed_ms(function: Callable, argument) -> float:
+    """Call `function(argument)`; return the milliseconds it took, wall clock."""
+    started = time.perf_counter()
+    function(argument)
+    return (time.perf_counter() - started) * 1000
+
+
+class Turns:
+    """Wall-clock and CPU seconds of each side, added up turn by turn (SB1)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def take(self, sides: dict[str, Callable[[], object]]) -> None:
+        """Run each side's work in the given order, adding up the seconds each took."""
+        for side, work in sides.items():
+            wall = time.perf_counter()
+            cpu = time.process_time()
+            work()
+            cpu = time.process_time() - cpu
+            wall = time.perf_counter() - wall
+            self.seconds[f"{side}_cpu"] = self.seconds.get(f"{side}_cpu", 0.0) + cpu
+            self.seconds[side] = self.seconds.get(side, 0.0) + wall

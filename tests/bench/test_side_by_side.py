@@ -1,0 +1,45 @@
+"""Example tests for recuris.bench.side_by_side: turns and spreads (SB1, SB2)."""
+
+import statistics
+
+import pytest
+
+from recuris.bench.side_by_side import Turns, spread, timed_ms
+
+
+def test_turns_run_the_sides_in_the_order_given_and_add_up_their_seconds():
+    """SB1: each take runs every side once, in order; seconds and CPU seconds add up."""
+    ran = []
+    turns = Turns()
+    for _ in range(3):
+        turns.take({"ours": lambda: ran.append("ours"), "plain": lambda: ran.append("plain")})
+    assert ran == ["ours", "plain"] * 3
+    assert set(turns.seconds) == {"ours", "ours_cpu", "plain", "plain_cpu"}
+    assert all(seconds >= 0 for seconds in turns.seconds.values())
+
+
+def test_a_side_that_works_longer_is_given_more_seconds():
+    """SB1: the seconds added are the side's own: a side that sums a million numbers takes
+    longer than one that does nothing."""
+    turns = Turns()
+    turns.take({"busy": lambda: sum(range(1_000_000)), "idle": lambda: None})
+    assert turns.seconds["busy"] > turns.seconds["idle"]
+    assert turns.seconds["busy_cpu"] > turns.seconds["idle_cpu"]
+
+
+def test_spread_gives_the_median_lowest_highest_and_count():
+    """SB2: the spread of [4, 1, 3, 2] is n 4, median 2.5, low 1, high 4."""
+    assert spread([4.0, 1.0, 3.0, 2.0]) == {"n": 4, "median": 2.5, "low": 1.0, "high": 4.0}
+
+
+def test_spread_of_nothing_is_refused():
+    """SB2: no values, no figure: statistics refuses an empty list."""
+    with pytest.raises(statistics.StatisticsError):
+        spread([])
+
+
+def test_timed_ms_calls_the_function_once_with_the_argument():
+    """timed_ms calls `function(argument)` once and returns a time in milliseconds."""
+    calls = []
+    took = timed_ms(calls.append, "query")
+    assert calls == ["query"] and took >= 0
