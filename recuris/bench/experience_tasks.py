@@ -49,7 +49,7 @@ __all__ = [
 BUILT_IN = Path(__file__).with_name("data") / "experience.json"
 # A plan longer than this cannot finish within the agent's default step budget (A1): one
 # action a subtask, and the reply FINISH.
-MAX_SUBTASKS = AgentSettings().max_steps - 1
+MAX_SUBTASKS = AgentSettings.max_steps - 1  # the field's default, read without a record
 SUITE_KEYS = {"name", "days", "families"}
 FAMILY_KEYS = {
     "name",
