@@ -1,4 +1,4 @@
-"""Benchmarks: `python -m recuris.bench locomo PATH...` and `python -m recuris.bench speed`.
+"""Benchmarks: `python -m recuris.bench locomo PATH...`, `... speed` and `... experience`.
 
 Document 003 §6 asks for retrieval measured on labelled sets and for cost measured in
 tokens and latency; document 004 quotes MemoryBank's slowdown and loss of recall at scale.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
-from . import locomo, recall_scale, scale, speed, write_speed
+from . import experience_benchmark, locomo, recall_scale, scale, speed, write_speed
 from .simulation import simulate
 
 __all__ = ["main"]
@@ -325,7 +325,15 @@ def main(argv: list[str] | None = None) -> int:
         "--large", action="store_true", help="also measure costs at 1,000,000 items"
     )
     speed_command.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    experience_benchmark.add_arguments(
+        commands.add_parser("experience", help="does the agent stop repeating its mistakes?")
+    )
     arguments = parser.parse_args(argv)
+    if arguments.command == "experience":
+        # Imported here: the package's __init__ imports this module.
+        from . import run_piped
+
+        return run_piped(lambda: experience_benchmark.command(arguments))
     try:
         if arguments.command == "locomo":
             _locomo(arguments.paths)

@@ -1,0 +1,197 @@
+"""Example tests for recuris.bench.experience: the runner, its log, its figures (XP1-XP5)."""
+
+import io
+import json
+import xml.etree.ElementTree as ElementTree
+from contextlib import redirect_stdout
+
+import pytest
+
+from recuris.bench.command import main as bench_main
+from recuris.bench.experience_benchmark import (
+    CONDITIONS,
+    Condition,
+    forgetting_horizon,
+    main,
+    run,
+    run_condition,
+    svg,
+)
+from recuris.bench.experience_tasks import parse
+
+KEYS = (
+    "success_rate",
+    "first_encounter_failure_rate",
+    "repeat_failure_rate",
+    "negative_transfer_rate",
+    "retrieval_precision",
+    "prompt_tokens_per_step",
+)
+
+
+def twins() -> dict:
+    """Two families alike in words whose worlds disagree, and one quiet family."""
+    plan = [["build the image"], ["push to the registry", "push to the mirror"], ["run tests"]]
+    return {
+        "days": 60,
+        "families": [
+            {
+                "name": "eu",
+                "task_type": "deployment",
+                "goals": ["deploy the shop to the EU cluster", "roll out the shop on EU prod"],
+                "plan": plan,
+                "failing": ["push to the registry"],
+                "days": [0, 2, 4, 6],
+            },
+            {
+                "name": "us",
+                "task_type": "deployment",
+                "goals": ["deploy the shop to the US cluster"],
+                "plan": plan,
+                "failing": ["push to the mirror"],
+                "days": [1, 5],
+            },
+            {
+                "name": "backup",
+                "task_type": "backup",
+                "goals": ["back up the orders database"],
+                "plan": [["dump with the stream tool", "dump with the snapshot tool"]],
+                "failing": ["dump with the stream tool"],
+                "days": [0, 50],
+            },
+        ],
+    }
+
+
+def _json(*arguments: str) -> dict:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([*arguments, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def quick() -> dict:
+    return _json("--quick")
+
+
+def test_the_quick_run_is_the_same_twice(quick):
+    """XP1: the same suite and model give the same figures, every one."""
+    assert _json("--quick") == quick
+
+
+def test_json_gives_each_condition_the_named_figures(quick):
+    """XP2: --json prints one object; each condition has the figures the chapter names."""
+    assert list(quick["conditions"]) == [condition.name for condition in CONDITIONS]
+    for figures in quick["conditions"].values():
+        assert set(KEYS) <= set(figures)
+
+
+def test_without_memory_every_trap_is_met_again(quick):
+    """XP4, XP5: with a fresh manager per task, every task at risk repeats its trap."""
+    floor = quick["conditions"]["no episodic memory"]
+    assert floor["repeat_failure_rate"] == 1.0 and floor["negative_transfer_rate"] == 0.0
+    assert floor["retrieval_precision"] is None and floor["store_size_max"] == 0
+
+
+def test_first_encounters_differ_only_by_those_after_a_transfer(quick):
+    """XP4: memory cannot know what it never saw: first encounters equal, transfers apart."""
+    floor = quick["conditions"]["no episodic memory"]["first_encounter_failures"]
+    for figures in quick["conditions"].values():
+        assert figures["first_encounter_failures"] - figures["first_encounters_after_transfer"] == (
+            floor
+        )
+
+
+def test_the_nightly_cycle_forgets_and_without_it_every_episode_stays(quick):
+    """XP5: forgetting keeps the store below the tasks run; no cycle keeps every episode."""
+    default = quick["conditions"]["default product"]
+    kept = quick["conditions"]["default, no forgetting cycles"]
+    assert kept["store_size_final"] == kept["tasks"]
+    assert 0 < default["store_size_final"] < default["tasks"]
+
+
+def test_an_avoidance_names_the_episode_and_family_behind_it():
+    """XP3: the US task avoids the action the EU episode failed at, and the log says so."""
+    result = run_condition(parse(twins()), CONDITIONS[1])
+    avoid = [event for event in result.log if event["event"] == "avoid"]
+    first = avoid[0]
+    assert first["family"] == "eu" and first["option"] == "push to the registry"
+    assert first["episode"].startswith("episode-")
+    task = next(e for e in result.log if e["event"] == "task" and e["task"] == first["task"])
+    assert task["family"] == "us" and first["works_here"]
+    assert result.outcomes[first["task"]].negative
+
+
+def test_a_repeat_needs_the_same_trap_met_before_by_the_family():
+    """XP4: the first trap of a family is a first encounter, the same trap again a repeat."""
+    result = run_condition(parse(twins()), CONDITIONS[0])
+    encounters = [(e["task"], e["encounter"]) for e in result.log if e["event"] == "end"]
+    families = [e["family"] for e in result.log if e["event"] == "task"]
+    eu = [
+        encounter
+        for (_, encounter), family in zip(encounters, families, strict=True)
+        if family == "eu"
+    ]
+    assert eu == ["first", "repeat", "repeat", "repeat"]
+    us = [
+        encounter
+        for (_, encounter), family in zip(encounters, families, strict=True)
+        if family == "us"
+    ]
+    assert us == [None, None]  # its first option works: without memory it never errs
+
+
+def test_a_quiet_family_returns_past_the_horizon_without_its_episode():
+    """XP5: the quiet family's failure, unused for 50 days, is forgotten, then met again."""
+    alone = twins()
+    alone["families"] = alone["families"][2:]
+    results = run(parse(alone), [CONDITIONS[1], CONDITIONS[3]])
+    forgotten = results["default product"].outcomes[-1]
+    kept = results["default, no forgetting cycles"].outcomes[-1]
+    assert forgotten.silent == 50 and forgotten.encounter == "repeat"
+    assert kept.encounter is None and kept.success
+
+
+def test_the_forgetting_horizon_follows_the_decay_settings():
+    """XP4: an unused episode falls below the threshold after 7 · log2(1 / 0.15) days."""
+    assert round(forgetting_horizon(), 1) == 19.2
+
+
+def test_the_svg_holds_both_plots_in_one_document(quick, tmp_path):
+    """XP2: --svg writes one well-formed SVG with the learning curve and forgetting's cost."""
+    text = svg(quick)
+    root = ElementTree.fromstring(text)
+    titles = [element.text for element in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert titles == ["Success by instance number", "Repeat failures by days of silence"]
+
+
+def test_the_command_is_registered_and_refuses_a_bad_file(tmp_path, capsys):
+    """XP1: `python -m recuris.bench experience FILE` exits 1 naming the field of a bad file."""
+    path = tmp_path / "tasks.json"
+    data = twins()
+    data["families"][1]["plan"] = []
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert bench_main(["experience", str(path)]) == 1
+    assert "families[1].plan: must not be empty" in capsys.readouterr().err
+
+
+def test_the_command_prints_the_table_for_a_task_file(tmp_path, capsys):
+    """XP2: the table has a row per condition, then repeat failures by silence."""
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(twins()), encoding="utf-8")
+    assert bench_main(["experience", str(path), "--svg", str(tmp_path / "out.svg")]) == 0
+    out = capsys.readouterr().out
+    assert all(f"| {condition.name} |" in out for condition in CONDITIONS)
+    assert "by days since the family was last seen" in out
+    assert (tmp_path / "out.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+def test_a_condition_can_change_the_agent_settings():
+    """XP1: a condition's settings reach the agent: a threshold of 1 retrieves less."""
+    from recuris.core.agent import AgentSettings
+    from recuris.core.episodic import RetrievalSettings
+
+    strict = Condition("strict", settings=AgentSettings(retrieval=RetrievalSettings(threshold=1.0)))
+    result = run_condition(parse(twins()), strict)
+    assert result.retrieved < run_condition(parse(twins()), CONDITIONS[1]).retrieved
