@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..manager.cli import run_piped
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
 from . import experience_benchmark, locomo, recall_scale, scale, speed, write_speed
@@ -330,9 +331,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     arguments = parser.parse_args(argv)
     if arguments.command == "experience":
-        # Imported here: the package's __init__ imports this module.
-        from . import run_piped
-
         return run_piped(lambda: experience_benchmark.command(arguments))
     try:
         if arguments.command == "locomo":
