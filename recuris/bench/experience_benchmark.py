@@ -31,7 +31,7 @@ import argparse
 import json
 import math
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +46,7 @@ from ..core.similarity import JaccardScorer, Scorer
 from ..core.text import estimate_tokens, normalize
 from ..manager.experience import model_on_manager
 from ..manager.manager import MemoryManager
-from ..retrieval.scoring import BM25Scorer, analyze
+from ..retrieval.scoring import BM25Scorer
 from .experience_tasks import BUILT_IN, Instance, Suite, World, instances, load
 from .svg import HEIGHT, WIDTH, Series, line_plot
 
@@ -94,24 +94,17 @@ CONDITIONS = (
 )
 
 
-def stemmed_jaccard() -> JaccardScorer:
-    """Return the core's Jaccard scorer over BM25's analysis: stop words out, words stemmed."""
-    return JaccardScorer(analyze)
-
-
 def tried() -> tuple[Condition, ...]:
-    """Return the changes to the product tried beside it (`--tried`), one or two defaults each."""
+    """Return the other settings of the product tried beside it (`--tried`), the former first."""
     # Built when asked, not at import: the exercises grade a skeleton of the core's records.
-    low = AgentSettings(retrieval=RetrievalSettings(threshold=0.1))
+    core = AgentSettings(retrieval=RetrievalSettings())
     return (
-        Condition("tried: threshold 0.1", settings=low),
-        Condition("tried: BM25, threshold 0.1", scorer=BM25Scorer, settings=low),
-        Condition("tried: Jaccard of stems without stop words", scorer=stemmed_jaccard),
         Condition(
-            "tried: Jaccard of stems without stop words, threshold 0.1",
-            scorer=stemmed_jaccard,
-            settings=low,
+            "before: Jaccard of raw words, threshold 0.25", scorer=JaccardScorer, settings=core
         ),
+        Condition("Jaccard of raw words, threshold 0.1", scorer=JaccardScorer),
+        Condition("Jaccard of analysed terms, threshold 0.25", settings=core),
+        Condition("BM25, threshold 0.25", scorer=BM25Scorer, settings=core),
     )
 
 
@@ -138,6 +131,8 @@ class Outcome:
     reinforced: bool  # its family's last instance was shown an episode of the family
     negative: bool  # it avoided a working action because of another family's episode
     misled: bool  # it followed another family's path into an action that does not work here
+    twinned: bool = False  # its task type is another family's too (a near miss may mislead)
+    ruled_out: bool = False  # it was shown episodes that named every option of a step failed
 
 
 @dataclass
@@ -183,6 +178,20 @@ class Run:
             "misled_rate": _share(sum(o.misled for o in outcomes), tasks),
             "other_failures": sum(
                 o.cause in ("constraint broken", "plan unfinished") for o in outcomes
+            ),
+            "within_horizon_twinned": len([o for o in within if o.twinned]),
+            "repeat_failure_rate_within_horizon_twinned": _share(
+                sum(o.encounter == "repeat" for o in within if o.twinned),
+                len([o for o in within if o.twinned]),
+            ),
+            "within_horizon_alone": len([o for o in within if not o.twinned]),
+            "repeat_failure_rate_within_horizon_alone": _share(
+                sum(o.encounter == "repeat" for o in within if not o.twinned),
+                len([o for o in within if not o.twinned]),
+            ),
+            "ruled_out": sum(o.ruled_out for o in outcomes),
+            "repeat_failures_ruled_out": sum(
+                o.ruled_out and o.encounter == "repeat" for o in outcomes
             ),
             "retrieval_precision": _share(self.relevant, self.retrieved),
             "episodes_retrieved": self.retrieved,
@@ -237,8 +246,10 @@ class _Task:
         origins: dict[str, str],
         episodes: dict[str, Episode],
         llm: Callable[[str], str],
+        lookup: Callable[[str], Episode | None],
     ) -> None:
         self.llm = llm
+        self.lookup = lookup  # the episode an id names in the memory, merged ones too
         self.tokens: list[int] = []  # each prompt's estimated tokens
         self.instance = instance
         self.number = number
@@ -249,6 +260,7 @@ class _Task:
         self.shown: list[str] = []  # the ids the current prompt shows
         self.seen: dict[str, None] = {}  # every id shown during the task, in order
         self.steered: list[dict] = []
+        self.ruled_out = False  # a prompt's episodes named every option of a step as failed
 
     def model(self, prompt: str) -> str:
         """Ask the model, counting the prompt's tokens."""
@@ -263,6 +275,15 @@ class _Task:
         listed = [] if found.startswith("nothing") else found.split("; ")
         self.shown = [part.split(" (")[0] for part in listed]
         self.seen.update(dict.fromkeys(self.shown))
+        failed = {
+            normalize(episode.failed_step.action)
+            for episode in (self.lookup(key) for key in self.shown)
+            if episode is not None and episode.status == "failed" and episode.failed_step
+        }
+        self.ruled_out = self.ruled_out or any(
+            all(normalize(option) in failed for option in options)
+            for options in self.instance.family.plan
+        )
         episodes = [[key, self.origins.get(key, "?")] for key in self.shown]
         self.log.append({"event": "retrieve", "task": self.number, "episodes": episodes})
 
@@ -332,6 +353,8 @@ def run_condition(
     last_seen: dict[str, int] = {}
     used: dict[str, bool] = {}  # whether a family's last instance was shown its own episodes
     manager = _manager(condition, clock)
+    types = Counter(family.task_type for family in suite.families)
+    twinned = {task_type for task_type, count in types.items() if count > 1}
     by_day = defaultdict(list)
     for task in stream:
         by_day[task.day].append(task)
@@ -354,7 +377,8 @@ def run_condition(
                     "goal": instance.goal,
                 }
             )
-            task = _Task(instance, number, log, origins, episodes, llm)
+            lookup = manager.users.get(USER).episodic.get
+            task = _Task(instance, number, log, origins, episodes, llm, lookup)
             agent = manager.agent(
                 USER, task.model, settings=condition.settings, observer=task.observe, clock=clock
             )
@@ -373,6 +397,8 @@ def run_condition(
             result.retrieved += len(seen)
             result.relevant += sum(origins.get(key) == family for key in seen)
             outcome = _outcome(instance, task.world, task.steered, met, last_seen, used)
+            outcome.twinned = instance.family.task_type in twinned
+            outcome.ruled_out = task.ruled_out
             used[family] = any(origins.get(key) == family for key in seen)
             last_seen[family] = day
             result.outcomes.append(outcome)
@@ -519,6 +545,23 @@ def print_tables(figures: dict) -> None:
     print("| --- " * (len(COLUMNS) + 1) + "|")
     for name, values in figures["conditions"].items():
         print(f"| {name} | " + " | ".join(_cell(values, key) for _, key in COLUMNS) + " |")
+    print(
+        "\nRepeat failures within the horizon, families sharing their task type with another "
+        "(near misses) and the others:\n"
+    )
+    print(
+        "| condition | families sharing a task type | the others | tasks shown every option "
+        "of a step as failed (of them, repeat failures) |"
+    )
+    print("| --- | --- | --- | --- |")
+    for name, values in figures["conditions"].items():
+        cells = [
+            _cell(values, f"repeat_failure_rate_within_horizon_{kind}")
+            + f" (of {values[f'within_horizon_{kind}']})"
+            for kind in ("twinned", "alone")
+        ]
+        cells.append(f"{values['ruled_out']} ({values['repeat_failures_ruled_out']})")
+        print(f"| {name} | " + " | ".join(cells) + " |")
     print("\nRepeat failures / tasks at risk, by days since the family was last seen:\n")
     bins = [row["days"] for row in next(iter(figures["repeat_failures_by_silence"].values()))]
     print("| condition | last instance shown its own episodes | " + " | ".join(bins) + " |")

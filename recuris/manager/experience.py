@@ -15,6 +15,8 @@ Invariants:
         store, however often it returns.
     MX3 the finished episode is settled through the manager: stored with its audit record
         and the task's deletions in one transaction, then offered to extraction.
+    MX4 unless told otherwise, a manager ranks episodes by `episode_scorer` (Jaccard over
+        analysed terms) and its agent shows those at least `EPISODE_THRESHOLD` similar.
 """
 
 import re
@@ -25,7 +27,9 @@ from ..core.episodic import RetrievalSettings
 from ..core.mock_llm import PromptFollowingLLM, PromptView, read_path
 from ..core.prompt import ContextSection
 from ..core.records import Episode, Hit
+from ..core.similarity import JaccardScorer
 from ..core.working import WorkingMemory
+from ..retrieval.scoring import analyze
 from ..storage.archives import episode_to_item
 from .active_recall import (
     TOOL_RESULT_HEADER,
@@ -39,7 +43,9 @@ from .recall import Recalled
 
 __all__ = [
     "ManagedExperience",
+    "EPISODE_THRESHOLD",
     "agent_on_manager",
+    "episode_scorer",
     "model_on_manager",
     "read_recalled",
     "recalled_section",
@@ -47,6 +53,11 @@ __all__ = [
 ]
 
 RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedures, events)"
+# The least similarity a past task needs to be shown, for `episode_scorer`. Two phrasings of
+# one task share few analysed terms ("deploy the storefront to EU prod" and "roll out the new
+# build of the billing API on EU prod" score 0.1 to 0.3): at the core's 0.25 half the tasks of
+# the experience benchmark that met a trap again had not been shown their own (MX4).
+EPISODE_THRESHOLD = 0.1
 # Besides the episodes shown, the recall brings this many more memories of the other layers.
 OTHER_MEMORIES = 2
 _PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
@@ -113,6 +124,15 @@ class ManagedExperience:
         return f"ManagedExperience(user={self.user_id!r})"
 
 
+def episode_scorer() -> JaccardScorer:
+    """Return the manager's episodic scorer: Jaccard over BM25's analysis (MX4).
+
+    The core's default compares raw words; stop words and word forms then decide as much as
+    the task's own words do.
+    """
+    return JaccardScorer(analyze)
+
+
 def recalled_section(results: Sequence[Recalled]) -> ContextSection:
     """Return recalled memories as the recalled section: one `- [level] content` line each.
 
@@ -153,11 +173,15 @@ def agent_on_manager(
 ) -> RecurisAgent:
     """Build an agent on one user's memory in a manager; `working_memory` is optional.
 
+    Without `settings`, the agent retrieves episodes as `ManagerSettings.episodes` says (MX4).
+
     The other keywords are `RecurisAgent`'s (`is_failure`, `observer`, `clock`). Its
     experience and recalled section come from the user's memory, and its tools answer
     `search_memory` calls from it.
     """
     experience = ManagedExperience(manager, user_id)
+    if settings is None:
+        settings = AgentSettings(retrieval=manager.settings.episodes)  # MX4
     return RecurisAgent(
         working_memory or WorkingMemory(),
         experience,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from ..core.agent import RecurisAgent
 from ..core.decay import DecayManager
+from ..core.episodic import RetrievalSettings
 from ..core.records import Step
 from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
@@ -48,7 +49,7 @@ from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, StoreError
 from .bounds import MAX_LOADED_USERS, cap_query
 from .candidates import gather
-from .experience import agent_on_manager, recalled_section
+from .experience import EPISODE_THRESHOLD, agent_on_manager, episode_scorer, recalled_section
 from .recall import RecallPolicy, RecallResult, assemble, rank
 from .routing import MIN_CONTENT_CHARS, is_trivial, route
 from .tasks import FinishReport, Tasks
@@ -84,6 +85,10 @@ class ManagerSettings:
     # writes each recall's at once; N waits for N recalls, the next write or the store's close,
     # and a process that dies loses up to N recalls' counts (G10, chapter manager/recall).
     access_batch: int = ACCESS_BATCH
+    # How many past tasks a manager's agent is shown, and how similar they must be (MX4).
+    episodes: RetrievalSettings = field(
+        default_factory=lambda: RetrievalSettings(threshold=EPISODE_THRESHOLD)
+    )
 
     def __post_init__(self) -> None:
         require_count("U1: min_content_chars", self.min_content_chars, 0)
@@ -97,7 +102,8 @@ class MemoryManager:
 
     It holds three parts, each with its own chapter: `tasks` (each user's task in progress),
     `users` (each user's layers, loaded on use) and `forgetting` (decay cycles). `scorer` is
-    a factory of the scorer each user's episodic layer ranks with; `decay` decides what a
+    a factory of the scorer each user's episodic layer ranks with (by default
+    `episode_scorer`, MX4); `decay` decides what a
     forgetting cycle forgets (by default a `DecayManager` on the manager's clock); `settings`
     default to `ManagerSettings()`.
     """
@@ -128,7 +134,7 @@ class MemoryManager:
             self.clock,
             consolidation=settings.consolidation,
             max_loaded_users=settings.max_loaded_users,
-            scorer=scorer,
+            scorer=scorer if scorer is not None else episode_scorer,
             lock=self._lock,
         )
         self.tasks = Tasks(

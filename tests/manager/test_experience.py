@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX3)."""
+"""Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX4)."""
 
 from recuris import AgentSettings, ManualClock, RetrievalSettings
 from recuris.bench.mock_environment import MockEnvironment
@@ -104,3 +104,52 @@ def test_on_a_manager_a_recalled_memory_counts_as_used_once_per_run():
     assert result.retrievals == 4 and manager.get(fact.id, "ana").access_count == 1
     agent.run("ship the release to the region", "release", MockEnvironment(), ["a"])
     assert manager.get(fact.id, "ana").access_count == 2
+
+
+PUSH = ["build the image", "push it to the internal registry | push it to the mirror registry"]
+REGISTRY = {"push it to the internal registry": "error: the internal registry is down"}
+
+
+def test_a_past_task_phrased_otherwise_is_shown_and_its_failed_path_avoided():
+    """MX4: "roll out the storefront on EU prod" is shown "deploy the billing API to the EU
+    production cluster" (analysed terms, threshold 0.1), and avoids the path that failed."""
+    from recuris import MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    first = manager.agent("ana", PromptFollowingLLM(), clock=ManualClock(0))
+    goal = "deploy the billing API to the EU production cluster"
+    assert not first.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH).success
+    again = manager.agent("ana", PromptFollowingLLM(), clock=ManualClock(0))
+    result = again.run(
+        "roll out the storefront on EU prod", "deployment", MockEnvironment(REGISTRY), PUSH
+    )
+    assert result.success and "push it to the internal registry" not in result.episode.actions
+
+
+def test_the_same_two_tasks_by_the_cores_raw_words_show_nothing():
+    """MX4: the core's raw-word Jaccard at 0.25 does not reach across the two phrasings (what
+    the manager's scorer fixes), so the second task meets the trap again."""
+    from recuris import JaccardScorer, MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0), scorer=JaccardScorer)
+    core = AgentSettings(retrieval=RetrievalSettings())
+    first = manager.agent("ana", PromptFollowingLLM(), settings=core, clock=ManualClock(0))
+    goal = "deploy the billing API to the EU production cluster"
+    first.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH)
+    again = manager.agent("ana", PromptFollowingLLM(), settings=core, clock=ManualClock(0))
+    result = again.run(
+        "roll out the storefront on EU prod", "deployment", MockEnvironment(REGISTRY), PUSH
+    )
+    assert not result.success
+
+
+def test_settings_given_to_the_agent_are_used_as_given():
+    """MX4: `manager.agent(settings=...)` keeps its own retrieval settings; without settings
+    the agent takes `ManagerSettings.episodes`."""
+    from recuris import ManagerSettings, MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    assert manager.agent("ana", PromptFollowingLLM(), settings=exact).settings is exact
+    default = manager.agent("ana", PromptFollowingLLM()).settings.retrieval
+    assert default == ManagerSettings().episodes and default.threshold == 0.1
