@@ -33,7 +33,7 @@ import math
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
 
@@ -45,7 +45,7 @@ from ..core.records import Episode, StageEvent
 from ..core.similarity import JaccardScorer, Scorer
 from ..core.text import estimate_tokens, normalize
 from ..manager.experience import model_on_manager
-from ..manager.manager import MemoryManager
+from ..manager.manager import ManagerSettings, MemoryManager
 from ..retrieval.scoring import BM25Scorer
 from .experience_tasks import BUILT_IN, Instance, Suite, World, instances, load
 from .svg import HEIGHT, WIDTH, Series, line_plot
@@ -97,14 +97,29 @@ CONDITIONS = (
 def tried() -> tuple[Condition, ...]:
     """Return the other settings of the product tried beside it (`--tried`), the former first."""
     # Built when asked, not at import: the exercises grade a skeleton of the core's records.
-    core = AgentSettings(retrieval=RetrievalSettings())
+    default = ManagerSettings().episodes
     return (
         Condition(
-            "before: Jaccard of raw words, threshold 0.25", scorer=JaccardScorer, settings=core
+            "before: Jaccard of raw words, threshold 0.25, 2 shown, no settling",
+            scorer=JaccardScorer,
+            settings=AgentSettings(retrieval=RetrievalSettings(settle=False)),
         ),
-        Condition("Jaccard of raw words, threshold 0.1", scorer=JaccardScorer),
-        Condition("Jaccard of analysed terms, threshold 0.25", settings=core),
-        Condition("BM25, threshold 0.25", scorer=BM25Scorer, settings=core),
+        Condition(
+            "Jaccard of analysed terms, threshold 0.1, 2 shown, no settling",
+            settings=AgentSettings(retrieval=RetrievalSettings(threshold=0.1, settle=False)),
+        ),
+        Condition(
+            "default without settling disagreements",
+            settings=AgentSettings(retrieval=replace(default, settle=False)),
+        ),
+        Condition(
+            "default with 2 shown",
+            settings=AgentSettings(retrieval=replace(default, top_k=2)),
+        ),
+        Condition(
+            "default at threshold 0.1",
+            settings=AgentSettings(retrieval=replace(default, threshold=0.1)),
+        ),
     )
 
 

@@ -107,7 +107,7 @@ class EpisodicExperience:
         self.reinforced = set()
 
     def recall(self, query: str, task_type: str, retrieval: RetrievalSettings) -> list[Hit]:
-        hits = self.episodic.retrieve(query, retrieval.top_k, retrieval.threshold)
+        hits = self.episodic.retrieve_settled(query, retrieval)
         for hit in hits:
             # Re-reading the same memory within one task is not new use (A5).
             if self.decay is not None and hit.episode.id not in self.reinforced:

@@ -16,7 +16,8 @@ Invariants:
     MX3 the finished episode is settled through the manager: stored with its audit record
         and the task's deletions in one transaction, then offered to extraction.
     MX4 unless told otherwise, a manager ranks episodes by `episode_scorer` (Jaccard over
-        analysed terms) and its agent shows those at least `EPISODE_THRESHOLD` similar.
+        analysed terms) and its agent shows the `EPISODE_TOP_K` most similar, at least
+        `EPISODE_THRESHOLD`, disagreements settled (core/disagreement.py).
 """
 
 import re
@@ -44,6 +45,7 @@ from .recall import Recalled
 __all__ = [
     "ManagedExperience",
     "EPISODE_THRESHOLD",
+    "EPISODE_TOP_K",
     "agent_on_manager",
     "episode_scorer",
     "model_on_manager",
@@ -53,11 +55,15 @@ __all__ = [
 ]
 
 RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedures, events)"
-# The least similarity a past task needs to be shown, for `episode_scorer`. Two phrasings of
-# one task share few analysed terms ("deploy the storefront to EU prod" and "roll out the new
-# build of the billing API on EU prod" score 0.1 to 0.3): at the core's 0.25 half the tasks of
-# the experience benchmark that met a trap again had not been shown their own (MX4).
-EPISODE_THRESHOLD = 0.1
+# The least similarity a past task needs to be shown, for `episode_scorer`: one analysed term
+# in twenty. Two phrasings of one task share few ("roll out the new build of the billing API
+# on EU prod" and "deploy the storefront to the EU production cluster": 0.1 to 0.3), some
+# only their task type; what a low bar lets in is cut by the top k and, where past tasks
+# contradict each other, by `retrieve_settled` (core/disagreement.py, MX4).
+EPISODE_THRESHOLD = 0.05
+# Past tasks shown at once: one more than the core's two, so that a task's own kind is shown
+# beside a near miss that reads like it (disagreement.py settles what they contradict).
+EPISODE_TOP_K = 3
 # Besides the episodes shown, the recall brings this many more memories of the other layers.
 OTHER_MEMORIES = 2
 _PROCEDURE = re.compile(r"^- \[procedural\] [^:]*: (.*)$")
@@ -82,7 +88,7 @@ class ManagedExperience:
         self.others = []
 
     def recall(self, query: str, task_type: str, retrieval: RetrievalSettings) -> list[Hit]:
-        hits = self.episodic.retrieve(query, retrieval.top_k, retrieval.threshold)
+        hits = self.episodic.retrieve_settled(query, retrieval)
         recalled = self.manager.recall(
             query,
             self.user_id,

@@ -49,7 +49,13 @@ from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, StoreError
 from .bounds import MAX_LOADED_USERS, cap_query
 from .candidates import gather
-from .experience import EPISODE_THRESHOLD, agent_on_manager, episode_scorer, recalled_section
+from .experience import (
+    EPISODE_THRESHOLD,
+    EPISODE_TOP_K,
+    agent_on_manager,
+    episode_scorer,
+    recalled_section,
+)
 from .recall import RecallPolicy, RecallResult, assemble, rank
 from .routing import MIN_CONTENT_CHARS, is_trivial, route
 from .tasks import FinishReport, Tasks
@@ -87,7 +93,7 @@ class ManagerSettings:
     access_batch: int = ACCESS_BATCH
     # How many past tasks a manager's agent is shown, and how similar they must be (MX4).
     episodes: RetrievalSettings = field(
-        default_factory=lambda: RetrievalSettings(threshold=EPISODE_THRESHOLD)
+        default_factory=lambda: RetrievalSettings(top_k=EPISODE_TOP_K, threshold=EPISODE_THRESHOLD)
     )
 
     def __post_init__(self) -> None:

@@ -112,7 +112,7 @@ REGISTRY = {"push it to the internal registry": "error: the internal registry is
 
 def test_a_past_task_phrased_otherwise_is_shown_and_its_failed_path_avoided():
     """MX4: "roll out the storefront on EU prod" is shown "deploy the billing API to the EU
-    production cluster" (analysed terms, threshold 0.1), and avoids the path that failed."""
+    production cluster" (analysed terms, threshold 0.05), and avoids the path that failed."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
@@ -152,4 +152,5 @@ def test_settings_given_to_the_agent_are_used_as_given():
     exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
     assert manager.agent("ana", PromptFollowingLLM(), settings=exact).settings is exact
     default = manager.agent("ana", PromptFollowingLLM()).settings.retrieval
-    assert default == ManagerSettings().episodes and default.threshold == 0.1
+    assert default == ManagerSettings().episodes
+    assert (default.top_k, default.threshold, default.settle) == (3, 0.05, True)

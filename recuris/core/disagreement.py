@@ -1,0 +1,95 @@
+"""Disagreement: past tasks that contradict each other about an action, settled by their words.
+
+Document 000 §3.2 shows the most similar episodes and trusts them all; its §1.2 warns that
+memory can mislead as well as help. Two tasks can read alike and live in worlds that differ
+in one detail: "deploy the storefront to the EU cluster" fails at the internal registry, "deploy
+the storefront to the US cluster" works through it. Shown both, an agent is told that the
+action fails and that it works, and word similarity cannot say which applies: the twin
+often scores higher than the task's own kind in other words. Their disagreement says what
+similarity cannot: when the episodes that failed at an action share a word that none of
+those that did it without failing has (or the other way round), that word is what the
+outcome depends on, and a query holding it sides with that group.
+
+Two kinds of disagreement are settled. Over one action: one episode failed at it, another
+did it without failing. Over one step: two episodes failed at different actions after doing
+the same ones (alternatives, each failing in its own world), which would rule both out.
+
+Invariants:
+    DG1 `settle` returns a subsequence of its hits, in their order; where no two of them
+        disagree, over an action or over a step, it returns them all.
+    DG2 a hit is left out only when it is on one side of a disagreement and the query holds
+        a word that every hit of the other side holds and no hit of its side does, and no
+        such word of its own side.
+"""
+
+from collections.abc import Sequence
+
+from .records import Episode, Hit
+from .text import normalize, tokenize
+
+__all__ = ["settle", "CANDIDATES"]
+
+# `EpisodicMemory.retrieve_settled` reads this many times `top_k` candidates, so that both
+# sides of a disagreement can be among them, then keeps `top_k` of what `settle` leaves.
+CANDIDATES = 4
+
+
+def _failed_at(episode: Episode) -> str | None:
+    step = episode.failed_step
+    return normalize(step.action) if episode.status == "failed" and step else None
+
+
+def _done(episode: Episode) -> tuple[str, ...]:
+    """Return the actions done without failing, up to the first failure, in order."""
+    done = []
+    for step in episode.trajectory:
+        if step.failed:
+            break
+        done.append(normalize(step.action))
+    return tuple(done)
+
+
+def _telling(side: list[set[str]], other: list[set[str]]) -> set[str]:
+    """Return the words every member of `side` holds and no member of `other` holds."""
+    return set.intersection(*side) - set.union(*other)
+
+
+def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
+    """Return each disagreement among the hits as its two sides, lists of episode ids."""
+    failed = {hit.episode.id: _failed_at(hit.episode) for hit in hits}
+    done = {hit.episode.id: _done(hit.episode) for hit in hits}
+    sides = []
+    # Over an action: failed at it here, done without failing there.
+    for action in sorted({action for action in failed.values() if action is not None}):
+        failing = [key for key, at in failed.items() if at == action]
+        working = [key for key, actions in done.items() if action in actions]
+        if working:
+            sides.append((failing, working))
+    # Over a step: failed at different actions after the same ones.
+    steps: dict[tuple, list[str]] = {}
+    for key, at in failed.items():
+        if at is not None:
+            steps.setdefault((done[key], at), []).append(key)
+    ordered = sorted(steps)
+    for number, one in enumerate(ordered):
+        for other in ordered[number + 1 :]:
+            if one[0] == other[0]:
+                sides.append((steps[one], steps[other]))
+    return sides
+
+
+def settle(hits: Sequence[Hit], query: str) -> list[Hit]:
+    """Leave out the hits whose advice the query's words side against (DG1, DG2)."""
+    words = {hit.episode.id: set(tokenize(hit.episode.goal)) for hit in hits}
+    asked = set(tokenize(query))
+    left_out: set[str] = set()
+    for first, second in _sides(hits):
+        first_words = _telling([words[key] for key in first], [words[key] for key in second])
+        second_words = _telling([words[key] for key in second], [words[key] for key in first])
+        # The query sides with one side only if it holds a word that tells that side apart
+        # and none that tells the other: a query holding both, or neither, settles nothing.
+        if asked & first_words and not asked & second_words:
+            left_out.update(second)
+        elif asked & second_words and not asked & first_words:
+            left_out.update(first)
+    return [hit for hit in hits if hit.episode.id not in left_out]

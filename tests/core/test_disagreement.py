@@ -1,0 +1,93 @@
+"""Example tests for recuris.core.disagreement: settling past tasks that contradict (DG1, DG2)."""
+
+from recuris.core.disagreement import settle
+from recuris.core.records import Episode, Hit, Step
+
+
+def task(goal, *steps, score=0.5):
+    """A hit for a past task whose steps are (action, failed) pairs, in order."""
+    trajectory = tuple(
+        Step(number, action, "error" if failed else "ok", failed)
+        for number, (action, failed) in enumerate(steps, start=1)
+    )
+    failed = any(failed for _, failed in steps)
+    episode = Episode(
+        task_type="deployment",
+        goal=goal,
+        status="failed" if failed else "success",
+        id=goal,
+        trajectory=trajectory,
+        failure_reason="error" if failed else "",
+    )
+    return Hit(score, episode)
+
+
+EU = [
+    task("deploy search to EU prod", ("build", False), ("push internal", True)),
+    task("deploy billing to EU prod", ("build", False), ("push internal", True)),
+]
+US = [
+    task("deploy search to US prod", ("build", False), ("push internal", False)),
+    task("deploy checkout to US prod", ("build", False), ("push internal", False)),
+]
+
+
+def goals(hits):
+    return [hit.episode.goal for hit in hits]
+
+
+def test_hits_that_do_not_disagree_all_stay_in_their_order():
+    """DG1: two failures at the same action and a success elsewhere: nothing is left out."""
+    hits = [*EU, task("deploy search to US prod", ("build", False), ("roll out", False))]
+    assert settle(hits, "deploy search to US prod") == hits
+
+
+def test_a_query_holding_the_word_of_the_side_that_did_the_action_leaves_out_the_failures():
+    """DG2: EU failed at "push internal", US did it; a US query leaves the EU episodes out."""
+    assert goals(settle([*EU, *US], "deployment deploy search to US prod")) == goals(US)
+
+
+def test_a_query_holding_the_word_of_the_failing_side_leaves_out_the_others():
+    """DG2: the same disagreement, an EU query: the US episodes are left out."""
+    assert goals(settle([*US, *EU], "deploy checkout to EU prod")) == goals(EU)
+
+
+def test_a_query_holding_neither_sides_word_settles_nothing():
+    """DG2: without "EU" or "US" the query sides with nobody: every hit stays."""
+    assert settle([*EU, *US], "deploy search to prod") == [*EU, *US]
+
+
+def test_a_query_holding_both_sides_words_settles_nothing():
+    """DG2: a query naming both regions sides with neither."""
+    assert settle([*EU, *US], "deploy search to EU and US prod") == [*EU, *US]
+
+
+def test_words_that_vary_within_a_side_do_not_tell_it_apart():
+    """DG2: "search" is in one EU and one US goal, so it tells neither side apart; a query
+    naming only the service settles nothing."""
+    assert settle([*EU, *US], "deploy search") == [*EU, *US]
+
+
+CSV = [
+    task("import the CRM CSV export", ("download", False), ("bulk load", True)),
+    task("import the ticketing CSV export", ("download", False), ("bulk load", True)),
+]
+JSON = [
+    task("import the payroll JSON export", ("download", False), ("row by row", True)),
+    task("import the billing JSON export", ("download", False), ("row by row", True)),
+]
+
+
+def test_failures_at_different_actions_after_the_same_steps_are_settled():
+    """DG2, over a step: CSV failed at one loader, JSON at the other, both after "download";
+    a CSV query leaves the JSON failures out, so one way through the step stays open."""
+    assert goals(settle([*JSON, *CSV], "import the payroll CSV dump")) == goals(CSV)
+
+
+def test_failures_after_different_steps_are_not_a_disagreement():
+    """DG1: failures at two actions reached by different steps are not alternatives."""
+    other = [
+        task("import the payroll JSON export", ("unzip", False), ("row by row", True)),
+        task("import the billing JSON export", ("unzip", False), ("row by row", True)),
+    ]
+    assert settle([*other, *CSV], "import the payroll CSV dump") == [*other, *CSV]
