@@ -65,6 +65,7 @@ MIN_TOKEN_CHARS = 16  # a shorter token is guessed too soon to guard a memory
 PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _CHUNK = 65_536  # how much of an over-long line stdio skips at a time
+_CLOSE = {"Connection": "close"}
 
 
 def serve_stdio(session: Session, reader: BinaryIO, writer: BinaryIO) -> None:
@@ -284,8 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(411, "a message declares its Content-Length")
             return None
         if size < 0 or size > MAX_MESSAGE_BYTES:
-            self.close_connection = True  # the body is left unread: the connection ends here
-            self._send(413, encode(oversized(size)), "application/json")
+            self._send(413, encode(oversized(size)), "application/json", _CLOSE)  # body unread
             return None
         return self.rfile.read(size)
 
@@ -305,11 +305,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, encode(response), "application/json", headers)
 
     def _refuse(self, status: int, why: str, headers: dict[str, str] | None = None) -> None:
-        # A refused request's body may be left unread: the connection ends with the answer, so
-        # that no unread byte is taken for the next request.
-        self.close_connection = True
+        # A refused request's body may be left unread: the connection ends with the answer
+        # (sending "Connection: close" ends it), so no unread byte is taken for a request.
         body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": why}}
-        self._send(status, encode(body), "application/json", headers)
+        self._send(status, encode(body), "application/json", {**(headers or {}), **_CLOSE})
 
     def _send(
         self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None

@@ -213,3 +213,17 @@ def test_log_notifications_come_as_an_event_stream_before_the_response(served):
         "notifications/message",
         2,
     ]
+
+
+def test_a_refused_request_ends_its_connection_so_its_unread_body_is_never_read_as_a_request(
+    served,
+):
+    """TP3: after a refusal whose body was left unread, the server closes the connection."""
+    server = served()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    body = json.dumps(request(2, "ping")).encode()
+    connection.request("POST", "/mcp", body=body, headers={"Origin": "http://evil.example.com"})
+    response = connection.getresponse()
+    response.read()
+    assert response.status == 403 and response.will_close
+    connection.close()
