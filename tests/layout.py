@@ -16,6 +16,7 @@ PARTS = {
     "evolution": "memory that changes over time",
     "manager": "one write and one recall for many users",
     "llm": "a real model",
+    "mcp": "memory any agent can use",
     "bench": "measuring it",
     "exercises": "learning it",
 }

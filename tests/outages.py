@@ -35,7 +35,7 @@ class Outage(InMemoryStore):
     """An in-memory store that fails like a locked or gone database: writes only, or everything."""
 
     down: str | None = None  # None, "writes" or "all"
-    WRITES = {"put", "append_audit", "record_access", "new_id", "delete"}
+    WRITES = {"put", "append_audit", "record_access", "new_id", "delete", "erase"}
 
     def __getattribute__(self, name):
         down = object.__getattribute__(self, "down")

@@ -19,6 +19,9 @@ Invariants:
     MG5 a failing store makes recall return nothing (with a warning), never raise.
     MG6 `write` checks every argument (user, content, tags, level) and reads the clock (I4)
         before it stores or audits anything: a refused write leaves no trace.
+    MG7 after `forget_memory(item, U)`, no item and no audit entry of U holds the item's text
+        (S13, SE1); the forget is audited; an id that is not U's forgets nothing and says
+        no more than an unknown one.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -35,7 +38,6 @@ from ..core.agent import RecurisAgent
 from ..core.decay import DecayManager
 from ..core.episodic import RetrievalSettings
 from ..core.records import Step
-from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
 from ..core.text import statement
 from ..core.validation import require_count, require_number, require_text
@@ -43,9 +45,11 @@ from ..core.working import WorkingSettings
 from ..evolution.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
+from ..storage.audit import AuditEntry
 from ..storage.buffered_store import ACCESS_BATCH, BufferedStore
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
+from ..storage.sqlite_erasure import ErasureIncompleteError
 from ..storage.store import Store, StoreError
 from .bounds import MAX_LOADED_USERS, cap_query
 from .candidates import gather
@@ -382,6 +386,32 @@ class MemoryManager:
         with self._lock:
             self.tasks.drop(user_id)
             return self.users.forget(user_id)
+
+    def forget_memory(self, item_id: str, user_id: str) -> bool:
+        """Erase one of the user's memories everywhere and audit it; return whether it was there.
+
+        Its text leaves the store, the audit records about it and, in SQLite, the log (MG7);
+        the user's layers are reloaded without it. Raises ErasureIncompleteError, a StoreError,
+        when old copies may remain (SE1), and StoreError while the store fails.
+        """
+        require_text("user_id", user_id)
+        require_text("item_id", item_id)
+        with self._lock:
+            try:
+                erased = self.store.erase(user_id, [item_id]) > 0
+            except ErasureIncompleteError:
+                self._audit(user_id, item_id, "forget", "erased on request; erasure incomplete")
+                raise
+            if erased:
+                self._audit(user_id, item_id, "forget", "erased on request")
+                self.users.refresh(user_id)
+            return erased
+
+    def close(self) -> None:
+        """Write what is queued and close the store; raise StoreError naming what could not be
+        written, which stays queued for another close (G5)."""
+        with self._lock:
+            self.store.close()
 
     def run_decay(self, user_id: str, **options) -> ForgettingReport:
         """Run one forgetting cycle over the user's memory, then reload their layers (O1-O6).

@@ -12,7 +12,8 @@ Invariants:
     G1  a write is either in the store or in the queue; nothing is dropped on an outage.
     G2  queued writes reach the store in the order they were made.
     G3  deleting a user's items also drops that user's queued writes, and scrubbing their audit
-        blanks their queued records, so a retry can never bring deleted memory back.
+        (or erasing items, S13) blanks their queued records, so a retry can never bring
+        deleted memory back.
     G4  offline ids are unique across stores and processes: each holds a random token drawn
         once per BufferedStore (or injected), beside the time and a counter.
     G5  `close` flushes; if writes are still queued it raises StoreError naming them, keeps
@@ -47,7 +48,7 @@ from ..core.validation import require_count
 from .audit import AuditEntry
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
-from .store import Access, Store, StoreError
+from .store import Access, Store, StoreError, erased_forms, mentions_erased
 
 __all__ = ["BufferedStore", "QueuedView", "ACCESS_BATCH"]
 
@@ -236,6 +237,22 @@ class BufferedStore(QueuedReads):
             self._drop_pending(user_id, item_ids)
             return self.inner.delete(user_id, item_ids)
 
+    def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
+        """Erase the user's named items, queued ones first, then in the store (G3, S13).
+
+        Queued audit records about them are blanked as the store blanks its own. Raises
+        StoreError while the store fails (their queued copies are dropped all the same): an
+        erasure is never queued, so it is never reported done before it is.
+        """
+        with self._lock:
+            item_ids = set(item_ids)
+            view = self._view(user_id)[0] if self._pending else {}
+            found = [view[key] if key in view else self.inner.get(user_id, key) for key in item_ids]
+            forms = erased_forms(item.content for item in found if item is not None)
+            self._drop_pending(user_id, item_ids)
+            self._blank_queued(user_id, lambda record: mentions_erased(record, item_ids, forms))
+            return self.inner.erase(user_id, item_ids)
+
     def delete_user(self, user_id: str) -> int:
         with self._lock:
             self._drop_pending(user_id, None)
@@ -254,20 +271,24 @@ class BufferedStore(QueuedReads):
 
     def scrub_audit(self, user_id: str) -> int:
         """Blank the user's audit reasons and weights, queued ones first: none lands with text."""
+        with self._lock:
+            self._blank_queued(user_id, lambda record: True)
+            return self.inner.scrub_audit(user_id)
 
+    def _blank_queued(self, user_id: str, chosen: Callable[[AuditEntry], bool]) -> None:
+        # The queued audit records of the user that `chosen` picks lose their reason and weight.
         def blank(records: list[AuditEntry]) -> list[AuditEntry]:
             return [
-                replace(r, reason="", weight=None) if r.user_id == user_id else r for r in records
+                replace(r, reason="", weight=None) if r.user_id == user_id and chosen(r) else r
+                for r in records
             ]
 
-        with self._lock:
-            self._pending = [
-                Counted(queued, blank(queued.audit))
-                if isinstance(queued, Counted)
-                else (queued[0], blank(queued[1]), queued[2])
-                for queued in self._pending
-            ]
-            return self.inner.scrub_audit(user_id)
+        self._pending = [
+            Counted(queued, blank(queued.audit))
+            if isinstance(queued, Counted)
+            else (queued[0], blank(queued[1]), queued[2])
+            for queued in self._pending
+        ]
 
     def users(self) -> list[str]:
         """Return the store's users: one whose every item is still queued is listed once written."""

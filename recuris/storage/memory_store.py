@@ -24,7 +24,7 @@ from ..retrieval.bm25 import BM25Settings
 from .audit import AuditEntry
 from .item import MemoryItem
 from .rows import PLACE, AuditRows, ItemRows
-from .store import Access, check_owners, refuse_if_forgotten
+from .store import Access, check_owners, erased_forms, mentions_erased, refuse_if_forgotten
 from .term_index import TermIndex
 
 __all__ = ["InMemoryStore"]
@@ -135,6 +135,14 @@ class InMemoryStore:
         for item_id in doomed:
             self._index.remove(item_id, self._items.remove(item_id), forget_position=True)
         return len(doomed)
+
+    def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
+        """Delete the user's named items and blank the audit records about them (S13)."""
+        found = [self._items.get(key) for key in set(item_ids) if self._items.owner(key) == user_id]
+        erased = {item.id for item in found}
+        forms = erased_forms(item.content for item in found)
+        self._audit.scrub(user_id, lambda record: mentions_erased(record, erased, forms))
+        return self.delete(user_id, erased)
 
     def delete_user(self, user_id: str) -> int:
         """Forget the user: delete their items, blank their audit, raise their generation (S6)."""

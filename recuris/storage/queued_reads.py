@@ -241,6 +241,9 @@ class QueuedView:
     def delete_user(self, user_id: str) -> int:
         return self.store.delete_user(user_id)
 
+    def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
+        return self.store.erase(user_id, item_ids)
+
     def generation(self, user_id: str) -> int:
         return self.store.generation(user_id)
 

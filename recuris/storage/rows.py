@@ -21,7 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 
 from .audit import AuditEntry
@@ -135,9 +135,14 @@ class AuditRows:
             if user_id in (None, row[AUDIT_USER]) and item_id in (None, row[AUDIT_ITEM])
         ]
 
-    def scrub(self, user_id: str) -> int:
-        """Blank the reason and weight of each record of the user; return how many."""
-        mine = [number for number, row in enumerate(self._rows) if row[AUDIT_USER] == user_id]
+    def scrub(self, user_id: str, chosen: Callable[[AuditEntry], bool] | None = None) -> int:
+        """Blank the reason and weight of each record of the user (of those `chosen` picks, if
+        given); return how many."""
+        mine = [
+            number
+            for number, row in enumerate(self._rows)
+            if row[AUDIT_USER] == user_id and (chosen is None or chosen(AuditEntry(*row)))
+        ]
         for number in mine:
             record = dict(zip(AUDIT_COLUMNS, self._rows[number]))
             record["reason"] = ""

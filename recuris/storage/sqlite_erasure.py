@@ -8,8 +8,8 @@ transaction (items, postings, audit reasons and the user's generation, S6), then
 checkpoint that must complete, or say that it did not.
 
 Invariants:
-    SE1 `delete_user` returns only once the write-ahead log is folded into the file and
-        emptied; while another connection keeps it busy, the checkpoint waits (SQLite's
+    SE1 `delete_user` and `erase` (S13) return only once the write-ahead log is folded into
+        the file and emptied; while another connection keeps it busy, the checkpoint waits (SQLite's
         busy handler) up to the store's `timeout`, then raises ErasureIncompleteError,
         never reports success while old copies of the text may remain.
     SE2 an incomplete erasure is recorded in the file, in the forget's own transaction, and
@@ -26,9 +26,17 @@ import sqlite3
 from collections.abc import Iterable
 
 from . import sqlite_schema as schema
-from .store import StoreError
+from .store import StoreError, erased_forms
 
 __all__ = ["SQLiteErasure", "ErasureIncompleteError"]
+
+# S13: the user's audit records naming an erased item, or quoting one's content in a form of
+# `erased_forms` (the ids and the forms each as one JSON array).
+SCRUB_ERASED = (
+    "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ? AND ("
+    "item_id IN (SELECT value FROM json_each(?)) "
+    "OR EXISTS (SELECT 1 FROM json_each(?) AS form WHERE instr(reason, form.value) > 0))"
+)
 
 
 class ErasureIncompleteError(StoreError):
@@ -45,7 +53,8 @@ class ErasureIncompleteError(StoreError):
 
 
 class SQLiteErasure:
-    """Deleting and forgetting for SQLiteStore: delete, delete_user, scrub_audit, generation."""
+    """Deleting and forgetting for SQLiteStore: delete, delete_user, erase, scrub_audit and
+    generation."""
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
@@ -90,6 +99,28 @@ class SQLiteErasure:
 
         deleted, self._seen[user_id] = self._transaction(forget)  # this object's own forget is seen
         self._checkpoint(f"user {user_id!r}", deleted)
+        return deleted
+
+    def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
+        """Delete the user's named items and blank the audit about them in one transaction,
+        then fold the log into the file (S13). Raises ErasureIncompleteError when old copies
+        may remain in the log (SE1)."""
+        ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
+        where = "id IN (SELECT value FROM json_each(?)) AND +user_id = ?"
+        what = f"items of user {user_id!r}"
+
+        def erase(db: sqlite3.Connection) -> int:
+            found = db.execute(f"SELECT id, content FROM items WHERE {where}", (ids, user_id))
+            rows = found.fetchall()
+            erased = json.dumps([row[0] for row in rows], ensure_ascii=False)
+            forms = json.dumps(erased_forms(row[1] for row in rows), ensure_ascii=False)
+            db.execute(SCRUB_ERASED, (user_id, erased, forms))
+            deleted = self._delete_rows(db, where, [(ids, user_id)])
+            _record_erasure(db, what)
+            return deleted
+
+        deleted = self._transaction(erase)
+        self._checkpoint(what, deleted)
         return deleted
 
     def scrub_audit(self, user_id: str) -> int:

@@ -44,6 +44,11 @@ Invariants:
     S12 `delete` and `delete_user` remove only the given user's items (`delete` only the ids
         it names) and return how many, each counted once; `audit` lists records by user or by
         item, and `scrub_audit` blanks the reason and weight of each record of the user.
+    S13 `erase` deletes the user's items it names, as `delete` does, and in the same
+        transaction blanks the reason and weight of each audit record of the user that
+        names one of them or quotes one's content (`erased_forms`); a store that keeps old
+        copies elsewhere (SQLite's write-ahead log) returns only once none is left, or raises
+        a StoreError saying so (SE1). Another user's ids erase nothing.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ __all__ = [
     "Access",
     "append_superseding",
     "check_owners",
+    "erased_forms",
+    "mentions_erased",
     "id_prefix",
     "refuse_if_forgotten",
 ]
@@ -135,6 +142,7 @@ class Store(Protocol):
     ) -> dict[str, tuple[MemoryItem | None, ...]]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
+    def erase(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def generation(self, user_id: str) -> int: ...
     def users(self) -> list[str]: ...
     def new_id(self, prefix: str) -> str: ...
@@ -145,6 +153,18 @@ class Store(Protocol):
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]: ...
     def scrub_audit(self, user_id: str) -> int: ...
     def close(self) -> None: ...
+
+
+def erased_forms(contents: Iterable[str]) -> list[str]:
+    """Return the forms in which an audit reason may quote each content: as is, and as `repr`
+    writes it inside its quotes (a superseding record quotes its successor so, S13)."""
+    forms = {form for content in contents for form in (content, repr(content)[1:-1]) if form}
+    return sorted(forms)
+
+
+def mentions_erased(record: AuditEntry, item_ids: set[str], forms: list[str]) -> bool:
+    """Tell whether an audit record names an erased item or quotes its content (S13)."""
+    return record.item_id in item_ids or any(form in record.reason for form in forms)
 
 
 def check_owners(batch: list[MemoryItem], owner_of) -> None:

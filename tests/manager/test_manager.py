@@ -281,6 +281,8 @@ PUBLIC = {
     "get_llm_context",
     "get_llm_messages",
     "forget_user",
+    "forget_memory",
+    "close",
     "run_decay",
     "agent",
 }
@@ -504,3 +506,33 @@ def test_a_write_whose_new_id_another_process_took_meanwhile_is_written_under_a_
     item = here.write("booked the late train home", "ana", level="episodic")
     assert item.id != "item-2" and here.get(item.id, "ana") == item
     assert [record.operation for record in here.history("ana", item.id)] == ["write"]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_forget_memory_erases_one_memory_everywhere_and_audits_it(tmp_path, clock, kind):
+    """MG7: forget_memory leaves no copy of the memory's text, audits it, spares the rest."""
+    store = SQLiteStore(tmp_path / "m.db") if kind == "sqlite" else InMemoryStore()
+    manager = MemoryManager(store, clock=clock)
+    secret = manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
+    kept = manager.write("the deploy region is eu-west", "ana")
+    manager.recall("vault code ERASE-ME-4242", "ana")
+    assert manager.forget_memory(secret.id, "ana") is True
+    assert [item.id for item in manager.list("ana")] == [kept.id]
+    assert manager.recall("vault code", "ana").results == ()
+    history = manager.history("ana", secret.id)
+    assert history[-1].operation == "forget" and history[-1].reason == "erased on request"
+    assert "ERASE-ME" not in repr(manager.history("ana"))
+    manager.close()
+    if kind == "sqlite":
+        on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+        assert b"ERASE-ME" not in on_disk and b"eu-west" in on_disk
+        assert b"erase".hex().encode() not in on_disk  # nor in the term index's hex tokens
+
+
+def test_forget_memory_of_another_users_id_forgets_nothing_and_says_so(clock):
+    """MG7: an id that is not the user's forgets nothing; the answer is an unknown id's."""
+    manager = MemoryManager(clock=clock)
+    bobs = manager.write("bob's vault code is 9999", "bob")
+    assert manager.forget_memory(bobs.id, "ana") is manager.forget_memory("item-404", "ana")
+    assert manager.get(bobs.id, "bob") is not None
+    assert manager.history("ana") == []

@@ -106,3 +106,19 @@ def test_an_incomplete_erasure_completes_at_another_processs_next_operation(tmp_
     assert not on_disk(tmp_path, b"ERASE-ME-4242")
     assert store.pending_erasures() == 0
     store.close()
+
+
+def test_forget_memory_says_the_erasure_is_incomplete_while_another_process_reads(tmp_path):
+    """SE1, S13: with a reader holding the log, erasing one memory raises after `timeout`,
+    audited as incomplete; the next close completes it."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
+    secret = manager.write("vault code: ERASE-ME-4242", "ana", level="semantic")
+    manager.write("the deploy region is eu-west", "ana")
+    with another_process_holding(tmp_path / "m.db", "BEGIN"):
+        with pytest.raises(ErasureIncompleteError, match="completes by itself") as error:
+            manager.forget_memory(secret.id, "ana")
+        assert error.value.deleted == 1
+        assert on_disk(tmp_path, b"ERASE-ME-4242")
+    assert manager.history("ana", secret.id)[-1].reason == "erased on request; erasure incomplete"
+    manager.close()
+    assert not on_disk(tmp_path, b"ERASE-ME-4242")

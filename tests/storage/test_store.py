@@ -217,3 +217,26 @@ def test_a_put_that_deletes_another_users_item_cannot_take_its_id(store):
     with pytest.raises(ValueError, match="S2"):
         store.put([item("x")], delete=[item("x", user="bob")])
     assert store.get("bob", "x") is not None and store.get("ana", "x") is None
+
+
+def test_erase_deletes_the_named_items_and_blanks_the_audit_about_them(store):
+    """S13: erase deletes the user's named items and blanks the records naming or quoting them."""
+    store.put([item("i1", content="vault code 4242"), item("i2"), item("b1", user="bob")])
+    store.append_audit(
+        [
+            AuditEntry("i1", "write", "routed", 1.0, 0.5, "ana"),
+            AuditEntry("i0", "supersede", "superseded by i1: 'vault code 4242'", 2.0, None, "ana"),
+            AuditEntry("i2", "write", "kept", 3.0, None, "ana"),
+            AuditEntry("b1", "write", "bob's own", 4.0, None, "bob"),
+        ]
+    )
+    assert store.erase("ana", ["i1", "b1", "unknown"]) == 1
+    assert [i.id for i in store.list("ana")] == ["i2"]
+    assert [i.id for i in store.list("bob")] == ["b1"]
+    assert [(r.item_id, r.reason, r.weight) for r in store.audit("ana")] == [
+        ("i1", "", None),
+        ("i0", "", None),
+        ("i2", "kept", None),
+    ]
+    assert [r.reason for r in store.audit("bob")] == ["bob's own"]
+    assert store.matching("ana", "episodic", ["vault"]) == []

@@ -1,0 +1,342 @@
+"""The MCP transports: newline-delimited JSON-RPC on stdio, and Streamable HTTP on loopback.
+
+Document 003 §7 asks that memory stay with its user and fail softly; over a wire that means
+the server must never answer the wrong client, never read more than it bounds, and never let
+a web page in the user's browser reach it. MCP (revision 2025-06-18) defines two transports.
+On stdio the client starts the server and writes one JSON-RPC message per line to its
+standard input; the server writes one per line to standard output and anything else to
+standard error. Over Streamable HTTP each message is the body of a POST to one endpoint
+(`/mcp`): a request is answered by JSON (or by an event stream when log notifications come
+before the answer), a notification by 202; `initialize` opens a session whose id
+(`Mcp-Session-Id`) every later request carries.
+
+Invariants:
+    TP1 standard output carries only the session's messages, one per line (MP6); a log line
+        or a traceback goes to standard error. End of input ends `serve_stdio`.
+    TP2 no message is read past MAX_MESSAGE_BYTES: stdio reads a line up to the limit and
+        skips the rest of a longer one, answering it with the refusal of MP3; HTTP refuses
+        a body declared longer (413) or undeclared (411) before reading it.
+    TP3 DNS rebinding: on loopback, a request whose Host is not a loopback name, or whose
+        Origin (when sent) is not a loopback origin, is refused with 403 before its body is
+        read; with `allow_remote`, an Origin must be the origin the Host names.
+    TP4 with tokens, every request carries `Authorization: Bearer TOKEN` of the tokens
+        file, which names exactly one user; any other gets 401 before its body is read.
+        Each session is bound to the user that opened it: another user's token, or a
+        session id the server did not give, finds no session (404).
+    TP5 a request other than `initialize` without a session id is refused (400), as is one
+        whose `MCP-Protocol-Version` header names a version the server does not speak.
+    TP6 one session answers one message at a time; sessions beyond MAX_SESSIONS close the
+        oldest first; DELETE ends a session, and GET (a stream the server never opens) is
+        405.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import secrets
+import socket
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import urlsplit
+
+from .session import (
+    INVALID_REQUEST,
+    MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSIONS,
+    Session,
+    encode,
+    is_initialize,
+    oversized,
+)
+
+__all__ = ["serve_stdio", "serve_http", "Endpoint", "Tokens", "is_loopback", "MAX_SESSIONS"]
+
+log = logging.getLogger("recuris.mcp.transports")
+
+MAX_SESSIONS = 1_000  # open HTTP sessions; the oldest closes first past it (TP6)
+MIN_TOKEN_CHARS = 16  # a shorter token is guessed too soon to guard a memory
+PATH = "/mcp"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+_CHUNK = 65_536  # how much of an over-long line stdio skips at a time
+_CLOSE = {"Connection": "close"}
+
+
+def serve_stdio(session: Session, reader: BinaryIO, writer: BinaryIO) -> None:
+    """Answer each line of `reader` on `writer` until end of input (TP1, TP2)."""
+    while True:
+        line = reader.readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+            replies = [oversized(len(line) + _skip_line(reader))]
+        elif line.strip():
+            replies = session.receive(line.rstrip(b"\r\n"))
+        else:
+            continue  # a blank line is no message
+        for reply in replies:
+            writer.write(encode(reply))
+        writer.flush()
+
+
+def _skip_line(reader: BinaryIO) -> int:
+    """Read past the rest of the current line, a chunk at a time; return how many bytes."""
+    skipped = 0
+    while True:
+        chunk = reader.readline(_CHUNK)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped
+
+
+def is_loopback(host: str) -> bool:
+    """Tell whether a host (a name or an address) is this machine's loopback."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Tokens:
+    """Bearer tokens, each naming one user: a JSON object {"TOKEN": "USER", ...} in a file."""
+
+    def __init__(self, users: dict[str, str]) -> None:
+        """Raises ValueError for a token shorter than MIN_TOKEN_CHARS or a blank user."""
+        for token, user in users.items():
+            if not isinstance(token, str) or len(token) < MIN_TOKEN_CHARS:
+                raise ValueError(f"TP4: each token is text of {MIN_TOKEN_CHARS} characters or more")
+            if not isinstance(user, str) or not user.strip():
+                raise ValueError("TP4: each token names one user, as non-empty text")
+        self.users = dict(users)
+
+    @classmethod
+    def load(cls, path: Path) -> Tokens:
+        """Read a tokens file. Raises OSError if it cannot be read, ValueError if it is not
+        a JSON object of tokens to users."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not data:
+            raise ValueError(f'{path}: a tokens file is a JSON object {{"TOKEN": "USER"}}')
+        return cls(data)
+
+    def user_of(self, authorization: str | None) -> str | None:
+        """Return the user a `Bearer TOKEN` header names, or None (TP4)."""
+        scheme, _, given = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not given:
+            return None
+        found = None
+        # Every token is compared, in constant time each, so that timing tells nothing.
+        for token, user in self.users.items():
+            if hmac.compare_digest(token.encode(), given.strip().encode()):
+                found = user
+        return found
+
+
+class Endpoint:
+    """What the HTTP server serves: who may call it, and each open session (TP3-TP6).
+
+    `open_session(user)` makes a fresh Session for the user. Without `tokens` every
+    request is `user`'s; with them, the token names the user.
+    """
+
+    def __init__(
+        self,
+        open_session: Callable[[str], Session],
+        *,
+        user: str | None = None,
+        tokens: Tokens | None = None,
+        allow_remote: bool = False,
+    ) -> None:
+        if (user is None) == (tokens is None):
+            raise ValueError("TP4: give a user or tokens, not both")
+        if allow_remote and tokens is None:
+            raise ValueError("TP4: a server reachable from other machines needs tokens")
+        self.open_session = open_session
+        self.user = user
+        self.tokens = tokens
+        self.allow_remote = allow_remote
+        self.sessions: OrderedDict[str, tuple[str, Session, threading.Lock]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def start(self, user: str) -> tuple[str, Session, threading.Lock]:
+        """Open a session for the user; return its id, the session and its lock (TP6)."""
+        session = self.open_session(user)
+        lock = threading.Lock()
+        session_id = secrets.token_urlsafe(24)
+        with self.lock:
+            self.sessions[session_id] = (user, session, lock)
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        return session_id, session, lock
+
+    def find(self, session_id: str | None, user: str) -> tuple[Session, threading.Lock] | None:
+        """Return the user's session with this id, or None: another user's is none (TP4)."""
+        with self.lock:
+            found = self.sessions.get(session_id or "")
+        if found is None or found[0] != user:
+            return None
+        return found[1], found[2]
+
+    def end(self, session_id: str | None, user: str) -> bool:
+        """Close the user's session with this id; return whether there was one."""
+        with self.lock:
+            found = self.sessions.get(session_id or "")
+            if found is None or found[0] != user:
+                return False
+            del self.sessions[session_id]
+            return True
+
+
+def _name_of(netloc: str) -> str | None:
+    try:
+        return urlsplit(f"//{netloc}").hostname
+    except ValueError:
+        return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One HTTP connection to the endpoint; `server.endpoint` holds what it serves."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "recuris-mcp"
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:
+        if self._admitted() is not None:
+            self._send(405, b"", "text/plain", {"Allow": "POST, DELETE"})
+
+    def do_DELETE(self) -> None:
+        user = self._admitted()
+        if user is None:
+            return
+        if self.server.endpoint.end(self.headers.get("Mcp-Session-Id"), user):
+            self._send(204, b"", "text/plain")
+        else:
+            self._refuse(404, "no such session")
+
+    def do_POST(self) -> None:
+        user = self._admitted()
+        if user is None:
+            return
+        body = self._body()
+        if body is None:
+            return
+        version = self.headers.get("MCP-Protocol-Version")
+        opening = is_initialize(body)
+        if version is not None and version not in PROTOCOL_VERSIONS and not opening:
+            self._refuse(400, f"unsupported MCP-Protocol-Version {version[:40]!r}")
+            return
+        endpoint = self.server.endpoint
+        session_id = self.headers.get("Mcp-Session-Id")
+        if session_id is None and opening:
+            session_id, session, lock = endpoint.start(user)
+        elif session_id is None:
+            self._refuse(400, "no Mcp-Session-Id: send initialize first")
+            return
+        else:
+            found = endpoint.find(session_id, user)
+            if found is None:
+                self._refuse(404, "no such session: initialize again")
+                return
+            session, lock = found
+        with lock:
+            replies = session.receive(body)
+        self._answer(replies, {"Mcp-Session-Id": session_id})
+
+    def _admitted(self) -> str | None:
+        """Return the request's user, or answer it with a refusal and return None (TP3, TP4)."""
+        endpoint = self.server.endpoint
+        if urlsplit(self.path).path != PATH:
+            self._refuse(404, f"the endpoint is {PATH}")
+            return None
+        host = self.headers.get("Host", "")
+        origin = self.headers.get("Origin")
+        if endpoint.allow_remote:
+            foreign = origin is not None and urlsplit(origin).netloc.lower() != host.lower()
+        else:
+            names = [_name_of(host)] + ([urlsplit(origin).hostname] if origin is not None else [])
+            foreign = any(name not in LOOPBACK_NAMES for name in names)
+        if foreign:
+            self._refuse(403, "Host or Origin is not this server's: refused (DNS rebinding)")
+            return None
+        if endpoint.tokens is None:
+            return endpoint.user
+        user = endpoint.tokens.user_of(self.headers.get("Authorization"))
+        if user is None:
+            self._refuse(401, "a bearer token is required", {"WWW-Authenticate": "Bearer"})
+        return user
+
+    def _body(self) -> bytes | None:
+        declared = self.headers.get("Content-Length")
+        try:
+            size = int(declared) if declared is not None else None
+        except ValueError:
+            size = -1
+        if size is None:
+            self._refuse(411, "a message declares its Content-Length")
+            return None
+        if size < 0 or size > MAX_MESSAGE_BYTES:
+            self._send(413, encode(oversized(size)), "application/json", _CLOSE)  # body unread
+            return None
+        return self.rfile.read(size)
+
+    def _answer(self, replies: list[dict], headers: dict[str, str]) -> None:
+        if not replies:
+            self._send(202, b"", "text/plain", headers)
+            return
+        *notes, response = replies
+        unreadable = "error" in response and response.get("id") is None
+        status = 400 if unreadable else 200
+        if notes and "text/event-stream" in self.headers.get("Accept", ""):
+            events = b"".join(
+                b"event: message\ndata: " + encode(reply) + b"\n" for reply in replies
+            )
+            self._send(status, events, "text/event-stream", headers)
+            return
+        self._send(status, encode(response), "application/json", headers)
+
+    def _refuse(self, status: int, why: str, headers: dict[str, str] | None = None) -> None:
+        # A refused request's body may be left unread: the connection ends with the answer
+        # (sending "Connection: close" ends it), so no unread byte is taken for a request.
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": why}}
+        self._send(status, encode(body), "application/json", {**(headers or {}), **_CLOSE})
+
+    def _send(
+        self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a client that keeps its connection open never holds up shutdown
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+def serve_http(endpoint: Endpoint, host: str, port: int) -> ThreadingHTTPServer:
+    """Bind the endpoint at host:port (0 picks a free port) and return the server, not yet
+    serving: call its `serve_forever`. Raises ValueError for a non-loopback host without
+    `allow_remote` (TP3), OSError if the address cannot be bound."""
+    if not is_loopback(host) and not endpoint.allow_remote:
+        raise ValueError(f"TP3: {host} is not loopback; serving other machines needs allow_remote")
+    kind = _Server6 if ":" in host else _Server
+    server = kind((host, port), _Handler)
+    server.endpoint = endpoint
+    return server

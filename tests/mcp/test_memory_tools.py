@@ -1,0 +1,180 @@
+"""Example tests for recuris.mcp.memory_tools: one user's memory as tools and resources."""
+
+import json
+
+import pytest
+from outages import Outage
+
+from recuris import ManualClock, MemoryManager, search_memory_tool
+from recuris.manager.bounds import MAX_QUERY_CHARS
+from recuris.mcp.memory_tools import (
+    MEMORY_DOWN,
+    PAGE_SIZE,
+    RECENT_URI,
+    MemoryTools,
+    history_uri,
+)
+from recuris.mcp.session import INVALID_PARAMS, RESOURCE_NOT_FOUND, RequestError
+
+
+@pytest.fixture
+def manager():
+    return MemoryManager(clock=ManualClock(1_000_000.0))
+
+
+def said(result: dict) -> dict:
+    """Return what a tool answered, checking that its text and its structure agree."""
+    answer = json.loads(result["content"][0]["text"])
+    assert answer == result["structuredContent"]
+    return answer
+
+
+def read(tools: MemoryTools, uri: str) -> dict:
+    return json.loads(tools.read(uri)["contents"][0]["text"])
+
+
+def test_no_tool_or_resource_reaches_another_users_memory(manager):
+    """MT1: ana's tools neither find, read nor forget bob's memory; his id reads as unknown."""
+    bobs = manager.write("bob's vault code is 9999", "bob")
+    tools = MemoryTools(manager, "ana")
+    assert said(tools.call("search_memory", {"query": "vault code 9999"}))["results"] == []
+    theirs = tools.call("forget", {"id": bobs.id})
+    unknown = tools.call("forget", {"id": "item-404"})
+    assert theirs["isError"] and said(theirs)["error"].replace(bobs.id, "X") == said(unknown)[
+        "error"
+    ].replace("item-404", "X")
+    with pytest.raises(RequestError) as refused:
+        tools.read(history_uri(bobs.id))
+    assert refused.value.code == RESOURCE_NOT_FOUND
+    assert read(tools, RECENT_URI) == {"memories": []}
+    assert tools.resources()["resources"][1:] == []
+    assert manager.get(bobs.id, "bob") is not None
+
+
+def test_an_argument_naming_a_user_is_refused_and_changes_nothing(manager):
+    """MT2: an argument outside the schema (a user id) is a tool error that names it."""
+    tools = MemoryTools(manager, "ana")
+    result = tools.call("remember", {"content": "the deploy region is eu-west", "user_id": "bob"})
+    assert result["isError"] and "'user_id'" in said(result)["error"]
+    assert manager.list("bob") == [] and manager.list("ana") == []
+
+
+@pytest.mark.parametrize(
+    "name, arguments, named",
+    [
+        ("remember", {}, "'content'"),
+        ("remember", {"content": "the deploy region", "importance": 2}, "'importance'"),
+        ("remember", {"content": "the deploy region", "importance": True}, "'importance'"),
+        ("remember", {"content": "the deploy region", "level": "deep"}, "'level'"),
+        ("forget", {"id": 42}, "'id'"),
+        ("search_memory", {"query": ""}, "'query'"),
+        ("search_memory", {"query": "x", "max_results": 0}, "'max_results'"),
+    ],
+)
+def test_arguments_of_the_wrong_type_or_range_are_tool_errors(manager, name, arguments, named):
+    """MT2: a wrong type or a value out of range is a tool error naming the argument."""
+    result = MemoryTools(manager, "ana").call(name, arguments)
+    assert result["isError"] and named in said(result)["error"]
+    assert manager.list("ana") == []
+
+
+def test_an_unknown_tool_is_a_protocol_error(manager):
+    """MT2: a tool the server does not have is INVALID_PARAMS, not a tool result."""
+    with pytest.raises(RequestError) as refused:
+        MemoryTools(manager, "ana").call("drop_database", {})
+    assert refused.value.code == INVALID_PARAMS
+
+
+def test_remember_then_search_then_forget(manager):
+    """MT1: a memory written is recalled with its id, and forgotten by that id."""
+    tools = MemoryTools(manager, "ana")
+    stored = said(
+        tools.call("remember", {"content": "the deploy region is eu-west", "importance": 0.9})
+    )
+    assert stored == {"stored": True, "id": stored["id"], "level": "episodic", "queued": False}
+    found = said(tools.call("search_memory", {"query": "deploy region"}))
+    assert [result["id"] for result in found["results"]] == [stored["id"]]
+    assert said(tools.call("forget", {"id": stored["id"]})) == {
+        "forgotten": True,
+        "id": stored["id"],
+    }
+    assert said(tools.call("search_memory", {"query": "deploy region"}))["results"] == []
+
+
+def test_remember_says_when_content_is_too_short_to_keep(manager):
+    """MT2: trivial content is not an error: the answer says it was not stored (U1)."""
+    assert said(MemoryTools(manager, "ana").call("remember", {"content": "ok"}))["stored"] is False
+
+
+def test_a_failing_store_degrades_every_tool_and_fails_no_call():
+    """MT3: recall answers nothing, degraded; a write is queued; forget says nothing was done."""
+    store = Outage()
+    manager = MemoryManager(store)
+    tools = MemoryTools(manager, "ana")
+    kept = said(tools.call("remember", {"content": "the deploy region is eu-west"}))
+    store.down = "writes"
+    queued = said(tools.call("remember", {"content": "the staging host is stage-7"}))
+    assert queued["stored"] is True and queued["queued"] is True
+    forget = tools.call("forget", {"id": kept["id"]})
+    assert forget["isError"] and "nothing forgotten" in said(forget)["error"]
+    store.down = "all"
+    assert said(tools.call("search_memory", {"query": "deploy"}))["degraded"] is True
+    with pytest.raises(RequestError) as down:
+        tools.read(RECENT_URI)
+    assert down.value.code == MEMORY_DOWN
+    store.down = None
+    manager.close()
+    assert [item.content for item in store.list("ana")][-1] == "the staging host is stage-7"
+
+
+def test_resources_are_listed_once_each_across_pages(manager):
+    """MT4: every resource once, at most PAGE_SIZE a page, recent first, newest memory next."""
+    written = [manager.write(f"memory number {n} about deploys", "ana") for n in range(120)]
+    tools = MemoryTools(manager, "ana")
+    pages = [tools.resources()]
+    while "nextCursor" in pages[-1]:
+        pages.append(tools.resources(pages[-1]["nextCursor"]))
+    uris = [resource["uri"] for page in pages for resource in page["resources"]]
+    assert all(len(page["resources"]) <= PAGE_SIZE for page in pages) and len(pages) == 3
+    assert uris == [RECENT_URI, *(history_uri(item.id) for item in reversed(written))]
+
+
+@pytest.mark.parametrize("cursor", ["", "not base64!", "eyJvZmZzZXQiOiAtMX0=", 7])
+def test_a_cursor_the_server_did_not_make_is_refused(manager, cursor):
+    """MT4: a cursor that does not decode to an offset >= 0 is INVALID_PARAMS."""
+    with pytest.raises(RequestError) as refused:
+        MemoryTools(manager, "ana").resources(cursor)
+    assert refused.value.code == INVALID_PARAMS
+
+
+def test_the_recent_memories_and_a_history_read_as_json(manager):
+    """MT1: the recent memories are the user's, newest first; a history lists its operations."""
+    first = manager.write("the deploy region is eu-west", "ana")
+    second = manager.write("the staging host is stage-7", "ana")
+    tools = MemoryTools(manager, "ana")
+    recent = read(tools, RECENT_URI)["memories"]
+    assert [memory["id"] for memory in recent] == [second.id, first.id]
+    tools.call("forget", {"id": first.id})
+    history = read(tools, history_uri(first.id))
+    assert [entry["operation"] for entry in history["history"]] == ["write", "forget"]
+    with pytest.raises(RequestError) as unknown:
+        tools.read("memory://items/")
+    assert unknown.value.code == RESOURCE_NOT_FOUND
+
+
+def test_search_memory_is_the_active_recall_tool_and_needs_no_density_gate(manager):
+    """MT5: same schema as search_memory_tool; a query sharing little still gets its best match."""
+    [search] = [
+        tool for tool in MemoryTools(manager, "ana").tools() if tool["name"] == "search_memory"
+    ]
+    assert search["inputSchema"] == search_memory_tool()["function"]["parameters"]
+    manager.write("the deploy region is eu-west", "ana")
+    asked = "which region, and also the budget, the owner, the deadline and the colour scheme"
+    found = said(MemoryTools(manager, "ana").call("search_memory", {"query": asked}))
+    assert [result["content"] for result in found["results"]] == ["the deploy region is eu-west"]
+
+
+def test_a_long_query_is_cut_as_the_manager_cuts_it(manager):
+    """MT5: a query past MAX_QUERY_CHARS is cut, and the answer says so (BD2, Z5)."""
+    found = said(MemoryTools(manager, "ana").call("search_memory", {"query": "x" * 50_000}))
+    assert found["query_truncated"] is True and len(found["query"]) == MAX_QUERY_CHARS

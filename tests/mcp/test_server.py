@@ -1,0 +1,117 @@
+"""Example tests for recuris.mcp.server: `python -m recuris.mcp`, driven over real pipes and
+over HTTP on 127.0.0.1 by a small standard-library client (tests/mcp_client.py)."""
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from mcp_client import ROOT, PipeClient, call, initialize, request
+from outages import Outage
+
+from recuris import MemoryManager, SQLiteStore
+from recuris.mcp.server import _closed, main
+from recuris.mcp.session import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+
+pytestmark = [pytest.mark.processes, pytest.mark.slow]
+
+
+def test_a_client_over_pipes_meets_every_kind_of_message(tmp_path):
+    """MC2, MP1, MP3: initialize, tools, each tool, bad JSON, unknown method, oversized input,
+    notifications: each request answered once on standard output, which holds nothing else."""
+    client = PipeClient(tmp_path / "m.db")
+    assert client.ask(initialize())["result"]["serverInfo"]["name"] == "recuris"
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    tools = client.ask(request(2, "tools/list"))["result"]["tools"]
+    assert [tool["name"] for tool in tools] == ["search_memory", "remember", "forget"]
+    stored = client.ask(call(3, "remember", {"content": "the deploy region is eu-west"}))
+    item_id = stored["result"]["structuredContent"]["id"]
+    found = client.ask(call(4, "search_memory", {"query": "deploy region"}))
+    assert [r["id"] for r in found["result"]["structuredContent"]["results"]] == [item_id]
+    assert client.ask(b"{this is not json")["error"]["code"] == PARSE_ERROR
+    assert client.ask(request(5, "memory/dump"))["error"]["code"] == METHOD_NOT_FOUND
+    refused = client.ask(b'{"pad": "' + b"x" * 1_100_000 + b'"}')
+    assert refused["id"] is None and refused["error"]["code"] == INVALID_REQUEST
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}})
+    forgot = client.ask(call(6, "forget", {"id": item_id}))
+    assert forgot["result"]["structuredContent"] == {"forgotten": True, "id": item_id}
+    assert client.ask(request(7, "ping")) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    status, rest, errors = client.close()
+    assert (status, rest) == (0, b"") and b"Traceback" not in errors
+
+
+def test_end_of_input_closes_the_manager_and_what_was_written_stays(tmp_path):
+    """MC3: when input ends the manager is closed; the memory is in the file, exit 0."""
+    client = PipeClient(tmp_path / "m.db", "ana")
+    client.ask(initialize())
+    client.ask(call(2, "remember", {"content": "the staging host is stage-7"}))
+    assert client.close()[0] == 0
+    store = SQLiteStore(tmp_path / "m.db")
+    assert [item.content for item in store.list("ana")] == ["the staging host is stage-7"]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "arguments, says",
+    [
+        (["--user", "ana"], "--db"),
+        (["--db", "m.db"], "--user"),
+        (["--db", "m.db", "--user", "ana", "--tokens", "t.json", "--http", ":1"], "not both"),
+        (["--db", "m.db", "--tokens", "t.json"], "for --http"),
+        (["--db", "m.db", "--user", "ana", "--http", "10.1.2.3:8000"], "--allow-remote"),
+        (["--db", "m.db", "--user", "ana", "--http", "0.0.0.0:1", "--allow-remote"], "--tokens"),
+        (["--db", "m.db", "--tokens", "missing.json", "--http", "127.0.0.1:0"], "missing.json"),
+        (["--db", "m.db", "--user", "ana", "--http", "localhost"], "HOST:PORT"),
+    ],
+)
+def test_a_bad_command_line_exits_2_before_opening_the_database(
+    tmp_path, monkeypatch, capsys, arguments, says
+):
+    """MC1: each refused combination exits 2, says why on standard error, creates no file."""
+    monkeypatch.chdir(tmp_path)
+    assert main(arguments, environ={}) == 2
+    captured = capsys.readouterr()
+    assert says in captured.err and captured.out == ""
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_http_through_the_command_serves_a_client_and_ends_cleanly_on_sigterm(tmp_path):
+    """MC2, MC3: the address is on standard error; a client is served; SIGTERM exits 0."""
+    command = [sys.executable, "-m", "recuris.mcp", "--db", str(tmp_path / "m.db")]
+    command += ["--user", "ana", "--http", "127.0.0.1:0"]
+    server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        url = re.search(rb"http://\S+/mcp", server.stderr.readline()).group(0).decode()
+
+        def post(message: dict, session: str | None = None):
+            headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            headers.update({"Mcp-Session-Id": session} if session else {})
+            sent = urllib.request.Request(url, json.dumps(message).encode(), headers)
+            return urllib.request.urlopen(sent, timeout=10)
+
+        opened = post(initialize())
+        session = opened.headers["Mcp-Session-Id"]
+        answered = json.load(
+            post(call(2, "remember", {"content": "the region is eu-west"}), session)
+        )
+        assert answered["result"]["structuredContent"]["stored"] is True
+    finally:
+        server.send_signal(signal.SIGTERM)
+        output, errors = server.communicate(timeout=30)
+    assert (server.returncode, output) == (0, b"") and b"Traceback" not in errors
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    assert [item.content for item in manager.list("ana")] == ["the region is eu-west"]
+    manager.close()
+
+
+def test_writes_that_cannot_be_written_at_shutdown_are_named_and_exit_1(capsys):
+    """MC3: a close that leaves writes queued says so on standard error; the status is 1."""
+    store = Outage()
+    manager = MemoryManager(store)
+    store.down = "writes"
+    manager.write("the staging host is stage-7", "ana")
+    assert _closed(manager) == 1
+    assert "G5" in capsys.readouterr().err

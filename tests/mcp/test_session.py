@@ -1,0 +1,152 @@
+"""Example tests for recuris.mcp.session: one answer per request, none per notification."""
+
+import json
+import logging
+
+from mcp_client import VERSION, answer, call, initialize, request, started
+from outages import Outage
+
+from recuris import MemoryManager
+from recuris.mcp.memory_tools import MemoryTools
+from recuris.mcp.session import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MAX_MESSAGE_BYTES,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_VERSIONS,
+    Session,
+    encode,
+)
+
+
+def fresh() -> Session:
+    return Session(MemoryTools(MemoryManager(), "ana"))
+
+
+def error_of(response: dict) -> tuple[object, int]:
+    return response["id"], response["error"]["code"]
+
+
+def test_a_request_gets_one_response_with_its_id():
+    """MP1: a request is answered once, with its own id, string or integer."""
+    session = started()
+    assert session.receive(json.dumps(request("a-7", "ping"))) == [
+        {"jsonrpc": "2.0", "id": "a-7", "result": {}}
+    ]
+
+
+def test_notifications_and_client_responses_get_no_answer_even_when_malformed():
+    """MP1: nothing answers a notification (known, unknown, malformed) or a client's response."""
+    session = started()
+    for message in [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "method": "no/such/notification", "params": [1]},
+        {"method": 42},
+        {"jsonrpc": "2.0", "id": 9, "result": {}},
+    ]:
+        assert session.receive(json.dumps(message)) == []
+
+
+def test_unreadable_messages_are_answered_with_a_null_id():
+    """MP1: bad JSON, a non-object and a bad id are answered with the right code and id null."""
+    session = started()
+    assert error_of(session.receive(b"{not json")[-1]) == (None, PARSE_ERROR)
+    assert error_of(session.receive(b'"ping"')[-1]) == (None, INVALID_REQUEST)
+    assert error_of(session.receive(b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}')[-1]) == (
+        None,
+        INVALID_REQUEST,
+    )
+    assert error_of(session.receive(b"\xff\xfe")[-1]) == (None, PARSE_ERROR)
+
+
+def test_an_unknown_method_and_bad_params_are_refused_by_code():
+    """MP1: an unknown method is METHOD_NOT_FOUND; params that are not an object, INVALID_PARAMS."""
+    session = started()
+    assert error_of(answer(session, request(2, "tools/destroy"))) == (2, METHOD_NOT_FOUND)
+    bad = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": [1, 2]}
+    assert error_of(answer(session, bad)) == (3, INVALID_PARAMS)
+    assert error_of(answer(session, {"id": 4, "method": "ping"})) == (4, INVALID_REQUEST)
+
+
+def test_initialize_echoes_a_supported_version_and_offers_the_newest_otherwise():
+    """MP2: the client's version when supported, else the newest the server speaks."""
+    for asked, given in [(VERSION, VERSION), ("2025-11-25", "2025-11-25"), ("1999-01-01", None)]:
+        response = answer(fresh(), initialize(version=asked))
+        assert response["result"]["protocolVersion"] == (given or PROTOCOL_VERSIONS[0])
+    capabilities = answer(fresh(), initialize())["result"]["capabilities"]
+    assert set(capabilities) == {"tools", "resources", "logging"}
+
+
+def test_before_initialize_only_ping_is_answered_and_initialize_happens_once():
+    """MP2: requests before initialize are refused, ping aside; a second initialize is refused."""
+    session = fresh()
+    assert answer(session, request(1, "ping"))["result"] == {}
+    assert error_of(answer(session, request(2, "tools/list"))) == (2, INVALID_REQUEST)
+    assert "result" in answer(session, initialize(3))
+    assert error_of(answer(session, initialize(4))) == (4, INVALID_REQUEST)
+    bad_version = request(5, "initialize", {"protocolVersion": 20250618})
+    assert error_of(answer(fresh(), bad_version)) == (5, INVALID_PARAMS)
+
+
+def test_a_message_over_the_limit_is_refused_unread_and_a_batch_is_refused():
+    """MP3: over MAX_MESSAGE_BYTES is INVALID_REQUEST, saying the limit; so is a batch."""
+    session = started()
+    query = "x" * MAX_MESSAGE_BYTES
+    [refused] = session.receive(json.dumps(call(2, "search_memory", {"query": query})))
+    assert error_of(refused) == (None, INVALID_REQUEST)
+    assert "1,048,576-byte limit" in refused["error"]["message"]
+    batch = json.dumps([request(3, "ping"), request(4, "ping")])
+    assert error_of(session.receive(batch)[-1]) == (None, INVALID_REQUEST)
+
+
+def test_an_unexpected_failure_is_an_internal_error_without_a_traceback(caplog):
+    """MP4: a method that raises is answered INTERNAL_ERROR, no class named; the log has it."""
+
+    class Broken(MemoryTools):
+        def tools(self):
+            raise RuntimeError("secret internals at 0xdeadbeef")
+
+    session = Session(Broken(MemoryManager(), "ana"))
+    session.receive(json.dumps(initialize()))
+    with caplog.at_level(logging.ERROR):
+        response = answer(session, request(2, "tools/list"))
+    assert error_of(response) == (2, INTERNAL_ERROR)
+    message = response["error"]["message"]
+    assert "RuntimeError" not in message and "0xdeadbeef" not in message
+    assert "Traceback" not in json.dumps(response)
+    assert "secret internals" in caplog.text
+
+
+def test_warnings_during_a_request_come_before_its_response_as_log_notifications():
+    """MP5: a degraded recall's warning is a notifications/message, then the response."""
+    store = Outage()
+    session = started(MemoryManager(store))
+    store.down = "all"
+    *notes, response = session.receive(json.dumps(call(2, "search_memory", {"query": "region"})))
+    assert [note["method"] for note in notes] == ["notifications/message"]
+    assert notes[0]["params"]["level"] == "warning"
+    assert "memory unavailable" in notes[0]["params"]["data"]
+    assert response["id"] == 2 and response["result"]["structuredContent"]["degraded"] is True
+
+
+def test_the_clients_log_level_filters_the_notifications():
+    """MP5: after logging/setLevel "error", a warning is no longer sent; a bad level is refused."""
+    store = Outage()
+    session = started(MemoryManager(store))
+    assert answer(session, request(2, "logging/setLevel", {"level": "error"}))["result"] == {}
+    assert error_of(answer(session, request(3, "logging/setLevel", {"level": "loud"}))) == (
+        3,
+        INVALID_PARAMS,
+    )
+    store.down = "all"
+    replies = session.receive(json.dumps(call(4, "search_memory", {"query": "region"})))
+    assert [reply.get("id") for reply in replies] == [4]
+
+
+def test_every_answer_encodes_as_one_line_of_utf8():
+    """MP6: newlines and lone surrogates in an answer still make one line of valid UTF-8."""
+    line = encode({"text": "two\nlines \ud800 and \u2028"})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line.decode("utf-8"))["text"] == "two\nlines \ufffd and \u2028"
