@@ -68,6 +68,7 @@ MORNING = 9 * 3600  # each day's first task starts at 09:00 ...
 SPACING = 600  # ... and the next ten minutes later
 NIGHT = 23 * 3600  # the nightly forgetting cycle runs at 23:00
 QUICK_DAYS = 120  # `--quick` runs the suite's first four months only
+STORE_SAMPLE = 30  # the table of the store's size shows every thirtieth day
 # Days of silence before a family returns, grouped for the table of forgetting's cost.
 SILENCE_BINS = ((0, 7), (8, 14), (15, 21), (22, 30), (31, 60), (61, 120), (121, 365))
 _RETRIEVED = (
@@ -546,6 +547,10 @@ def report(suite: Suite, runs: dict[str, Run], horizon: float) -> dict:
         "conditions": {name: result.summary(horizon) for name, result in runs.items()},
         "learning_curve": {name: result.learning_curve() for name, result in runs.items()},
         "repeat_failures_by_silence": {name: result.silence() for name, result in runs.items()},
+        "store_size_by_day": {
+            name: [[day, size] for day, size in result.store_sizes]
+            for name, result in runs.items()
+        },
     }
 
 
@@ -577,6 +582,14 @@ def print_tables(figures: dict) -> None:
         ]
         cells.append(f"{values['ruled_out']} ({values['repeat_failures_ruled_out']})")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    sizes = figures["store_size_by_day"]
+    days = [day for day, _ in next(iter(sizes.values()))][STORE_SAMPLE - 1 :: STORE_SAMPLE]
+    print(f"\nEpisodes stored at the end of every {STORE_SAMPLE}th day:\n")
+    print("| condition | " + " | ".join(str(day + 1) for day in days) + " |")
+    print("| --- " * (len(days) + 1) + "|")
+    for name, series in sizes.items():
+        by_day = dict(series)
+        print(f"| {name} | " + " | ".join(str(by_day[day]) for day in days) + " |")
     print("\nRepeat failures / tasks at risk, by days since the family was last seen:\n")
     bins = [row["days"] for row in next(iter(figures["repeat_failures_by_silence"].values()))]
     print("| condition | last instance shown its own episodes | " + " | ".join(bins) + " |")

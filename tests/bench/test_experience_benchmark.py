@@ -87,6 +87,16 @@ def test_json_gives_each_condition_the_named_figures(quick):
         assert set(KEYS) <= set(figures)
 
 
+def test_the_store_size_is_given_for_every_day_and_ends_at_the_final_size(quick):
+    """XP5: each condition's store size over time has one entry a simulated day, its last
+    the final size; without forgetting it never shrinks."""
+    for name, series in quick["store_size_by_day"].items():
+        assert [day for day, _ in series] == list(range(len(series)))
+        assert series[-1][1] == quick["conditions"][name]["store_size_final"]
+    kept = [size for _, size in quick["store_size_by_day"]["default, no forgetting cycles"]]
+    assert kept == sorted(kept)
+
+
 def test_without_memory_every_trap_is_met_again(quick):
     """XP4, XP5: with a fresh manager per task, every task at risk repeats its trap."""
     floor = quick["conditions"]["no episodic memory"]
