@@ -40,6 +40,7 @@ from statistics import fmean
 from ..core.agent import AgentSettings
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecaySettings
+from ..core.disagreement import failed_at
 from ..core.episodic import RetrievalSettings
 from ..core.records import Episode, StageEvent
 from ..core.similarity import JaccardScorer, Scorer
@@ -260,7 +261,6 @@ class _Task:
         number: int,
         log: list[dict],
         origins: dict[str, str],
-        episodes: dict[str, Episode],
         llm: Callable[[str], str],
         lookup: Callable[[str], Episode | None],
     ) -> None:
@@ -271,7 +271,6 @@ class _Task:
         self.number = number
         self.log = log
         self.origins = origins
-        self.episodes = episodes
         self.world = World(instance.family)
         self.shown: list[str] = []  # the ids the current prompt shows
         self.seen: dict[str, None] = {}  # every id shown during the task, in order
@@ -292,9 +291,9 @@ class _Task:
         self.shown = [part.split(" (")[0] for part in listed]
         self.seen.update(dict.fromkeys(self.shown))
         failed = {
-            normalize(episode.failed_step.action)
-            for episode in (self.lookup(key) for key in self.shown)
-            if episode is not None and episode.status == "failed" and episode.failed_step
+            failed_at(episode)
+            for episode in map(self.lookup, self.shown)
+            if episode is not None and failed_at(episode)
         }
         self.ruled_out = self.ruled_out or any(
             all(normalize(option) in failed for option in options)
@@ -304,14 +303,15 @@ class _Task:
         self.log.append({"event": "retrieve", "task": self.number, "episodes": episodes})
 
     def __call__(self, action: str) -> str:
-        shown = [self.episodes[key] for key in self.shown if key in self.episodes]
+        # What the prompt showed: the memory's episodes under those ids, as `ruled_out` reads.
+        shown = [episode for episode in map(self.lookup, self.shown) if episode is not None]
         for steer in _steering(self.instance, action, shown):
             event = {
                 "event": steer["kind"],
                 "task": self.number,
                 "option": steer["option"],
                 "episode": steer["episode"],
-                "family": self.origins[steer["episode"]],
+                "family": self.origins.get(steer["episode"], "?"),
                 "works_here": self.instance.family.works(steer["option"]),
             }
             self.steered.append(event)
@@ -332,12 +332,7 @@ def _steering(instance: Instance, action: str, shown: Sequence[Episode]) -> list
         chosen = keys.index(key)
         for skipped in options[:chosen]:
             for episode in shown:
-                step = episode.failed_step
-                if (
-                    episode.status == "failed"
-                    and step
-                    and normalize(step.action) == normalize(skipped)
-                ):
+                if failed_at(episode) == normalize(skipped):
                     events.append({"kind": "avoid", "option": skipped, "episode": episode.id})
         if chosen:
             for episode in shown:
@@ -364,7 +359,6 @@ def run_condition(
     result = Run(condition.name)
     log = result.log
     origins: dict[str, str] = {}  # episode id -> the family whose task wrote it
-    episodes: dict[str, Episode] = {}
     met: set[tuple[str, str]] = set()  # (family, trap) pairs met so far
     last_seen: dict[str, int] = {}
     used: dict[str, bool] = {}  # whether a family's last instance was shown its own episodes
@@ -380,7 +374,6 @@ def run_condition(
             if not condition.memory:
                 manager = _manager(condition, clock)
                 origins.clear()
-                episodes.clear()
             number = len(result.outcomes)
             family = instance.family.name
             log.append(
@@ -394,7 +387,7 @@ def run_condition(
                 }
             )
             lookup = manager.users.get(USER).episodic.get
-            task = _Task(instance, number, log, origins, episodes, llm, lookup)
+            task = _Task(instance, number, log, origins, llm, lookup)
             agent = manager.agent(
                 USER, task.model, settings=condition.settings, observer=task.observe, clock=clock
             )
@@ -408,7 +401,6 @@ def run_condition(
             tokens = task.tokens
             result.prompt_tokens.extend(tokens)
             origins[ran.episode.id] = family
-            episodes[ran.episode.id] = ran.episode
             seen = list(task.seen)
             result.retrieved += len(seen)
             result.relevant += sum(origins.get(key) == family for key in seen)
@@ -548,8 +540,7 @@ def report(suite: Suite, runs: dict[str, Run], horizon: float) -> dict:
         "learning_curve": {name: result.learning_curve() for name, result in runs.items()},
         "repeat_failures_by_silence": {name: result.silence() for name, result in runs.items()},
         "store_size_by_day": {
-            name: [[day, size] for day, size in result.store_sizes]
-            for name, result in runs.items()
+            name: [[day, size] for day, size in result.store_sizes] for name, result in runs.items()
         },
     }
 

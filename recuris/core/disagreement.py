@@ -20,33 +20,38 @@ Invariants:
     DG2 a hit is left out only when it is on one side of a disagreement and the query holds
         a word that every hit of the other side holds and no hit of its side does, and no
         such word of its own side.
+    DG3 a hit that the query sides with in one disagreement is never left out by another.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .records import Episode, Hit
 from .text import normalize, tokenize
 
-__all__ = ["settle", "CANDIDATES"]
+__all__ = ["settle", "failed_at", "CANDIDATES"]
 
 # `EpisodicMemory.retrieve_settled` reads this many times `top_k` candidates, so that both
 # sides of a disagreement can be among them, then keeps `top_k` of what `settle` leaves.
 CANDIDATES = 4
 
 
-def _failed_at(episode: Episode) -> str | None:
+def failed_at(episode: Episode) -> str | None:
+    """Return the action a failed episode is shown failing at (its last failed step's,
+    normalised), or None for an episode that did not fail."""
     step = episode.failed_step
     return normalize(step.action) if episode.status == "failed" and step else None
 
 
-def _done(episode: Episode) -> tuple[str, ...]:
-    """Return the actions done without failing, up to the first failure, in order."""
-    done = []
-    for step in episode.trajectory:
-        if step.failed:
-            break
-        done.append(normalize(step.action))
-    return tuple(done)
+def _done(episode: Episode) -> set[str]:
+    """Return every action the episode did without failing, a retry that worked included."""
+    return {normalize(step.action) for step in episode.trajectory if not step.failed}
+
+
+def _before(episode: Episode) -> tuple[str, ...]:
+    """Return the actions done without failing before the step it is shown as failing at."""
+    step = episode.failed_step
+    earlier = episode.trajectory[: episode.trajectory.index(step)] if step else ()
+    return tuple(normalize(other.action) for other in earlier if not other.failed)
 
 
 def _telling(side: list[set[str]], other: list[set[str]]) -> set[str]:
@@ -56,7 +61,7 @@ def _telling(side: list[set[str]], other: list[set[str]]) -> set[str]:
 
 def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
     """Return each disagreement among the hits as its two sides, lists of episode ids."""
-    failed = {hit.episode.id: _failed_at(hit.episode) for hit in hits}
+    failed = {hit.episode.id: failed_at(hit.episode) for hit in hits}
     done = {hit.episode.id: _done(hit.episode) for hit in hits}
     sides = []
     # Over an action: failed at it here, done without failing there.
@@ -65,11 +70,12 @@ def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
         working = [key for key, actions in done.items() if action in actions]
         if working:
             sides.append((failing, working))
-    # Over a step: failed at different actions after the same ones.
+    # Over a step: failed at different actions after doing the same ones.
     steps: dict[tuple, list[str]] = {}
-    for key, at in failed.items():
+    for hit in hits:
+        at = failed[hit.episode.id]
         if at is not None:
-            steps.setdefault((done[key], at), []).append(key)
+            steps.setdefault((_before(hit.episode), at), []).append(hit.episode.id)
     ordered = sorted(steps)
     for number, one in enumerate(ordered):
         for other in ordered[number + 1 :]:
@@ -78,18 +84,29 @@ def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
     return sides
 
 
-def settle(hits: Sequence[Hit], query: str) -> list[Hit]:
-    """Leave out the hits whose advice the query's words side against (DG1, DG2)."""
-    words = {hit.episode.id: set(tokenize(hit.episode.goal)) for hit in hits}
-    asked = set(tokenize(query))
-    left_out: set[str] = set()
+def settle(
+    hits: Sequence[Hit], query: str, words: Callable[[str], Sequence[str]] = tokenize
+) -> list[Hit]:
+    """Leave out the hits whose advice the query's words side against (DG1-DG3).
+
+    `words` splits a goal or the query into the words compared (the episodic scorer's
+    analysis, say: stop words then decide nothing); the core's `tokenize` by default.
+    """
+    held = {hit.episode.id: set(words(hit.episode.goal)) for hit in hits}
+    asked = set(words(query))
+    losing: set[str] = set()
+    winning: set[str] = set()
     for first, second in _sides(hits):
-        first_words = _telling([words[key] for key in first], [words[key] for key in second])
-        second_words = _telling([words[key] for key in second], [words[key] for key in first])
+        first_words = _telling([held[key] for key in first], [held[key] for key in second])
+        second_words = _telling([held[key] for key in second], [held[key] for key in first])
         # The query sides with one side only if it holds a word that tells that side apart
         # and none that tells the other: a query holding both, or neither, settles nothing.
         if asked & first_words and not asked & second_words:
-            left_out.update(second)
+            winning.update(first)
+            losing.update(second)
         elif asked & second_words and not asked & first_words:
-            left_out.update(first)
+            winning.update(second)
+            losing.update(first)
+    # A hit the query sided with in one disagreement stays, whatever another one says (DG3).
+    left_out = losing - winning
     return [hit for hit in hits if hit.episode.id not in left_out]

@@ -29,6 +29,7 @@ from typing import Protocol
 from .disagreement import CANDIDATES, settle
 from .records import Episode, Hit
 from .similarity import JaccardScorer, Scorer
+from .text import tokenize
 from .validation import require_count, require_number
 
 __all__ = ["EpisodicMemory", "EpisodeArchive", "RetrievalSettings"]
@@ -214,7 +215,10 @@ class EpisodicMemory:
         if not settings.settle:
             return self.retrieve(query, settings.top_k, settings.threshold)
         candidates = self.retrieve(query, settings.top_k * CANDIDATES, settings.threshold)
-        return settle(candidates, query)[: settings.top_k]
+        # Settled on the words the scorer compares, so that what it leaves out (stop words,
+        # word forms) decides nothing there either; a scorer of vectors has no words.
+        words = tokenize if self.scorer.persist else self.scorer.analyzer
+        return settle(candidates, query, words)[: settings.top_k]
 
     def retrieve_by_scan(
         self,

@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.disagreement: settling past tasks that contradict (DG1, DG2)."""
+"""Example tests for recuris.core.disagreement: settling past tasks that contradict (DG1-DG3)."""
 
 from recuris.core.disagreement import settle
 from recuris.core.records import Episode, Hit, Step
@@ -10,7 +10,7 @@ def task(goal, *steps, score=0.5):
         Step(number, action, "error" if failed else "ok", failed)
         for number, (action, failed) in enumerate(steps, start=1)
     )
-    failed = any(failed for _, failed in steps)
+    failed = steps[-1][1]  # a task whose last step worked succeeded, a retry included
     episode = Episode(
         task_type="deployment",
         goal=goal,
@@ -91,3 +91,46 @@ def test_failures_after_different_steps_are_not_a_disagreement():
         task("import the billing JSON export", ("unzip", False), ("row by row", True)),
     ]
     assert settle([*other, *CSV], "import the payroll CSV dump") == [*other, *CSV]
+
+
+def test_a_hit_the_query_sided_with_once_is_not_left_out_by_another_disagreement():
+    """DG3: A failed at push after migrating, B at migrate after pushing; each did what the
+    other failed at. A query naming EU and US sides with A over push and with B over migrate:
+    both stay, and C (Asia, did both) is the one left out."""
+    a = task("deploy storefront EU cluster", ("migrate", False), ("push", True))
+    b = task("deploy storefront US cluster", ("push", False), ("migrate", True))
+    c = task("deploy storefront Asia cluster", ("push", False), ("migrate", False))
+    assert goals(settle([a, b, c], "replicate storefront from EU to US cluster")) == goals([a, b])
+
+
+def test_a_retry_that_worked_counts_as_doing_the_action():
+    """DG2: a task that failed at push, then pushed, did push without failing: it disagrees
+    with one that failed at push, and a US query leaves the EU failure out."""
+    recovered = task("deploy storefront US cluster", ("push", True), ("push", False))
+    failed = task("deploy storefront EU cluster", ("push", True))
+    assert goals(settle([failed, recovered], "deploy billing US cluster")) == goals([recovered])
+
+
+def test_the_step_of_a_failure_is_the_one_it_is_shown_failing_at():
+    """DG2: a task that failed at login, logged in again and failed at push failed at push
+    after "login again"; one that failed at "check quota" after nothing is no alternative."""
+    later = task(
+        "deploy storefront EU cluster",
+        ("login", True),
+        ("login again", False),
+        ("push", True),
+    )
+    other = task("deploy storefront US cluster", ("check quota", True))
+    assert settle([later, other], "deploy billing EU cluster") == [later, other]
+
+
+def test_the_words_compared_can_be_the_scorers():
+    """DG2: with words that drop "the", a query holding "the" sides with nobody."""
+    failed = task("deploy the storefront to EU", ("push", True))
+    worked = task("deploy storefront to US", ("push", False))
+
+    def without_the(text):
+        return [word for word in text.lower().split() if word != "the"]
+
+    assert goals(settle([failed, worked], "deploy the storefront")) == goals([failed])
+    assert settle([failed, worked], "deploy the storefront", without_the) == [failed, worked]
