@@ -314,7 +314,7 @@ def merge_task_items(db: sqlite3.Connection) -> None:
 
     Runs inside the caller's transaction, as one step of a migration.
     """
-    # `rowid`, not `number`: a migration step, it runs on version 5's table, which has none.
+    # `rowid`, not `number`: a migration step; a version 4 or 5 table has no `number` yet.
     rows = db.execute(
         "SELECT rowid, user_id, content, task_id, metadata FROM items "
         "WHERE level = 'working' AND task_id IS NOT NULL ORDER BY rowid"
