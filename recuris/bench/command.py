@@ -57,6 +57,8 @@ def _locomo(paths: list[str]) -> None:
             "MemoryManager.recall, default, SQLiteStore (what users run)": locomo.through_manager(
                 lambda: SQLiteStore(Path(folder) / f"conversation-{next(counter)}.db")
             ),
+            "MemoryManager.recall, InMemoryStore, the speaker a word of each turn "
+            "(no speaker given)": locomo.through_manager(InMemoryStore, speakers=False),
             **{
                 f"MemoryManager.recall, InMemoryStore, {name}": locomo.through_manager(
                     InMemoryStore, policy

@@ -7,9 +7,11 @@ For each question of categories 1-4 with evidence, every retriever ranks the tur
 question's own conversation; a turn's text is `speaker: text`, plus the image caption.
 
 The rows that matter are the product's: a default `MemoryManager` (in memory or on SQLite)
-writes every turn as an episodic item of its session, with the clock at the session's date,
-and answers each question with `recall(question, user, top_k=10)`, as a user would. The
-bare scorers stay beside it as references.
+writes every turn as an episodic item of its session, who said it given as its `speaker`
+(as a chat application knows it), with the clock at the session's date, and answers each
+question with `recall(question, user, top_k=10)`, as a user would. A row writes the speaker
+as a word of each turn instead, so that what the loader gives is never taken for recall's
+own gain. The bare scorers stay beside it as references.
 
 Invariants:
     LC1 every reference retriever ranks every turn of the conversation exactly once,
@@ -18,8 +20,9 @@ Invariants:
     LC2 the loader keeps only questions of categories 1-4 that name evidence, and refuses a
         file that is not LoCoMo-shaped with a ValueError naming what is missing.
     LC3 the loader reads the turns of every session that has turns, in order, each as
-        `speaker: text` followed by its image caption when it has one, numbered by its
-        session and dated at the session's date plus a minute per turn before it.
+        `speaker: text` followed by its image caption when it has one (`said` without the
+        speaker), numbered by its session and dated at the session's date plus a minute per
+        turn before it.
 """
 
 import json
@@ -53,9 +56,11 @@ __all__ = [
 @dataclass(frozen=True)
 class Turn:
     id: str
-    text: str
+    text: str  # `speaker: said`
     at: float = 0.0  # the session's date, plus a minute per turn
     session: int = 0
+    speaker: str = ""
+    said: str = ""  # the words and the image caption, without the speaker
 
 
 def _date(text: str | None) -> float:
@@ -100,10 +105,10 @@ def load(path: str | Path) -> Conversation:
         date = _date(body.get(f"session_{number}_date_time"))
         for index, turn in enumerate(session or ()):
             caption = f" {turn['blip_caption']}" if turn.get("blip_caption") else ""
-            text = f"{turn['speaker']}: {turn['text']}{caption}"
-            turns.append(
-                Turn(turn["dia_id"], text, date + 60.0 * index, number)
-            )  # a minute a turn (LC3)
+            said = f"{turn['text']}{caption}"
+            text = f"{turn['speaker']}: {said}"
+            at = date + 60.0 * index  # a minute a turn (LC3)
+            turns.append(Turn(turn["dia_id"], text, at, number, turn["speaker"], said))
     questions = tuple(
         Question(str(q["question"]), tuple(q["evidence"]), int(q["category"]))
         for q in data.get("qa", ())
@@ -157,9 +162,14 @@ RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
 
 
 def through_manager(
-    store_factory: Callable[[], Store], policy: RecallPolicy | None = None
+    store_factory: Callable[[], Store],
+    policy: RecallPolicy | None = None,
+    speakers: bool = True,
 ) -> Callable[[Conversation], Ranker]:
-    """Return the product as a retriever: a manager writes every turn, then recalls for each."""
+    """Return the product as a retriever: a manager writes every turn, then recalls for each.
+
+    With `speakers`, each turn's speaker is given to `write`; without, it is a word of the text.
+    """
 
     def build(conversation: Conversation) -> Ranker:
         clock = ManualClock(conversation.turns[0].at if conversation.turns else 0.0)
@@ -169,11 +179,12 @@ def through_manager(
         for turn in conversation.turns:
             clock.advance(max(0.0, turn.at - clock()))
             manager.write(
-                turn.text,
+                turn.said if speakers else turn.text,
                 user,
                 level="episodic",
                 task_id=f"session-{turn.session}",
                 metadata={"turn": turn.id},
+                speaker=turn.speaker if speakers else None,
             )
         clock.advance(DAY)  # the questions come a day after the last session
 

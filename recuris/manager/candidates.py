@@ -31,6 +31,7 @@ Invariants:
 from collections.abc import Iterable
 
 from ..core.clock import DAY
+from ..core.text import tokenize
 from ..retrieval.scoring import analyze
 from ..storage.item import MemoryItem
 from ..storage.store import Store
@@ -85,6 +86,17 @@ def _half_life(candidates: list[Candidate], now: float, policy: RecallPolicy) ->
     return max(policy.recency_half_life_days * DAY, stretched)
 
 
+def _named(candidates: list[Candidate], query: str) -> frozenset[str]:
+    """Return the candidates' speakers every word of whom the query holds (Q7)."""
+    asked = set(tokenize(query))
+    speakers = {candidate.item.metadata.get("speaker") for candidate in candidates}
+    return frozenset(
+        speaker
+        for speaker in speakers
+        if isinstance(speaker, str) and tokenize(speaker) and set(tokenize(speaker)) <= asked
+    )
+
+
 def gather(
     store: Store,
     user_id: str,
@@ -122,5 +134,5 @@ def gather(
         Candidate(item, best, f"procedure triggered by {trigger}") for item, trigger in procedures
     ]
     candidates = matched + triggered
-    scale = Scale(now, best, _half_life(candidates, now, policy))
+    scale = Scale(now, best, _half_life(candidates, now, policy), _named(candidates, query))
     return [score(candidate, scale, policy.weights) for candidate in candidates]

@@ -171,17 +171,22 @@ class MemoryManager:
         tags: Iterable[str] = (),
         task_id: str | None = None,
         metadata: dict | None = None,
+        speaker: str | None = None,
     ) -> MemoryItem | None:
         """Store content at its level (given, or chosen by `route`); return the item, or None.
 
         None means the content was trivial (U1). A routed `subject: value` is kept as an event
-        and observed by the consolidator. Raises TypeError/ValueError for a bad argument,
-        before anything is stored or audited (MG6).
+        and observed by the consolidator. `speaker`, who said it, is kept in an event's
+        metadata, where recall prefers the speaker a query names (Q7). Raises
+        TypeError/ValueError for a bad argument, before anything is stored or audited (MG6).
         """
         require_text("user_id", user_id)
         if not isinstance(content, str):
             raise TypeError(f"content must be a str, got {type(content).__name__}")
         tags = require_texts("tags", tags)
+        if speaker is not None:
+            require_text("speaker", speaker)
+            metadata = {**(metadata or {}), "speaker": speaker}
         if level is not None and level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
         with self._lock:

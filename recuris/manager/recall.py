@@ -22,11 +22,13 @@ Invariants:
         best-ranked copy is kept (document 002's "no dedup" failure).
     Q4  every result carries its score's breakdown (each term of `terms` by name, and the
         total) and the reason it was recalled (its layer, or the trigger of a procedure); its
-        explanation names the terms that count in the total (a weight above 0).
+        explanation names the terms that count in the total (a weight and a value above 0).
     Q5  the terms of `terms` are exactly the fields of `Weights`, in the same order.
     Q6  a recall that counts use writes its accesses and its one audit record in one call of
         `record_access`, so at most one transaction, one commit (none while a `BufferedStore`
         with `access_batch` above 1 defers them, G10); a recall that chose nothing writes nothing.
+    Q7  a candidate's speaker term is 1 when every word of its `speaker` (MemoryManager.write)
+        is a word of the query, else 0: a recall naming nobody ranks as if the term were not.
 """
 
 from collections.abc import Callable, Iterable
@@ -70,6 +72,9 @@ class Weights:
     recency: float = 0.1
     # How important its writer said it was: set on purpose, so it weighs more than recency.
     importance: float = 0.15
+    # Whether it was said by a speaker the query names (Q7): "what did Caroline research?"
+    # asks for Caroline's words first, whoever else used the same ones.
+    speaker: float = 0.3
 
     def __post_init__(self) -> None:
         for term in fields(self):
@@ -126,6 +131,7 @@ class Scale:
     now: float
     best: float  # the best raw relevance among the recall's candidates, above 0
     half_life: float  # seconds over which recency halves
+    named: frozenset[str] = field(default_factory=frozenset)  # speakers the query names (Q7)
 
 
 def terms(candidate: Candidate, scale: Scale) -> dict[str, float]:
@@ -140,6 +146,7 @@ def terms(candidate: Candidate, scale: Scale) -> dict[str, float]:
         "relevance": min(1.0, max(0.0, candidate.raw / scale.best)),
         "recency": halved(scale.now - item.last_access_at, scale.half_life),
         "importance": item.importance,
+        "speaker": 1.0 if item.metadata.get("speaker") in scale.named else 0.0,
     }
 
 
@@ -158,11 +165,12 @@ class Recalled:
         return {**self.parts, "total": self.total}
 
     def explain(self) -> str:
-        """Return one line: the total, the terms that count in it (weight above 0), the reason."""
+        """Return one line: the total, the terms that count in it (weight and value above 0),
+        the reason."""
         counted = [
             f"{name} {value:.2f}"
             for name, value in self.parts.items()
-            if getattr(self.weights, name)
+            if getattr(self.weights, name) and value
         ]
         return f"{self.total:.3f} = {', '.join(counted)} ({self.reason})"
 

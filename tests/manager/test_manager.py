@@ -536,3 +536,33 @@ def test_forget_memory_of_another_users_id_forgets_nothing_and_says_so(clock):
     assert manager.forget_memory(bobs.id, "ana") is manager.forget_memory("item-404", "ana")
     assert manager.get(bobs.id, "bob") is not None
     assert manager.history("ana") == []
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_a_question_naming_a_speaker_ranks_that_speakers_words_first(store, tmp_path):
+    """Q7: each turn written with its speaker; "what did Caroline say about the camping trip?"
+    ranks Caroline's turn above Mel's more relevant one, on either store, and says why; the
+    same question without her name ranks Mel's first."""
+    from recuris import InMemoryStore, ManualClock, MemoryManager, SQLiteStore
+
+    backing = InMemoryStore() if store == "memory" else SQLiteStore(tmp_path / "m.db")
+    manager = MemoryManager(backing, clock=ManualClock(0))
+    manager.write("the camping trip, the best camping trip of the year", "u", speaker="Mel")
+    manager.write(
+        "I still think about that camping trip while I paint every evening", "u", speaker="Caroline"
+    )
+    results = manager.recall("what did Caroline say about the camping trip?", "u").results
+    assert [result.item.metadata["speaker"] for result in results] == ["Caroline", "Mel"]
+    assert "speaker 1.00" in results[0].explain()
+    unnamed = manager.recall("the camping trip", "u").results
+    assert [result.item.metadata["speaker"] for result in unnamed] == ["Mel", "Caroline"]
+
+
+def test_a_speaker_that_is_not_text_is_refused_before_anything_is_stored():
+    """MG6: `speaker` must be text; nothing is stored or audited for a bad one."""
+    from recuris import ManualClock, MemoryManager
+
+    manager = MemoryManager(clock=ManualClock(0))
+    with pytest.raises((TypeError, ValueError), match="speaker"):
+        manager.write("a turn of the conversation", "u", speaker=7)
+    assert manager.list("u") == [] and manager.history("u") == []

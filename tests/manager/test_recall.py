@@ -61,7 +61,7 @@ def test_weights_must_be_non_negative_and_not_all_zero():
     with pytest.raises(ValueError, match="Q2"):
         Weights(relevance=-1)
     with pytest.raises(ValueError, match="Q2"):
-        Weights(0, 0, 0)
+        Weights(0, 0, 0, 0)
 
 
 def test_the_same_content_is_assembled_once():
@@ -132,3 +132,28 @@ def test_a_recall_that_found_nothing_writes_nothing(tmp_path):
     """Q6: a recall that chose no result commits nothing."""
     store, manager = _manager_on_sqlite(tmp_path / "m.db")
     assert commits_of(store, lambda: manager.recall("giraffe", "ana")) == 0
+
+
+def test_the_speaker_term_is_one_for_a_speaker_the_query_names():
+    """Q7: with "caroline" named, Caroline's event has speaker 1 and adds its weight; Mel's 0."""
+    said = item(
+        "e1", "I researched adoption agencies", "episodic", metadata={"speaker": "Caroline"}
+    )
+    other = item("e2", "I went camping", "episodic", metadata={"speaker": "Mel"})
+    scale = Scale(0.0, 1.0, DAY, frozenset({"Caroline"}))
+    named = score(Candidate(said, 0.5, "episode"), scale, Weights())
+    unnamed = score(Candidate(other, 0.5, "episode"), scale, Weights())
+    assert (named.parts["speaker"], unnamed.parts["speaker"]) == (1.0, 0.0)
+    assert named.total - unnamed.total == pytest.approx(Weights().speaker)
+
+
+def test_the_explanation_names_a_term_only_when_it_counts():
+    """Q4: a speaker nobody named (value 0) is left out of the explanation; a named one is in."""
+    said = item(
+        "e1", "I researched adoption agencies", "episodic", metadata={"speaker": "Caroline"}
+    )
+    unnamed = score(Candidate(said, 1.0, "episode"), Scale(0.0, 1.0, DAY), Weights())
+    named = score(
+        Candidate(said, 1.0, "episode"), Scale(0.0, 1.0, DAY, frozenset({"Caroline"})), Weights()
+    )
+    assert "speaker" not in unnamed.explain() and "speaker 1.00" in named.explain()
