@@ -21,6 +21,9 @@ Invariants (the checks, by name):
     PC5 a schema of version 1 is migrated on open with every item, its order and its
         search; an unknown version is refused, nothing written (PS4); any text round-trips,
         NUL and backslashes included (PS2).
+    PC6 while another connection holds a user's row, a manager's write for that user fails
+        after about the store's `timeout` (lock_timeout) with StoreError and is queued, not
+        lost; once the row is free, the next write flushes it (SQ4's bound, G1).
 """
 
 import os
@@ -445,6 +448,43 @@ UPDATE schema_version SET version = 1;
 """
 
 
+def held_user(folder: Path) -> str:
+    """PC6: a write blocked by another connection's lock fails after `timeout`, queued (G1)."""
+    script = """
+manager = MemoryManager(PostgresStore(url, schema, timeout=0.3), clock=ManualClock(1_000))
+manager.write("first note", "ana")
+wait_for_go()
+started = time.monotonic()
+manager.write("second note", "ana")
+print(f"{time.monotonic() - started:.2f}", manager.store.pending, flush=True)
+while not Path(sys.argv[4]).exists():
+    time.sleep(0.01)
+manager.write("third note", "ana")
+print(manager.store.pending)
+"""
+    with Schema("held") as schema:
+        free = folder / f"free-{time.monotonic_ns()}"
+        child = Child(folder, schema, script, str(free))
+        child.paused()
+        with psycopg.connect(conninfo()) as holder:  # a transaction, open until commit
+            holder.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+            holder.execute("SELECT * FROM generations WHERE user_id = 'ana' FOR UPDATE")
+            child.go.touch()
+            waited = child.process.stdout.readline().split()
+        free.touch()  # the holder's transaction ended with the block above
+        queued = child.finish().split()
+        assert waited[1:] == ["1"] and queued == ["0"], (waited, queued)
+        store = PostgresStore(conninfo(), schema)
+        contents = [item.content for item in store.list("ana")]
+        store.close()
+        assert contents == ["first note", "second note", "third note"], contents
+    return (
+        f"a write for a user another connection held failed after {waited[0]} s "
+        "(timeout 0.3 s) and was queued; the next write, the user free, flushed it: all three "
+        "stored in order"
+    )
+
+
 def main() -> int:
     """Run every check; print one line each; return 1 if one failed."""
     data = Path(os.environ["PGDATA"]) if os.environ.get("PGDATA") else None
@@ -455,6 +495,7 @@ def main() -> int:
         "PC3 loaded user forgotten elsewhere": lambda: loaded_user_forgotten(folder),
         "PC4 reader during an erasure": lambda: reader_during_erasure(folder, data),
         "PC5 migration and text": lambda: migration_and_text(folder),
+        "PC6 a user held by another connection": lambda: held_user(folder),
     }
     failed = 0
     for name, check in checks.items():
