@@ -9,9 +9,9 @@ Invariants (the checks, by name):
     PC1 writers: several processes write one user's items and their own at once; every
         acknowledged write is stored, no id is handed out twice, and the term index holds
         exactly the stored items' terms (S3, S5, SH1, PS1).
-    PC2 a write prepared before another process forgets the user is refused (S6); a write
-        in progress when the forget starts makes the forget wait for its commit, then is
-        forgotten with the rest (PS1).
+    PC2 a write prepared before another process forgets the user is refused (S6), a delete
+        after it deletes nothing and is not refused; a write in progress when the forget
+        starts makes the forget wait for its commit, then is forgotten with the rest (PS1).
     PC3 a manager that had the user loaded, after another process forgets them, recalls
         nothing, drops their task, and a new write is stored once (UL1).
     PC4 a reader in a long transaction during an erasure: the forget does not wait for it;
@@ -258,8 +258,16 @@ print("committed", flush=True)
         assert waited and out == "committed\n", (waited, out)
         assert forgotten == [2], forgotten  # the write in progress, committed, then forgotten
         assert leftovers(schema, "MARKER") == []
+    with Schema("forget_delete") as schema:
+        writer = PostgresStore(conninfo(), schema)
+        writer.put([MemoryItem(id="d1", user_id="ana", level="episodic", content="x")])
+        forget_ana(schema)
+        deleted = writer.delete("ana", ["d1"])  # a delete writes nothing new: never refused
+        writer.close()
+        assert deleted == 0, deleted
     return (
-        "a write prepared before the forget: refused (S6); a write holding the user when "
+        "a write prepared before the forget: refused (S6); a delete after it: 0 items, no "
+        "refusal; a write holding the user when "
         f"the forget began: the forget waited for its commit ({seconds:.2f} s), then erased "
         "both items"
     )

@@ -14,15 +14,15 @@ Invariants:
         in sorted order; `delete_user` raises the generation under the same lock. So the
         writes of one user run one at a time (their postings move consistently, SH1), the
         writes of different users run together, and a write prepared before a forget never
-        commits after it (S6).
+        commits after it (S6). A delete holds its user without checking the generation: it
+        writes nothing a forget must stop.
     PS2 content and audit reasons keep any text: NUL, which PostgreSQL's `text` refuses, is
         stored as `\\0` and a backslash as `\\\\`; metadata is JSON text (as in SQLite),
         whose escapes keep NUL. An id, user, level or task holding NUL is refused whole
         with ValueError naming SQ2, before anything is sent.
     PS3 `search` sums the BM25 weights in SQL with the same idf, k1, b and average length as
-        `sqlite_search.search`, rounds the sum to 9 decimals through its shortest decimal
-        text (as Python's `repr`), then orders and cuts: best first, ties to the higher
-        `number`, the later write (S8).
+        `sqlite_search.search`, rounds the sum to 9 decimals (in float8), then orders and
+        cuts: best first, ties to the higher `number`, the later write (S8).
     PS4 a schema holds its version; opening one of version 1 (the tables the chapter first
         proposed: `seq`, `jsonb` metadata, unescaped text) migrates it in one transaction,
         keeping every item, its place and its postings; another version is refused before
@@ -47,8 +47,8 @@ from recuris.core.validation import require_count
 from recuris.retrieval.bm25 import BM25Settings, bm25_idf
 from recuris.storage.audit import AuditEntry
 from recuris.storage.item import MemoryItem
-from recuris.storage.sqlite_ids import ID_BLOCK, NewIds
-from recuris.storage.sqlite_schema import term_counts
+from recuris.storage.sqlite_ids import ID_BLOCK, MINTED_LIMIT, NewIds
+from recuris.storage.sqlite_schema import COLUMNS, term_counts
 from recuris.storage.store import (
     Access,
     IdTakenError,
@@ -61,13 +61,8 @@ __all__ = ["PostgresStore", "SCHEMA_VERSION", "MIGRATES_FROM"]
 
 SCHEMA_VERSION = 2
 MIGRATES_FROM = (1,)
-COLUMNS = (
-    "id user_id level content task_id created_at last_access_at access_count importance metadata "
-    "invalidated_at superseded_by"
-).split()
-TYPES = (
-    "text text text text text float8 float8 int8 float8 text float8 text"
-).split()  # each column's array type, for the batched writes through unnest
+# Each of COLUMNS' array type, for the batched writes through unnest
+TYPES = "text text text text text float8 float8 int8 float8 text float8 text".split()
 SCHEMA = """
 CREATE TABLE schema_version (version integer NOT NULL);
 CREATE TABLE items (
@@ -240,6 +235,8 @@ class PostgresIds(NewIds):
             self._reserved[prefix] = self._transaction(lambda cursor: _reserve(cursor, prefix))
         item_id = self._reserved[prefix].popitem()[0]
         self._minted[item_id] = None
+        if len(self._minted) > MINTED_LIMIT:
+            self._minted.popitem(last=False)
         return item_id
 
 
@@ -337,14 +334,20 @@ class PostgresStore:
             except psycopg.Error as error:
                 raise StoreError(f"{type(error).__name__}: {error}") from error
 
-    def _lock_users(self, cursor: psycopg.Cursor, users: Iterable[str], mode: str) -> None:
-        """Hold each user's generation row (PS1), and refuse the write if one moved (S6)."""
+    def _lock_users(
+        self, cursor: psycopg.Cursor, users: Iterable[str], mode: str, checked: Iterable[str]
+    ) -> None:
+        """Hold each user's generation row (PS1); refuse the write if a `checked` one moved (S6).
+
+        The users checked are those of the write's items and audit records (S6); a user
+        whose items are only deleted is held, not checked, as SQLite's delete checks none.
+        """
         users = sorted(set(users))
         if not users:
             return
         cursor.execute(ADD_USERS, (users,))
         current = dict(cursor.execute(LOCK_USERS.format(mode), (users,)).fetchall())
-        refuse_if_forgotten(users, self._seen, current.__getitem__)
+        refuse_if_forgotten(checked, self._seen, current.__getitem__)
 
     def put(
         self,
@@ -364,8 +367,8 @@ class PostgresStore:
         ids = [item.id for item in last]
 
         def write(cursor: psycopg.Cursor) -> None:
-            users = [item.user_id for item in [*batch, *doomed]] + audit_rows[1]
-            self._lock_users(cursor, users, "UPDATE")
+            users = [item.user_id for item in batch] + audit_rows[1]
+            self._lock_users(cursor, users + [old.user_id for old in doomed], "UPDATE", users)
             stored = self._stored(cursor, ids)  # owners before deleting (S2)
             self._ids.refuse_taken(guarded, stored)
             check_owners(batch, lambda item_id: stored.get(item_id, (None,))[0])
@@ -519,7 +522,7 @@ class PostgresStore:
         doomed = [(item_id, user_id) for item_id in dict.fromkeys(item_ids)]
 
         def remove(cursor: psycopg.Cursor) -> int:
-            self._lock_users(cursor, [user_id], "UPDATE")
+            self._lock_users(cursor, [user_id], "UPDATE", ())
             return self._delete_rows(cursor, doomed)
 
         return self._transaction(remove) if doomed else 0
@@ -607,7 +610,8 @@ class PostgresStore:
 
         def count(cursor: psycopg.Cursor) -> None:
             # FOR SHARE: recalls of one user run together; a forget waits for them (PS1).
-            self._lock_users(cursor, used[1] + audit_rows[1], "SHARE")
+            users = used[1] + audit_rows[1]
+            self._lock_users(cursor, users, "SHARE", users)
             if counted:
                 cursor.execute(RECORD_ACCESS, used)
             if records:
