@@ -47,6 +47,7 @@ from pathlib import Path
 from hypothesis import settings
 
 from recuris import BM25Scorer, InMemoryStore, JaccardScorer, SQLiteStore, StructuredSummarizer
+from recuris.bench.command import factory_of
 
 
 def memory_store(folder: Path):
@@ -67,37 +68,16 @@ BUILT_IN_SCORERS: dict[str, Callable[[], object]] = {
 BUILT_IN_SUMMARIZERS: dict[str, Callable[[int], object]] = {"structured": StructuredSummarizer}
 
 
-# Where a fork's module must be for `import_module` to find it, said when it is not found
-WHERE = (
-    "the module must be importable where pytest runs: a package in the repository's root "
-    "or in tests/, installed (`pip install -e` your fork), or in a folder on PYTHONPATH"
-)
-
-
 def _named(variable: str) -> dict[str, Callable]:
     """Return the factories RECURIS_<PART> names, by their spec, imported.
 
     Raises ValueError naming the variable, the spec and the expected form when a spec names
-    no factory.
+    no factory (the bench's `--store` reads a spec the same way).
     """
-    found = {}
-    for spec in filter(None, (part.strip() for part in os.environ.get(variable, "").split(","))):
-        module, _, name = spec.partition(":")
-        if not (module and name.isidentifier()):
-            raise ValueError(
-                f"{variable}={spec!r}: expected package.module:factory, such as "
-                "my_fork.stores:make_store (several separated by commas)"
-            )
-        try:
-            imported = importlib.import_module(module)
-        except ModuleNotFoundError as error:
-            raise ValueError(
-                f"{variable}={spec!r}: cannot import {module} ({error}); {WHERE}"
-            ) from error
-        if not hasattr(imported, name):
-            raise ValueError(f"{variable}={spec!r}: {module} has no {name}")
-        found[spec] = getattr(imported, name)
-    return found
+    return {
+        spec: factory_of(spec, variable)
+        for spec in filter(None, (part.strip() for part in os.environ.get(variable, "").split(",")))
+    }
 
 
 def store_factories() -> dict[str, Callable[[Path], object]]:

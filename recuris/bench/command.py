@@ -10,14 +10,19 @@ Invariants:
     BC2 `locomo` prints a markdown table of R@1, R@5, R@10 and MRR@10 with one row per
         retriever (each store, each ablation, each reference), then R@5 / MRR@10 per
         category; a bad file exits 1.
+    BC3 `locomo --store package.module:factory` adds the default manager's row on the store
+        that factory makes, named by its spec: the fork kit's factory (tests/factories.py),
+        given a fresh, empty folder per conversation; a spec that names no factory exits 1.
 """
 
 import argparse
+import importlib
 import math
 import os
 import platform
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..manager.cli import run_piped
@@ -41,7 +46,44 @@ def _files(paths: list[str]) -> list[Path]:
     return found
 
 
-def _locomo(paths: list[str]) -> None:
+def factory_of(spec: str, named_by: str = "--store") -> Callable:
+    """Return the factory a spec `package.module:name` names, imported (BC3).
+
+    Raises ValueError naming `named_by`, the spec and the expected form when it names none.
+    """
+    module, _, name = spec.partition(":")
+    if not (module and name.isidentifier()):
+        raise ValueError(
+            f"{named_by}={spec!r}: expected package.module:factory, such as "
+            "my_fork.stores:make_store"
+        )
+    try:
+        imported = importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        raise ValueError(
+            f"{named_by}={spec!r}: cannot import {module} ({error}); the module must be "
+            "importable where the command runs: in the working folder, installed "
+            "(`pip install -e` your fork), or in a folder on PYTHONPATH"
+        ) from error
+    if not hasattr(imported, name):
+        raise ValueError(f"{named_by}={spec!r}: {module} has no {name}")
+    return getattr(imported, name)
+
+
+def _in_folders(factory: Callable, folder: str) -> Callable[[], object]:
+    """Return a maker of stores from a fork kit factory, each in a fresh folder (BC3)."""
+    counter = iter(range(10**6))
+
+    def make() -> object:
+        fresh = Path(folder) / f"store-{next(counter)}"
+        fresh.mkdir()
+        return factory(fresh)
+
+    return make
+
+
+def _locomo(paths: list[str], stores: list[str] = ()) -> None:
+    factories = {spec: factory_of(spec) for spec in stores}
     conversations = [locomo.load(path) for path in _files(paths)]
     questions = sum(len(c.questions) for c in conversations)
     print(
@@ -59,6 +101,12 @@ def _locomo(paths: list[str]) -> None:
             ),
             "MemoryManager.recall, InMemoryStore, the speaker a word of each turn "
             "(no speaker given)": locomo.through_manager(InMemoryStore, speakers=False),
+            **{
+                f"MemoryManager.recall, default, {spec}": locomo.through_manager(
+                    _in_folders(factory, folder)
+                )
+                for spec, factory in factories.items()
+            },
             **{
                 f"MemoryManager.recall, InMemoryStore, {name}": locomo.through_manager(
                     InMemoryStore, policy
@@ -319,8 +367,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m recuris.bench", description=__doc__.splitlines()[0]
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("locomo", help="retrieval on LoCoMo files or folders of them").add_argument(
-        "paths", nargs="+"
+    locomo_command = commands.add_parser(
+        "locomo", help="retrieval on LoCoMo files or folders of them"
+    )
+    locomo_command.add_argument("paths", nargs="+")
+    locomo_command.add_argument(
+        "--store",
+        action="append",
+        default=[],
+        metavar="package.module:factory",
+        help="also a store of your own, made by a fork kit factory (tests/factories.py)",
     )
     speed_command = commands.add_parser("speed", help="speed and scale")
     speed_command.add_argument("--quick", action="store_true")
@@ -336,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_piped(lambda: experience_benchmark.command(arguments))
     try:
         if arguments.command == "locomo":
-            _locomo(arguments.paths)
+            _locomo(arguments.paths, arguments.store)
         else:
             _speed(arguments.quick, arguments.large)
             sizes = (1_000, 10_000) if arguments.quick else (10_000, 100_000)

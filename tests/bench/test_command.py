@@ -37,3 +37,21 @@ def test_a_benchmark_writes_nothing_beside_its_input_or_where_it_runs(path, tmp_
     before = sorted(tmp_path.rglob("*"))
     assert bench.main(["locomo", str(path)]) == 0
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_store_named_by_a_spec_adds_its_row_and_ranks_as_the_store_it_makes(path, capsys):
+    """BC3: `--store factories:sqlite_store` adds the default manager's row on the store the
+    spec makes, with the SQLiteStore row's figures, overall and per category."""
+    assert bench.main(["locomo", str(path), "--store", "factories:sqlite_store"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    built_in = [row for row in rows if "default, SQLiteStore" in row]
+    named = [row for row in rows if "default, factories:sqlite_store |" in row]
+    assert len(named) == len(built_in) == 2
+    assert [row.split(" | ")[1:] for row in named] == [row.split(" | ")[1:] for row in built_in]
+
+
+@pytest.mark.parametrize("spec", ["factories", "factories:no_such_factory", "no_such_fork:make"])
+def test_a_store_spec_that_names_no_factory_exits_1_naming_it(path, capsys, spec):
+    """BC3: a `--store` spec that names no factory exits 1, its message naming the spec."""
+    assert bench.main(["locomo", str(path), "--store", spec]) == 1
+    assert f"--store={spec!r}" in capsys.readouterr().err
