@@ -13,10 +13,12 @@ Invariants:
     C3  no duplicate facts: the statement that is already the subject's valid fact is
         never promoted again (a value that returns after being superseded may be).
     C4  every sighting that meets a conflicting value in the window is reported.
+    C5  after `forget_sources(S)` no sighting or conflict of a source in S is kept: a
+        forgotten source never counts toward a promotion, and its text is not held.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..core.clock import DAY
@@ -117,6 +119,21 @@ class Consolidator:
         days = window_seconds / DAY
         reason = f"consolidated: {len(sources)} consistent sources within {days:g} days"
         return self.semantic.add(subject, value, sources, created_at=now, reason=reason)
+
+    def forget_sources(self, source_ids: Iterable[str]) -> None:
+        """Drop every sighting and conflict of these sources: they no longer count (C5)."""
+        gone = set(source_ids)
+        if not gone:
+            return
+        for key, window in list(self._sightings.items()):
+            kept = [sighting for sighting in window if sighting.source_id not in gone]
+            if kept:
+                self._sightings[key] = kept
+            else:
+                del self._sightings[key]
+        self.conflicts = [
+            conflict for conflict in self.conflicts if gone.isdisjoint(conflict.source_ids)
+        ]
 
     def __repr__(self) -> str:
         return (

@@ -17,11 +17,14 @@ Invariants:
     MG3 after `forget_user(U)`, no item and no audit entry holds U's text.
     MG4 every write, promotion, supersession, forgetting and recall is audited.
     MG5 a failing store makes recall return nothing (with a warning), never raise.
-    MG6 `write` checks every argument (user, content, tags, level) and reads the clock (I4)
-        before it stores or audits anything: a refused write leaves no trace.
-    MG7 after `forget_memory(item, U)`, no item and no audit entry of U holds the item's text
-        (S13, SE1); the forget is audited; an id that is not U's forgets nothing and says
-        no more than an unknown one.
+    MG6 `write` checks every argument (user, content, tags, level, importance) and reads
+        the clock (I4) before it stores or audits anything: a refused write leaves no trace.
+    MG7 after `forget_memory(item, U)` the item is in neither the store nor the queue, no
+        audit entry of U quotes its text (S13, SE1, G12), no loaded layer holds it and it
+        counts toward no consolidation (UL3); a fact consolidated from it goes with it once
+        every other source of the fact is gone too, and one with a source left stays; any
+        other memory that states the same text stays. The forget is audited, and so is a
+        fact's; an id that is not U's forgets nothing and says no more than an unknown one.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -46,7 +49,7 @@ from ..evolution.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
 from ..storage.audit import AuditEntry
-from ..storage.buffered_store import ACCESS_BATCH, BufferedStore
+from ..storage.buffered_store import ACCESS_BATCH, BufferedStore, QueuedErasureError
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_erasure import ErasureIncompleteError
@@ -189,6 +192,8 @@ class MemoryManager:
             metadata = {**(metadata or {}), "speaker": speaker}
         if level is not None and level not in LEVELS:
             raise ValueError(f"I1: level must be one of {LEVELS}, got {level!r}")
+        if importance is not None:
+            require_number("I1: importance", importance, 0.0, 1.0)
         with self._lock:
             return self._write(content, user_id, level, importance, tags, task_id, metadata)
 
@@ -395,26 +400,55 @@ class MemoryManager:
     def forget_memory(self, item_id: str, user_id: str) -> bool:
         """Erase one of the user's memories everywhere and audit it; return whether it was there.
 
-        Its text leaves the store, the audit records about it and, in SQLite, the log (MG7);
-        the user's layers are reloaded without it. Raises ErasureIncompleteError, a StoreError,
-        when old copies may remain (SE1), and StoreError while the store fails.
+        Its text leaves the store, the queue, the audit records about it and, in SQLite, the
+        log; a fact consolidated from it whose every other source is gone is erased with it;
+        the user's layers are reloaded without them, and the consolidator forgets their
+        sightings (MG7). Raises ErasureIncompleteError or QueuedErasureError, StoreErrors,
+        when copies may remain (SE1, G12), and StoreError while the store fails.
         """
         require_text("user_id", user_id)
         require_text("item_id", item_id)
         with self._lock:
+            erased: list[str] = []
             try:
-                erased = self.store.erase(user_id, [item_id]) > 0
-            except ErasureIncompleteError:
-                self._audit(user_id, item_id, "forget", "erased on request; erasure incomplete")
+                if self.store.erase(user_id, [item_id]) > 0:
+                    erased.append(item_id)
+                    erased.extend(self._erase_facts_made_from(user_id, item_id))
+            except (ErasureIncompleteError, QueuedErasureError) as error:
+                erased.append(item_id)
+                self._audit(user_id, item_id, "forget", f"erased on request; {_unfinished(error)}")
                 raise
+            finally:
+                # Even when the erasure raised, the loaded layers must not keep what it reached.
+                self.users.refresh(user_id, forgotten=set(erased))
             if erased:
                 self._audit(user_id, item_id, "forget", "erased on request")
-                self.users.refresh(user_id)
-            return erased
+            return bool(erased)
+
+    def _erase_facts_made_from(self, user_id: str, item_id: str) -> list[str]:
+        """Erase the facts naming the erased item whose every other source is gone too (MG7)."""
+        orphaned = [
+            fact.id
+            for fact in self.store.list(user_id, "semantic")
+            if item_id in fact.metadata.get("source_ids", ())
+            and all(
+                self.store.get(user_id, source) is None
+                for source in fact.metadata["source_ids"]
+                if source != item_id
+            )
+        ]
+        if orphaned:
+            self.store.erase(user_id, orphaned)
+            for fact_id in orphaned:
+                self._audit(user_id, fact_id, "forget", f"erased with its last source {item_id}")
+        return orphaned
 
     def close(self) -> None:
-        """Write what is queued and close the store; raise StoreError naming what could not be
-        written, which stays queued for another close (G5)."""
+        """Write what is queued and close the store.
+
+        Raises StoreError naming what could not be written, which stays queued for another
+        close (G5).
+        """
         with self._lock:
             self.store.close()
 
@@ -452,3 +486,10 @@ class MemoryManager:
     def _audit(self, user_id: str, item_id: str, operation: str, reason: str) -> None:
         record = AuditEntry(item_id, operation, reason, self.clock(), None, user_id)
         self.store.append_audit([record])
+
+
+def _unfinished(error: StoreError) -> str:
+    """Say in the audit why an erasure is unfinished: copies in the log, or in the store."""
+    if isinstance(error, QueuedErasureError):
+        return "the store failed: a stored copy may remain"
+    return "erasure incomplete"

@@ -14,6 +14,9 @@ Invariants:
         call for the user that can read the store: it drops every cache it keeps of the
         user (layers, facts, episodes, task in progress) before using any of them.
     UL2 every public method runs whole under the lock the manager gives (TS1).
+    UL3 after `refresh(U, forgotten)` no loaded layer of U holds a forgotten memory: the
+        layers are read again from the store, and the consolidator keeps no sighting (nor
+        conflict) of a forgotten source, so an erased memory never counts toward a fact.
 """
 
 import threading
@@ -22,7 +25,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from ..core.episodic import EpisodicMemory
-from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
 from ..core.validation import require_text
 from ..evolution.consolidation import ConsolidationSettings, Consolidator
@@ -30,6 +32,7 @@ from ..evolution.procedural import ProceduralMemory
 from ..evolution.semantic import SemanticMemory
 from ..evolution.stored_facts import StoredFacts
 from ..storage.archives import StoredEpisodes
+from ..storage.audit import AuditEntry
 from ..storage.buffered_store import BufferedStore, QueuedView
 from ..storage.item import MemoryItem
 from ..storage.sqlite_erasure import ErasureIncompleteError
@@ -210,9 +213,7 @@ class UserLayers:
         semantic = SemanticMemory(StoredFacts(store, user_id), self.clock)
         consolidator = Consolidator(semantic, self.consolidation, clock=self.clock)
         procedural = ProceduralMemory(store, user_id, self.clock)
-        return Layers(
-            semantic, procedural, consolidator, generation, store, user_id, self.scorer
-        )
+        return Layers(semantic, procedural, consolidator, generation, store, user_id, self.scorer)
 
     def _generation_of(self, user_id: str) -> int | None:
         # None if the store cannot say and the user's layers are cached: during an outage the
@@ -224,8 +225,9 @@ class UserLayers:
                 raise
             return None
 
-    def refresh(self, user_id: str) -> None:
-        """Reload the user's layers from the store, keeping the consolidator's sightings."""
+    def refresh(self, user_id: str, forgotten: Iterable[str] = ()) -> None:
+        """Reload the user's layers from the store, keeping the consolidator's sightings but
+        those of the `forgotten` sources (UL3)."""
         with self.lock:
             old = self.loaded.pop(user_id, None)
             if old is None:
@@ -234,4 +236,5 @@ class UserLayers:
             if fresh.generation != old.generation:
                 return  # forgotten meanwhile: its sightings go with it (UL1)
             old.consolidator.semantic = fresh.semantic
+            old.consolidator.forget_sources(forgotten)
             fresh.consolidator = old.consolidator

@@ -17,7 +17,9 @@ Invariants:
         and changes nothing; an unknown tool is a JSON-RPC error (INVALID_PARAMS).
     MT3 the store failing never fails a call: search_memory answers nothing with
         `degraded` (MG5), remember keeps the write queued and says so (G1), forget answers
-        a tool error saying nothing was forgotten; reading a resource answers MEMORY_DOWN.
+        a tool error saying nothing was forgotten (or that only a queued copy was, G12) and
+        forgets a memory that was only queued as any other; reading a resource answers
+        MEMORY_DOWN.
     MT4 resources/list returns every resource exactly once across its pages, at most
         PAGE_SIZE a page, in a fixed order (the recent memories, then each memory's
         history, newest memory first); a cursor it did not make is refused (INVALID_PARAMS).
@@ -35,9 +37,9 @@ import re
 from urllib.parse import quote, unquote
 
 from ..core.text import flatten
-from ..core.validation import require_number
 from ..manager.active_recall import ActiveRecall, search_memory_tool
 from ..manager.manager import MemoryManager
+from ..storage.buffered_store import QueuedErasureError
 from ..storage.item import LEVELS, MemoryItem
 from ..storage.sqlite_erasure import ErasureIncompleteError
 from ..storage.store import StoreError
@@ -51,6 +53,9 @@ RECENT_URI = "memory://recent"
 # JSON-RPC's range for a server's own errors: the store cannot be read right now (MT3).
 MEMORY_DOWN = -32000
 _HISTORY = re.compile(r"^memory://items/([^/]+)/history$")
+# The item ids the audit writes for records about no one memory: a skip or a recall ("-"),
+# a forget of the whole user ("*"). No memory has them, so no history resource is read at them.
+NO_ITEM_MARKS = ("-", "*")
 _JSON = "application/json"
 
 REMEMBER = {
@@ -83,7 +88,8 @@ FORGET = {
     "name": "forget",
     "description": (
         "Erase one memory for good, by the id search_memory gave, when the user asks you to "
-        "forget it or it is wrong."
+        "forget it or it is wrong. A fact learned from it goes too once every memory it was "
+        "learned from is forgotten; a memory that says the same thing on its own stays."
     ),
     "inputSchema": {
         "type": "object",
@@ -143,11 +149,17 @@ class MemoryTools:
         return [dict(definition) for definition in self.definitions]
 
     def call(self, name: str, arguments: dict) -> dict:
-        """Run a tool; return its CallToolResult (MT2, MT3). Raises RequestError for an
-        unknown tool."""
+        """Run a tool; return its CallToolResult (MT2, MT3).
+
+        Raises RequestError for an unknown tool.
+        """
         if name not in self.calls:
             raise RequestError(INVALID_PARAMS, f"Unknown tool: {flatten(name, 80)!r}")
-        [schema] = [d["inputSchema"] for d in self.definitions if d["name"] == name]
+        [schema] = [
+            definition["inputSchema"]
+            for definition in self.definitions
+            if definition["name"] == name
+        ]
         unknown = sorted(set(arguments) - set(schema["properties"]))
         if unknown:
             named = ", ".join(repr(flatten(key, 40)) for key in unknown)
@@ -160,16 +172,16 @@ class MemoryTools:
 
     def _remember(self, arguments: dict) -> dict:
         content = arguments.get("content")
-        level = arguments.get("level")
-        importance = arguments.get("importance")
+        if content == "":  # the schema's minLength; the manager would audit it as trivial
+            return _problem("remember: 'content' must be non-empty text")
         try:
-            if not isinstance(content, str) or not content.strip():
-                raise ValueError("'content' is required and must be non-empty text")
-            if importance is not None:
-                require_number("'importance'", importance, 0.0, 1.0)
-            if level is not None and level not in LEVELS:
-                raise ValueError(f"'level' must be one of {list(LEVELS)}")
-            item = self.manager.write(content, self.user_id, level=level, importance=importance)
+            # The manager checks every argument before it stores anything (MG6).
+            item = self.manager.write(
+                content,
+                self.user_id,
+                level=arguments.get("level"),
+                importance=arguments.get("importance"),
+            )
         except (TypeError, ValueError) as error:
             return _problem(f"remember: {error}")
         except StoreError as error:
@@ -191,6 +203,8 @@ class MemoryTools:
                 "forget: deleted, but old copies may remain in the database's log while another "
                 "program reads it; the erasure completes by itself once it is done"
             )
+        except QueuedErasureError as error:
+            return _problem(f"forget: the copy waiting to be written is erased; {error}")
         except StoreError as error:
             return _problem(f"forget: memory unavailable, nothing forgotten: {error}")
         if not forgotten:
@@ -228,6 +242,8 @@ class MemoryTools:
             return _contents(uri, {"memories": [_shown(item) for item in recent]})
         match = _HISTORY.match(uri)
         item_id = unquote(match.group(1)) if match else None
+        if item_id in NO_ITEM_MARKS:
+            item_id = None  # the audit's marks of "no one memory" name no resource
         try:
             records = self.manager.history(self.user_id, item_id) if item_id else []
         except StoreError as error:
@@ -236,8 +252,13 @@ class MemoryTools:
             # MT1: another user's memory has no history here, like one that never was.
             raise RequestError(RESOURCE_NOT_FOUND, f"Resource not found: {flatten(uri, 120)}")
         history = [
-            {"operation": r.operation, "reason": r.reason, "at": r.at, "weight": r.weight}
-            for r in records
+            {
+                "operation": record.operation,
+                "reason": record.reason,
+                "at": record.at,
+                "weight": record.weight,
+            }
+            for record in records
         ]
         return _contents(uri, {"id": item_id, "history": history})
 

@@ -13,7 +13,8 @@ Invariants:
     MP1 `receive` never raises: a request gets exactly one response, with its id and either
         a result or an error object of the specification's codes; a notification or a
         response from the client gets none, even when it is malformed; a message that cannot
-        be read as a request gets an error whose id is null.
+        be read as a request gets an error whose id is null. A client's response (a
+        `result` or an `error`, no `method`) is known as one whatever its id, null included.
     MP2 `initialize` answers with the version the client asked for when it is one of
         PROTOCOL_VERSIONS, and otherwise the newest of them; before it, every request but
         `ping` is refused, and a second `initialize` is refused.
@@ -23,9 +24,11 @@ Invariants:
         no Python class and holding no traceback; the traceback goes to the log (stderr).
     MP5 what recuris logs at or above the level the client chose (`logging/setLevel`,
         WARNING until it chooses) while a request runs is sent before the request's response
-        as `notifications/message`, in order; the log (stderr) has it too.
-    MP6 every answer can be sent: `encode` makes one line of UTF-8 (no newline inside, a
-        lone surrogate replaced), whatever the answer holds.
+        as `notifications/message`, in order, whatever the "recuris" logger's own level
+        (lowered for the request's time, then given back); the log (stderr) has it too.
+    MP6 every answer can be sent: `encode` makes one line of UTF-8 of strict JSON (no
+        newline inside, a lone surrogate replaced, no NaN or Infinity), whatever the answer
+        holds: one it cannot carry becomes an INTERNAL_ERROR with the answer's id.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 
 from ..core.validation import replace_surrogates
@@ -42,7 +46,8 @@ __all__ = [
     "Session",
     "RequestError",
     "encode",
-    "is_initialize",
+    "error_object",
+    "parse",
     "oversized",
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSIONS",
@@ -90,18 +95,42 @@ class RequestError(Exception):
 
 
 def encode(message: dict) -> bytes:
-    """Return a message as one line of UTF-8, newline included (MP6)."""
-    # json.dumps escapes every control character, so no newline can fall inside the line.
-    return (replace_surrogates(json.dumps(message, ensure_ascii=False)) + "\n").encode("utf-8")
-
-
-def is_initialize(data: bytes) -> bool:
-    """Tell whether a message is an `initialize` request (the only one that opens a session)."""
+    """Return a message as one line of UTF-8 of strict JSON, newline included (MP6)."""
     try:
-        message = json.loads(data)
+        # json.dumps escapes every control character, so no newline can fall inside the line.
+        text = json.dumps(message, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        log.error("an answer held a number JSON cannot carry (NaN or Infinity)")
+        refused = error_object(message.get("id"), INTERNAL_ERROR, "Internal error: see the log")
+        text = json.dumps(refused, ensure_ascii=False)
+    return (replace_surrogates(text) + "\n").encode("utf-8")
+
+
+def parse(data: bytes | str) -> tuple[dict | None, dict | None]:
+    """Read one message; return (the JSON object, None) or (None, the error answering it).
+
+    MP1, MP3. Never raises.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if len(data) > MAX_MESSAGE_BYTES:
+        return None, oversized(len(data))
+    try:
+        message = json.loads(data, parse_constant=_not_json)
     except (ValueError, RecursionError):
-        return False
-    return isinstance(message, dict) and message.get("method") == "initialize"
+        return None, error_object(None, PARSE_ERROR, "Parse error: the message is not JSON text")
+    if isinstance(message, list):
+        return None, error_object(
+            None, INVALID_REQUEST, "Invalid Request: batches are not supported"
+        )
+    if not isinstance(message, dict):
+        return None, error_object(None, INVALID_REQUEST, "Invalid Request: a message is an object")
+    return message, None
+
+
+def _not_json(constant: str) -> None:
+    # Python's json reads NaN and Infinity; JSON has no such numbers.
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _server_version() -> str:
@@ -122,6 +151,34 @@ class _Notes(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.thread == self.thread:
             self.records.append(record)
+
+
+# The levels of the requests running now, in every thread, and the level the "recuris" logger
+# had before the first of them: while a client asks for records below the logger's level,
+# the logger lets them through (MP5), and gets its own level back after the last request.
+_HEARD_LOCK = threading.Lock()
+_heard_levels: list[int] = []
+_level_before: list[int] = []
+
+
+@contextmanager
+def _heard(level: int) -> Iterator[None]:
+    """Let the "recuris" logger pass records at `level` while the block runs (MP5)."""
+    recuris = logging.getLogger("recuris")
+    with _HEARD_LOCK:
+        if not _heard_levels:
+            _level_before[:] = [recuris.level, recuris.getEffectiveLevel()]
+        _heard_levels.append(level)
+        recuris.setLevel(min(_level_before[1], *_heard_levels))
+    try:
+        yield
+    finally:
+        with _HEARD_LOCK:
+            _heard_levels.remove(level)
+            if _heard_levels:
+                recuris.setLevel(min(_level_before[1], *_heard_levels))
+            else:
+                recuris.setLevel(_level_before[0])
 
 
 class Session:
@@ -153,31 +210,27 @@ class Session:
 
         Returns [] for a notification or a client's response. Never raises.
         """
-        if isinstance(data, str):
-            data = data.encode("utf-8", "surrogatepass")
-        if len(data) > MAX_MESSAGE_BYTES:
-            return [oversized(len(data))]
-        try:
-            message = json.loads(data)
-        except (ValueError, RecursionError):
-            return [_error(None, PARSE_ERROR, "Parse error: the message is not JSON text")]
-        if isinstance(message, list):
-            return [_error(None, INVALID_REQUEST, "Invalid Request: batches are not supported")]
-        if not isinstance(message, dict):
-            return [_error(None, INVALID_REQUEST, "Invalid Request: a message is an object")]
+        message, refused = parse(data)
+        return [refused] if message is None else self.answer(message)
+
+    def answer(self, message: dict) -> list[dict]:
+        """Answer one message `parse` read, as `receive` does (MP1, MP5). Never raises."""
+        if "method" not in message and ("result" in message or "error" in message):
+            return []  # a response to a request this server never sends, whatever its id
         if "id" not in message:
             self._notified(message)
             return []
         request_id = message["id"]
         if not _valid_id(request_id):
-            return [_error(None, INVALID_REQUEST, "Invalid Request: an id is a string or integer")]
-        if "method" not in message and ("result" in message or "error" in message):
-            return []  # a response to a request this server never sends: nothing to answer
+            return [
+                error_object(None, INVALID_REQUEST, "Invalid Request: an id is a string or integer")
+            ]
         notes = _Notes(self.level)
         recuris = logging.getLogger("recuris")
         recuris.addHandler(notes)
         try:
-            response = self._answer(message, request_id)
+            with _heard(self.level):
+                response = self._answer(message, request_id)
         finally:
             recuris.removeHandler(notes)
         return [*map(_notification, notes.records), response]
@@ -186,24 +239,24 @@ class Session:
         method = message.get("method")
         params = message.get("params", {})
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            return _error(
+            return error_object(
                 request_id,
                 INVALID_REQUEST,
                 'Invalid Request: needs "jsonrpc": "2.0" and a text "method"',
             )
         if not isinstance(params, dict):
-            return _error(request_id, INVALID_PARAMS, "Invalid params: params are an object")
+            return error_object(request_id, INVALID_PARAMS, "Invalid params: params are an object")
         if method not in self.methods:
-            return _error(request_id, METHOD_NOT_FOUND, f"Method not found: {method[:100]!r}")
+            return error_object(request_id, METHOD_NOT_FOUND, f"Method not found: {method[:100]!r}")
         if self.version is None and method not in ("initialize", "ping"):
-            return _error(request_id, INVALID_REQUEST, "Invalid Request: initialize first")
+            return error_object(request_id, INVALID_REQUEST, "Invalid Request: initialize first")
         try:
             return {"jsonrpc": "2.0", "id": request_id, "result": self.methods[method](params)}
         except RequestError as error:
-            return _error(request_id, error.code, error.message)
+            return error_object(request_id, error.code, error.message)
         except Exception:  # MP4: said in words here; the traceback goes to the log alone
             log.exception("%s failed", method)
-            return _error(request_id, INTERNAL_ERROR, "Internal error: see the server's log")
+            return error_object(request_id, INTERNAL_ERROR, "Internal error: see the server's log")
 
     def _notified(self, message: dict) -> None:
         # MP1: a notification is never answered; "initialized" and "cancelled" need nothing.
@@ -263,10 +316,13 @@ def _valid_id(request_id: object) -> bool:
 def oversized(size: int) -> dict:
     """Return the error that refuses a message of `size` bytes, over the limit (MP3)."""
     limit = f"{MAX_MESSAGE_BYTES:,}-byte limit"
-    return _error(None, INVALID_REQUEST, f"Invalid Request: {size:,} bytes is over the {limit}")
+    return error_object(
+        None, INVALID_REQUEST, f"Invalid Request: {size:,} bytes is over the {limit}"
+    )
 
 
-def _error(request_id: object, code: int, message: str) -> dict:
+def error_object(request_id: object, code: int, message: str) -> dict:
+    """Return the JSON-RPC error response with this id, code and message."""
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 

@@ -16,8 +16,9 @@ Invariants:
     TP2 no message is read past MAX_MESSAGE_BYTES: stdio reads a line up to the limit and
         skips the rest of a longer one, answering it with the refusal of MP3; HTTP refuses
         a body declared longer (413) or undeclared (411) before reading it.
-    TP3 DNS rebinding: on loopback, a request whose Host is not a loopback name, or whose
-        Origin (when sent) is not a loopback origin, is refused with 403 before its body is
+    TP3 DNS rebinding: on loopback, a request whose Host is not a loopback name or address
+        (`is_loopback`, the test that lets the server bind), or whose Origin (when sent) is
+        not a loopback origin, is refused with 403 before its body is
         read; with `allow_remote`, an Origin must be the origin the Host names.
     TP4 with tokens, every request carries `Authorization: Bearer TOKEN` of the tokens
         file, which names exactly one user; any other gets 401 before its body is read.
@@ -25,9 +26,13 @@ Invariants:
         session id the server did not give, finds no session (404).
     TP5 a request other than `initialize` without a session id is refused (400), as is one
         whose `MCP-Protocol-Version` header names a version the server does not speak.
-    TP6 one session answers one message at a time; sessions beyond MAX_SESSIONS close the
-        oldest first; DELETE ends a session, and GET (a stream the server never opens) is
-        405.
+    TP6 one session answers one message at a time; a user's sessions beyond MAX_SESSIONS
+        close that user's oldest first, so that no user ends another's; DELETE ends a
+        session, and GET (a stream the server never opens) is 405.
+    TP7 a session opens only when `initialize`, sent as a request, succeeds: a failed one,
+        or one sent as a notification, leaves no session and returns no Mcp-Session-Id.
+    TP8 a connection that sends nothing for the endpoint's `timeout` (TIMEOUT_SECONDS) is
+        closed: a client that sends part of a request holds a thread that long at most.
 """
 
 from __future__ import annotations
@@ -46,24 +51,28 @@ from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import urlsplit
 
+from ..core.validation import require_number
 from .session import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSIONS,
     Session,
     encode,
-    is_initialize,
+    error_object,
     oversized,
+    parse,
 )
 
 __all__ = ["serve_stdio", "serve_http", "Endpoint", "Tokens", "is_loopback", "MAX_SESSIONS"]
 
 log = logging.getLogger("recuris.mcp.transports")
 
-MAX_SESSIONS = 1_000  # open HTTP sessions; the oldest closes first past it (TP6)
+MAX_SESSIONS = 1_000  # open HTTP sessions of one user; their oldest closes first past it (TP6)
 MIN_TOKEN_CHARS = 16  # a shorter token is guessed too soon to guard a memory
+# A client silent this long mid-request loses its connection (TP8): a tool call is answered
+# in well under a second, and a client waits for its answer, not the other way round.
+TIMEOUT_SECONDS = 30.0
 PATH = "/mcp"
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _CHUNK = 65_536  # how much of an over-long line stdio skips at a time
 _CLOSE = {"Connection": "close"}
 
@@ -119,8 +128,11 @@ class Tokens:
 
     @classmethod
     def load(cls, path: Path) -> Tokens:
-        """Read a tokens file. Raises OSError if it cannot be read, ValueError if it is not
-        a JSON object of tokens to users."""
+        """Read a tokens file.
+
+        Raises OSError if it cannot be read, ValueError if it is not a JSON object of tokens
+        to users.
+        """
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict) or not data:
             raise ValueError(f'{path}: a tokens file is a JSON object {{"TOKEN": "USER"}}')
@@ -143,7 +155,8 @@ class Endpoint:
     """What the HTTP server serves: who may call it, and each open session (TP3-TP6).
 
     `open_session(user)` makes a fresh Session for the user. Without `tokens` every
-    request is `user`'s; with them, the token names the user.
+    request is `user`'s; with them, the token names the user. A connection silent for
+    `timeout` seconds is closed (TP8).
     """
 
     def __init__(
@@ -153,7 +166,9 @@ class Endpoint:
         user: str | None = None,
         tokens: Tokens | None = None,
         allow_remote: bool = False,
+        timeout: float = TIMEOUT_SECONDS,
     ) -> None:
+        require_number("TP8: timeout", timeout, 0, above_minimum=True)
         if (user is None) == (tokens is None):
             raise ValueError("TP4: give a user or tokens, not both")
         if allow_remote and tokens is None:
@@ -162,19 +177,19 @@ class Endpoint:
         self.user = user
         self.tokens = tokens
         self.allow_remote = allow_remote
+        self.timeout = timeout
         self.sessions: OrderedDict[str, tuple[str, Session, threading.Lock]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def start(self, user: str) -> tuple[str, Session, threading.Lock]:
-        """Open a session for the user; return its id, the session and its lock (TP6)."""
-        session = self.open_session(user)
-        lock = threading.Lock()
+    def keep(self, user: str, session: Session) -> str:
+        """Keep an initialized session of the user; return its new id (TP6, TP7)."""
         session_id = secrets.token_urlsafe(24)
         with self.lock:
-            self.sessions[session_id] = (user, session, lock)
-            while len(self.sessions) > MAX_SESSIONS:
-                self.sessions.popitem(last=False)
-        return session_id, session, lock
+            self.sessions[session_id] = (user, session, threading.Lock())
+            users = [key for key, (owner, _, _) in self.sessions.items() if owner == user]
+            for oldest in users[: max(0, len(users) - MAX_SESSIONS)]:
+                del self.sessions[oldest]
+        return session_id
 
     def find(self, session_id: str | None, user: str) -> tuple[Session, threading.Lock] | None:
         """Return the user's session with this id, or None: another user's is none (TP4)."""
@@ -207,6 +222,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "recuris-mcp"
 
+    def setup(self) -> None:
+        self.timeout = self.server.endpoint.timeout  # set on the connection's socket (TP8)
+        super().setup()
+
     def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
         log.debug("%s %s", self.address_string(), format % args)
 
@@ -230,27 +249,37 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
+        message, unreadable = parse(body)  # read once, here
         version = self.headers.get("MCP-Protocol-Version")
-        opening = is_initialize(body)
+        opening = message is not None and message.get("method") == "initialize"
         if version is not None and version not in PROTOCOL_VERSIONS and not opening:
             self._refuse(400, f"unsupported MCP-Protocol-Version {version[:40]!r}")
             return
         endpoint = self.server.endpoint
         session_id = self.headers.get("Mcp-Session-Id")
         if session_id is None and opening:
-            session_id, session, lock = endpoint.start(user)
-        elif session_id is None:
+            self._open(user, message)
+            return
+        if session_id is None:
             self._refuse(400, "no Mcp-Session-Id: send initialize first")
             return
-        else:
-            found = endpoint.find(session_id, user)
-            if found is None:
-                self._refuse(404, "no such session: initialize again")
-                return
-            session, lock = found
+        found = endpoint.find(session_id, user)
+        if found is None:
+            self._refuse(404, "no such session: initialize again")
+            return
+        session, lock = found
         with lock:
-            replies = session.receive(body)
+            replies = [unreadable] if message is None else session.answer(message)
         self._answer(replies, {"Mcp-Session-Id": session_id})
+
+    def _open(self, user: str, message: dict) -> None:
+        """Answer an `initialize`; keep its session only if it succeeded as a request (TP7)."""
+        endpoint = self.server.endpoint
+        session = endpoint.open_session(user)
+        replies = session.answer(message)
+        opened = bool(replies) and "result" in replies[-1]
+        headers = {"Mcp-Session-Id": endpoint.keep(user, session)} if opened else {}
+        self._answer(replies, headers)
 
     def _admitted(self) -> str | None:
         """Return the request's user, or answer it with a refusal and return None (TP3, TP4)."""
@@ -264,7 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
             foreign = origin is not None and urlsplit(origin).netloc.lower() != host.lower()
         else:
             names = [_name_of(host)] + ([urlsplit(origin).hostname] if origin is not None else [])
-            foreign = any(name not in LOOPBACK_NAMES for name in names)
+            foreign = not all(name is not None and is_loopback(name) for name in names)
         if foreign:
             self._refuse(403, "Host or Origin is not this server's: refused (DNS rebinding)")
             return None
@@ -307,7 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _refuse(self, status: int, why: str, headers: dict[str, str] | None = None) -> None:
         # A refused request's body may be left unread: the connection ends with the answer
         # (sending "Connection: close" ends it), so no unread byte is taken for a request.
-        body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": why}}
+        body = error_object(None, INVALID_REQUEST, why)
         self._send(status, encode(body), "application/json", {**(headers or {}), **_CLOSE})
 
     def _send(
@@ -326,17 +355,19 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a client that keeps its connection open never holds up shutdown
 
 
-class _Server6(_Server):
+class _ServerIPv6(_Server):
     address_family = socket.AF_INET6
 
 
 def serve_http(endpoint: Endpoint, host: str, port: int) -> ThreadingHTTPServer:
-    """Bind the endpoint at host:port (0 picks a free port) and return the server, not yet
-    serving: call its `serve_forever`. Raises ValueError for a non-loopback host without
-    `allow_remote` (TP3), OSError if the address cannot be bound."""
+    """Bind the endpoint at host:port (0 picks a free port); return the server, not serving.
+
+    Call its `serve_forever`. Raises ValueError for a non-loopback host without
+    `allow_remote` (TP3), OSError if the address cannot be bound.
+    """
     if not is_loopback(host) and not endpoint.allow_remote:
         raise ValueError(f"TP3: {host} is not loopback; serving other machines needs allow_remote")
-    kind = _Server6 if ":" in host else _Server
+    kind = _ServerIPv6 if ":" in host else _Server
     server = kind((host, port), _Handler)
     server.endpoint = endpoint
     return server

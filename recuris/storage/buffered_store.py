@@ -31,8 +31,14 @@ Invariants:
         wait in the queue, one batch for up to N calls in a row, and reach the store in one
         transaction: at the next write, at `flush` or `close`, or at the Nth call. Each is
         written once; a process that dies loses the waiting batch, never anything else.
+    G12 `erase` drops the named items' queued copies before it asks the store anything, and
+        counts an item whose only copy was queued as erased, whether the store is up,
+        down for writes (it is not asked to erase what it does not hold) or down.
     G11 an outage is logged once as a warning when its first write fails, and once as a note
         when the queue is written out; the writes queued in between log nothing each.
+    G12 `erase` drops the named items' queued copies before it asks the store anything, and
+        counts an item whose only copy was queued as erased, whether the store is up, down
+        for writes (it is not asked to erase what it does not hold) or down (QueuedErasureError).
 """
 
 from __future__ import annotations
@@ -50,12 +56,23 @@ from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView
 from .store import Access, Store, StoreError, erased_forms, mentions_erased
 
-__all__ = ["BufferedStore", "QueuedView", "ACCESS_BATCH"]
+__all__ = ["BufferedStore", "QueuedView", "QueuedErasureError", "ACCESS_BATCH"]
 
 # Calls of `record_access` whose accesses are written together: 1 writes each one at once.
 ACCESS_BATCH = 1
 
 log = logging.getLogger("recuris.storage.store")
+
+
+class QueuedErasureError(StoreError):
+    """Queued copies of items were erased, but the store failed: a stored copy may remain (G12).
+
+    `erased` counts the items whose queued copies were dropped.
+    """
+
+    def __init__(self, message: str, erased: int) -> None:
+        super().__init__(message)
+        self.erased = erased
 
 
 class BufferedStore(QueuedReads):
@@ -238,20 +255,42 @@ class BufferedStore(QueuedReads):
             return self.inner.delete(user_id, item_ids)
 
     def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
-        """Erase the user's named items, queued ones first, then in the store (G3, S13).
+        """Erase the user's named items, queued copies first, then in the store; return how many
+        were found, in the queue or the store (G3, G12, S13).
 
-        Queued audit records about them are blanked as the store blanks its own. Raises
-        StoreError while the store fails (their queued copies are dropped all the same): an
-        erasure is never queued, so it is never reported done before it is.
+        Queued audit records about them are blanked as the store blanks its own. While the
+        store cannot be written, an item it does not hold is erased all the same (its only
+        copy was queued); otherwise the store's failure is raised: QueuedErasureError when
+        queued copies were dropped, StoreError when none was. An erasure is never queued,
+        so it is never reported done before it is.
         """
         with self._lock:
             item_ids = set(item_ids)
-            view = self._view(user_id)[0] if self._pending else {}
-            found = [view[key] if key in view else self.inner.get(user_id, key) for key in item_ids]
-            forms = erased_forms(item.content for item in found if item is not None)
-            self._drop_pending(user_id, item_ids)
-            self._blank_queued(user_id, lambda record: mentions_erased(record, item_ids, forms))
-            return self.inner.erase(user_id, item_ids)
+            queued = self._view(user_id)[0] if self._pending else {}
+            dropped = {key for key in item_ids if key in queued}
+            # The queue is emptied of them before the store is asked anything: a store that
+            # cannot answer must not keep a queued copy alive (G12).
+            self._forget_queued(user_id, item_ids, [queued[key] for key in dropped])
+            try:
+                stored = {key: self.inner.get(user_id, key) for key in item_ids}
+                held = {key for key, item in stored.items() if item is not None}
+                self._forget_queued(user_id, item_ids, [stored[key] for key in held])
+                erased = self.inner.erase(user_id, item_ids) if held else 0
+            except StoreError as error:
+                if not dropped:
+                    raise
+                raise QueuedErasureError(
+                    f"G12: {len(dropped)} queued item(s) erased, but the store fails, so a "
+                    f"stored copy may remain: erase again once it is back ({error})",
+                    len(dropped),
+                ) from error
+            return max(erased, len(dropped | held))
+
+    def _forget_queued(self, user_id: str, item_ids: set[str], found: list[MemoryItem]) -> None:
+        # Drop the queued copies and blank the queued records that name or quote them (G3).
+        forms = erased_forms(item.content for item in found)
+        self._drop_pending(user_id, item_ids)
+        self._blank_queued(user_id, lambda record: mentions_erased(record, item_ids, forms))
 
     def delete_user(self, user_id: str) -> int:
         with self._lock:

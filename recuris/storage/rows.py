@@ -136,8 +136,10 @@ class AuditRows:
         ]
 
     def scrub(self, user_id: str, chosen: Callable[[AuditEntry], bool] | None = None) -> int:
-        """Blank the reason and weight of each record of the user (of those `chosen` picks, if
-        given); return how many."""
+        """Blank the reason and weight of the user's records; return how many.
+
+        With `chosen`, only the records it picks are blanked.
+        """
         mine = [
             number
             for number, row in enumerate(self._rows)

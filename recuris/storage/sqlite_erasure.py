@@ -102,9 +102,11 @@ class SQLiteErasure:
         return deleted
 
     def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
-        """Delete the user's named items and blank the audit about them in one transaction,
-        then fold the log into the file (S13). Raises ErasureIncompleteError when old copies
-        may remain in the log (SE1)."""
+        """Delete the user's named items, blank the audit about them, then fold the log (S13).
+
+        The deletion and the blanking are one transaction. Raises ErasureIncompleteError when
+        old copies may remain in the log (SE1).
+        """
         ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
         where = "id IN (SELECT value FROM json_each(?)) AND +user_id = ?"
         what = f"items of user {user_id!r}"

@@ -87,3 +87,13 @@ def test_bad_settings_are_refused(settings):
 def test_the_settings_default_to_two_sources_within_a_week():
     """C1: by default two distinct sources within seven days promote a statement."""
     assert ConsolidationSettings() == ConsolidationSettings(2, 7 * DAY)
+
+
+def test_a_forgotten_source_no_longer_counts_toward_a_promotion(consolidator):
+    """C5: after forget_sources, a source's sightings and conflicts are gone and count for none."""
+    consolidator.observe("team language", "Python", "e1")
+    consolidator.observe("team language", "Go", "e2")
+    consolidator.forget_sources(["e1", "e2"])
+    assert consolidator.conflicts == [] and "Python" not in repr(consolidator.__dict__)
+    assert consolidator.observe("team language", "Python", "e3") is None
+    assert consolidator.observe("team language", "Python", "e4").source_ids == ("e3", "e4")

@@ -12,6 +12,7 @@ from outages import Outage
 
 from recuris import (
     ConsolidationSettings,
+    ErasureIncompleteError,
     InMemoryStore,
     ManagerSettings,
     ManualClock,
@@ -23,6 +24,7 @@ from recuris import (
 )
 from recuris.manager import manager as manager_module
 from recuris.manager.recall import Weights
+from recuris.storage.buffered_store import QueuedErasureError
 
 DAY = 86_400.0
 
@@ -566,3 +568,69 @@ def test_a_speaker_that_is_not_text_is_refused_before_anything_is_stored():
     with pytest.raises((TypeError, ValueError), match="speaker"):
         manager.write("a turn of the conversation", "u", speaker=7)
     assert manager.list("u") == [] and manager.history("u") == []
+
+
+def test_a_forgotten_memory_no_longer_counts_toward_consolidation(clock):
+    """MG7, UL3: after forget_memory, the erased memory's sighting promotes no fact."""
+    manager = MemoryManager(clock=clock)
+    first = manager.write("database: PostgreSQL", "ana")
+    assert manager.forget_memory(first.id, "ana") is True
+    clock.advance(60)
+    manager.write("database: PostgreSQL", "ana")
+    assert manager.list("ana", "semantic") == []
+    assert first.id not in repr(manager.users.get("ana").consolidator.__dict__)
+
+
+def test_forgetting_every_source_of_a_fact_forgets_the_fact(clock):
+    """MG7: a fact consolidated from memories goes when the last of them is forgotten."""
+    manager = MemoryManager(clock=clock)
+    first = manager.write("database: PostgreSQL", "ana")
+    clock.advance(60)
+    second = manager.write("database: PostgreSQL", "ana")
+    [fact] = manager.list("ana", "semantic")
+    assert manager.forget_memory(first.id, "ana") is True
+    assert manager.list("ana", "semantic") == [fact]  # still made from a memory that is kept
+    assert manager.forget_memory(second.id, "ana") is True
+    assert manager.list("ana") == [] and manager.users.get("ana").semantic.current() == ()
+    assert [record.operation for record in manager.history("ana", fact.id)][-1] == "forget"
+    assert "PostgreSQL" not in repr(manager.history("ana"))
+
+
+def test_an_incomplete_erasure_still_reloads_the_users_layers(tmp_path):
+    """MG7: when forget_memory raises ErasureIncompleteError, no loaded layer keeps the memory."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
+    first = manager.write("database: PostgreSQL", "ana")
+    episodic = manager.users.get("ana").episodic
+    assert episodic is not None
+    reader = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM items").fetchone()
+    manager.write("an unrelated memory to move the log along", "ana")
+    with pytest.raises(ErasureIncompleteError):
+        manager.forget_memory(first.id, "ana")
+    reader.execute("COMMIT")
+    reader.close()
+    layers = manager.users.get("ana")
+    assert layers.loaded_episodic is None
+    assert "PostgreSQL" not in repr(layers.consolidator.__dict__)
+
+
+@pytest.mark.parametrize("down", [None, "writes", "all"])
+def test_forgetting_a_queued_memory_is_reported_and_audited_as_it_happened(clock, down):
+    """MG7, G12: a memory still queued is forgotten, said and audited, whatever the store does."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=clock)
+    inner.down = "writes"
+    queued = manager.write("my bank PIN reminder is in the blue notebook", "ana")
+    inner.down = down
+    if down == "all":
+        with pytest.raises(QueuedErasureError):
+            manager.forget_memory(queued.id, "ana")
+    else:
+        assert manager.forget_memory(queued.id, "ana") is True
+    inner.down = None
+    manager.store.flush()
+    assert manager.list("ana") == []
+    [*_, forget] = manager.history("ana", queued.id)
+    assert forget.operation == "forget" and forget.reason.startswith("erased on request")
+    assert "PIN" not in repr(manager.history("ana"))

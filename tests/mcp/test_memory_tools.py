@@ -62,10 +62,10 @@ def test_an_argument_naming_a_user_is_refused_and_changes_nothing(manager):
 @pytest.mark.parametrize(
     "name, arguments, named",
     [
-        ("remember", {}, "'content'"),
-        ("remember", {"content": "the deploy region", "importance": 2}, "'importance'"),
-        ("remember", {"content": "the deploy region", "importance": True}, "'importance'"),
-        ("remember", {"content": "the deploy region", "level": "deep"}, "'level'"),
+        ("remember", {}, "content"),
+        ("remember", {"content": "the deploy region", "importance": 2}, "importance"),
+        ("remember", {"content": "the deploy region", "importance": True}, "importance"),
+        ("remember", {"content": "the deploy region", "level": "deep"}, "level"),
         ("forget", {"id": 42}, "'id'"),
         ("search_memory", {"query": ""}, "'query'"),
         ("search_memory", {"query": "x", "max_results": 0}, "'max_results'"),
@@ -178,3 +178,22 @@ def test_a_long_query_is_cut_as_the_manager_cuts_it(manager):
     """MT5: a query past MAX_QUERY_CHARS is cut, and the answer says so (BD2, Z5)."""
     found = said(MemoryTools(manager, "ana").call("search_memory", {"query": "x" * 50_000}))
     assert found["query_truncated"] is True and len(found["query"]) == MAX_QUERY_CHARS
+
+
+@pytest.mark.parametrize("mark", ["-", "*"])
+def test_the_audits_marks_for_no_one_memory_are_not_resources(manager, mark):
+    """MT1: the history of "-" or "*" (skips, recalls, a forget of the user) cannot be read."""
+    tools = MemoryTools(manager, "ana")
+    tools.call("remember", {"content": "ok"})  # audited as a skip, under "-"
+    tools.call("search_memory", {"query": "region"})  # audited as a recall, under "-"
+    manager.forget_user("ana")  # audited under "*"
+    with pytest.raises(RequestError) as refused:
+        tools.read(history_uri(mark))
+    assert refused.value.code == RESOURCE_NOT_FOUND
+
+
+def test_forget_says_what_it_erases_and_what_stays(manager):
+    """MG7: the forget tool's description says a fact goes with its last source, a copy stays."""
+    [forget] = [tool for tool in MemoryTools(manager, "ana").tools() if tool["name"] == "forget"]
+    assert "once every memory it was learned from is forgotten" in forget["description"]
+    assert "says the same thing on its own stays" in forget["description"]

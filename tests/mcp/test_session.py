@@ -3,6 +3,7 @@
 import json
 import logging
 
+import pytest
 from mcp_client import VERSION, answer, call, initialize, request, started
 from outages import Outage
 
@@ -150,3 +151,49 @@ def test_every_answer_encodes_as_one_line_of_utf8():
     line = encode({"text": "two\nlines \ud800 and \u2028"})
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line.decode("utf-8"))["text"] == "two\nlines \ufffd and \u2028"
+
+
+class _Logging:
+    """Tools whose listing logs one info record and one warning from a recuris logger."""
+
+    def tools(self) -> list:
+        logging.getLogger("recuris.test").info("an info record")
+        logging.getLogger("recuris.test").warning("a warning record")
+        return []
+
+
+def test_records_below_warning_are_sent_once_the_client_asks_for_them():
+    """MP5: after logging/setLevel "debug", an info record of recuris is sent, whatever the
+    logger's own level; the logger gets its level back afterwards."""
+    recuris = logging.getLogger("recuris")
+    before = recuris.level
+    session = Session(_Logging())
+    answer(session, initialize())
+    answer(session, request(2, "logging/setLevel", {"level": "debug"}))
+    *notes, response = session.receive(json.dumps(request(3, "tools/list")))
+    assert [note["params"]["level"] for note in notes] == ["info", "warning"]
+    assert response["id"] == 3 and recuris.level == before
+
+
+def test_a_client_response_with_a_null_id_gets_no_answer():
+    """MP1: a client's response, even an error with a null id, is not answered."""
+    session = fresh()
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "x"}}
+    assert session.receive(json.dumps(error)) == []
+    assert session.receive(json.dumps({"jsonrpc": "2.0", "id": None, "result": {}})) == []
+
+
+def test_an_answer_holding_nan_encodes_as_strict_json():
+    """MP6: an answer JSON cannot carry (NaN) is sent as an internal error with its id."""
+    line = encode({"jsonrpc": "2.0", "id": 7, "result": {"score": float("nan")}})
+    assert error_of(json.loads(line, parse_constant=lambda name: pytest.fail(name))) == (
+        7,
+        INTERNAL_ERROR,
+    )
+
+
+def test_a_message_holding_nan_is_not_json():
+    """MP1: NaN and Infinity, which JSON has not, make a message unreadable (a parse error)."""
+    session = started(MemoryManager())
+    sent = '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": NaN}}'
+    assert error_of(session.receive(sent)[0]) == (None, PARSE_ERROR)

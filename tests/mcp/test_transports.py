@@ -3,6 +3,7 @@
 import http.client
 import io
 import json
+import socket
 import threading
 
 import pytest
@@ -10,6 +11,7 @@ from mcp_client import call, initialize, request
 from outages import Outage
 
 from recuris import MemoryManager
+from recuris.mcp import transports
 from recuris.mcp.memory_tools import MemoryTools
 from recuris.mcp.session import MAX_MESSAGE_BYTES, PROTOCOL_VERSIONS, Session
 from recuris.mcp.transports import Endpoint, Tokens, serve_http, serve_stdio
@@ -227,3 +229,59 @@ def test_a_refused_request_ends_its_connection_so_its_unread_body_is_never_read_
     response.read()
     assert response.status == 403 and response.will_close
     connection.close()
+
+
+def test_every_loopback_address_the_server_binds_is_a_host_it_answers():
+    """TP3: one notion of loopback: served on 127.0.0.2, a request with that Host is answered."""
+    endpoint = Endpoint(lambda user: Session(MemoryTools(MemoryManager(), user)), user="ana")
+    server = serve_http(endpoint, "127.0.0.2", 0)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        connection = http.client.HTTPConnection("127.0.0.2", server.server_address[1], timeout=10)
+        connection.request("POST", "/mcp", body=json.dumps(initialize()))
+        response = connection.getresponse()
+        assert response.status == 200 and response.getheader("Mcp-Session-Id")
+        connection.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_one_users_sessions_never_close_another_users(served, monkeypatch):
+    """TP6: past MAX_SESSIONS a user's own oldest session closes, never another user's."""
+    monkeypatch.setattr(transports, "MAX_SESSIONS", 2)
+    server = served(tokens=Tokens({ANA: "ana", BOB: "bob"}))
+    bobs = server.open(Authorization=f"Bearer {BOB}")
+    anas = [server.open(Authorization=f"Bearer {ANA}") for _ in range(3)]
+    asked = request(2, "ping")
+    assert server.send(body=asked, Mcp_Session_Id=bobs, Authorization=f"Bearer {BOB}")[0] == 200
+    kept = [
+        server.send(body=asked, Mcp_Session_Id=session, Authorization=f"Bearer {ANA}")[0]
+        for session in anas
+    ]
+    assert kept == [404, 200, 200]
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+    ],
+)
+def test_an_initialize_that_fails_or_is_a_notification_opens_no_session(served, opening):
+    """TP7: a failed initialize, or one sent as a notification, gives no Mcp-Session-Id."""
+    server = served()
+    status, headers, _ = server.send(body=opening)
+    assert "Mcp-Session-Id" not in headers and status in (200, 202)
+    assert server.server.endpoint.sessions == {}
+
+
+def test_a_client_that_stops_mid_request_loses_its_connection(served):
+    """TP8: a connection silent for the endpoint's timeout amid its headers is closed."""
+    assert 0 < transports.TIMEOUT_SECONDS < float("inf")
+    server = served(user="ana", timeout=0.2)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+        client.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and nothing more
+        assert client.recv(1024) == b""  # closed by the server, not by this client's timeout

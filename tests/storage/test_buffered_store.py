@@ -1,16 +1,16 @@
-"""Example tests for recuris.storage.buffered_store: outages lose no write (G1-G10)."""
+"""Example tests for recuris.storage.buffered_store: outages lose no write (G1-G12)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from outages import FlakyStore, Outage, protocol_operations
 from sqlite_counting import commits_of
-from outages import FlakyStore, protocol_operations
 
 from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.storage.audit import AuditEntry
-from recuris.storage.buffered_store import BufferedStore
+from recuris.storage.buffered_store import BufferedStore, QueuedErasureError
 from recuris.storage.queued_reads import QueuedReads
 from recuris.storage.store import Access
 
@@ -297,3 +297,22 @@ def test_an_access_batch_below_one_is_refused():
     """G10: access_batch is an int >= 1."""
     with pytest.raises(ValueError, match="G10"):
         BufferedStore(FlakyStore(), access_batch=0)
+
+
+@pytest.mark.parametrize("down", [None, "writes", "all"])
+def test_erase_drops_a_queued_copy_and_counts_it_whatever_the_store_does(down):
+    """G12: erase drops a queued copy before asking the store, and counts it as erased."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    inner.down = "writes"
+    store.put([item("e1")], [AuditEntry("e1", "write", "event e1 written", 1.0, None, "ana")])
+    inner.down = down
+    if down == "all":
+        with pytest.raises(QueuedErasureError) as raised:
+            store.erase("ana", ["e1"])
+        assert raised.value.erased == 1
+    else:
+        assert store.erase("ana", ["e1"]) == 1
+    inner.down = None
+    assert store.flush() and store.get("ana", "e1") is None
+    assert "event e1" not in repr(store.audit("ana"))
