@@ -14,9 +14,9 @@ Invariants:
     W5  every pinned constraint appears in every prompt section.
     W6  `init_task` starts afresh (no steps, summary, pins or progress); before it, nothing can
         be added.
-    W7  after a step is added, the prompt section fits `token_budget` (document 001 §3's
-        budget) unless only one recent step is left: the oldest recent steps are folded into
-        the summary early; the goal, pins and subtasks are never folded.
+    W7  after a step is added or a constraint pinned, the prompt section fits `token_budget`
+        (document 001 §3's budget) unless only one recent step is left: the oldest recent
+        steps are folded into the summary early; the goal, pins and subtasks are never folded.
     W8  `from_dict(to_dict())` gives a working memory that renders, reads and goes on
         exactly as the original: persisting a task in progress loses nothing.
 """
@@ -198,11 +198,13 @@ class WorkingMemory:
         self._summary = clip(merged, self.max_summary_chars)
 
     def pin(self, constraint: str) -> None:
-        """Pin a hard constraint that every prompt section will show (W5)."""
+        """Pin a hard constraint that every prompt section will show (W5, W7)."""
         self._require_task()
         constraint = require_text("constraint", constraint)
         if constraint not in self._pins:
             self._pins.append(constraint)
+            # A longer prompt section: it must fit the budget as a restored one would (W8).
+            self._fit_budget()
 
     def mark_done(self, subtask: str) -> None:
         """Mark one of the task's subtasks as done; marking it twice is harmless.

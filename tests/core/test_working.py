@@ -286,3 +286,19 @@ def test_saved_data_that_breaks_a_rule_is_refused(memory, change):
 def test_with_no_task_the_section_says_none():
     """W6: before any task, the section is its header and "(none)"."""
     assert WorkingMemory().to_prompt_section() == "## Working memory\n  (none)"
+
+
+def test_a_pin_that_lengthens_the_section_past_the_budget_folds_the_oldest_steps():
+    """W7, W8: pinning past the token budget folds the oldest recent step, as a restore
+    under the same settings would, so saving and loading changes nothing."""
+    settings = WorkingSettings(window_size=2, max_summary_chars=80, token_budget=58)
+    memory = WorkingMemory(settings)
+    memory.init_task("0")
+    for action in ("0", "0", "0", "0"):
+        memory.add_step(action, "")
+    memory.add_step("0", "", failed=True)
+    before = len(memory.recent_steps)
+    memory.pin("a constraint long enough to push the section past its budget")
+    assert len(memory.recent_steps) < before
+    restored = WorkingMemory.from_dict(memory.to_dict(), settings)
+    assert restored.to_prompt_section() == memory.to_prompt_section()

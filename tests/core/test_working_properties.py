@@ -85,6 +85,13 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
         self.memory.pin(constraint)
         if constraint not in self.pins:
             self.pins.append(constraint)
+        budget = self.settings.token_budget
+        # W7: a pin makes the section longer, and it still fits, as after a step.
+        assert (
+            budget is None
+            or estimate_tokens(self.memory.to_prompt_section()) <= budget
+            or len(self.memory.recent_steps) <= 1
+        )
 
     @precondition(lambda self: len(self.done) < len(self.subtasks))
     @rule(data=st.data())

@@ -38,7 +38,7 @@ def test_I2_to_dict_is_json_and_round_trips(item):
     assert MemoryItem.from_dict(json.loads(json.dumps(item.to_dict()))) == item
 
 
-@given(items, st.floats(-1e12, 1e12), st.none() | st.text(min_size=1))
+@given(items, st.floats(-1e12, 1e12), st.none() | st.text(min_size=1).filter(str.strip))
 def test_I3_closing_changes_only_validity(item, at, successor):
     """I3: a closed copy differs only in invalidated_at and superseded_by."""
     closed = item.closed(at, successor)
