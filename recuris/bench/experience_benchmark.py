@@ -404,9 +404,7 @@ def run_condition(
             seen = list(task.seen)
             result.retrieved += len(seen)
             result.relevant += sum(origins.get(key) == family for key in seen)
-            outcome = _outcome(instance, task.world, task.steered, met, last_seen, used)
-            outcome.twinned = instance.family.task_type in twinned
-            outcome.ruled_out = task.ruled_out
+            outcome = _outcome(task, met, last_seen, used, twinned)
             used[family] = any(origins.get(key) == family for key in seen)
             last_seen[family] = day
             result.outcomes.append(outcome)
@@ -444,13 +442,14 @@ def _manager(condition: Condition, clock: ManualClock) -> MemoryManager:
 
 
 def _outcome(
-    instance: Instance,
-    world: World,
-    steered: list[dict],
+    task: "_Task",
     met: set[tuple[str, str]],
     last_seen: dict[str, int],
     used: dict[str, bool],
+    twinned: set[str],
 ) -> Outcome:
+    instance = task.instance
+    world = task.world
     family = instance.family.name
     at_risk = any(name == family for name, _ in met)
     encounter = None
@@ -474,14 +473,16 @@ def _outcome(
         reinforced=used.get(family, False),
         negative=any(
             event["event"] == "avoid" and event["works_here"] and event["family"] != family
-            for event in steered
+            for event in task.steered
         ),
         misled=any(
             event["event"] == "follow"
             and not instance.family.works(event["option"])
             and event["family"] != family
-            for event in steered
+            for event in task.steered
         ),
+        twinned=instance.family.task_type in twinned,
+        ruled_out=task.ruled_out,
     )
 
 

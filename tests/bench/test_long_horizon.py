@@ -36,9 +36,9 @@ def prompt_of(memory: ContextLimitedHistory) -> str:
 
 
 def test_the_suite_has_at_least_twenty_tasks_of_ten_to_sixty_steps_with_every_trap():
-    """LH1: 36 deterministic tasks; each trap appears in several of them."""
+    """LH1: at least twenty deterministic tasks; each trap appears in several of them."""
     tasks = suite()
-    assert len(tasks) == 36 and all(10 <= len(t.plan) <= 60 for t in tasks)
+    assert len(tasks) >= 20 and all(10 <= len(t.plan) <= 60 for t in tasks)
     assert sum(bool(t.failing) for t in tasks) >= 5 and sum(bool(t.constraints) for t in tasks) >= 5
     assert sum(bool(t.notes) for t in tasks) >= 5
     assert [t.plan for t in suite()] == [t.plan for t in tasks]
@@ -51,7 +51,8 @@ def test_a_third_of_the_tasks_print_a_log_long_enough_to_outgrow_the_limits():
     tasks = suite()
     logged = tasks[FIRST_LOGGED_TASK:]
     assert not any(t.output for t in tasks[:FIRST_LOGGED_TASK])
-    assert len(logged) == 12 and all(90 <= estimate_tokens(t.output) <= 130 for t in logged)
+    assert len(logged) >= len(tasks) // 3
+    assert all(90 <= estimate_tokens(t.output) <= 130 for t in logged)
     assert all(t.act(t.plan[0]).endswith(t.output) for t in logged)
 
 
@@ -86,7 +87,7 @@ def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule(fi
     ours = results[RECURIS]
     full = results["full history"]
     window = results["sliding window (12 messages)"]
-    assert set(results) == set(CONDITIONS) and ours.runs == full.runs == 36
+    assert set(results) == set(CONDITIONS) and ours.runs == full.runs == len(suite())
     assert ours.success_rate == 1.0 and ours.success_rate > full.success_rate > window.success_rate
     assert ours.pollution == 0.0 < full.pollution
     assert [why for why, _ in full.failures] == ["stale value used"]
