@@ -53,6 +53,7 @@ from recuris.storage.store import (
     Access,
     IdTakenError,
     StoreError,
+    TermStatistics,
     check_owners,
     erased_forms,
     refuse_if_forgotten,
@@ -171,7 +172,7 @@ MATCHING = (
 )
 NEIGHBOUR = (
     f"{SELECT_ITEMS} WHERE user_id = %s AND level = %s AND task_id {{0}} AND number {{1}} %s "
-    "ORDER BY number {2} LIMIT 1"
+    "ORDER BY number {2} LIMIT %s"
 )
 # Encoders made once, as sqlite_schema's: the same JSON text for the same metadata.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
@@ -500,10 +501,24 @@ class PostgresStore:
         }
         return [(item_of(row[:-1]), row[-1]) for row in self._run(SEARCH, parameters)]
 
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
+        """Return the user's item count, total length and each term's holders at a level (S14)."""
+        terms = sorted(set(terms))
+        scope = self._scope(user_id, level)
+        if scope is None:
+            return TermStatistics(0, 0, {}, self.bm25)
+        _, documents, length = scope
+        held = dict(self._run(DOCUMENT_FREQUENCY, (scope[0], terms))) if terms else {}
+        return TermStatistics(documents, length, dict(sorted(held.items())), self.bm25)
+
     def adjacent(
-        self, user_id: str, item_ids: Iterable[str]
+        self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        """Return each of the user's items' previous and next item of its level and task (S9)."""
+        """Return the `width` items before and after each of the user's items in its thread (S9).
+
+        Raises ValueError naming S9 for a width that is not an int >= 0.
+        """
+        require_count("S9: width", width, 0)
         found = {}
         for item_id in dict.fromkeys(item_ids):
             rows = self._run(
@@ -516,13 +531,15 @@ class PostgresStore:
             # `task_id IS NULL` and `task_id = %s` apart: each is one probe of items_thread.
             task = "IS NULL" if task_id is None else "= %s"
             tasks = [task_id] * (task_id is not None)
-            neighbours = []
-            for side, order in (("<", "DESC"), (">", "ASC")):
-                rows = self._run(
-                    NEIGHBOUR.format(task, side, order), (user_id, level, *tasks, number)
-                )
-                neighbours.append(item_of(rows[0]) if rows else None)
-            found[item_id] = tuple(neighbours)
+            sides = [[], []]
+            for rows, (side, order) in zip(sides, (("<", "DESC"), (">", "ASC"))):
+                if width:
+                    statement = NEIGHBOUR.format(task, side, order)
+                    found_rows = self._run(statement, (user_id, level, *tasks, number, width))
+                    rows.extend(item_of(row) for row in found_rows)
+            before, after = sides
+            missing = [None] * (width - len(before))
+            found[item_id] = (*missing, *reversed(before), *after, *[None] * (width - len(after)))
         return found
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:

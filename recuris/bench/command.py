@@ -13,6 +13,7 @@ Invariants:
     BC3 `locomo --store package.module:factory` adds the default manager's row on the store
         that factory makes, named by its spec: the fork kit's factory (tests/factories.py),
         given a fresh, empty folder per conversation; a spec that names no factory exits 1.
+    BC4 `locomo --tried` adds a row per ranking of locomo_tried.py, on the in-memory store.
 """
 
 import argparse
@@ -28,7 +29,7 @@ from pathlib import Path
 from ..manager.cli import run_piped
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
-from . import experience_benchmark, locomo, recall_scale, scale, speed, write_speed
+from . import experience_benchmark, locomo, locomo_tried, recall_scale, scale, speed, write_speed
 from .simulation import simulate
 
 __all__ = ["main"]
@@ -82,7 +83,7 @@ def _in_folders(factory: Callable, folder: str) -> Callable[[], object]:
     return make
 
 
-def _locomo(paths: list[str], stores: list[str] = ()) -> None:
+def _locomo(paths: list[str], stores: list[str] = (), tried: bool = False) -> None:
     factories = {spec: factory_of(spec) for spec in stores}
     conversations = [locomo.load(path) for path in _files(paths)]
     questions = sum(len(c.questions) for c in conversations)
@@ -114,6 +115,10 @@ def _locomo(paths: list[str], stores: list[str] = ()) -> None:
                 for name, policy in locomo.ABLATIONS.items()
             },
             **{f"reference: {name}": build for name, build in locomo.RETRIEVERS.items()},
+            **{
+                f"tried: {name}": locomo.through_manager(InMemoryStore, ranking=ranking)
+                for name, ranking in (locomo_tried.TRIED.items() if tried else ())
+            },
         }
         results = {
             name: locomo.evaluate(conversations, build) for name, build in retrievers.items()
@@ -378,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="package.module:factory",
         help="also a store of your own, made by a fork kit factory (tests/factories.py)",
     )
+    locomo_command.add_argument(
+        "--tried", action="store_true", help="also the rankings tried that did not pay"
+    )
     speed_command = commands.add_parser("speed", help="speed and scale")
     speed_command.add_argument("--quick", action="store_true")
     speed_command.add_argument(
@@ -392,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_piped(lambda: experience_benchmark.command(arguments))
     try:
         if arguments.command == "locomo":
-            _locomo(arguments.paths, arguments.store)
+            _locomo(arguments.paths, arguments.store, arguments.tried)
         else:
             _speed(arguments.quick, arguments.large)
             sizes = (1_000, 10_000) if arguments.quick else (10_000, 100_000)

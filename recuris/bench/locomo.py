@@ -33,10 +33,12 @@ from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
 from ..core.similarity import JaccardScorer
+from ..manager.context import Context
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..manager.recall import RecallPolicy, Weights
 from ..retrieval.bm25 import BM25Settings
 from ..retrieval.scoring import BM25Scorer
+from ..storage.item import MemoryItem
 from ..storage.store import Store
 from .evaluation import recall_at_k, reciprocal_rank
 
@@ -48,6 +50,7 @@ __all__ = [
     "RETRIEVERS",
     "evaluate",
     "through_manager",
+    "top_ten",
     "ABLATIONS",
     "Scores",
 ]
@@ -161,14 +164,21 @@ RETRIEVERS: dict[str, Callable[[Conversation], Ranker]] = {
 }
 
 
+def top_ten(manager: MemoryManager, user_id: str, question: str) -> list[MemoryItem]:
+    """Rank as a user would: the default recall's ten best."""
+    return [result.item for result in manager.recall(question, user_id, top_k=10).results]
+
+
 def through_manager(
     store_factory: Callable[[], Store],
     policy: RecallPolicy | None = None,
     speakers: bool = True,
+    ranking: Callable[[MemoryManager, str, str], list[MemoryItem]] = top_ten,
 ) -> Callable[[Conversation], Ranker]:
     """Return the product as a retriever: a manager writes every turn, then recalls for each.
 
-    With `speakers`, each turn's speaker is given to `write`; without, it is a word of the text.
+    With `speakers`, each turn's speaker is given to `write`; without, it is a word of the
+    text. `ranking` turns a question into the items ranked, through the manager.
     """
 
     def build(conversation: Conversation) -> Ranker:
@@ -189,9 +199,7 @@ def through_manager(
         clock.advance(DAY)  # the questions come a day after the last session
 
         def rank(question: str) -> list[str]:
-            return [
-                r.item.metadata["turn"] for r in manager.recall(question, user, top_k=10).results
-            ]
+            return [item.metadata["turn"] for item in ranking(manager, user, question)]
 
         return rank
 
@@ -204,7 +212,8 @@ ABLATIONS = {
         weights=Weights(1.0, 0.0, 0.0)
     ),
     "recency at a fixed 7-day half-life": RecallPolicy(stretch_half_life=False),
-    "no neighbouring turns": RecallPolicy(neighbour_weight=0.0),
+    "no context (each turn scored alone)": RecallPolicy(context=Context(width=0)),
+    "context of one turn on either side": RecallPolicy(context=Context(width=1)),
 }
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

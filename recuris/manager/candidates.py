@@ -5,9 +5,9 @@ semantic memory is thin, procedures when a trigger matches. Document 002 §4 ran
 relevance, recency and importance together, and its troubleshooting table blames most bad
 recall on the similarity function. Here each layer's candidates come from the store, ranked
 by its own BM25 and cut to a pool (`Store.search`), so a recall reads what can matter and
-not the whole memory. An episodic candidate of a task or session gains a share of its
-neighbours' scores (the item before and after it in that task), since an answer often sits
-next to the words of the question ("What did you adopt?" / "A puppy!"). Then the recall's
+not the whole memory. An episodic candidate of a task or session is scored with the items
+around it in that task (context.py), since an answer often sits next to the words of the
+question ("What did you adopt?" / "A puppy!"). Then the recall's
 `Scale` is measured on the candidates, so that each term (recall.py) means the same in every
 recall and neither recency nor importance can bury a clearly relevant memory:
 
@@ -20,9 +20,10 @@ recall and neither recency nor importance can bury a clearly relevant memory:
 Invariants:
     CA1 episodic items are considered only when semantic memory is thin (fewer valid,
         relevant facts than `thin_semantic`); superseded facts only when asked for.
-    CA2 a neighbour enters only through a relevant item of its own level and task (never
-        for items outside a task), and its raw score is `neighbour_weight` times the sum
-        of its relevant neighbours' raw scores, plus its own.
+    CA2 with the store's BM25 (no `scorer`), an episode's raw relevance is its window's score
+        (context.py, CX2) and the items within the context's width of a found episode are
+        candidates too (CX4); with a `scorer`, or a context whose width or weight is 0, it is
+        the episode's own score. Items outside a task are scored alone.
     CA3 recency halves over the policy's half-life or, with `stretch_half_life`, over the
         age of the oldest candidate if that is longer (its recency is then 1/2): never
         faster than the policy says.
@@ -35,6 +36,7 @@ from ..core.text import tokenize
 from ..retrieval.scoring import analyze
 from ..storage.item import MemoryItem
 from ..storage.store import Store
+from .context import in_context
 from .recall import Candidate, RecallPolicy, Recalled, Scale, score
 
 __all__ = ["gather"]
@@ -60,22 +62,15 @@ def _hits(
     return [(item, round(raw, 9)) for item, raw in found]
 
 
-def _with_neighbours(
-    store: Store, user_id: str, hits: list[tuple[MemoryItem, float]], weight: float
-) -> list[tuple[MemoryItem, float]]:
-    """Add to each hit a share of its neighbours' scores, and the neighbours themselves (CA2)."""
-    own = {item.id: raw for item, raw in hits}
-    threaded = [item.id for item, _ in hits if item.task_id is not None]
-    if not weight or not threaded:
-        return hits
-    items = {item.id: item for item, _ in hits}
-    blended = dict.fromkeys(own, 0.0)
-    for item_id, around in store.adjacent(user_id, threaded).items():
-        for neighbour in around:
-            if neighbour is not None:
-                items.setdefault(neighbour.id, neighbour)
-                blended[neighbour.id] = blended.get(neighbour.id, 0.0) + weight * own[item_id]
-    return [(items[key], round(own.get(key, 0.0) + extra, 9)) for key, extra in blended.items()]
+def _episodes(
+    store: Store, user_id: str, query: str, policy: RecallPolicy
+) -> list[tuple[MemoryItem, float, float]]:
+    """Return the episodic candidates: each with its raw relevance and its context's part (CA2)."""
+    hits = _hits(store, user_id, "episodic", query, policy)
+    if policy.scorer is not None or not policy.context.active:
+        return [(item, raw, 0.0) for item, raw in hits]
+    scored = in_context(store, user_id, "episodic", analyze(query), hits, policy.context)
+    return [(window.item, window.raw, window.context) for window in scored]
 
 
 def _half_life(candidates: list[Candidate], now: float, policy: RecallPolicy) -> float:
@@ -124,10 +119,9 @@ def gather(
         matched.append(Candidate(item, raw, reason))
     valid = sum(item.is_valid for item, _ in facts)
     if valid < policy.thin_semantic:
-        hits = _hits(store, user_id, "episodic", query, policy)
         reason = f"episode (semantic memory had {valid} relevant fact(s))"
-        for item, raw in _with_neighbours(store, user_id, hits, policy.neighbour_weight):
-            matched.append(Candidate(item, raw, reason))
+        for item, raw, context in _episodes(store, user_id, query, policy):
+            matched.append(Candidate(item, raw, reason, context))
     best = max((candidate.raw for candidate in matched), default=0.0) or 1.0
     # A triggered procedure counts as relevant as the best match: its relevance is 1.
     triggered = [

@@ -16,8 +16,8 @@ Invariants:
     Q1  results are sorted by total score, best first (ties: newer, then id); each total
         equals the weighted sum of its parts; assembled text never exceeds the budget.
     Q2  every part of a score lies in [0, 1], so the total lies in [0, sum of weights]; the
-        most relevant candidate of a recall has relevance 1. Weights are finite, >= 0 and
-        not all 0.
+        most relevant candidate of a recall has relevance and context adding up to 1.
+        Weights are finite, >= 0 and not all 0.
     Q3  assembled results never repeat a content (compared without case or spacing): the
         best-ranked copy is kept (document 002's "no dedup" failure).
     Q4  every result carries its score's breakdown (each term of `terms` by name, and the
@@ -42,6 +42,7 @@ from ..core.validation import require_count, require_number
 from ..storage.item import MemoryItem
 from ..storage.store import Access, Store
 from .bounds import check_token_budget
+from .context import Context
 
 __all__ = [
     "Weights",
@@ -75,6 +76,9 @@ class Weights:
     # Whether it was said by a speaker the query names (Q7): "what did Caroline research?"
     # asks for Caroline's words first, whoever else used the same ones.
     speaker: float = 0.3
+    # How well the words around an episode in its thread match the query (context.py): as
+    # much as its own words, so that relevance and context together are its window's score.
+    context: float = 0.75
 
     def __post_init__(self) -> None:
         for term in fields(self):
@@ -102,8 +106,8 @@ class RecallPolicy:
     thin_semantic: int = 2
     # Each layer offers at most this many candidates, its best by relevance.
     candidate_pool: int = 50
-    # The share of a relevant episode's raw score that each of its neighbours gains (CA2).
-    neighbour_weight: float = 0.25
+    # How an episode's neighbours in its thread count in its relevance (CA2, context.py).
+    context: Context = field(default_factory=Context)
     # None: the store's BM25 scores, in the store; a factory: its scorers score instead.
     scorer: Callable[[], Scorer] | None = None
 
@@ -112,7 +116,6 @@ class RecallPolicy:
         require_number("CA3: recency_half_life_days", days, 0, above_minimum=True)
         require_count("CA1: thin_semantic", self.thin_semantic, 0)
         require_count("candidate_pool", self.candidate_pool, 1)
-        require_number("CA2: neighbour_weight", self.neighbour_weight, 0, 1)
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,9 @@ class Candidate:
     """One item a layer offers a recall: its relevance in the scorer's units, and why."""
 
     item: MemoryItem
-    raw: float  # raw relevance, neighbours' share included (CA2); never below 0
+    raw: float  # raw relevance: its window's score for an episode in a thread (CA2); >= 0
     reason: str
+    context: float = 0.0  # the part of `raw` its neighbours' words gave (CX3)
 
 
 @dataclass(frozen=True)
@@ -142,11 +146,13 @@ def terms(candidate: Candidate, scale: Scale) -> dict[str, float]:
     same name in `Weights`.
     """
     item = candidate.item
+    own = candidate.raw - candidate.context
     return {
-        "relevance": min(1.0, max(0.0, candidate.raw / scale.best)),
+        "relevance": min(1.0, max(0.0, own / scale.best)),
         "recency": halved(scale.now - item.last_access_at, scale.half_life),
         "importance": item.importance,
         "speaker": 1.0 if item.metadata.get("speaker") in scale.named else 0.0,
+        "context": min(1.0, max(0.0, candidate.context / scale.best)),
     }
 
 

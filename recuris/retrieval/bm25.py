@@ -93,7 +93,7 @@ class BM25Settings:
     k1: float = 0.9
     # Length normalisation, 0 (none) to 1 (full): weaker than the textbook 0.75, since a
     # short memory is not short for lack of relevance. Chosen on LoCoMo's dev set, where the
-    # default recall reaches R@5 0.607 with these two (docs/bench/locomo.md).
+    # default recall reaches R@5 0.691 with these two (docs/bench/locomo.md).
     b: float = 0.5
 
     def __post_init__(self) -> None:
@@ -303,10 +303,14 @@ class BM25Index:
         numbers = _columns(self.postings.get(term, bytearray()))[0]
         return [keys[number] for number in numbers if keys[number] is not None]
 
+    def frequency(self, term: str) -> int:
+        """Return how many live documents hold the term."""
+        stored = len(self.postings.get(term, ())) // POSTING.size
+        return stored - self._dead.get(term, 0)
+
     def idf(self, term: str) -> float:
         """The BM25 inverse document frequency, never negative, over the live documents."""
-        stored = len(self.postings.get(term, ())) // POSTING.size
-        return bm25_idf(len(self._number), stored - self._dead.get(term, 0))
+        return bm25_idf(len(self._number), self.frequency(term))
 
     def _average(self) -> float:
         return max(self.total_length / max(1, len(self._number)), 1e-9)

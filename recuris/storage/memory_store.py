@@ -24,7 +24,14 @@ from ..retrieval.bm25 import BM25Settings
 from .audit import AuditEntry
 from .item import MemoryItem
 from .rows import PLACE, AuditRows, ItemRows
-from .store import Access, check_owners, erased_forms, mentions_erased, refuse_if_forgotten
+from .store import (
+    Access,
+    TermStatistics,
+    check_owners,
+    erased_forms,
+    mentions_erased,
+    refuse_if_forgotten,
+)
 from .term_index import TermIndex
 
 __all__ = ["InMemoryStore"]
@@ -117,16 +124,24 @@ class InMemoryStore:
         return [(self._items.get(key), score) for key, score in found]
 
     def adjacent(
-        self, user_id: str, item_ids: Iterable[str]
+        self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        """Return each of the user's items' previous and next item of its level and task (S9)."""
+        """Return the `width` items before and after each of the user's items in its thread (S9).
+
+        Raises ValueError naming S9 for a width that is not an int >= 0.
+        """
+        require_count("S9: width", width, 0)
         found = {}
         for item_id in item_ids:
             if self._items.owner(item_id) != user_id:
                 continue
-            around = self._index.adjacent(self._items.get(item_id))
+            around = self._index.adjacent(self._items.get(item_id), width)
             found[item_id] = tuple(None if key is None else self._items.get(key) for key in around)
         return found
+
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
+        """Return the user's item count, total length and each term's holders at a level (S14)."""
+        return self._index.statistics(user_id, level, terms)
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         doomed = [

@@ -28,7 +28,7 @@ from ..retrieval.scoring import analyze
 from .audit import AuditEntry
 from .item import MemoryItem
 from .memory_store import InMemoryStore
-from .store import Access
+from .store import Access, TermStatistics
 
 __all__ = ["Counted", "QueuedReads", "QueuedView"]
 
@@ -178,11 +178,16 @@ class QueuedReads:
             return [(current[item.id], score) for item, score in found]
 
     def adjacent(
-        self, user_id: str, item_ids: Iterable[str]
+        self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
         with self._lock:
             replica = self._replica(user_id) if self._pending else None
-            return (self.inner if replica is None else replica).adjacent(user_id, item_ids)
+            return (self.inner if replica is None else replica).adjacent(user_id, item_ids, width)
+
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
+        with self._lock:
+            replica = self._replica(user_id, level) if self._pending else None
+            return (self.inner if replica is None else replica).statistics(user_id, level, terms)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         with self._lock:
@@ -231,9 +236,12 @@ class QueuedView:
         return self.store.search(user_id, level, terms, limit)
 
     def adjacent(
-        self, user_id: str, item_ids: Iterable[str]
+        self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        return self.store.adjacent(user_id, item_ids)
+        return self.store.adjacent(user_id, item_ids, width)
+
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
+        return self.store.statistics(user_id, level, terms)
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         return self.store.delete(user_id, item_ids)

@@ -26,9 +26,10 @@ from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
+from .store import TermStatistics
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_NUMBER, item_of
 
-__all__ = ["matching", "search", "adjacent", "iterate", "audit"]
+__all__ = ["matching", "search", "statistics", "adjacent", "iterate", "audit"]
 
 Run = Callable[..., list[tuple]]
 
@@ -48,11 +49,11 @@ MATCHING = (
 )
 BEFORE = (
     f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND number < ? "
-    "ORDER BY number DESC LIMIT 1"
+    "ORDER BY number DESC LIMIT ?"
 )
 AFTER = (
     f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND number > ? "
-    "ORDER BY number LIMIT 1"
+    "ORDER BY number LIMIT ?"
 )
 
 
@@ -124,6 +125,30 @@ def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[M
     return [item_of(row) for row in run(statement, (scope[0], *terms))]
 
 
+def _frequencies(run: Run, scope_id: int, terms: list[str]) -> tuple[dict[str, int], bool]:
+    """Return how many of the scope's items hold each term, and whether any posting waits."""
+    frequencies: dict[str, int] = {}
+    pending = False
+    statement = DOCUMENT_FREQUENCY.format(marks(len(terms)))
+    for term, count, waiting in run(statement, (scope_id, *terms)):
+        frequencies[term] = frequencies.get(term, 0) + count
+        pending = pending or bool(waiting)
+    return dict(sorted(frequencies.items())), pending
+
+
+def statistics(
+    run: Run, user_id: str, level: str, terms: Iterable[str], bm25: BM25Settings
+) -> TermStatistics:
+    """Return the user's item count, total length and each term's holders at a level (S14)."""
+    terms = sorted(set(terms))
+    scope = _scope(run, user_id, level)
+    if scope is None:
+        return TermStatistics(0, 0, {}, bm25)
+    scope_id, documents, length = scope
+    frequencies = _frequencies(run, scope_id, terms)[0] if terms else {}
+    return TermStatistics(documents, length, frequencies, bm25)
+
+
 def search(
     run: Run, user_id: str, level: str, terms: Sequence[str], limit: int, bm25: BM25Settings
 ) -> list[tuple[MemoryItem, float]]:
@@ -133,12 +158,7 @@ def search(
     if not terms or scope is None or not scope[1]:
         return []
     scope_id, documents, length = scope
-    frequencies: dict[str, int] = {}
-    pending = False
-    statement = DOCUMENT_FREQUENCY.format(marks(len(terms)))
-    for term, count, waiting in run(statement, (scope_id, *terms)):
-        frequencies[term] = frequencies.get(term, 0) + count
-        pending = pending or bool(waiting)
+    frequencies, pending = _frequencies(run, scope_id, terms)
     weighted = [
         (term, bm25_idf(documents, frequencies[term])) for term in terms if term in frequencies
     ]
@@ -162,20 +182,23 @@ def search(
 
 
 def adjacent(
-    run: Run, user_id: str, item_ids: Iterable[str]
+    run: Run, user_id: str, item_ids: Iterable[str], width: int = 1
 ) -> dict[str, tuple[MemoryItem | None, ...]]:
-    """Return each of the user's items' previous and next item of its level and task (S9)."""
+    """Return the `width` items before and after each of the user's items in its thread (S9).
+
+    Raises ValueError naming S9 for a width that is not an int >= 0.
+    """
+    require_count("S9: width", width, 0)
     found = {}
     for item_id in dict.fromkeys(item_ids):
         rows = run(f"{SELECT_WITH_NUMBER} WHERE id = ? AND user_id = ?", (item_id, user_id))
         if rows:
-            key = (user_id, rows[0][2], rows[0][4], rows[0][-1])  # user, level, task, number
-            before = run(BEFORE, key)
-            after = run(AFTER, key)
-            found[item_id] = (
-                before and item_of(before[0]) or None,
-                after and item_of(after[0]) or None,
-            )
+            # user, level, task, number, how many
+            key = (user_id, rows[0][2], rows[0][4], rows[0][-1], width)
+            before = [item_of(row) for row in reversed(run(BEFORE, key))] if width else []
+            after = [item_of(row) for row in run(AFTER, key)] if width else []
+            missing = width - len(before)
+            found[item_id] = (*[None] * missing, *before, *after, *[None] * (width - len(after)))
     return found
 
 

@@ -36,7 +36,7 @@ from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import SYNCHRONOUS, check_synchronous, open_database
 from .sqlite_ids import ID_BLOCK, NewIds
 from .sqlite_schema import SCHEMA_VERSION, item_of
-from .store import Access, StoreError, check_owners, refuse_if_forgotten
+from .store import Access, StoreError, TermStatistics, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
@@ -204,9 +204,12 @@ class SQLiteStore(SQLiteErasure):
         return sqlite_search.search(self._run, user_id, level, terms, limit, self.bm25)
 
     def adjacent(
-        self, user_id: str, item_ids: Iterable[str]
+        self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        return sqlite_search.adjacent(self._run, user_id, item_ids)
+        return sqlite_search.adjacent(self._run, user_id, item_ids, width)
+
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
+        return sqlite_search.statistics(self._run, user_id, level, terms, self.bm25)
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]

@@ -32,8 +32,9 @@ Invariants:
         content; statistics of that user and level alone; the score rounded to 9 decimals),
         best first, ties to the later-written item; every store returns the same items and
         scores.
-    S9 `adjacent` gives each item's previous and next item in write order among the
-        user's items of the same level and task (None at either end).
+    S9 `adjacent` gives each item's `width` previous and `width` next items in write order
+        among the user's items of the same level and task, in write order (None beyond
+        either end): with `width` 1, its previous and its next item.
     S10 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone. The audit records
         given with the accesses are appended in the same transaction (S5's all or none).
@@ -49,6 +50,9 @@ Invariants:
         names one of them or quotes one's content (`erased_forms`); a store that keeps old
         copies elsewhere (SQLite's write-ahead log) returns only once none is left, or raises
         a StoreError saying so (SE1). Another user's ids erase nothing.
+    S14 `statistics` gives the collection statistics S8's search scores with: how many
+        items the user has at the level, their total analysed length, and for each given term
+        how many of them hold it (a term none holds is left out), and its BM25 settings.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..retrieval.bm25 import BM25Settings
 from .audit import AuditEntry
 from .item import MemoryItem
 
@@ -66,6 +71,7 @@ __all__ = [
     "ForgottenUserError",
     "IdTakenError",
     "Access",
+    "TermStatistics",
     "append_superseding",
     "check_owners",
     "erased_forms",
@@ -99,6 +105,16 @@ class Access:
     user_id: str
     id: str
     at: float
+
+
+@dataclass(frozen=True)
+class TermStatistics:
+    """What BM25 needs beside a document's own terms: one user and level's statistics (S14)."""
+
+    documents: int  # the user's items at the level
+    length: int  # their analysed terms, counted together
+    frequencies: dict[str, int]  # term -> how many of those items hold it, for the terms asked
+    bm25: BM25Settings  # the settings the store's search scores with
 
 
 def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:
@@ -138,8 +154,9 @@ class Store(Protocol):
         self, user_id: str, level: str, terms: Sequence[str], limit: int
     ) -> list[tuple[MemoryItem, float]]: ...
     def adjacent(
-        self, user_id: str, item_ids: Iterable[str]
+        self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]: ...
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
     def erase(self, user_id: str, item_ids: Iterable[str]) -> int: ...

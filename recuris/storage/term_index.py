@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..retrieval.bm25 import BM25Index, BM25Settings
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
+from .store import TermStatistics
 
 __all__ = ["TermIndex", "Thread"]
 
@@ -82,20 +83,37 @@ class Thread:
                 self.blocks[low : low + 1] = [joined[:BLOCK], joined[BLOCK:]]
                 self.lasts[low : low + 1] = [joined[BLOCK - 1], joined[-1]]
 
-    def around(self, position: int) -> tuple[int | None, int | None]:
-        """Return the positions just before and just after a position held (None at an end)."""
+    def around(self, position: int, width: int = 1) -> tuple[int | None, ...]:
+        """Return the `width` positions before and after a position held, in order.
+
+        None stands for each place beyond either end of the thread.
+        """
         at = bisect.bisect_left(self.lasts, position)
-        block = self.blocks[at]
-        index = bisect.bisect_left(block, position)
-        if index > 0:
-            before = block[index - 1]
-        else:
-            before = self.blocks[at - 1][-1] if at > 0 else None
-        if index + 1 < len(block):
-            after = block[index + 1]
-        else:
-            after = self.blocks[at + 1][0] if at + 1 < len(self.blocks) else None
-        return before, after
+        index = bisect.bisect_left(self.blocks[at], position)
+        before: list[int | None] = []
+        block_at = at
+        place = index
+        while len(before) < width:
+            place -= 1
+            if place < 0:
+                block_at -= 1
+                if block_at < 0:
+                    break
+                place = len(self.blocks[block_at]) - 1
+            before.append(self.blocks[block_at][place])
+        after: list[int | None] = []
+        block_at = at
+        place = index
+        while len(after) < width:
+            place += 1
+            if place == len(self.blocks[block_at]):
+                block_at += 1
+                if block_at == len(self.blocks):
+                    break
+                place = 0
+            after.append(self.blocks[block_at][place])
+        missing = [None] * (width - len(before))
+        return (*missing, *reversed(before), *after, *[None] * (width - len(after)))
 
 
 class TermIndex:
@@ -177,10 +195,19 @@ class TermIndex:
         # index ranks equals by write position, given as their order (TI2).
         return [(key, round(score, DIGITS)) for key, score in scope.top(terms, limit, DIGITS)]
 
-    def adjacent(self, item: MemoryItem) -> tuple[str | None, str | None]:
-        """Return the ids written just before and just after the item in its thread."""
+    def adjacent(self, item: MemoryItem, width: int = 1) -> tuple[str | None, ...]:
+        """Return the ids of the `width` items written before and after the item in its thread."""
         thread = self._threads[item.user_id][(item.level, item.task_id)]
         return tuple(
             None if position is None else self._at_position[position]
-            for position in thread.around(self.position[item.id])
+            for position in thread.around(self.position[item.id], width)
         )
+
+    def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
+        """Return the scope's document count, total length and the terms' document counts."""
+        scope = self._scopes.get((user_id, level))
+        if scope is None:
+            return TermStatistics(0, 0, {}, self.bm25)
+        held = {term: scope.frequency(term) for term in set(terms)}
+        frequencies = {term: count for term, count in sorted(held.items()) if count}
+        return TermStatistics(len(scope), scope.total_length, frequencies, self.bm25)

@@ -4,7 +4,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, RecallPolicy, SQLiteStore
+from pytest import approx
+
 from recuris.manager.candidates import gather
+from recuris.manager.context import in_context
+from recuris.retrieval.scoring import analyze
 
 WORDS = ["deploy", "keys", "red", "fish", "the", "blue", "staging", "数据库", "迁移", "rotate"]
 items = st.lists(
@@ -50,45 +54,26 @@ def test_S8_both_stores_give_the_same_top_k_through_the_manager(rows, query, top
 
 @given(items, queries)
 def test_Q2_every_part_in_the_unit_interval_and_the_best_relevance_is_one(rows, query):
-    """Q2: parts lie in [0, 1]; when anything is found, the most relevant has relevance 1."""
+    """Q2: parts lie in [0, 1]; the most relevant has relevance and context adding up to 1."""
     store = InMemoryStore()
     store.put(build(rows))
     found = gather(store, "ana", query, RecallPolicy(thin_semantic=10**6), 100 * 86_400.0, None, [])
     assert all(0 <= part <= 1 for r in found for part in r.parts.values())
-    assert not found or max(r.parts["relevance"] for r in found) == 1.0
+    best = max((r.parts["relevance"] + r.parts["context"] for r in found), default=1.0)
+    assert abs(best - 1.0) < 1e-9
 
 
 @given(items, queries)
-def test_CA2_a_neighbour_is_credited_a_share_of_the_relevant_items_beside_it(rows, query):
-    """CA2: alone a candidate scores its own; with neighbours, plus 0.25 of each beside it."""
+def test_CA2_an_episode_is_relevant_as_its_window_scores(rows, query):
+    """CA2: each episodic candidate's relevance and context are its window's parts (in_context)."""
     store = InMemoryStore()
-    store.put(
-        build(
-            [
-                (content, "episodic", task, importance, day)
-                for content, _, task, importance, day in rows
-            ]
-        )
-    )
+    store.put(build([(text, "episodic", task, weight, day) for text, _, task, weight, day in rows]))
     policy = RecallPolicy(thin_semantic=10**6)
-    alone = RecallPolicy(thin_semantic=10**6, neighbour_weight=0)
-    now = 100 * 86_400.0
-    found = gather(store, "ana", query, alone, now, None, [])
-    own = {r.item.id: r.parts["relevance"] for r in found}
-    found = gather(store, "ana", query, policy, now, None, [])
-    best_alone = max(own.values(), default=0.0) or 1.0
-    raw = {key: value * best_alone for key, value in own.items()}  # back to a common unit
-    expected = {}
-    for item in store.list("ana", "episodic"):
-        if item.task_id is None and item.id not in raw:
-            continue
-        around = (
-            store.adjacent("ana", [item.id])[item.id] if item.task_id is not None else (None, None)
-        )
-        credit = sum(0.25 * raw.get(n.id, 0.0) for n in around if n is not None)
-        if item.id in raw or credit:
-            expected[item.id] = raw.get(item.id, 0.0) + credit
-    best = max(expected.values(), default=0.0) or 1.0
-    assert {r.item.id for r in found} == set(expected)
-    for r in found:
-        assert abs(r.parts["relevance"] - expected[r.item.id] / best) < 1e-6
+    found = gather(store, "ana", query, policy, 100 * 86_400.0, None, [])
+    hits = store.search("ana", "episodic", analyze(query), policy.candidate_pool)
+    windows = in_context(store, "ana", "episodic", analyze(query), hits, policy.context)
+    best = max((window.raw for window in windows), default=1.0)
+    expected = {w.item.id: ((w.raw - w.context) / best, w.context / best) for w in windows}
+    assert {r.item.id: (r.parts["relevance"], r.parts["context"]) for r in found} == {
+        key: (approx(own), approx(context)) for key, (own, context) in expected.items()
+    }

@@ -61,7 +61,7 @@ def test_weights_must_be_non_negative_and_not_all_zero():
     with pytest.raises(ValueError, match="Q2"):
         Weights(relevance=-1)
     with pytest.raises(ValueError, match="Q2"):
-        Weights(0, 0, 0, 0)
+        Weights(0, 0, 0, 0, 0)
 
 
 def test_the_same_content_is_assembled_once():
@@ -98,10 +98,9 @@ def test_the_explanation_names_every_term_that_counts():
 
 
 def test_a_policy_out_of_range_is_refused_naming_its_rule():
-    """CA1-CA3: a recall setting out of range is refused with a ValueError naming its rule."""
+    """CA1, CA3: a recall setting out of range is refused with a ValueError naming its rule."""
     bad = {
         "CA3": {"recency_half_life_days": 0},
-        "CA2": {"neighbour_weight": 1.5},
         "CA1": {"thin_semantic": -1},
     }
     for rule, setting in bad.items():

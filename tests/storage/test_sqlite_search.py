@@ -124,7 +124,7 @@ def test_a_rare_word_costs_the_same_among_ten_times_more_unrelated_items(
         if more > 1.5 * steps
     ]
     assert grown == []
-    assert sum(steps for _, steps in many) < 5_000
+    assert sum(steps for _, steps in many) < 10_000  # windows included (CX1), a few thousand
 
 
 def test_search_returns_only_the_limit_best_scored_in_sql(store):

@@ -1,5 +1,5 @@
 """Both stores against a naive model: search, matching and neighbours after any writes
-(S7, S8, S9, TI1), and new ids among ids callers chose, here and in another process (S3).
+(S7, S8, S9, S14, TI1), and new ids among ids callers chose, here and in another process (S3).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -215,10 +215,34 @@ class StoresAgainstAList(RuleBasedStateMachine):
                 thread[at - 1] if at else None,
                 thread[at + 1] if at + 1 < len(thread) else None,
             )
+            padded = [None, None, *thread, None, None]
+            wide = (*padded[at : at + 2], *padded[at + 3 : at + 5])
             for store in self.stores:
                 before, after = store.adjacent(item.user_id, [item.id])[item.id]
                 assert (before and before.id, after and after.id) == expected
+                around = store.adjacent(item.user_id, [item.id], 2)[item.id]
+                assert tuple(i and i.id for i in around) == wide
             assert self.stores[0].adjacent("nobody", [item.id]) == {}
+
+    @invariant()
+    def S14_statistics_count_the_items_their_length_and_each_terms_holders(self):
+        terms = analyze("deploy fish 数据库 nothing")
+        for user in ("ana", "bob"):
+            scope = self.scope(user, "episodic")
+            analysed = [set(analyze(i.content)) for i in scope]
+            expected = {
+                term: sum(term in held for held in analysed)
+                for term in sorted(set(terms))
+                if any(term in held for held in analysed)
+            }
+            length = sum(len(analyze(i.content)) for i in scope)
+            for store in self.stores:
+                found = store.statistics(user, "episodic", terms)
+                assert (found.documents, found.length, found.frequencies) == (
+                    len(scope),
+                    length,
+                    expected,
+                )
 
 
 TestStoresAgainstAList = StoresAgainstAList.TestCase

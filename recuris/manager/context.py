@@ -1,0 +1,174 @@
+"""Context: an episode scored together with the items around it in its thread.
+
+Document 003 §4.4 recalls episodes and document 002 §4 ranks them by relevance; but an
+answer often sits next to the words of the question ("What did you adopt?" / "A puppy!"), and
+a question that needs two memories often finds them a turn or two apart. So an episode of a
+task or session is scored as a small window of text: its own words, and the words of the
+`width` items on either side in its thread counting `weight` each, in one BM25 sum (BM25F,
+Robertson, Zaragoza and Taylor, 2004: one document of two fields, the second weighted less).
+A turn that answers without the question's words then scores through its neighbours, and one
+holding half of a question's words gains from a neighbour holding the other half, within
+BM25's saturation, where adding the neighbours' scores would count a shared word twice.
+
+The window is read at recall time, from the store's items and statistics (S9, S14): nothing
+of a neighbour is stored with an item, so an item deleted or erased is in no window after,
+and every store, given the same items, scores the same windows.
+
+Invariants:
+    CX1 an item's window is the item and the `width` items before and after it among the
+        user's items of its level and task (`Store.adjacent`); an item outside a task is
+        alone in its window.
+    CX2 a window's score is the sum, over the distinct query terms the level holds, of
+        `BM25Settings.weights` with the level's idf (S14), the item's own frequency plus
+        `weight` times its neighbours', its length plus `weight` times theirs, and the
+        level's average length times 1 + 2 · width · weight; rounded as S8 rounds. With
+        `weight` 0 it is the store's own score.
+    CX3 a window's score splits into its own part (the same sum without the neighbours'
+        frequencies, their length kept) and its context part, the rest: both at least 0,
+        adding up to the score.
+    CX4 the windows scored are those of the context's `hits` best hits and of every item
+        within `width` of one, each once; a window scoring 0 is left out.
+"""
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..core.validation import require_count, require_number
+from ..retrieval.bm25 import bm25_idf
+from ..retrieval.scoring import analyze
+from ..storage.item import MemoryItem
+from ..storage.store import Store
+
+__all__ = ["Context", "Scored", "in_context"]
+
+DIGITS = 9  # scores are rounded as the stores round theirs (S8), so two stores rank alike
+
+
+@dataclass(frozen=True)
+class Context:
+    """How far a window reaches and how much its neighbours' words count (CX1, CX2).
+
+    Raises ValueError naming CX1 or CX2 for a width below 0 or a weight outside [0, 1].
+    """
+
+    # Items on either side of an episode that are part of its window. Two: an answer is
+    # often a turn after the question, and the fact it builds on a turn before that.
+    width: int = 2
+    # What a neighbour's word counts for against the episode's own (chosen on LoCoMo's dev
+    # set with the width, docs/manager/context.md).
+    weight: float = 0.4
+    # Windows are scored around this many of the best episodes the store finds: on LoCoMo's
+    # dev set, 30 ranked as all 50 of the recall's pool did, in half the time.
+    hits: int = 30
+
+    def __post_init__(self) -> None:
+        require_count("CX1: width", self.width, 0)
+        require_number("CX2: weight", self.weight, 0, 1)
+        require_count("CX4: hits", self.hits, 1)
+
+    @property
+    def active(self) -> bool:
+        """Whether neighbours count at all."""
+        return bool(self.width and self.weight)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """An item's window score, and the part of it its neighbours' words gave (CX3)."""
+
+    item: MemoryItem
+    raw: float  # the window's score
+    context: float  # the neighbours' part; the item's own words gave the rest
+
+
+def _windows(
+    store: Store, user_id: str, hits: Sequence[MemoryItem], width: int
+) -> dict[str, tuple[MemoryItem, list[MemoryItem]]]:
+    """Return each item within `width` of a hit in a thread, with its window's others (CX1, CX4)."""
+    # Twice the width around each hit: an item `width` away needs `width` more beyond it.
+    around = store.adjacent(user_id, [item.id for item in hits], 2 * width)
+    windows: dict[str, tuple[MemoryItem, list[MemoryItem]]] = {}
+    for hit in hits:
+        found = around.get(hit.id)
+        if found is None:
+            continue  # deleted since the search found it
+        line = [*found[: 2 * width], hit, *found[2 * width :]]
+        for place in range(width, 3 * width + 1):
+            item = line[place]
+            if item is None or item.id in windows:
+                continue
+            reach = line[place - width : place] + line[place + 1 : place + width + 1]
+            windows[item.id] = (item, [other for other in reach if other is not None])
+    return windows
+
+
+def in_context(
+    store: Store,
+    user_id: str,
+    level: str,
+    terms: Iterable[str],
+    hits: Sequence[tuple[MemoryItem, float]],
+    context: Context,
+) -> list[Scored]:
+    """Score the best hits' windows and their neighbours'; the rest keep their score (CX1-CX4).
+
+    `hits` are the store's, best first, with its scores (S8). Returns every scored window and
+    every other hit, best first; equal scores keep the order of the hits.
+    """
+    windowed = [item for item, _ in hits[: context.hits] if item.task_id is not None]
+    if not windowed:
+        return [Scored(item, raw, 0.0) for item, raw in hits]
+    query = sorted(set(terms))
+    statistics = store.statistics(user_id, level, query)
+    if not statistics.documents or not statistics.frequencies:
+        return [Scored(item, raw, 0.0) for item, raw in hits]  # all deleted since the search
+    idf = {
+        term: bm25_idf(statistics.documents, count)
+        for term, count in statistics.frequencies.items()
+    }
+    spread = 1 + 2 * context.width * context.weight
+    average = max(statistics.length / statistics.documents, 1e-9) * spread
+    weights = statistics.bm25.weights
+    # item id -> (its analysed length, its count of each query term it holds); an item is in
+    # up to 2 · width + 1 windows, and is analysed once.
+    counted: dict[str, tuple[int, dict[str, int]]] = {}
+
+    def counts(item: MemoryItem) -> tuple[int, dict[str, int]]:
+        if item.id not in counted:
+            terms_held = Counter(analyze(item.content))
+            held = {term: terms_held[term] for term in idf if term in terms_held}
+            counted[item.id] = (sum(terms_held.values()), held)
+        return counted[item.id]
+
+    windows = list(_windows(store, user_id, windowed, context.width).values())
+    lengths = []
+    own: dict[str, list[int]] = {term: [] for term in idf}
+    together: dict[str, list[float]] = {term: [] for term in idf}
+    for item, neighbours in windows:
+        length, held = counts(item)
+        beside = dict.fromkeys(idf, 0)
+        for other in neighbours:
+            other_length, other_held = counts(other)
+            length += context.weight * other_length
+            for term, count in other_held.items():
+                beside[term] += count
+        lengths.append(length)
+        for term in idf:
+            own[term].append(held.get(term, 0))
+            together[term].append(held.get(term, 0) + context.weight * beside[term])
+    # One column of weights per term over every window: a frequency of 0 weighs 0.
+    own_columns = [weights(idf[term], own[term], lengths, average) for term in idf]
+    together_columns = [weights(idf[term], together[term], lengths, average) for term in idf]
+    scored = []
+    for (item, _), alone, whole in zip(
+        windows, zip(*own_columns), zip(*together_columns), strict=True
+    ):
+        total = round(math.fsum(whole), DIGITS)
+        if total > 0:
+            own_part = min(total, round(math.fsum(alone), DIGITS))
+            scored.append(Scored(item, total, round(total - own_part, DIGITS)))
+    seen = {window.item.id for window in scored} | {item.id for item, _ in windows}
+    scored.extend(Scored(item, raw, 0.0) for item, raw in hits if item.id not in seen)
+    return sorted(scored, key=lambda window: -window.raw)

@@ -1,0 +1,101 @@
+"""Example tests for recuris.manager.context: an episode scored with its thread (CX1-CX4)."""
+
+import pytest
+
+from recuris import InMemoryStore, MemoryItem, SQLiteStore
+from recuris.manager.context import Context, in_context
+from recuris.retrieval.scoring import analyze
+
+
+def episode(id, content, task="s1", user="ana"):
+    return MemoryItem(id=id, user_id=user, level="episodic", content=content, task_id=task)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request):
+    return InMemoryStore() if request.param == "memory" else SQLiteStore(":memory:")
+
+
+def scored(store, query, context=Context(), user="ana"):
+    terms = analyze(query)
+    hits = store.search(user, "episodic", terms, 50)
+    return {w.item.id: w for w in in_context(store, user, "episodic", terms, hits, context)}
+
+
+def test_an_answer_without_the_questions_words_is_found_through_its_neighbour(store):
+    """CX4: the turn after a question enters with a context part and no own part."""
+    store.put([episode("q", "what did you adopt"), episode("a", "a puppy named Biscuit")])
+    found = scored(store, "adopt")
+    assert set(found) == {"q", "a"}
+    assert found["a"].context == found["a"].raw > 0
+
+
+def test_a_window_reaches_width_items_on_either_side(store):
+    """CX1: with width 1 the item two places away is not in the window; with width 2 it is."""
+    store.put([episode(f"t{n}", f"filler {n}") for n in range(5)])
+    store.put([episode("x", "lighthouse")])
+    assert set(scored(store, "lighthouse", Context(width=1))) == {"t4", "x"}
+    assert set(scored(store, "lighthouse", Context(width=2))) == {"t3", "t4", "x"}
+
+
+def test_items_outside_a_task_are_scored_alone(store):
+    """CX1: consecutive writes without a task are no context for each other."""
+    store.put([episode("q", "what did you adopt", task=None), episode("a", "a puppy", task=None)])
+    found = scored(store, "adopt")
+    assert set(found) == {"q"} and found["q"].context == 0
+
+
+def test_a_window_never_crosses_a_task(store):
+    """CX1: the last item of one task is no neighbour of the first of the next."""
+    store.put([episode("q", "what did you adopt", "s1"), episode("a", "a puppy", "s2")])
+    assert set(scored(store, "adopt")) == {"q"}
+
+
+def test_a_window_never_crosses_a_user(store):
+    """CX1: another user's item written in between is in no window of this user."""
+    store.put([episode("q", "what did you adopt"), episode("b", "adopt a cat", user="bo")])
+    store.put([episode("a", "a puppy")])
+    assert set(scored(store, "adopt")) == {"q", "a"}
+    assert set(scored(store, "adopt", user="bo")) == {"b"}
+
+
+def test_with_weight_zero_a_window_scores_as_the_store_does(store):
+    """CX2: weight 0 gives each hit the store's own score and no neighbour."""
+    store.put([episode("q", "red fish blue fish"), episode("a", "one fish"), episode("z", "zz")])
+    hits = store.search("ana", "episodic", analyze("fish"), 50)
+    found = scored(store, "fish", Context(weight=0.0))
+    assert {key: w.raw for key, w in found.items()} == {item.id: raw for item, raw in hits}
+
+
+def test_a_word_shared_with_a_neighbour_counts_once_within_saturation(store):
+    """CX3: own and context parts are >= 0 and add up to the window's score."""
+    store.put([episode("q", "staging keys rotate"), episode("a", "keys keys staging")])
+    for window in scored(store, "staging keys").values():
+        assert window.raw - window.context >= 0 and window.context >= 0
+
+
+def test_a_deleted_neighbour_leaves_no_word_in_a_window(store):
+    """CX1: after a neighbour is deleted, its words no longer bring the item in."""
+    store.put([episode("q", "what did you adopt"), episode("a", "a puppy named Biscuit")])
+    assert "q" in scored(store, "biscuit")
+    store.delete("ana", ["a"])
+    assert scored(store, "biscuit") == {}
+
+
+def test_only_the_best_hits_are_windowed(store):
+    """CX4: items around hits beyond `hits` are not candidates; those hits keep their score."""
+    store.put([episode("n1", "nothing"), episode("h1", "kite kite kite"), episode("n2", "none")])
+    store.put(
+        [episode(key, text, "s2") for key, text in [("m1", "e"), ("h2", "kite"), ("m2", "v")]]
+    )
+    found = scored(store, "kite", Context(hits=1))
+    assert set(found) == {"n1", "h1", "n2", "h2"} and found["h2"].context == 0
+
+
+@pytest.mark.parametrize(
+    "setting, rule", [({"width": -1}, "CX1"), ({"weight": 1.5}, "CX2"), ({"hits": 0}, "CX4")]
+)
+def test_a_context_out_of_range_is_refused_naming_its_rule(setting, rule):
+    """CX1, CX2, CX4: a width below 0, a weight outside [0, 1] or no hits is refused."""
+    with pytest.raises(ValueError, match=rule):
+        Context(**setting)
