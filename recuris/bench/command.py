@@ -262,6 +262,21 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             f"{peaks[small]:.2f}",
             f"{peaks[large] / peaks[small]:.2f}",
         )
+    # A chat's store: the same texts in sessions of 20, where recall reads each found
+    # episode's window (chapter manager/context); beside the recall without it and FTS5.
+    sessions = recall_scale.in_sessions(sizes[0])
+    for row in sessions["rows"]:
+        above = row["above_fts5_ms"]
+        _row(
+            f"SQLite recall in sessions of {sessions['session']}, with its context vs without "
+            f"(ms), {row['class']} words, warm, median (lowest-highest) of {row['n']}; vs one "
+            f"FTS5 query {_spread(row['to_fts5'])}, {above['median']:+.2f} ms; load "
+            f"{sessions['load']:.1f}",
+            f"{sizes[0]:,} items",
+            _spread(row["recall_ms"]),
+            _spread(row["alone_ms"]),
+            _spread(row["to_alone"]),
+        )
     counting = recall_scale.access_counting(sizes[0])
     _row(
         "SQLite recall counting accesses: at once vs batched by 10 (ms, commits per recall); "

@@ -209,7 +209,7 @@ def through_manager(
 # The default recall with one of its choices undone, to show what each choice does.
 ABLATIONS = {
     "relevance weight only (no recency, no importance)": RecallPolicy(
-        weights=Weights(1.0, 0.0, 0.0)
+        weights=Weights(relevance=1.0, recency=0.0, importance=0.0, context=1.0)
     ),
     "recency at a fixed 7-day half-life": RecallPolicy(stretch_half_life=False),
     "no context (each turn scored alone)": RecallPolicy(context=Context(width=0)),

@@ -41,8 +41,13 @@ def fuse(lists: Sequence[Sequence[MemoryItem]]) -> list[MemoryItem]:
 
 
 def sessions_fused(manager: MemoryManager, user_id: str, question: str) -> list[MemoryItem]:
-    """Fuse the turns' ranks with their sessions' ranks, a session scored by its turns' totals."""
-    results = manager.recall(question, user_id, top_k=POOL).results
+    """Fuse the turns' ranks with their sessions' ranks, a session scored by its turns' totals.
+
+    Accesses are counted as the default counts them, on its ten best; the pool is read
+    without counting.
+    """
+    results = manager.recall(question, user_id, top_k=POOL, count_access=False).results
+    manager.recall(question, user_id, top_k=10)
     sessions: Counter = Counter()
     for result in results:
         sessions[result.item.task_id] += result.total

@@ -11,6 +11,8 @@ does not notice them. `bench.py` prints the rows.
 Invariants:
     RS1 every timing is a median over the same queries for both sides, measured in one run
         on the same rows; the queries are drawn from the corpus's own distribution.
+    RS2 `in_sessions` times three sides on the same queries, each query taken by all three
+        in an order that rotates, so no side always goes first.
 """
 
 import itertools
@@ -25,7 +27,9 @@ from collections import Counter
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
+from ..manager.context import Context
 from ..manager.manager import ManagerSettings, MemoryManager
+from ..manager.recall import RecallPolicy
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
@@ -38,6 +42,7 @@ __all__ = [
     "CLASSES",
     "class_queries",
     "query_classes",
+    "in_sessions",
     "access_counting",
 ]
 
@@ -51,19 +56,29 @@ def corpus(size: int, seed: int = 1, words: int = 12, prefix: str = "w") -> list
     return [" ".join(rng.choices(vocabulary, cum_weights=cumulative, k=words)) for _ in range(size)]
 
 
-def items_of(texts: list[str], first: int = 0) -> list[MemoryItem]:
-    """Return the texts as one user's episodic items, a minute apart, ids from `first`."""
+def items_of(texts: list[str], first: int = 0, session: int | None = None) -> list[MemoryItem]:
+    """Return the texts as one user's episodic items, a minute apart, ids from `first`.
+
+    With `session`, every `session` consecutive items share a task: a chat's sessions.
+    """
     return [
         MemoryItem(
-            id=f"i{first + n}", user_id="u", level="episodic", content=text, created_at=60.0 * n
+            id=f"i{first + n}",
+            user_id="u",
+            level="episodic",
+            content=text,
+            created_at=60.0 * n,
+            task_id=None if session is None else f"session-{(first + n) // session}",
         )
         for n, text in enumerate(texts)
     ]
 
 
-def fill(store: Store, texts: list[str], batch: int = 10_000) -> float:
+def fill(
+    store: Store, texts: list[str], batch: int = 10_000, session: int | None = None
+) -> float:
     """Put the texts' items in batches; return the seconds the puts alone took."""
-    items = items_of(texts)
+    items = items_of(texts, session=session)
     started = time.perf_counter()
     for offset in range(0, len(items), batch):
         store.put(items[offset : offset + batch])
@@ -236,6 +251,63 @@ def _first(kind: str, queries: list[str], path: Path, plain: Path, clock: Manual
                 times[1].append(timed_ms(_fts5_query(db), query))
                 db.close()
     return _row(kind, "first", *times)
+
+
+def in_sessions(
+    size: int, repeats: int = 5, session: int = 20, seed: int = 1, folder: str | None = None
+) -> dict:
+    """Time recall over a chat's sessions, with and without the context, beside FTS5.
+
+    The same corpus texts as `query_classes`, every `session` of them one task, as a chat
+    writes its turns: the default recall reads each found episode's window (CX1), the
+    recall with `Context(width=0)` scores each alone, and FTS5_TOP is the plain query. The
+    three take turns on each query (rotating who goes first), warm, per class. Returns
+    {"size", "session", "load", "rows": per class, each side's ms and the ratios of the
+    default to the other two, pair by pair}.
+    """
+    texts = corpus(size, seed)
+    asked = class_queries(texts, repeats, seed + 1)
+    load = os.getloadavg()[0]
+    clock = ManualClock(size * 60.0 + DAY)
+    rows = []
+    with tempfile.TemporaryDirectory(dir=folder) as place:
+        path = Path(place) / "recuris.db"
+        plain = Path(place) / "fts5.db"
+        store = SQLiteStore(path)
+        fill(store, texts, session=session)
+        _plain_fts5(plain, texts, store)
+        store.close()
+        alone = ManagerSettings(recall=RecallPolicy(context=Context(width=0)))
+        for kind in CLASSES:
+            managers = [
+                MemoryManager(SQLiteStore(path), clock=clock),
+                MemoryManager(SQLiteStore(path), clock=clock, settings=alone),
+            ]
+            db = sqlite3.connect(plain)
+            sides = (_recall(managers[0]), _recall(managers[1]), _fts5_query(db))
+            for side in sides:
+                side(asked[kind][0])  # caches filled, the user's layers loaded
+            times: tuple[list, list, list] = ([], [], [])
+            for turn, query in enumerate(asked[kind]):
+                for side in (turn % 3, (turn + 1) % 3, (turn + 2) % 3):
+                    times[side].append(timed_ms(sides[side], query))
+            for manager in managers:
+                manager.store.close()
+            db.close()
+            context, single, fts5 = times
+            rows.append(
+                {
+                    "class": kind,
+                    "n": len(context),
+                    "recall_ms": spread(context),
+                    "alone_ms": spread(single),
+                    "fts5_ms": spread(fts5),
+                    "to_alone": spread([a / b for a, b in zip(context, single, strict=True)]),
+                    "to_fts5": spread([a / b for a, b in zip(context, fts5, strict=True)]),
+                    "above_fts5_ms": spread([a - b for a, b in zip(context, fts5, strict=True)]),
+                }
+            )
+    return {"size": size, "session": session, "load": load, "rows": rows}
 
 
 def access_counting(

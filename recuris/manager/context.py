@@ -20,14 +20,16 @@ Invariants:
         alone in its window.
     CX2 a window's score is the sum, over the distinct query terms the level holds, of
         `BM25Settings.weights` with the level's idf (S14), the item's own frequency plus
-        `weight` times its neighbours', its length plus `weight` times theirs, and the
-        level's average length times 1 + 2 · width · weight; rounded as S8 rounds. With
-        `weight` 0 it is the store's own score.
+        `weight` times its neighbours', and its length plus `weight` times theirs against
+        the level's average length times 1 + `weight` per neighbour; rounded as S8 rounds.
+        A window without neighbours, or of `weight` 0, scores what the store's search does.
     CX3 a window's score splits into its own part (the same sum without the neighbours'
         frequencies, their length kept) and its context part, the rest: both at least 0,
         adding up to the score.
-    CX4 the windows scored are those of the context's `hits` best hits and of every item
-        within `width` of one, each once; a window scoring 0 is left out.
+    CX4 the windows scored are those of the first `hits` of the store's hits in a task and
+        of every item within `width` of one, each once; the store's other hits in a task are
+        left out, its hits outside a task keep their scores, and a window scoring 0 is left
+        out.
 """
 
 import math
@@ -48,20 +50,21 @@ DIGITS = 9  # scores are rounded as the stores round theirs (S8), so two stores 
 
 @dataclass(frozen=True)
 class Context:
-    """How far a window reaches and how much its neighbours' words count (CX1, CX2).
+    """How far a window reaches, how much its neighbours' words count, how many are read.
 
-    Raises ValueError naming CX1 or CX2 for a width below 0 or a weight outside [0, 1].
+    Raises ValueError naming CX1, CX2 or CX4 for a width below 0, a weight outside [0, 1] or
+    fewer than one hit.
     """
 
     # Items on either side of an episode that are part of its window. Two: an answer is
     # often a turn after the question, and the fact it builds on a turn before that.
     width: int = 2
-    # What a neighbour's word counts for against the episode's own (chosen on LoCoMo's dev
-    # set with the width, docs/manager/context.md).
-    weight: float = 0.4
-    # Windows are scored around this many of the best episodes the store finds: on LoCoMo's
-    # dev set, 30 ranked as all 50 of the recall's pool did, in half the time.
-    hits: int = 30
+    # What a neighbour's word counts for against the episode's own. The width, this weight
+    # and `hits` were chosen together on LoCoMo's dev set (docs/manager/context.md).
+    weight: float = 0.3
+    # Windows are read around this many of the best episodes in tasks that the store finds;
+    # its other episodes in tasks are left out. 20 ranked LoCoMo's questions as 30 and 50 did.
+    hits: int = 20
 
     def __post_init__(self) -> None:
         require_count("CX1: width", self.width, 0)
@@ -89,12 +92,16 @@ def _windows(
     """Return each item within `width` of a hit in a thread, with its window's others (CX1, CX4)."""
     # Twice the width around each hit: an item `width` away needs `width` more beyond it.
     around = store.adjacent(user_id, [item.id for item in hits], 2 * width)
+    found_first = {hit.id: hit for hit in hits}  # the search's copies, as recall reads them
     windows: dict[str, tuple[MemoryItem, list[MemoryItem]]] = {}
     for hit in hits:
         found = around.get(hit.id)
         if found is None:
             continue  # deleted since the search found it
-        line = [*found[: 2 * width], hit, *found[2 * width :]]
+        line = [
+            None if item is None else found_first.get(item.id, item)
+            for item in (*found[: 2 * width], hit, *found[2 * width :])
+        ]
         for place in range(width, 3 * width + 1):
             item = line[place]
             if item is None or item.id in windows:
@@ -112,24 +119,25 @@ def in_context(
     hits: Sequence[tuple[MemoryItem, float]],
     context: Context,
 ) -> list[Scored]:
-    """Score the best hits' windows and their neighbours'; the rest keep their score (CX1-CX4).
+    """Score the windows of the best hits in a task and of their neighbours (CX1-CX4).
 
-    `hits` are the store's, best first, with its scores (S8). Returns every scored window and
-    every other hit, best first; equal scores keep the order of the hits.
+    `hits` are the store's, best first, with its scores (S8). Returns the scored windows and
+    the hits outside a task, best first; equal scores keep the order of the hits.
     """
-    windowed = [item for item, _ in hits[: context.hits] if item.task_id is not None]
+    threaded = [item for item, _ in hits if item.task_id is not None]
+    windowed = threaded[: context.hits]
     if not windowed:
         return [Scored(item, raw, 0.0) for item, raw in hits]
     query = sorted(set(terms))
     statistics = store.statistics(user_id, level, query)
     if not statistics.documents or not statistics.frequencies:
-        return [Scored(item, raw, 0.0) for item, raw in hits]  # all deleted since the search
+        # Every hit in a task was deleted since the search: those outside a task remain.
+        return [Scored(item, raw, 0.0) for item, raw in hits if item.task_id is None]
     idf = {
         term: bm25_idf(statistics.documents, count)
         for term, count in statistics.frequencies.items()
     }
-    spread = 1 + 2 * context.width * context.weight
-    average = max(statistics.length / statistics.documents, 1e-9) * spread
+    average = max(statistics.length / statistics.documents, 1e-9)
     weights = statistics.bm25.weights
     # item id -> (its analysed length, its count of each query term it holds); an item is in
     # up to 2 · width + 1 windows, and is analysed once.
@@ -154,7 +162,10 @@ def in_context(
             length += context.weight * other_length
             for term, count in other_held.items():
                 beside[term] += count
-        lengths.append(length)
+        # Against the average of windows of the same shape: a window's length over 1 + weight
+        # per neighbour, so a turn at a session's edge gains no bonus for being short, and a
+        # window without neighbours scores as the store does.
+        lengths.append(length / (1 + context.weight * len(neighbours)))
         for term in idf:
             own[term].append(held.get(term, 0))
             together[term].append(held.get(term, 0) + context.weight * beside[term])
@@ -169,6 +180,8 @@ def in_context(
         if total > 0:
             own_part = min(total, round(math.fsum(alone), DIGITS))
             scored.append(Scored(item, total, round(total - own_part, DIGITS)))
-    seen = {window.item.id for window in scored} | {item.id for item, _ in windows}
+    # Hits outside a task keep the store's score (CX2); the rest in a task, and a windowed
+    # hit deleted since the search, stay out (CX4).
+    seen = {item.id for item, _ in windows} | {item.id for item in threaded}
     scored.extend(Scored(item, raw, 0.0) for item, raw in hits if item.id not in seen)
     return sorted(scored, key=lambda window: -window.raw)

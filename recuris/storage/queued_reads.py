@@ -8,10 +8,10 @@ returns, in the order it was written; and `QueuedView` builds a user's layers fr
 queue alone while the store cannot be read at all.
 
 Invariants:
-    QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search` and `adjacent`
-        answer as if the queue were written (newest queued copies, queued deletions and counted
-        accesses applied in order), and `audit` adds the queued records (those queued with
-        accesses too).
+    QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search`, `adjacent`
+        and `statistics` answer as if the queue were written (newest queued copies, queued
+        deletions and counted accesses applied in order), and `audit` adds the queued records
+        (those queued with accesses too).
     QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
         Store protocol, each written out, to its buffered store unchanged.
 """
@@ -182,7 +182,16 @@ class QueuedReads:
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
         with self._lock:
             replica = self._replica(user_id) if self._pending else None
-            return (self.inner if replica is None else replica).adjacent(user_id, item_ids, width)
+            found = (self.inner if replica is None else replica).adjacent(user_id, item_ids, width)
+            if not self._pending:
+                return found
+            # Only accesses are queued here (a queued write builds the replica): counted on.
+            listed = [item for around in found.values() for item in around if item is not None]
+            current = {item.id: item for item in self._overlay(user_id, listed, bool)}
+            return {
+                key: tuple(None if item is None else current[item.id] for item in around)
+                for key, around in found.items()
+            }
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
         with self._lock:

@@ -152,15 +152,13 @@ class SQLiteStore(SQLiteErasure):
                 if doomed:
                     self._delete_rows(db, "id = ? AND user_id = ?", doomed)
                     stored = schema.stored_rows(db, ids)
-                schema.write(
-                    db, batch, stored
-                )  # the term index follows in the same transaction (SH1)
+                # The term index follows in the same transaction (SH1).
+                schema.write(db, batch, stored)
             if records:
                 db.executemany(schema.AUDIT_INSERT, records)
 
-        with (
-            self._lock
-        ):  # a new id stays guarded until its put commits, so a failed put's retry is too (ID2)
+        # A new id stays guarded until its put commits, so a failed put's retry is too (ID2).
+        with self._lock:
             ids = [item.id for item in batch]
             guarded = self._ids.guarded(ids)
             self._transaction(write)

@@ -57,7 +57,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -113,7 +113,7 @@ class TermStatistics:
 
     documents: int  # the user's items at the level
     length: int  # their analysed terms, counted together
-    frequencies: dict[str, int]  # term -> how many of those items hold it, for the terms asked
+    frequencies: Mapping[str, int]  # term -> how many of those items hold it, for those asked
     bm25: BM25Settings  # the settings the store's search scores with
 
 

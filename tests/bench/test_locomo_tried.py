@@ -17,9 +17,10 @@ def item(key):
 
 def test_fusion_sums_the_reciprocal_of_each_rank_plus_the_constant():
     """LT2: an item in both lists at ranks 2 and 1 beats one first in a list alone."""
+    assert 1 / (FUSION + 2) + 1 / (FUSION + 1) > 1 / FUSION
     a, b, c = item("a"), item("b"), item("c")
-    assert [i.id for i in fuse([[a, b], [b, c]])] == ["b", "a", "c"]
-    assert 1 / (FUSION + 2) + 1 / (FUSION + 1) > 1 / (FUSION + 1)
+    fused = fuse([[a, b], [b, c]])
+    assert [i.id for i in fused] == ["b", "a", "c"]
 
 
 def test_fusion_keeps_the_first_lists_order_among_ties():

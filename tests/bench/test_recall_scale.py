@@ -47,3 +47,20 @@ def test_counting_use_commits_once_a_recall_and_batched_less():
     """RS1: recall counting at once commits once a recall; batched by 2, about half as often."""
     figures = recall_scale.access_counting(3_000, repeats=2, batch=2)
     assert figures["counted_commits"] == 1.0 and figures["batched_commits"] < 1.0
+
+
+def test_in_sessions_every_class_is_timed_on_three_sides_alike():
+    """RS2: each class's three sides are timed on the same queries, as often each."""
+    figures = recall_scale.in_sessions(3_000, repeats=3, session=10)
+    assert [row["class"] for row in figures["rows"]] == list(recall_scale.CLASSES)
+    for row in figures["rows"]:
+        sides = (row["recall_ms"], row["alone_ms"], row["fts5_ms"])
+        assert row["n"] == 3 and all(side["n"] == 3 and side["median"] > 0 for side in sides)
+
+
+def test_items_in_sessions_share_a_task_every_session_items():
+    """RS2: with `session`, each run of that many consecutive items shares one task."""
+    items = recall_scale.items_of(["a", "b", "c", "d", "e"], session=2)
+    assert [item.task_id for item in items] == [
+        "session-0", "session-0", "session-1", "session-1", "session-2",
+    ]  # fmt: skip

@@ -67,11 +67,23 @@ def test_with_weight_zero_a_window_scores_as_the_store_does(store):
     assert {key: w.raw for key, w in found.items()} == {item.id: raw for item, raw in hits}
 
 
-def test_a_word_shared_with_a_neighbour_counts_once_within_saturation(store):
-    """CX3: own and context parts are >= 0 and add up to the window's score."""
-    store.put([episode("q", "staging keys rotate"), episode("a", "keys keys staging")])
-    for window in scored(store, "staging keys").values():
-        assert window.raw - window.context >= 0 and window.context >= 0
+def test_a_word_shared_with_a_neighbour_counts_within_saturation(store):
+    """CX2: a word in the item and its neighbour scores less than the two scores added."""
+    store.put([episode("q", "kite"), episode("a", "kite")])
+    store.put([episode(f"o{n}", f"other {n}", task=None) for n in range(5)])
+    alone = {item.id: raw for item, raw in store.search("ana", "episodic", analyze("kite"), 50)}
+    found = scored(store, "kite", Context(width=1, weight=0.4))
+    assert found["q"].raw < alone["q"] + 0.4 * alone["a"]
+    assert found["q"].context > 0 and found["q"].raw - found["q"].context > 0
+
+
+def test_a_window_without_neighbours_scores_as_the_store_does(store):
+    """CX2: an item alone in its task scores what search gives, as an item outside a task."""
+    store.put([episode("t", "kite flying", task="solo"), episode("n", "kite flying", task=None)])
+    store.put([episode(f"o{n}", f"other {n}", task=None) for n in range(5)])
+    hits = {item.id: raw for item, raw in store.search("ana", "episodic", analyze("kite"), 50)}
+    found = scored(store, "kite")
+    assert found["t"].raw == hits["t"] == found["n"].raw
 
 
 def test_a_deleted_neighbour_leaves_no_word_in_a_window(store):
@@ -82,14 +94,22 @@ def test_a_deleted_neighbour_leaves_no_word_in_a_window(store):
     assert scored(store, "biscuit") == {}
 
 
-def test_only_the_best_hits_are_windowed(store):
-    """CX4: items around hits beyond `hits` are not candidates; those hits keep their score."""
+def test_only_the_best_hits_in_a_task_are_windowed(store):
+    """CX4: hits in a task beyond `hits` are left out; hits outside a task stay."""
     store.put([episode("n1", "nothing"), episode("h1", "kite kite kite"), episode("n2", "none")])
-    store.put(
-        [episode(key, text, "s2") for key, text in [("m1", "e"), ("h2", "kite"), ("m2", "v")]]
-    )
+    store.put([episode(key, text, "s2") for key, text in (("m1", "e"), ("h2", "kite"), ("m", "v"))])
+    store.put([episode("free", "kite", task=None)])
     found = scored(store, "kite", Context(hits=1))
-    assert set(found) == {"n1", "h1", "n2", "h2"} and found["h2"].context == 0
+    assert set(found) == {"n1", "h1", "n2", "free"}
+
+
+def test_a_hit_deleted_before_its_window_is_read_stays_out(store):
+    """CX4: a hit the store no longer holds when the windows are read is not brought back."""
+    store.put([episode("q", "kite"), episode("a", "puppy")])
+    hits = store.search("ana", "episodic", analyze("kite"), 50)
+    assert [item.id for item, _ in hits] == ["q"]
+    store.delete("ana", ["q"])
+    assert in_context(store, "ana", "episodic", analyze("kite"), hits, Context()) == []
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,9 @@ def naive(items, query, context, hits):
     terms = sorted(set(analyze(query)))
     held = {term: sum(term in counts[item.id] for item in items) for term in terms}
     idf = {t: math.log(1 + (len(items) - n + 0.5) / (n + 0.5)) for t, n in held.items() if n}
-    average = sum(lengths.values()) / len(items) * (1 + 2 * context.width * context.weight)
-    best = [item for item, _ in hits[: context.hits] if item.task_id is not None]
+    average = sum(lengths.values()) / len(items)
+    threaded = [item for item, _ in hits if item.task_id is not None]
+    best = threaded[: context.hits]
     if not best:
         return {item.id: (raw, 0.0) for item, raw in hits}
     threads = {}
@@ -42,11 +43,12 @@ def naive(items, query, context, hits):
         at = line.index(key)
         others = [k for k in line[max(0, at - context.width) : at + context.width + 1] if k != key]
         length = lengths[key] + context.weight * sum(lengths[k] for k in others)
+        shape = average * (1 + context.weight * len(others))
 
         def weigh(frequency):
             k1 = settings.k1
             b = settings.b
-            return frequency * (k1 + 1) / (frequency + k1 * (1 - b + b * length / average))
+            return frequency * (k1 + 1) / (frequency + k1 * (1 - b + b * length / shape))
 
         own = sum(idf[t] * weigh(counts[key][t]) for t in idf)
         whole = sum(
@@ -55,7 +57,8 @@ def naive(items, query, context, hits):
         )
         if whole > 0:
             found[key] = (whole, whole - own)
-    found.update({item.id: (raw, 0.0) for item, raw in hits if item.id not in windowed})
+    outside = {item.id for item in threaded} | windowed
+    found.update({item.id: (raw, 0.0) for item, raw in hits if item.id not in outside})
     return found
 
 

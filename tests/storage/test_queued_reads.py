@@ -3,7 +3,7 @@
 import pytest
 from outages import FlakyStore, Outage, protocol_operations
 
-from recuris import ManualClock, MemoryItem, MemoryManager, StoreError
+from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, StoreError
 from recuris.storage.audit import AuditEntry
 from recuris.storage.buffered_store import BufferedStore, QueuedView
 from recuris.storage.store import Access
@@ -121,3 +121,29 @@ def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
         fact is not None and manager.get(fact.id, "ana") == fact and manager.list("ana") == [fact]
     )
     assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
+
+
+def test_neighbours_carry_the_accesses_still_queued():
+    """QR1: with only accesses queued, `adjacent` returns items with those accesses counted."""
+    store = BufferedStore(InMemoryStore(), access_batch=10)
+    threaded = [
+        MemoryItem(id=key, user_id="ana", level="episodic", content=key, task_id="chat")
+        for key in ("a", "b", "c")
+    ]
+    store.put(threaded)
+    store.record_access([Access("ana", "a", 5.0)])
+    assert store.pending
+    before, after = store.adjacent("ana", ["b"])["b"]
+    assert (before.id, before.access_count, before.last_access_at) == ("a", 1, 5.0)
+    assert (after.id, after.access_count) == ("c", 0)
+
+
+def test_statistics_count_the_queued_writes():
+    """QR1: `statistics` answers as if the queued items were written."""
+    flaky = FlakyStore()
+    store = BufferedStore(flaky)
+    store.put([item("i1")])
+    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))
+    store.put([item("i2")])
+    found = store.statistics("ana", "episodic", ["event", "i2"])
+    assert (found.documents, dict(found.frequencies)) == (2, {"event": 2, "i2": 1})
