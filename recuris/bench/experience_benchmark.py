@@ -72,9 +72,6 @@ QUICK_DAYS = 120  # `--quick` runs the suite's first four months only
 STORE_SAMPLE = 30  # the table of the store's size shows every thirtieth day
 # Days of silence before a family returns, grouped for the table of forgetting's cost.
 SILENCE_BINS = ((0, 7), (8, 14), (15, 21), (22, 30), (31, 60), (61, 120), (121, 365))
-_RETRIEVED = (
-    "retrieve ("  # the agent's stage-1 and stage-5 events name each episode it recalled (A4)
-)
 
 
 @dataclass(frozen=True)
@@ -284,11 +281,9 @@ class _Task:
 
     def observe(self, event: StageEvent) -> None:
         """Keep the episodes a recall brought: the prompts that follow show them."""
-        if not event.detail.startswith(_RETRIEVED):
-            return
-        found = event.detail.split("): ", 1)[1]
-        listed = [] if found.startswith("nothing") else found.split("; ")
-        self.shown = [part.split(" (")[0] for part in listed]
+        if event.recalled is None:
+            return  # not a retrieval
+        self.shown = list(event.recalled)
         self.seen.update(dict.fromkeys(self.shown))
         failed = {
             failed_at(episode)

@@ -296,7 +296,9 @@ class RecurisAgent:
         found = "; ".join(
             f"{hit.episode.id} ({hit.episode.status}, {hit.score:.2f})" for hit in run.hits
         )
-        self._emit(stage, f"retrieve ({why}): {found or 'nothing above the threshold'}")
+        recalled = tuple(hit.episode.id for hit in run.hits)
+        detail = f"retrieve ({why}): {found or 'nothing above the threshold'}"
+        self._emit(stage, detail, recalled)
 
     def _settle(self, goal: str, task_type: str, status: str, reason: str) -> Episode:
         episode = Episode(
@@ -313,6 +315,6 @@ class RecurisAgent:
         self._emit(6, f"{episode.id} written: {status}, {len(episode.trajectory)} steps{ending}")
         return episode
 
-    def _emit(self, stage: int, detail: str) -> None:
+    def _emit(self, stage: int, detail: str, recalled: tuple[str, ...] | None = None) -> None:
         if self.observer is not None:
-            self.observer(StageEvent(stage, detail))
+            self.observer(StageEvent(stage, detail, recalled))

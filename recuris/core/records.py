@@ -145,6 +145,9 @@ class StageEvent:
 
     stage: int
     detail: str
+    # For a retrieval, the ids of the episodes it brought, best first; None for any other
+    # event. An observer reads which episodes a prompt showed here, not from `detail`.
+    recalled: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:

@@ -326,3 +326,16 @@ def test_a_run_keeps_its_state_in_its_own_record_not_on_the_agent():
     agent.run("goal", "type", MockEnvironment(), ["a", "b"])
     assert vars(agent).keys() == before.keys()
     assert all(vars(agent)[name] is value for name, value in before.items())
+
+
+def test_a_retrieval_event_names_the_episodes_it_recalled():
+    """A4: a retrieval's event lists the recalled episodes' ids, best first; others list none."""
+    events = []
+    agent = make_agent(ScriptedLLM(["open page", "FINISH"] * 2), observer=events.append)
+    first = agent.run("sign up", "signup", MockEnvironment()).episode
+    events.clear()
+    agent.run("sign up again", "signup", MockEnvironment())
+    retrievals = [event for event in events if event.recalled is not None]
+    assert retrievals and retrievals[0].recalled == (first.id,)
+    assert all(event.detail.startswith("retrieve (") for event in retrievals)
+    assert all(event.recalled is None for event in events if event not in retrievals)
