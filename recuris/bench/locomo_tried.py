@@ -47,7 +47,7 @@ def sessions_fused(manager: MemoryManager, user_id: str, question: str) -> list[
     without counting.
     """
     results = manager.recall(question, user_id, top_k=POOL, count_access=False).results
-    manager.recall(question, user_id, top_k=10)
+    manager.recall(question, user_id, top_k=10)  # counted as the default counts
     sessions: Counter = Counter()
     for result in results:
         sessions[result.item.task_id] += result.total
@@ -73,13 +73,21 @@ def _rarest(manager: MemoryManager, user_id: str, question: str, found: Sequence
 def _asked_again(
     manager: MemoryManager, user_id: str, question: str
 ) -> tuple[list[MemoryItem], list[MemoryItem]]:
-    """Return the ten best, and the ten best once the first results' rarest words are added."""
-    first = [r.item for r in manager.recall(question, user_id, top_k=10).results]
+    """Return the ten best, and the ten best once the first results' rarest words are added.
+
+    Neither recall counts use; the default's ten are counted after, as the default counts
+    them, so the second question's recency is the first's.
+    """
+    first = _inspected(manager, user_id, question)
     words = _rarest(manager, user_id, question, first)
-    if not words:
-        return first, first
-    again = manager.recall(f"{question} {' '.join(words)}", user_id, top_k=10, count_access=False)
-    return first, [result.item for result in again.results]
+    again = _inspected(manager, user_id, f"{question} {' '.join(words)}") if words else first
+    manager.recall(question, user_id, top_k=10)
+    return first, again
+
+
+def _inspected(manager: MemoryManager, user_id: str, question: str) -> list[MemoryItem]:
+    """Return the ten best without counting their use."""
+    return [r.item for r in manager.recall(question, user_id, top_k=10, count_access=False).results]
 
 
 def second_hop(manager: MemoryManager, user_id: str, question: str) -> list[MemoryItem]:

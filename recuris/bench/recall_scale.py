@@ -74,9 +74,7 @@ def items_of(texts: list[str], first: int = 0, session: int | None = None) -> li
     ]
 
 
-def fill(
-    store: Store, texts: list[str], batch: int = 10_000, session: int | None = None
-) -> float:
+def fill(store: Store, texts: list[str], batch: int = 10_000, session: int | None = None) -> float:
     """Put the texts' items in batches; return the seconds the puts alone took."""
     items = items_of(texts, session=session)
     started = time.perf_counter()

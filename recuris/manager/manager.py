@@ -48,6 +48,7 @@ from ..core.working import WorkingSettings
 from ..evolution.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
+from ..retrieval.scoring import forget_words
 from ..storage.audit import AuditEntry
 from ..storage.buffered_store import ACCESS_BATCH, BufferedStore, QueuedErasureError
 from ..storage.item import LEVELS, CheckedClock, MemoryItem, require_texts
@@ -395,6 +396,7 @@ class MemoryManager:
         """
         with self._lock:
             self.tasks.drop(user_id)
+            forget_words()  # no word of theirs stays remembered in this process either
             return self.users.forget(user_id)
 
     def forget_memory(self, item_id: str, user_id: str) -> bool:
@@ -423,6 +425,7 @@ class MemoryManager:
                 self.users.refresh(user_id, forgotten=set(erased))
             if erased:
                 self._audit(user_id, item_id, "forget", "erased on request")
+                forget_words()  # nor a word of it in this process's memo of stems
             return bool(erased)
 
     def _erase_facts_made_from(self, user_id: str, item_id: str) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from ..core.text import tokenize
 from .bm25 import BM25Index, BM25Settings
 
-__all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem"]
+__all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem", "forget_words"]
 
 STOP_WORDS = frozenset(
     (
@@ -53,14 +53,22 @@ SUFFIXES = (
 )
 
 
-# A text's words repeat across texts: remembered, analysing a chat turn took 19 µs instead of
-# 54 (`analyze` over LoCoMo's turns, timeit). The cache holds words, bounded, and a word
-# stems the same whatever came before, so no result depends on it.
-@functools.lru_cache(maxsize=1 << 16)
+LONGEST_REMEMBERED = 24  # letters: a longer word is stemmed afresh each time it comes
+
+
 def stem(word: str) -> str:
     """Strip common English suffixes: deployments, deployed, deploying -> deploy (SR3)."""
     if not word.isascii() or not word.isalpha() or len(word) <= 3:
         return word
+    return _remembered(word) if len(word) <= LONGEST_REMEMBERED else _stripped(word)
+
+
+def forget_words() -> None:
+    """Empty the memo of stemmed words (a manager's erasures call it)."""
+    _remembered.cache_clear()
+
+
+def _stripped(word: str) -> str:
     for suffix, replacement in SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= (4 if "ment" in suffix else 3):
             if suffix == "s" and word.endswith(("ss", "us", "is")):
@@ -72,6 +80,13 @@ def stem(word: str) -> str:
     if len(word) > 3 and word.endswith("e"):
         word = word[:-1]  # make, making -> mak
     return word
+
+
+# A text's words repeat across texts: remembered, analysing a chat turn took 19 µs instead of
+# 54 (`analyze` over LoCoMo's turns, timeit). The memo holds words, never texts: at most
+# 65,536 of at most LONGEST_REMEMBERED letters, a few megabytes. A word stems the same
+# whatever came before, so no result depends on what it holds.
+_remembered = functools.lru_cache(maxsize=1 << 16)(_stripped)
 
 
 def analyze(text: str) -> list[str]:

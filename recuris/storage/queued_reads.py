@@ -182,7 +182,9 @@ class QueuedReads:
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
         with self._lock:
             replica = self._replica(user_id) if self._pending else None
-            found = (self.inner if replica is None else replica).adjacent(user_id, item_ids, width)
+            if replica is not None:
+                return replica.adjacent(user_id, item_ids, width)  # built with the accesses
+            found = self.inner.adjacent(user_id, item_ids, width)
             if not self._pending:
                 return found
             # Only accesses are queued here (a queued write builds the replica): counted on.

@@ -26,8 +26,8 @@ from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
-from .store import TermStatistics
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_NUMBER, item_of
+from .store import TermStatistics
 
 __all__ = ["matching", "search", "statistics", "adjacent", "iterate", "audit"]
 

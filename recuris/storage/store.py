@@ -33,8 +33,8 @@ Invariants:
         best first, ties to the later-written item; every store returns the same items and
         scores.
     S9 `adjacent` gives each item's `width` previous and `width` next items in write order
-        among the user's items of the same level and task, in write order (None beyond
-        either end): with `width` 1, its previous and its next item.
+        among the user's items of the same level and task, as one tuple in that order (None
+        beyond either end): with `width` 1, its previous and its next item.
     S10 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone. The audit records
         given with the accesses are appended in the same transaction (S5's all or none).

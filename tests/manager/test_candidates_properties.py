@@ -2,10 +2,9 @@
 
 from hypothesis import given
 from hypothesis import strategies as st
-
-from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, RecallPolicy, SQLiteStore
 from pytest import approx
 
+from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, RecallPolicy, SQLiteStore
 from recuris.manager.candidates import gather
 from recuris.manager.context import in_context
 from recuris.retrieval.scoring import analyze

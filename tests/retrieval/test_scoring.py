@@ -112,3 +112,27 @@ def test_a_rarer_term_weighs_more():
     assert scorer.idf("blue") > scorer.idf("red")
     ranked = sorted(scorer.score_candidates(["red", "blue"]), key=lambda pair: -pair[1])
     assert ranked[0][0] == "rare" and ranked[0][1] > ranked[1][1]
+
+
+def test_SR3_a_long_word_stems_as_a_short_one_and_is_not_remembered():
+    """SR3: a word past LONGEST_REMEMBERED letters stems alike but never enters the memo."""
+    from recuris.retrieval import scoring
+
+    scoring.forget_words()
+    root = "b" + "ab" * (scoring.LONGEST_REMEMBERED // 2)
+    assert stem(f"{root}ings") == root
+    assert stem("deployments") == "deploy"
+    assert scoring._remembered.cache_info().currsize == 1  # "deployments" alone
+
+
+def test_forgetting_a_user_empties_the_memo_of_stems():
+    """MG3: after forget_user, no word stays in the process's memo of stemmed words."""
+    from recuris import MemoryManager
+    from recuris.retrieval import scoring
+
+    manager = MemoryManager()
+    manager.write("the deployments of the lighthouse", "ana", level="episodic")
+    manager.recall("lighthouse deployments", "ana")
+    assert scoring._remembered.cache_info().currsize > 0
+    manager.forget_user("ana")
+    assert scoring._remembered.cache_info().currsize == 0

@@ -147,3 +147,22 @@ def test_statistics_count_the_queued_writes():
     store.put([item("i2")])
     found = store.statistics("ana", "episodic", ["event", "i2"])
     assert (found.documents, dict(found.frequencies)) == (2, {"event": 2, "i2": 1})
+
+
+def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
+    """QR1: with a write and an access queued, `adjacent` counts the access once, as `get`."""
+    flaky = FlakyStore()
+    store = BufferedStore(flaky)
+    store.put(
+        [
+            MemoryItem(id=key, user_id="ana", level="episodic", content=key, task_id="chat")
+            for key in ("a", "b")
+        ]
+    )
+    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))
+    flaky.record_access = flaky.put
+    store.record_access([Access("ana", "a", 5.0)])
+    store.put([MemoryItem(id="c", user_id="ana", level="episodic", content="c", task_id="chat")])
+    before, after = store.adjacent("ana", ["b"])["b"]
+    assert (before.id, before.access_count) == ("a", store.get("ana", "a").access_count) == ("a", 1)
+    assert after.id == "c"
