@@ -140,10 +140,10 @@ def test_neighbours_carry_the_accesses_still_queued():
 
 def test_statistics_count_the_queued_writes():
     """QR1: `statistics` answers as if the queued items were written."""
-    flaky = FlakyStore()
-    store = BufferedStore(flaky)
+    inner = Outage()
+    store = BufferedStore(inner)
     store.put([item("i1")])
-    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))
+    inner.down = "writes"
     store.put([item("i2")])
     found = store.statistics("ana", "episodic", ["event", "i2"])
     assert (found.documents, dict(found.frequencies)) == (2, {"event": 2, "i2": 1})
@@ -151,16 +151,15 @@ def test_statistics_count_the_queued_writes():
 
 def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
     """QR1: with a write and an access queued, `adjacent` counts the access once, as `get`."""
-    flaky = FlakyStore()
-    store = BufferedStore(flaky)
+    inner = Outage()
+    store = BufferedStore(inner)
     store.put(
         [
             MemoryItem(id=key, user_id="ana", level="episodic", content=key, task_id="chat")
             for key in ("a", "b")
         ]
     )
-    flaky.put = lambda *arguments: (_ for _ in ()).throw(StoreError("database is locked"))
-    flaky.record_access = flaky.put
+    inner.down = "writes"
     store.record_access([Access("ana", "a", 5.0)])
     store.put([MemoryItem(id="c", user_id="ana", level="episodic", content="c", task_id="chat")])
     before, after = store.adjacent("ana", ["b"])["b"]
