@@ -56,6 +56,7 @@ from recuris.storage.store import (
     TermStatistics,
     check_owners,
     erased_forms,
+    padded_neighbours,
     refuse_if_forgotten,
 )
 
@@ -537,9 +538,7 @@ class PostgresStore:
                     statement = NEIGHBOUR.format(task, side, order)
                     found_rows = self._run(statement, (user_id, level, *tasks, number, width))
                     rows.extend(item_of(row) for row in found_rows)
-            before, after = sides
-            missing = [None] * (width - len(before))
-            found[item_id] = (*missing, *reversed(before), *after, *[None] * (width - len(after)))
+            found[item_id] = padded_neighbours(*sides, width)
         return found
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:

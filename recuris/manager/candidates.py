@@ -43,13 +43,16 @@ __all__ = ["gather"]
 
 
 def _hits(
-    store: Store, user_id: str, level: str, query: str, policy: RecallPolicy
+    store: Store, user_id: str, level: str, query: str, terms: list[str], policy: RecallPolicy
 ) -> list[tuple[MemoryItem, float]]:
-    """Return the level's best candidates with their raw relevance, best first."""
+    """Return the level's best candidates with their raw relevance, best first.
+
+    `terms` are the query's analysed terms (`analyze(query)`), found once per recall.
+    """
     if policy.scorer is None:
-        found = store.search(user_id, level, analyze(query), policy.candidate_pool)
+        found = store.search(user_id, level, terms, policy.candidate_pool)
     else:
-        items = store.matching(user_id, level, analyze(query))
+        items = store.matching(user_id, level, terms)
         scorer = policy.scorer()
         for item in items:
             scorer.add(item.id, scorer.analyzer(item.content))
@@ -63,13 +66,13 @@ def _hits(
 
 
 def _episodes(
-    store: Store, user_id: str, query: str, policy: RecallPolicy
+    store: Store, user_id: str, query: str, terms: list[str], policy: RecallPolicy
 ) -> list[tuple[MemoryItem, float, float]]:
     """Return the episodic candidates: each with its raw relevance and its context's part (CA2)."""
-    hits = _hits(store, user_id, "episodic", query, policy)
+    hits = _hits(store, user_id, "episodic", query, terms, policy)
     if policy.scorer is not None or not policy.context.active:
         return [(item, raw, 0.0) for item, raw in hits]
-    scored = in_context(store, user_id, "episodic", analyze(query), hits, policy.context)
+    scored = in_context(store, user_id, "episodic", terms, hits, policy.context)
     return [(window.item, window.raw, window.context) for window in scored]
 
 
@@ -103,7 +106,9 @@ def gather(
     include_invalid: bool = False,
 ) -> list[Recalled]:
     """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1)."""
-    relevant = {item.id: raw for item, raw in _hits(store, user_id, "working", query, policy)}
+    terms = analyze(query)
+    working = _hits(store, user_id, "working", query, terms, policy)
+    relevant = {item.id: raw for item, raw in working}
     reason = "working memory of the current task"
     matched = [
         Candidate(item, relevant.get(item.id, 0.0), reason)
@@ -111,7 +116,7 @@ def gather(
     ]
     facts = [
         (item, raw)
-        for item, raw in _hits(store, user_id, "semantic", query, policy)
+        for item, raw in _hits(store, user_id, "semantic", query, terms, policy)
         if item.is_valid or include_invalid
     ]
     for item, raw in facts:
@@ -120,7 +125,7 @@ def gather(
     valid = sum(item.is_valid for item, _ in facts)
     if valid < policy.thin_semantic:
         reason = f"episode (semantic memory had {valid} relevant fact(s))"
-        for item, raw, context in _episodes(store, user_id, query, policy):
+        for item, raw, context in _episodes(store, user_id, query, terms, policy):
             matched.append(Candidate(item, raw, reason, context))
     best = max((candidate.raw for candidate in matched), default=0.0) or 1.0
     # A triggered procedure counts as relevant as the best match: its relevance is 1.

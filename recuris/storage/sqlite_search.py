@@ -27,7 +27,7 @@ from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_NUMBER, item_of
-from .store import TermStatistics
+from .store import TermStatistics, padded_neighbours
 
 __all__ = ["matching", "search", "statistics", "adjacent", "iterate", "audit"]
 
@@ -195,10 +195,9 @@ def adjacent(
         if rows:
             # user, level, task, number, how many
             key = (user_id, rows[0][2], rows[0][4], rows[0][-1], width)
-            before = [item_of(row) for row in reversed(run(BEFORE, key))] if width else []
+            before = [item_of(row) for row in run(BEFORE, key)] if width else []
             after = [item_of(row) for row in run(AFTER, key)] if width else []
-            missing = width - len(before)
-            found[item_id] = (*[None] * missing, *before, *after, *[None] * (width - len(after)))
+            found[item_id] = padded_neighbours(before, after, width)
     return found
 
 

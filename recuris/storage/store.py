@@ -77,6 +77,7 @@ __all__ = [
     "erased_forms",
     "mentions_erased",
     "id_prefix",
+    "padded_neighbours",
     "refuse_if_forgotten",
 ]
 
@@ -115,6 +116,17 @@ class TermStatistics:
     length: int  # their analysed terms, counted together
     frequencies: Mapping[str, int]  # term -> how many of those items hold it, for those asked
     bm25: BM25Settings  # the settings the store's search scores with
+
+
+def padded_neighbours(before: Sequence, after: Sequence, width: int) -> tuple:
+    """Return S9's answer for one item: `width` places before it, then `width` after it.
+
+    `before` and `after` are nearest first, each at most `width` long; None fills the places
+    beyond either end of the thread.
+    """
+    missing_before = [None] * (width - len(before))
+    missing_after = [None] * (width - len(after))
+    return (*missing_before, *reversed(before), *after, *missing_after)
 
 
 def refuse_if_forgotten(users: Iterable[str], seen: dict[str, int], generation_of) -> None:

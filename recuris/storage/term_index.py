@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..retrieval.bm25 import BM25Index, BM25Settings
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
-from .store import TermStatistics
+from .store import TermStatistics, padded_neighbours
 
 __all__ = ["TermIndex", "Thread"]
 
@@ -90,30 +90,20 @@ class Thread:
         """
         at = bisect.bisect_left(self.lasts, position)
         index = bisect.bisect_left(self.blocks[at], position)
-        before: list[int | None] = []
-        block_at = at
-        place = index
-        while len(before) < width:
-            place -= 1
-            if place < 0:
-                block_at -= 1
-                if block_at < 0:
-                    break
-                place = len(self.blocks[block_at]) - 1
-            before.append(self.blocks[block_at][place])
-        after: list[int | None] = []
-        block_at = at
-        place = index
-        while len(after) < width:
-            place += 1
-            if place == len(self.blocks[block_at]):
-                block_at += 1
-                if block_at == len(self.blocks):
-                    break
-                place = 0
-            after.append(self.blocks[block_at][place])
-        missing = [None] * (width - len(before))
-        return (*missing, *reversed(before), *after, *[None] * (width - len(after)))
+        before = list(itertools.islice(self._walk(at, index, -1), width))
+        after = list(itertools.islice(self._walk(at, index, 1), width))
+        return padded_neighbours(before, after, width)
+
+    def _walk(self, at: int, index: int, step: int) -> Iterator[int]:
+        """Yield the positions after (step 1) or before (step -1) block `at`'s place `index`."""
+        while True:
+            index += step
+            if not 0 <= index < len(self.blocks[at]):
+                at += step
+                if not 0 <= at < len(self.blocks):
+                    return
+                index = 0 if step > 0 else len(self.blocks[at]) - 1
+            yield self.blocks[at][index]
 
 
 class TermIndex:

@@ -70,14 +70,16 @@ def test_success_requires_the_plan_done_without_violation_or_stale_value():
 
 def test_the_sliding_window_loses_the_task_statement():
     """LH3: the baseline shows the goal only while the first message is in the window."""
-    memory = SlidingWindowMemory(WorkingSettings(window_size=3, token_budget=None))
+    settings = WorkingSettings(window_size=3, token_budget=None)
+    memory = SlidingWindowMemory(settings)
     memory.init_task("the goal", ["a", "b"])
     memory.add_step("a", "ok")
     assert "Goal: the goal" in memory.to_prompt_section()
     for action in ["x", "y", "z"]:
         memory.add_step(action, "ok")
     section = memory.to_prompt_section()
-    assert "Goal:" not in section and section.count("->") == 2
+    # The window's other messages are the latest steps, one line each.
+    assert "Goal:" not in section and section.count("->") == settings.window_size - 1
 
 
 def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule(first_value_wins):

@@ -7,6 +7,7 @@ by the later write position. Rewrites that change an item's text, level or task 
 document a new insertion number but keep its write position: where the two orders part.
 """
 
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -108,3 +109,27 @@ class TermIndexMachine(RuleBasedStateMachine):
 
 
 TestTermIndexMachine = TermIndexMachine.TestCase
+
+
+@given(
+    st.lists(st.integers(0, 5_000), min_size=1, max_size=2_500, unique=True),
+    st.data(),
+)
+def test_TI3_a_thread_gives_the_neighbours_a_sorted_list_would_across_its_blocks(positions, data):
+    """TI3: `around` answers as a sorted list of the positions held, padded with None."""
+    thread = term_index.Thread()
+    for position in positions:
+        thread.add(position)
+    halves = st.lists(st.sampled_from(positions), unique=True, max_size=len(positions) // 2)
+    removed = data.draw(halves)
+    for position in removed:
+        thread.remove(position)
+    held = sorted(set(positions) - set(removed))
+    position = data.draw(st.sampled_from(held))
+    width = data.draw(st.integers(0, 600))
+    at = held.index(position)
+    padded = [None] * width + held + [None] * width
+    assert thread.around(position, width) == (
+        *padded[at : at + width],
+        *padded[at + width + 1 : at + 2 * width + 1],
+    )
