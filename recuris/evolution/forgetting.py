@@ -22,6 +22,7 @@ Invariants:
     O6  a cycle runs whole under the lock it is given (the manager's, TS1).
 """
 
+import sys
 import threading
 from array import array
 from collections.abc import Callable
@@ -91,7 +92,7 @@ class _Band:
         self.created = array("d")
         self.prints = array("q")
         self.levels = bytearray()
-        self.tokens = array("q")
+        self.tokens = array("i")
         self.ends = array("q")
         self.vocabulary: dict[str, int] = {}
 
@@ -101,8 +102,9 @@ class _Band:
         self.weights.append(weight)
         self.created.append(item.created_at)
         self.levels.append(CYCLED_LEVELS.index(item.level))
+        # Interned: a word the term index holds is not kept a second time.
         self.tokens.extend(
-            {vocabulary.setdefault(t, len(vocabulary)) for t in tokenize(item.content)}
+            {vocabulary.setdefault(sys.intern(t), len(vocabulary)) for t in tokenize(item.content)}
         )
         self.ends.append(len(self.tokens))
         self.prints.append(hash((item.level, item.content)))

@@ -293,6 +293,10 @@ class BM25Index:
         self._impact.clear()
         self.cache.clear()
 
+    def order(self, key: str) -> int:
+        """Return the document's order among equal scores (B2). Raises KeyError if not indexed."""
+        return self._orders[self._number[key]]
+
     def candidates(self, query: Iterable[str]) -> set[str]:
         """Return the documents that share at least one term with the query."""
         return {key for term in set(query) for key in self.holding(term)}

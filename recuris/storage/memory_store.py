@@ -82,9 +82,10 @@ class InMemoryStore:
             # counts a use (most rewrites) leaves the term index as it is, and costs no decode.
             old_place = self._items.place(item.id)
             if old_place != _place(item):
-                if old_place is not None:
-                    self._index.remove(item.id, self._items.thread(item.id))
-                self._index.add(item)
+                position = None
+                if old_place is not None:  # moved: it keeps its place in write order
+                    position = self._index.remove(item.id, self._items.thread(item.id))
+                self._index.add(item, position)
             self._items.put(item.id, row)
         self._audit.extend(records)
 

@@ -4,6 +4,7 @@ import gc
 
 import pytest
 
+from recuris.retrieval import bm25
 from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
 
@@ -61,3 +62,17 @@ def test_B1_one_definition_weighs_every_path():
     [weight] = settings.weights(index.idf("red"), [2], [3], 2.5)
     assert index.raw(["red"], "a") == weight == index.accumulate(["red"])["a"]
     assert index.top(["red"], 1) == [("a", weight)]
+
+
+def test_B2_a_document_keeps_the_order_it_was_given_across_renumbering():
+    """B2: `order` returns the order a document was added with, after others come and go."""
+    index = BM25Index()
+    count = bm25.SPARE + 100
+    for number in range(count):
+        index.add(f"doc-{number}", ["shared"], order=10 * number)
+    for number in range(count - 1):
+        index.remove(f"doc-{number}")
+    assert len(index._keys) < count  # the dead were dropped and the living renumbered
+    assert index.order(f"doc-{count - 1}") == 10 * (count - 1)
+    with pytest.raises(KeyError):
+        index.order("doc-0")

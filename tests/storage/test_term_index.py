@@ -15,15 +15,14 @@ def item(id, content, level="episodic", task_id="t", user_id="ana"):
 
 
 def test_a_rewrite_keeps_its_place_and_moves_between_threads():
-    """TI1: an item rewritten into another task keeps its position; its old thread forgets it."""
+    """TI1: a moved item keeps the position `remove` returns; its old thread forgets it."""
     index = TermIndex(BM25Settings())
     first = item("a", "one")
     second = item("b", "two")
     third = item("c", "three")
     for each in (first, second, third):
         index.add(each)
-    index.remove(second.id, thread_of(second))
-    index.add(item("b", "two", task_id="u"))
+    index.add(item("b", "two", task_id="u"), index.remove(second.id, thread_of(second)))
     assert index.listed("ana", "episodic", "t") == ["a", "c"] and index.listed("ana") == [
         "a",
         "b",
@@ -48,8 +47,8 @@ def test_TI2_among_equal_scores_a_rewritten_item_keeps_its_early_place():
     first = item("a", "deploy keys")
     index.add(first)
     index.add(item("b", "deploy keys"))
-    index.remove(first.id, thread_of(first))
-    index.add(item("a", "deploy keys", task_id="u"))  # rewritten: the same text, another task
+    # Rewritten: the same text, another task.
+    index.add(item("a", "deploy keys", task_id="u"), index.remove(first.id, thread_of(first)))
     assert [key for key, _ in index.search("ana", "episodic", ["deploy"], 2)] == ["b", "a"]
 
 

@@ -54,12 +54,14 @@ class TermIndexMachine(RuleBasedStateMachine):
     @rule(id=ids, content=contents, level=levels, task=tasks)
     def write(self, id, content, level, task):
         item = MemoryItem(id=id, user_id="ana", level=level, content=content, task_id=task)
+        position = None
         if id in self.items:
-            self.index.remove(id, thread_of(self.items[id]))
+            position = self.index.remove(id, thread_of(self.items[id]))
+            assert position == self.positions[id]
         else:
             self.positions[id] = self.written
             self.written += 1
-        self.index.add(item)
+        self.index.add(item, position)
         self.items[id] = item
 
     @precondition(lambda self: self.items)
