@@ -116,8 +116,10 @@ def _locomo(paths: list[str], stores: list[str] = (), tried: bool = False) -> No
             },
             **{f"reference: {name}": build for name, build in locomo.RETRIEVERS.items()},
             **{
-                f"tried: {name}": locomo.through_manager(InMemoryStore, ranking=ranking)
-                for name, ranking in (locomo_tried.TRIED.items() if tried else ())
+                f"tried: {name}": locomo.through_manager(
+                    InMemoryStore, ranking=way.ranking, written=way.written
+                )
+                for name, way in (locomo_tried.TRIED.items() if tried else ())
             },
         }
         results = {

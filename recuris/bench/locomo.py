@@ -174,11 +174,13 @@ def through_manager(
     policy: RecallPolicy | None = None,
     speakers: bool = True,
     ranking: Callable[[MemoryManager, str, str], list[MemoryItem]] = top_ten,
+    written: Callable[[Turn], str] | None = None,
 ) -> Callable[[Conversation], Ranker]:
     """Return the product as a retriever: a manager writes every turn, then recalls for each.
 
     With `speakers`, each turn's speaker is given to `write`; without, it is a word of the
-    text. `ranking` turns a question into the items ranked, through the manager.
+    text. `ranking` turns a question into the items ranked, through the manager; `written`,
+    if given, a turn into the text written (the speaker, if given, apart).
     """
 
     def build(conversation: Conversation) -> Ranker:
@@ -188,8 +190,12 @@ def through_manager(
         user = "speaker"
         for turn in conversation.turns:
             clock.advance(max(0.0, turn.at - clock()))
+            if written is not None:
+                text = written(turn)
+            else:
+                text = turn.said if speakers else turn.text
             manager.write(
-                turn.said if speakers else turn.text,
+                text,
                 user,
                 level="episodic",
                 task_id=f"session-{turn.session}",

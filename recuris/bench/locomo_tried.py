@@ -1,9 +1,10 @@
-"""LoCoMo, what was tried beyond the context and did not pay: rankings built on the product.
+"""LoCoMo, what was tried beyond the context and did not pay: built on the product's API.
 
-Document 003 §6.1 asks that a retrieval change be measured before it is kept. Each ranking
-here is written on the public API (`MemoryManager.recall` and the store's `statistics`),
-as a fork would try it, and `python -m recuris.bench locomo --tried` prints its rows beside
-the default's, so a figure in docs/benchmarks.md's "tried" table comes from a command.
+Document 003 §6.1 asks that a retrieval change be measured before it is kept. Each way of
+ranking, or of writing a turn, here is written on the public API (`MemoryManager.write`,
+`recall` and the store's `statistics`), as a fork would try it, and
+`python -m recuris.bench locomo --tried` prints its rows beside the default's, so a figure
+in docs/benchmarks.md's "tried" table comes from a command.
 
 Invariants:
     LT1 every ranking returns at most ten items, each once, all of them the user's, and
@@ -11,22 +12,43 @@ Invariants:
     LT2 fusion is reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009) with the
         constant `FUSION`: an item's fused score is the sum, over the lists holding it, of
         1 / (FUSION + its rank), ranks from 1; ties keep the first list's order.
+    LT3 a turn as a variant writes it begins with the turn's words, whole, but for
+        `normalised`, which changes only contractions and number words; `dated` follows
+        them with one date per relative date found, resolved against the turn's own time;
+        `key_phrases` gives at most `count` phrases, each a run of the text's words holding
+        no stop word.
 """
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from ..manager.manager import MemoryManager
 from ..retrieval.bm25 import bm25_idf
-from ..retrieval.scoring import analyze
+from ..retrieval.scoring import STOP_WORDS, analyze
 from ..storage.item import MemoryItem
+from .locomo import Turn, top_ten
 
-__all__ = ["FUSION", "fuse", "sessions_fused", "second_hop", "feedback", "TRIED"]
+__all__ = [
+    "FUSION",
+    "fuse",
+    "sessions_fused",
+    "second_hop",
+    "feedback",
+    "normalised",
+    "dated",
+    "key_phrases",
+    "Tried",
+    "TRIED",
+]
 
 FUSION = 60  # the constant of reciprocal rank fusion, as its authors set it
 POOL = 50  # how many of the recall's results a ranking reads before it cuts to ten
 FIRST = 3  # the first results a second hop or feedback reads its words from
 WORDS = 3  # the words each adds to the question
+KEYS = 3  # the key phrases written with a turn
 
 
 def fuse(lists: Sequence[Sequence[MemoryItem]]) -> list[MemoryItem]:
@@ -100,8 +122,159 @@ def feedback(manager: MemoryManager, user_id: str, question: str) -> list[Memory
     return _asked_again(manager, user_id, question)[1]
 
 
-TRIED: dict[str, Callable[[MemoryManager, str, str], list[MemoryItem]]] = {
-    "sessions ranked by their turns' totals, fused with the turns": sessions_fused,
-    "a second hop: the first three results' rarest words asked again, fused": second_hop,
-    "pseudo-relevance feedback: the same words, the second list alone": feedback,
+# Contractions written out, and number words as digits: what an analyser could do for any
+# English text. "'s" is dropped, being "is", "has" or a possessive.
+CONTRACTIONS = (
+    ("n't", " not"),
+    ("'m", " am"),
+    ("'re", " are"),
+    ("'ve", " have"),
+    ("'ll", " will"),
+    ("'d", " would"),
+    ("'s", ""),
+)
+_CONTRACTION = re.compile(
+    r"(?<=\w)(" + "|".join(re.escape(short) for short, _ in CONTRACTIONS) + r")\b",
+    re.IGNORECASE,
+)
+_WRITTEN_OUT = {short: long for short, long in CONTRACTIONS}
+NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+).split()
+_NUMBER = re.compile(r"\b(" + "|".join(NUMBERS) + r")\b", re.IGNORECASE)
+
+
+def normalised(text: str) -> str:
+    """Return the text with contractions written out and number words as digits (LT3)."""
+    text = text.replace("\u2019", "'")  # a typographic apostrophe is an apostrophe
+    text = _CONTRACTION.sub(lambda match: _WRITTEN_OUT[match.group(1).lower()], text)
+    return _NUMBER.sub(lambda match: str(NUMBERS.index(match.group(1).lower())), text)
+
+
+# Relative dates, and how many days before the turn each points to (negative: after it).
+DAYS_BACK = {
+    "today": 0,
+    "tonight": 0,
+    "this morning": 0,
+    "this afternoon": 0,
+    "this evening": 0,
+    "yesterday": 1,
+    "last night": 1,
+    "the other day": 3,
+    "a few days ago": 3,
+    "last week": 7,
+    "last weekend": 7,
+    "a week ago": 7,
+    "two weeks ago": 14,
+    "last month": 30,
+    "a month ago": 30,
+    "last year": 365,
+    "tomorrow": -1,
+    "next week": -7,
+    "next month": -30,
+}
+MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_RELATIVE = re.compile(
+    r"\b(" + "|".join(sorted(DAYS_BACK, key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+_IN_MONTH = re.compile(r"\bin (" + "|".join(MONTHS) + r")\b(?!,? \d)", re.IGNORECASE)
+
+
+def dated(said: str, at: float) -> str:
+    """Return the words followed by the date each relative date in them points to (LT3).
+
+    A day ("yesterday") resolves to its day, month and year; a week or more ("last week") to
+    its month and year; "last year" to its year; "in May", without a year, to the last May
+    up to the turn's month. Resolved against `at`, the turn's time (seconds since the epoch).
+    """
+    when = datetime.fromtimestamp(at, timezone.utc)
+    found = []
+    for match in _RELATIVE.finditer(said):
+        days = DAYS_BACK[match.group(1).lower()]
+        then = when - timedelta(days=days)
+        if abs(days) >= 365:
+            found.append(f"{then.year}")
+        elif abs(days) >= 7:
+            found.append(f"{MONTHS[then.month - 1]} {then.year}")
+        else:
+            found.append(f"{then.day} {MONTHS[then.month - 1]} {then.year}")
+    for match in _IN_MONTH.finditer(said):
+        month = MONTHS.index(match.group(1).lower()) + 1
+        found.append(f"{MONTHS[month - 1]} {when.year - (month > when.month)}")
+    return f"{said} ({'; '.join(found)})" if found else said
+
+
+def key_phrases(text: str, count: int = KEYS) -> list[str]:
+    """Return the text's `count` best key phrases by RAKE (Rose et al., 2010), best first (LT3).
+
+    A phrase is a run of words between stop words and punctuation; a word scores its degree
+    over its frequency among the phrases, a phrase the sum of its words'. Ties keep the
+    phrases' order in the text.
+    """
+    phrases = []
+    for clause in re.split(r"[^\w\s]+", text.lower()):
+        run: list[str] = []
+        for word in clause.split():
+            if word in STOP_WORDS:
+                if run:
+                    phrases.append(tuple(run))
+                run = []
+            else:
+                run.append(word)
+        if run:
+            phrases.append(tuple(run))
+    frequency: Counter = Counter()
+    degree: Counter = Counter()
+    for phrase in phrases:
+        for word in phrase:
+            frequency[word] += 1
+            degree[word] += len(phrase)
+    scored = {
+        " ".join(phrase): sum(degree[word] / frequency[word] for word in phrase)
+        for phrase in phrases
+    }
+    return sorted(scored, key=lambda phrase: -scored[phrase])[:count]
+
+
+def _normalised_turn(turn: Turn) -> str:
+    return normalised(turn.said)
+
+
+def _dated_turn(turn: Turn) -> str:
+    return dated(turn.said, turn.at)
+
+
+def _keyed_turn(turn: Turn) -> str:
+    return f"{turn.said} ({'; '.join(key_phrases(turn.said))})"
+
+
+def normalised_question(manager: MemoryManager, user_id: str, question: str) -> list[MemoryItem]:
+    """Rank as the default does, the question normalised as the turns were (LT3)."""
+    return top_ten(manager, user_id, normalised(question))
+
+
+@dataclass(frozen=True)
+class Tried:
+    """A way to write the turns and a way to rank for a question, tried beside the default."""
+
+    ranking: Callable[[MemoryManager, str, str], list[MemoryItem]] = top_ten
+    written: Callable[[Turn], str] | None = None
+
+
+TRIED: dict[str, Tried] = {
+    "sessions ranked by their turns' totals, fused with the turns": Tried(sessions_fused),
+    "a second hop: the first three results' rarest words asked again, fused": Tried(second_hop),
+    "pseudo-relevance feedback: the same words, the second list alone": Tried(feedback),
+    "relative dates in turns resolved against the turn's date, written after it": Tried(
+        written=_dated_turn
+    ),
+    "the three best RAKE key phrases of each turn written with it as extra keys": Tried(
+        written=_keyed_turn
+    ),
+    "contractions written out and number words as digits, in turns and questions": Tried(
+        normalised_question, _normalised_turn
+    ),
 }

@@ -6,7 +6,8 @@ import pytest
 from locomo_conversation import CONVERSATION
 
 from recuris import bench
-from recuris.bench.locomo import RETRIEVERS, evaluate, load
+from recuris.bench.locomo import RETRIEVERS, evaluate, load, through_manager
+from recuris.storage.memory_store import InMemoryStore
 
 
 @pytest.fixture
@@ -75,3 +76,16 @@ def test_bench_reports_a_bad_file_and_exits_1(tmp_path, capsys):
         bench.main(["locomo", str(tmp_path / "x.json")]) == 1
         and "error:" in capsys.readouterr().err
     )
+
+
+def test_through_manager_writes_each_turn_as_written_says(path):
+    """LC3: with `written`, the text a turn is written as is what recall finds."""
+    conversation = load(path)
+    marked = {turn.id for turn in conversation.turns[:2]}
+    rank = through_manager(
+        InMemoryStore,
+        written=lambda turn: f"{turn.said} zebra" if turn.id in marked else turn.said,
+    )(conversation)
+    # Their neighbours follow through the context (CX2); the two come first.
+    assert set(rank("zebra")[:2]) == marked
+    assert through_manager(InMemoryStore)(conversation)("zebra") == []

@@ -1,13 +1,14 @@
-"""Example tests for recuris.bench.locomo_tried: rankings tried on the product (LT1, LT2)."""
+"""Example tests for recuris.bench.locomo_tried: what was tried on the product (LT1-LT3)."""
 
 import json
+from datetime import datetime, timezone
 
 import pytest
 from locomo_conversation import CONVERSATION
 
 from recuris import MemoryItem
 from recuris.bench.locomo import load, through_manager
-from recuris.bench.locomo_tried import TRIED, fuse
+from recuris.bench.locomo_tried import TRIED, dated, fuse, key_phrases, normalised
 from recuris.storage.memory_store import InMemoryStore
 
 
@@ -29,13 +30,50 @@ def test_fusion_keeps_the_first_lists_order_among_ties():
 
 
 @pytest.mark.parametrize("name", sorted(TRIED))
-def test_every_tried_ranking_returns_at_most_ten_distinct_turns(tmp_path, name):
-    """LT1: each ranking gives at most ten turns, each once, all of the conversation."""
+def test_every_tried_way_returns_at_most_ten_distinct_turns(tmp_path, name):
+    """LT1: each way tried gives at most ten turns, each once, all of the conversation."""
     path = tmp_path / "fixture.json"
     path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
     conversation = load(path)
-    rank = through_manager(InMemoryStore, ranking=TRIED[name])(conversation)
+    way = TRIED[name]
+    rank = through_manager(InMemoryStore, ranking=way.ranking, written=way.written)(conversation)
     turns = {turn.id for turn in conversation.turns}
     for question in conversation.questions:
         ranked = rank(question.text)
         assert len(ranked) <= 10 and len(set(ranked)) == len(ranked) and set(ranked) <= turns
+
+
+def at(year, month, day):
+    return datetime(year, month, day, 13, 56, tzinfo=timezone.utc).timestamp()
+
+
+def test_LT3_normalising_writes_out_contractions_and_number_words_only():
+    """LT3: contractions are written out, number words become digits, other words stay."""
+    said = "I’m sure she's going, don't you think? I've got two dogs and Three cats."
+    written = "I am sure she going, do not you think? I have got 2 dogs and 3 cats."
+    assert normalised(said) == written
+
+
+def test_LT3_a_relative_day_resolves_to_the_day_before_the_turn():
+    """LT3: "yesterday" on 8 May 2023 is followed by 7 may 2023; the words stay first."""
+    said = "I went to a support group yesterday"
+    assert dated(said, at(2023, 5, 8)) == f"{said} (7 may 2023)"
+
+
+def test_LT3_weeks_resolve_to_a_month_and_a_bare_month_to_its_last_year():
+    """LT3: "last week" gives its month and year; "in June", said in May, the June before."""
+    said = "We moved last week, and in June we travel"
+    assert dated(said, at(2023, 5, 3)) == f"{said} (april 2023; june 2022)"
+
+
+def test_LT3_a_month_given_with_its_year_is_left_alone():
+    """LT3: "in May 2021" names its year already: nothing is added."""
+    said = "We met in May 2021"
+    assert dated(said, at(2023, 5, 8)) == said
+
+
+def test_LT3_key_phrases_are_runs_of_words_between_stop_words():
+    """LT3: RAKE keeps the longest runs first, each without a stop word, at most `count`."""
+    text = "I joined a local pottery class and the pottery teacher was kind"
+    phrases = key_phrases(text, count=2)
+    assert phrases == ["local pottery class", "pottery teacher"]
