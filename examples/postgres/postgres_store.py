@@ -53,6 +53,7 @@ from recuris.storage.store import (
     Access,
     IdTakenError,
     StoreError,
+    TermCounts,
     TermStatistics,
     check_owners,
     erased_forms,
@@ -154,6 +155,12 @@ RECORD_ACCESS = (
 )
 DOCUMENT_FREQUENCY = (
     "SELECT term, count(*) FROM postings WHERE scope = %s AND term = ANY(%s::text[]) GROUP BY term"
+)
+# Each named item by its id, then each asked term's posting by the postings' key (S15).
+HELD_TERMS = (
+    "SELECT items.id, postings.term, postings.frequency, postings.length FROM items "
+    "JOIN postings ON postings.scope = %s AND postings.term = ANY(%s::text[]) "
+    "AND postings.item = items.number WHERE items.id = ANY(%s::text[])"
 )
 # PS3: the weight is `sqlite_search.search_statement`'s, term for term. The sum is rounded in
 # float8: through numeric (`round(x::numeric, 9)`), a common word's search took twice as long.
@@ -511,6 +518,26 @@ class PostgresStore:
         _, documents, length = scope
         held = dict(self._run(DOCUMENT_FREQUENCY, (scope[0], terms))) if terms else {}
         return TermStatistics(documents, length, dict(sorted(held.items())), self.bm25)
+
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]:
+        """Return the length and asked terms' counts of each named item holding one (S15)."""
+        terms = sorted(set(terms))
+        item_ids = list(dict.fromkeys(item_ids))
+        scope = self._scope(user_id, level)
+        if not terms or not item_ids or scope is None:
+            return {}
+        lengths: dict[str, int] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for item_id, term, frequency, length in self._run(HELD_TERMS, (scope[0], terms, item_ids)):
+            lengths[item_id] = length
+            counts.setdefault(item_id, {})[term] = frequency
+        return {
+            item_id: TermCounts(lengths[item_id], dict(sorted(counts[item_id].items())))
+            for item_id in item_ids
+            if item_id in counts
+        }
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1

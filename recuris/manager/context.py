@@ -5,27 +5,28 @@ answer often sits next to the words of the question ("What did you adopt?" / "A 
 a question that needs two memories often finds them a turn or two apart. So an episode of a
 task or session is scored as a small window of text: its own words, and the words of the
 `width` items on either side in its thread counting `weight` each, in one BM25 sum (BM25F,
-Robertson, Zaragoza and Taylor, 2004: one document of two fields, the second weighted less).
-A turn that answers without the question's words then scores through its neighbours, and one
-holding half of a question's words gains from a neighbour holding the other half, within
-BM25's saturation, where adding the neighbours' scores would count a shared word twice.
+Robertson, Zaragoza and Taylor, 2004: one document of several fields, the neighbours
+weighted less, each field's counts normalised by its own length). A turn that answers
+without the question's words then scores through its neighbours, and one holding half of a
+question's words gains from a neighbour holding the other half, within BM25's saturation,
+where adding the neighbours' scores would count a shared word twice.
 
-The window is read at recall time, from the store's items and statistics (S9, S14): nothing
-of a neighbour is stored with an item, so an item deleted or erased is in no window after,
-and every store, given the same items, scores the same windows.
+The window is read at recall time, from the store's index (S9, S14, S15): nothing of a
+neighbour is stored with an item, so an item deleted or erased is in no window after, and
+every store, given the same items, scores the same windows.
 
 Invariants:
     CX1 an item's window is the item and the `width` items before and after it among the
         user's items of its level and task (`Store.adjacent`); an item outside a task is
         alone in its window.
     CX2 a window's score is the sum, over the distinct query terms the level holds, of
-        `BM25Settings.weights` with the level's idf (S14), the item's own frequency plus
-        `weight` times its neighbours', and its length plus `weight` times theirs against
-        the level's average length times 1 + `weight` per neighbour; rounded as S8 rounds.
-        A window without neighbours, or of `weight` 0, scores what the store's search does.
+        `BM25Settings.weights` with the level's idf (S14) and the item's length, for the
+        frequency f + n · `weight` · Σ g / m: f and n the item's count of the term and its
+        normaliser (`BM25Settings.normaliser` of its length), g and m each neighbour's;
+        rounded as S8 rounds. A window whose neighbours hold no query term, or of `weight`
+        0, scores what the store's search does.
     CX3 a window's score splits into its own part (the same sum without the neighbours'
-        frequencies, their length kept) and its context part, the rest: both at least 0,
-        adding up to the score.
+        counts) and its context part, the rest: both at least 0, adding up to the score.
     CX4 the windows scored are those of the first `hits` of the store's hits in a task and
         of every item within `width` of one, each once; the store's other hits in a task are
         left out, its hits outside a task keep their scores, and a window scoring 0 is left
@@ -33,13 +34,11 @@ Invariants:
 """
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..core.validation import require_count, require_number
 from ..retrieval.bm25 import bm25_idf
-from ..retrieval.scoring import analyze
 from ..storage.item import MemoryItem
 from ..storage.store import Store
 
@@ -140,40 +139,40 @@ def in_context(
         for term, count in statistics.frequencies.items()
     }
     average = max(statistics.length / statistics.documents, 1e-9)
-    weights = statistics.bm25.weights
-    # item id -> (its analysed length, its count of each query term it holds); an item is in
-    # up to 2 · width + 1 windows, and is analysed once.
-    counted: dict[str, tuple[int, dict[str, int]]] = {}
-
-    def counts(item: MemoryItem) -> tuple[int, dict[str, int]]:
-        if item.id not in counted:
-            terms_held = Counter(analyze(item.content))
-            held = {term: terms_held[term] for term in idf if term in terms_held}
-            counted[item.id] = (sum(terms_held.values()), held)
-        return counted[item.id]
-
+    settings = statistics.bm25
     windows = list(_windows(store, user_id, windowed, context.width).values())
+    # What every item of every window holds of the query, from the store's index (S15): an
+    # item holding none of it adds nothing to any window, and nothing of it is read.
+    named = {other.id for item, neighbours in windows for other in (item, *neighbours)}
+    held = store.held_terms(user_id, level, named, idf)
     lengths = []
     own: dict[str, list[int]] = {term: [] for term in idf}
     together: dict[str, list[float]] = {term: [] for term in idf}
     for item, neighbours in windows:
-        length, held = counts(item)
-        beside = dict.fromkeys(idf, 0)
+        mine = held.get(item.id)
+        # An item holding no query term has no own frequency to normalise: any length does.
+        length = mine.length if mine else average
+        normaliser = settings.normaliser(length, average)
+        beside = dict.fromkeys(idf, 0.0)
         for other in neighbours:
-            other_length, other_held = counts(other)
-            length += context.weight * other_length
-            for term, count in other_held.items():
-                beside[term] += count
-        # Against the average of windows of the same shape: a window's length over 1 + weight
-        # per neighbour, so a turn at a session's edge gains no bonus for being short, and a
-        # window without neighbours scores as the store does.
-        lengths.append(length / (1 + context.weight * len(neighbours)))
+            theirs = held.get(other.id)
+            if theirs is not None:
+                # Each neighbour's words by its own length, as BM25F normalises each field.
+                divisor = settings.normaliser(theirs.length, average)
+                for term, count in theirs.counts.items():
+                    beside[term] += count / divisor
+        lengths.append(length)
         for term in idf:
-            own[term].append(held.get(term, 0))
-            together[term].append(held.get(term, 0) + context.weight * beside[term])
+            count = mine.counts.get(term, 0) if mine else 0
+            own[term].append(count)
+            # weights() divides by the item's normaliser: the neighbours' share is multiplied
+            # by it first, so that it counts as their own normalised frequencies (CX2).
+            together[term].append(count + normaliser * context.weight * beside[term])
     # One column of weights per term over every window: a frequency of 0 weighs 0.
-    own_columns = [weights(idf[term], own[term], lengths, average) for term in idf]
-    together_columns = [weights(idf[term], together[term], lengths, average) for term in idf]
+    own_columns = [settings.weights(idf[term], own[term], lengths, average) for term in idf]
+    together_columns = [
+        settings.weights(idf[term], together[term], lengths, average) for term in idf
+    ]
     scored = []
     for (item, _), alone, whole in zip(
         windows, zip(*own_columns), zip(*together_columns), strict=True

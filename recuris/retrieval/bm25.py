@@ -115,6 +115,10 @@ class BM25Settings:
             for tf, length in zip(frequencies, lengths)
         ]
 
+    def normaliser(self, length: float, average: float) -> float:
+        """Return what `weights` divides a frequency by for a document of this length."""
+        return 1 - self.b + self.b * length / average
+
     def ceiling(self, idf: float) -> float:
         """Return the most a term of this idf can weigh in a document: idf · (k1 + 1).
 
@@ -296,6 +300,21 @@ class BM25Index:
     def order(self, key: str) -> int:
         """Return the document's order among equal scores (B2). Raises KeyError if not indexed."""
         return self._orders[self._number[key]]
+
+    def held(self, key: str, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """Return the document's length and its count of each of `terms` it holds.
+
+        Raises KeyError for a document not indexed.
+        """
+        number = self._number[key]
+        counts = {}
+        for term in set(terms).intersection(self._terms[number]):
+            numbers, frequencies = _columns(self.postings[term])
+            # A term's postings are in document-number order: adds append, removals keep it.
+            counts[term] = frequencies[bisect_left(numbers, number)]
+            numbers.release()
+            frequencies.release()
+        return self._lengths[number], counts
 
     def candidates(self, query: Iterable[str]) -> set[str]:
         """Return the documents that share at least one term with the query."""

@@ -26,6 +26,7 @@ from .item import MemoryItem
 from .rows import PLACE, AuditRows, ItemRows
 from .store import (
     Access,
+    TermCounts,
     TermStatistics,
     check_owners,
     erased_forms,
@@ -143,6 +144,12 @@ class InMemoryStore:
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
         """Return the user's item count, total length and each term's holders at a level (S14)."""
         return self._index.statistics(user_id, level, terms)
+
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]:
+        """Return the length and asked terms' counts of each named item holding one (S15)."""
+        return self._index.held_terms(user_id, level, item_ids, terms)
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         doomed = [

@@ -8,10 +8,10 @@ returns, in the order it was written; and `QueuedView` builds a user's layers fr
 queue alone while the store cannot be read at all.
 
 Invariants:
-    QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search`, `adjacent`
-        and `statistics` answer as if the queue were written (newest queued copies, queued
-        deletions and counted accesses applied in order), and `audit` adds the queued records
-        (those queued with accesses too).
+    QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search`, `adjacent`,
+        `statistics` and `held_terms` answer as if the queue were written (newest queued
+        copies, queued deletions and counted accesses applied in order), and `audit` adds
+        the queued records (those queued with accesses too).
     QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
         Store protocol, each written out, to its buffered store unchanged.
 """
@@ -28,7 +28,7 @@ from ..retrieval.scoring import analyze
 from .audit import AuditEntry
 from .item import MemoryItem
 from .memory_store import InMemoryStore
-from .store import Access, TermStatistics
+from .store import Access, TermCounts, TermStatistics
 
 __all__ = ["Counted", "QueuedReads", "QueuedView"]
 
@@ -200,6 +200,14 @@ class QueuedReads:
             replica = self._replica(user_id, level) if self._pending else None
             return (self.inner if replica is None else replica).statistics(user_id, level, terms)
 
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]:
+        with self._lock:
+            replica = self._replica(user_id, level) if self._pending else None
+            source = self.inner if replica is None else replica
+            return source.held_terms(user_id, level, item_ids, terms)
+
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         with self._lock:
             queued = [
@@ -253,6 +261,11 @@ class QueuedView:
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
         return self.store.statistics(user_id, level, terms)
+
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]:
+        return self.store.held_terms(user_id, level, item_ids, terms)
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         return self.store.delete(user_id, item_ids)

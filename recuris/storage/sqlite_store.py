@@ -36,7 +36,7 @@ from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import SYNCHRONOUS, check_synchronous, open_database
 from .sqlite_ids import ID_BLOCK, NewIds
 from .sqlite_schema import SCHEMA_VERSION, item_of
-from .store import Access, StoreError, TermStatistics, check_owners, refuse_if_forgotten
+from .store import Access, StoreError, TermCounts, TermStatistics, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
 
@@ -208,6 +208,11 @@ class SQLiteStore(SQLiteErasure):
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
         return sqlite_search.statistics(self._run, user_id, level, terms, self.bm25)
+
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]:
+        return sqlite_search.held_terms(self._run, user_id, level, item_ids, terms)
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]

@@ -53,6 +53,10 @@ Invariants:
     S14 `statistics` gives the collection statistics S8's search scores with: how many
         items the user has at the level, their total analysed length, and for each given term
         how many of them hold it (a term none holds is left out), and its BM25 settings.
+    S15 `held_terms` gives, for each of the user's items at the level among those named
+        that holds at least one of the given terms, its analysed length and how many times
+        it holds each of those terms; an item holding none, deleted, of another user or of
+        another level has no entry.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ __all__ = [
     "IdTakenError",
     "Access",
     "TermStatistics",
+    "TermCounts",
     "append_superseding",
     "check_owners",
     "erased_forms",
@@ -116,6 +121,14 @@ class TermStatistics:
     length: int  # their analysed terms, counted together
     frequencies: Mapping[str, int]  # term -> how many of those items hold it, for those asked
     bm25: BM25Settings  # the settings the store's search scores with
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    """One item's share of a BM25 sum: its analysed length and its counts of asked terms (S15)."""
+
+    length: int  # the item's analysed terms, counted
+    counts: Mapping[str, int]  # term -> how many times the item holds it, for those asked
 
 
 def padded_neighbours(before: Sequence, after: Sequence, width: int) -> tuple:
@@ -169,6 +182,9 @@ class Store(Protocol):
         self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]: ...
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics: ...
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]: ...
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int: ...
     def delete_user(self, user_id: str) -> int: ...
     def erase(self, user_id: str, item_ids: Iterable[str]) -> int: ...

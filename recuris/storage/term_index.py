@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..retrieval.bm25 import BM25Index, BM25Settings
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
-from .store import TermStatistics, padded_neighbours
+from .store import TermCounts, TermStatistics, padded_neighbours
 
 __all__ = ["TermIndex", "Thread"]
 
@@ -203,6 +203,22 @@ class TermIndex:
             None if place is None else self._at_position[place]
             for place in thread.around(position, width)
         )
+
+    def held_terms(
+        self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
+    ) -> dict[str, TermCounts]:
+        """Return the length and asked terms' counts of each named item holding one (S15)."""
+        scope = self._scopes.get((user_id, level))
+        if scope is None:
+            return {}
+        terms = set(terms)
+        found = {}
+        for item_id in dict.fromkeys(item_ids):
+            if item_id in scope.terms:
+                length, counts = scope.held(item_id, terms)
+                if counts:
+                    found[item_id] = TermCounts(length, dict(sorted(counts.items())))
+        return found
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
         """Return the scope's document count, total length and the terms' document counts."""

@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.context: windows against a naive BM25F (CX1-CX4, S9, S14)."""
+"""Property tests for recuris.manager.context: windows against a naive BM25F (CX1-CX4, S14, S15)."""
 
 import math
 from collections import Counter
@@ -10,6 +10,7 @@ from recuris import InMemoryStore, MemoryItem, SQLiteStore
 from recuris.manager.context import Context, in_context
 from recuris.retrieval.bm25 import BM25Settings
 from recuris.retrieval.scoring import analyze
+from recuris.storage.store import TermCounts
 
 WORDS = ["deploy", "keys", "red", "fish", "the", "blue", "staging", "数据库", "rotate"]
 QUERIES = ["fish", "deploy keys", "red blue staging", "数据库 rotate"]
@@ -42,17 +43,22 @@ def naive(items, query, context, hits):
         line = threads[task]
         at = line.index(key)
         others = [k for k in line[max(0, at - context.width) : at + context.width + 1] if k != key]
-        length = lengths[key] + context.weight * sum(lengths[k] for k in others)
-        shape = average * (1 + context.weight * len(others))
+        k1 = settings.k1
+        b = settings.b
+
+        def normalised(k, t):
+            return counts[k][t] / (1 - b + b * lengths[k] / average)
 
         def weigh(frequency):
-            k1 = settings.k1
-            b = settings.b
-            return frequency * (k1 + 1) / (frequency + k1 * (1 - b + b * length / shape))
+            return frequency * (k1 + 1) / (frequency + k1)
 
-        own = sum(idf[t] * weigh(counts[key][t]) for t in idf)
+        def beside(t):
+            return context.weight * sum(normalised(k, t) for k in others)
+
+        # BM25F: the item's and each neighbour's frequency, each by its own length.
+        own = sum(idf[t] * weigh(normalised(key, t)) for t in idf)
         whole = sum(
-            idf[t] * weigh(counts[key][t] + context.weight * sum(counts[k][t] for k in others))
+            idf[t] * weigh(normalised(key, t) + beside(t))
             for t in idf
         )
         if whole > 0:
@@ -120,6 +126,21 @@ class Threads(RuleBasedStateMachine):
         hits = store.search("ana", "episodic", terms, 50)
         for window in in_context(store, "ana", "episodic", terms, hits, self.context):
             assert window.context >= 0 and window.raw - window.context >= -1e-9
+
+    @invariant()
+    def S15_both_stores_give_each_items_length_and_counts_of_the_terms_asked(self):
+        asked = analyze("deploy keys fish 数据库")
+        # Every id written (another user's, deleted ones) and one never written.
+        ids = [f"i{number}" for number in range(self.count + 1)] + ["never"]
+        expected = {}
+        for item in self.items:
+            counts = Counter(analyze(item.content))
+            held = {term: counts[term] for term in sorted(set(asked)) if counts[term]}
+            if held:
+                expected[item.id] = TermCounts(sum(counts.values()), held)
+        for store in self.stores:
+            assert store.held_terms("ana", "episodic", ids, asked) == expected
+            assert store.held_terms("ana", "semantic", ids, asked) == {}
 
     @invariant()
     def S14_both_stores_give_the_same_statistics(self):

@@ -149,6 +149,17 @@ def test_statistics_count_the_queued_writes():
     assert (found.documents, dict(found.frequencies)) == (2, {"event": 2, "i2": 1})
 
 
+def test_held_terms_count_the_queued_writes():
+    """QR1: `held_terms` answers as if the queued items were written."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    store.put([item("i1")])
+    inner.down = "writes"
+    store.put([item("i2")])
+    found = store.held_terms("ana", "episodic", ["i1", "i2"], ["i2"])
+    assert list(found) == ["i2"] and found["i2"].counts == {"i2": 1}
+
+
 def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
     """QR1: with a write and an access queued, `adjacent` counts the access once, as `get`."""
     inner = Outage()

@@ -208,3 +208,26 @@ def test_scores_are_naive_bm25_when_a_terms_postings_sit_in_both_tables():
     written = {key: order for order, key in enumerate(texts)}  # ties go to the later write
     expected = sorted(naive.items(), key=lambda pair: (-pair[1], -written[pair[0]]))
     assert [(item.id, score) for item, score in found] == expected[:10]
+
+
+@pytest.mark.parametrize("statistics", [False, True], ids=["no statistics", "analyzed"])
+def test_the_terms_items_hold_cost_the_same_among_ten_times_more_holders(crowds, statistics):
+    """SX1, S15: held_terms seeks each named item's postings, never a common term's list."""
+    named = [f"x{n}" for n in range(1, 2_000, 3)][:160]  # ana's episodes, in both stores
+    counted = {}
+    for size, store in crowds.items():
+        copy = _copy(store, statistics)
+        common = copy._run(
+            "SELECT term FROM postings GROUP BY term ORDER BY COUNT(*) DESC LIMIT 3"
+        )
+        terms = [term for (term,) in common]
+        found = copy.held_terms("ana", "episodic", named, terms)
+        assert found and set(found) <= set(named)
+        counted[size] = sum(
+            steps
+            for _, steps in statements_of(
+                copy, lambda: copy.held_terms("ana", "episodic", named, terms)
+            )
+        )
+        copy.close()
+    assert counted[20_000] <= 1.5 * counted[2_000], counted

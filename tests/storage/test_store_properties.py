@@ -1,5 +1,5 @@
 """Both stores against a naive model: search, matching and neighbours after any writes
-(S7, S8, S9, S14, TI1), and new ids among ids callers chose, here and in another process (S3).
+(S7, S8, S9, S14, S15, TI1), and new ids among ids callers chose, here and in another process (S3).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from recuris import MemoryItem, SQLiteStore
 from recuris.retrieval.bm25 import BM25Settings
 from recuris.retrieval.scoring import analyze
-from recuris.storage.store import IdTakenError
+from recuris.storage.store import IdTakenError, TermCounts
 
 from factories import store_factories
 
@@ -243,6 +243,22 @@ class StoresAgainstAList(RuleBasedStateMachine):
                     length,
                     expected,
                 )
+
+
+    @invariant()
+    def S15_held_terms_give_each_holders_length_and_counts_of_the_terms(self):
+        terms = analyze("deploy fish 数据库 nothing")
+        # Every id the model holds, of any user and level, and one never written.
+        named = [*sorted(self.model), "never"]
+        for user in ("ana", "bob"):
+            expected = {}
+            for item in self.scope(user, "episodic"):
+                counts = Counter(analyze(item.content))
+                held = {term: counts[term] for term in sorted(set(terms)) if counts[term]}
+                if held:
+                    expected[item.id] = TermCounts(sum(counts.values()), held)
+            for store in self.stores:
+                assert store.held_terms(user, "episodic", named, terms) == expected
 
 
 TestStoresAgainstAList = StoresAgainstAList.TestCase
