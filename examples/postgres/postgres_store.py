@@ -57,6 +57,7 @@ from recuris.storage.store import (
     TermStatistics,
     check_owners,
     erased_forms,
+    held_from_rows,
     padded_neighbours,
     refuse_if_forgotten,
 )
@@ -528,16 +529,7 @@ class PostgresStore:
         scope = self._scope(user_id, level)
         if not terms or not item_ids or scope is None:
             return {}
-        lengths: dict[str, int] = {}
-        counts: dict[str, dict[str, int]] = {}
-        for item_id, term, frequency, length in self._run(HELD_TERMS, (scope[0], terms, item_ids)):
-            lengths[item_id] = length
-            counts.setdefault(item_id, {})[term] = frequency
-        return {
-            item_id: TermCounts(lengths[item_id], dict(sorted(counts[item_id].items())))
-            for item_id in item_ids
-            if item_id in counts
-        }
+        return held_from_rows(self._run(HELD_TERMS, (scope[0], terms, item_ids)), item_ids)
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1

@@ -29,7 +29,7 @@ from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_NUMBER, item_of
-from .store import TermCounts, TermStatistics, padded_neighbours
+from .store import TermCounts, TermStatistics, held_from_rows, padded_neighbours
 
 __all__ = ["matching", "search", "statistics", "held_terms", "adjacent", "iterate", "audit"]
 
@@ -173,21 +173,13 @@ def held_terms(
     scope = _scope(run, user_id, level)
     if not terms or not item_ids or scope is None:
         return {}
-    lengths: dict[str, int] = {}
-    counts: dict[str, dict[str, int]] = {}
+    rows = []
     first_id = len(terms) + 2
     for offset in range(0, len(item_ids), IDS_A_STATEMENT):
         named = item_ids[offset : offset + IDS_A_STATEMENT]
         ids = ", ".join(f"?{n}" for n in range(first_id, first_id + len(named)))
-        statement = HELD_TERMS.format(marks(len(terms)), ids)
-        for item_id, term, frequency, length in run(statement, (scope[0], *terms, *named)):
-            lengths[item_id] = length
-            counts.setdefault(item_id, {})[term] = frequency
-    return {
-        item_id: TermCounts(lengths[item_id], dict(sorted(counts[item_id].items())))
-        for item_id in item_ids
-        if item_id in counts
-    }
+        rows += run(HELD_TERMS.format(marks(len(terms)), ids), (scope[0], *terms, *named))
+    return held_from_rows(rows, item_ids)
 
 
 def search(

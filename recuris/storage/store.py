@@ -77,6 +77,7 @@ __all__ = [
     "Access",
     "TermStatistics",
     "TermCounts",
+    "held_from_rows",
     "append_superseding",
     "check_owners",
     "erased_forms",
@@ -129,6 +130,20 @@ class TermCounts:
 
     length: int  # the item's analysed terms, counted
     counts: Mapping[str, int]  # term -> how many times the item holds it, for those asked
+
+
+def held_from_rows(rows: Iterable[tuple], item_ids: Sequence[str]) -> dict[str, TermCounts]:
+    """Return S15's answer from (item id, term, count, item length) rows, in `item_ids` order."""
+    lengths: dict[str, int] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for item_id, term, count, length in rows:
+        lengths[item_id] = length
+        counts.setdefault(item_id, {})[term] = count
+    return {
+        item_id: TermCounts(lengths[item_id], dict(sorted(counts[item_id].items())))
+        for item_id in item_ids
+        if item_id in counts
+    }
 
 
 def padded_neighbours(before: Sequence, after: Sequence, width: int) -> tuple:
