@@ -29,9 +29,20 @@ MEASURES = {
         "d = single_writes(500, SEED)\n"
         "print(json.dumps(d['write_ms'] / d['raw_ms']))"
     ),
+    "rare-word recall above one FTS5 query at 100,000 items, warm (ms)": (
+        "from recuris.bench import recall_scale\n"
+        "rows = recall_scale.query_classes(100_000, 9, SEED)['rows']\n"
+        "row = next(r for r in rows if (r['class'], r['state']) == ('rare', 'warm'))\n"
+        "print(json.dumps(row['above_ms']['median']))"
+    ),
     "forgetting cycle at 100,000 items (s)": (
         "from recuris.bench import scale\n"
         "print(json.dumps(scale.forgetting_cycle(100_000, quiet=True)['cycle_s']))"
+    ),
+    "forgetting cycle in memory at 100,000 items (s)": (
+        "from recuris.bench import scale\n"
+        "cycle = scale.forgetting_cycle(100_000, quiet=True, store='memory')\n"
+        "print(json.dumps(cycle['cycle_s']))"
     ),
     "semantic writes in memory, 100,000 (s)": (
         "from recuris.bench import scale\n"
@@ -51,6 +62,11 @@ MILLION = {
     "forgetting cycle at 1,000,000 items (s)": (
         "from recuris.bench import scale\n"
         "print(json.dumps(scale.forgetting_cycle(1_000_000, quiet=True)['cycle_s']))"
+    ),
+    "forgetting cycle in memory at 1,000,000 items (s)": (
+        "from recuris.bench import scale\n"
+        "cycle = scale.forgetting_cycle(1_000_000, quiet=True, store='memory')\n"
+        "print(json.dumps(cycle['cycle_s']))"
     ),
     "semantic writes in memory, 1,000,000 (s)": (
         "from recuris.bench import scale\n"

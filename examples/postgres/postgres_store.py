@@ -157,11 +157,13 @@ RECORD_ACCESS = (
 DOCUMENT_FREQUENCY = (
     "SELECT term, count(*) FROM postings WHERE scope = %s AND term = ANY(%s::text[]) GROUP BY term"
 )
-# Each named item by its id, then each asked term's posting by the postings' key (S15).
+# Each named item by its id, then each asked term's posting by the postings' key (S15):
+# LATERAL runs the inner read once per item found, never over a common term's postings.
 HELD_TERMS = (
-    "SELECT items.id, postings.term, postings.frequency, postings.length FROM items "
-    "JOIN postings ON postings.scope = %s AND postings.term = ANY(%s::text[]) "
-    "AND postings.item = items.number WHERE items.id = ANY(%s::text[])"
+    "SELECT items.id, held.term, held.frequency, held.length FROM items CROSS JOIN LATERAL "
+    "(SELECT term, frequency, length FROM postings WHERE postings.scope = %s "
+    "AND postings.term = ANY(%s::text[]) AND postings.item = items.number) AS held "
+    "WHERE items.id = ANY(%s::text[])"
 )
 # PS3: the weight is `sqlite_search.search_statement`'s, term for term. The sum is rounded in
 # float8: through numeric (`round(x::numeric, 9)`), a common word's search took twice as long.

@@ -1,4 +1,4 @@
-"""LoCoMo, what was tried beyond the context and did not pay: built on the product's API.
+"""LoCoMo, what was tried beyond the context: each built on the product's public API.
 
 Document 003 §6.1 asks that a retrieval change be measured before it is kept. Each way of
 ranking, or of writing a turn, here is written on the public API (`MemoryManager.write`,
@@ -125,6 +125,8 @@ def feedback(manager: MemoryManager, user_id: str, question: str) -> list[Memory
 # Contractions written out, and number words as digits: what an analyser could do for any
 # English text. "'s" is dropped, being "is", "has" or a possessive.
 CONTRACTIONS = (
+    ("can't", "can not"),
+    ("won't", "will not"),
     ("n't", " not"),
     ("'m", " am"),
     ("'re", " are"),
@@ -133,8 +135,11 @@ CONTRACTIONS = (
     ("'d", " would"),
     ("'s", ""),
 )
+# "can't" and "won't" whole, before the "n't" of any other word.
 _CONTRACTION = re.compile(
-    r"(?<=\w)(" + "|".join(re.escape(short) for short, _ in CONTRACTIONS) + r")\b",
+    r"\b(can't|won't)\b|(?<=\w)("
+    + "|".join(re.escape(short) for short, _ in CONTRACTIONS[2:])
+    + r")\b",
     re.IGNORECASE,
 )
 _WRITTEN_OUT = {short: long for short, long in CONTRACTIONS}
@@ -148,59 +153,68 @@ _NUMBER = re.compile(r"\b(" + "|".join(NUMBERS) + r")\b", re.IGNORECASE)
 def normalised(text: str) -> str:
     """Return the text with contractions written out and number words as digits (LT3)."""
     text = text.replace("\u2019", "'")  # a typographic apostrophe is an apostrophe
-    text = _CONTRACTION.sub(lambda match: _WRITTEN_OUT[match.group(1).lower()], text)
+    text = _CONTRACTION.sub(lambda match: _WRITTEN_OUT[match.group(0).lower()], text)
     return _NUMBER.sub(lambda match: str(NUMBERS.index(match.group(1).lower())), text)
 
 
-# Relative dates, and how many days before the turn each points to (negative: after it).
-DAYS_BACK = {
-    "today": 0,
-    "tonight": 0,
-    "this morning": 0,
-    "this afternoon": 0,
-    "this evening": 0,
-    "yesterday": 1,
-    "last night": 1,
-    "the other day": 3,
-    "a few days ago": 3,
-    "last week": 7,
-    "last weekend": 7,
-    "a week ago": 7,
-    "two weeks ago": 14,
-    "last month": 30,
-    "a month ago": 30,
-    "last year": 365,
-    "tomorrow": -1,
-    "next week": -7,
-    "next month": -30,
+# Relative dates: how far before the turn each points (negative: after it), and in what:
+# days resolve to a day, weeks to the month and year of the day, months and years by the
+# calendar ("last month" on 31 May is April).
+RELATIVE = {
+    "today": ("days", 0),
+    "tonight": ("days", 0),
+    "this morning": ("days", 0),
+    "this afternoon": ("days", 0),
+    "this evening": ("days", 0),
+    "yesterday": ("days", 1),
+    "last night": ("days", 1),
+    "the other day": ("days", 3),
+    "a few days ago": ("days", 3),
+    "tomorrow": ("days", -1),
+    "last week": ("weeks", 1),
+    "last weekend": ("weeks", 1),
+    "a week ago": ("weeks", 1),
+    "two weeks ago": ("weeks", 2),
+    "next week": ("weeks", -1),
+    "last month": ("months", 1),
+    "a month ago": ("months", 1),
+    "next month": ("months", -1),
+    "last year": ("years", 1),
 }
 MONTHS = (
     "january february march april may june july august september october november december"
 ).split()
 _RELATIVE = re.compile(
-    r"\b(" + "|".join(sorted(DAYS_BACK, key=len, reverse=True)) + r")\b", re.IGNORECASE
+    r"\b(" + "|".join(sorted(RELATIVE, key=len, reverse=True)) + r")\b", re.IGNORECASE
 )
 _IN_MONTH = re.compile(r"\bin (" + "|".join(MONTHS) + r")\b(?!,? \d)", re.IGNORECASE)
+
+
+def _resolved(when: datetime, unit: str, back: int) -> str:
+    """Return the date `back` units before `when`, as words: a day, a month or a year."""
+    if unit == "years":
+        return f"{when.year - back}"
+    if unit == "months":
+        months = when.year * 12 + when.month - 1 - back
+        return f"{MONTHS[months % 12]} {months // 12}"
+    then = when - timedelta(days=back * (7 if unit == "weeks" else 1))
+    if unit == "weeks":
+        return f"{MONTHS[then.month - 1]} {then.year}"
+    return f"{then.day} {MONTHS[then.month - 1]} {then.year}"
 
 
 def dated(said: str, at: float) -> str:
     """Return the words followed by the date each relative date in them points to (LT3).
 
-    A day ("yesterday") resolves to its day, month and year; a week or more ("last week") to
-    its month and year; "last year" to its year; "in May", without a year, to the last May
-    up to the turn's month. Resolved against `at`, the turn's time (seconds since the epoch).
+    A day ("yesterday") resolves to its day, month and year; a week ("last week") to its
+    month and year; a month ("last month") to the calendar's month before; "last year" to
+    its year; "in May", without a year, to the last May up to the turn's month. Resolved
+    against `at`, the turn's time (seconds since the epoch).
     """
     when = datetime.fromtimestamp(at, timezone.utc)
-    found = []
-    for match in _RELATIVE.finditer(said):
-        days = DAYS_BACK[match.group(1).lower()]
-        then = when - timedelta(days=days)
-        if abs(days) >= 365:
-            found.append(f"{then.year}")
-        elif abs(days) >= 7:
-            found.append(f"{MONTHS[then.month - 1]} {then.year}")
-        else:
-            found.append(f"{then.day} {MONTHS[then.month - 1]} {then.year}")
+    found = [
+        _resolved(when, *RELATIVE[match.group(1).lower()]) for match in _RELATIVE.finditer(said)
+    ]
     for match in _IN_MONTH.finditer(said):
         month = MONTHS.index(match.group(1).lower()) + 1
         found.append(f"{MONTHS[month - 1]} {when.year - (month > when.month)}")

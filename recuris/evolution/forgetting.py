@@ -102,7 +102,7 @@ class _Band:
         self.weights.append(weight)
         self.created.append(item.created_at)
         self.levels.append(CYCLED_LEVELS.index(item.level))
-        # Interned: a word the term index holds is not kept a second time.
+        # Interned: a word that is its own stem (most are) shares the term index's string.
         self.tokens.extend(
             {vocabulary.setdefault(sys.intern(t), len(vocabulary)) for t in tokenize(item.content)}
         )

@@ -22,7 +22,8 @@ Invariants:
     CX2 a window's score is the sum, over the distinct query terms the level holds, of
         `BM25Settings.weights` with the level's idf (S14) and the item's length, for the
         frequency f + n · `weight` · Σ g / m: f and n the item's count of the term and its
-        normaliser (`BM25Settings.normaliser` of its length), g and m each neighbour's;
+        normaliser (`BM25Settings.normaliser` of its length; an item holding no query term
+        weighs as if of the average length, which cancels out), g and m each neighbour's;
         rounded as S8 rounds. A window whose neighbours hold no query term, or of `weight`
         0, scores what the store's search does.
     CX3 a window's score splits into its own part (the same sum without the neighbours'

@@ -93,7 +93,7 @@ class BM25Settings:
     k1: float = 0.9
     # Length normalisation, 0 (none) to 1 (full): weaker than the textbook 0.75, since a
     # short memory is not short for lack of relevance. Chosen on LoCoMo's dev set, where the
-    # default recall reaches R@5 0.678 with these two (docs/bench/locomo.md).
+    # default recall reaches R@5 0.687 with these two (docs/bench/locomo.md).
     b: float = 0.5
 
     def __post_init__(self) -> None:

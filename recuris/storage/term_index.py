@@ -123,14 +123,17 @@ class TermIndex:
         """Index the item's terms and its place in its task's thread.
 
         A new item is placed after every other; an item moved (removed, then added again with
-        the position `remove` returned) keeps its place.
+        the position `remove` returned) keeps its place. Raises ValueError naming TI1 for a
+        position another item holds.
         """
+        if position is None:
+            position = next(self._next_position)
+        elif self._at_position.get(position, item.id) != item.id:
+            raise ValueError(f"TI1: position {position} is another item's, not {item.id!r}'s")
         scope = self._scopes.get((item.user_id, item.level))
         if scope is None:
             scope = BM25Index(self.bm25)
             self._scopes[(item.user_id, item.level)] = scope
-        if position is None:
-            position = next(self._next_position)
         # Ranked among equal scores by write position, which a rewrite keeps (TI2).
         scope.add(item.id, analyze(item.content), order=position)
         self._at_position[position] = item.id

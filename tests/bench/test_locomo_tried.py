@@ -49,8 +49,8 @@ def at(year, month, day):
 
 def test_LT3_normalising_writes_out_contractions_and_number_words_only():
     """LT3: contractions are written out, number words become digits, other words stay."""
-    said = "I’m sure she's going, don't you think? I've got two dogs and Three cats."
-    written = "I am sure she going, do not you think? I have got 2 dogs and 3 cats."
+    said = "I’m sure she's going, don't you think? I've got two dogs and Three cats, can't I?"
+    written = "I am sure she going, do not you think? I have got 2 dogs and 3 cats, can not I?"
     assert normalised(said) == written
 
 
@@ -64,6 +64,13 @@ def test_LT3_weeks_resolve_to_a_month_and_a_bare_month_to_its_last_year():
     """LT3: "last week" gives its month and year; "in June", said in May, the June before."""
     said = "We moved last week, and in June we travel"
     assert dated(said, at(2023, 5, 3)) == f"{said} (april 2023; june 2022)"
+
+
+def test_LT3_months_and_years_resolve_by_the_calendar_not_by_days():
+    """LT3: "last month" on 31 May is April, "last year" on 31 December the year before."""
+    assert dated("last month", at(2023, 5, 31)) == "last month (april 2023)"
+    assert dated("last month", at(2023, 1, 5)) == "last month (december 2022)"
+    assert dated("last year", at(2024, 12, 31)) == "last year (2023)"
 
 
 def test_LT3_a_month_given_with_its_year_is_left_alone():

@@ -65,7 +65,7 @@ def test_B1_one_definition_weighs_every_path():
 
 
 def test_B2_a_document_keeps_the_order_it_was_given_across_renumbering():
-    """B2: `order` returns the order a document was added with, after others come and go."""
+    """B2: `order` and `held` answer for a document after others go and it is renumbered."""
     index = BM25Index()
     count = bm25.SPARE + 100
     for number in range(count):
@@ -74,5 +74,15 @@ def test_B2_a_document_keeps_the_order_it_was_given_across_renumbering():
         index.remove(f"doc-{number}")
     assert len(index._keys) < count  # the dead were dropped and the living renumbered
     assert index.order(f"doc-{count - 1}") == 10 * (count - 1)
+    assert index.held(f"doc-{count - 1}", ["shared", "absent"]) == (1, {"shared": 1})
     with pytest.raises(KeyError):
         index.order("doc-0")
+
+
+def test_B1_the_normaliser_is_what_weights_divides_a_frequency_by():
+    """B1: a weight is idf · f · (k1 + 1) / (f + k1 · normaliser(length)), for any length."""
+    settings = BM25Settings()
+    for frequency, length, average in [(1, 3, 7.5), (4, 20, 7.5), (2, 0, 1.0)]:
+        normaliser = settings.normaliser(length, average)
+        expected = 1.7 * frequency * (settings.k1 + 1) / (frequency + settings.k1 * normaliser)
+        assert settings.weights(1.7, [frequency], [length], average) == [expected]

@@ -244,7 +244,6 @@ class StoresAgainstAList(RuleBasedStateMachine):
                     expected,
                 )
 
-
     @invariant()
     def S15_held_terms_give_each_holders_length_and_counts_of_the_terms(self):
         terms = analyze("deploy fish 数据库 nothing")

@@ -1,5 +1,7 @@
 """Example tests for recuris.storage.term_index: terms per scope, order per task (TI1)."""
 
+import pytest
+
 from recuris import MemoryItem
 from recuris.retrieval.bm25 import BM25Settings
 from recuris.storage.term_index import BLOCK, TermIndex, Thread
@@ -39,6 +41,17 @@ def test_a_deleted_item_leaves_no_term_and_no_user_behind():
     index.remove(only.id, thread_of(only), forget_position=True)
     assert index.users() == [] and index.matching("bob", "episodic", ["deploy"]) == []
     assert index.search("bob", "episodic", ["deploy"], 5) == []
+
+
+def test_TI1_a_position_held_by_another_item_is_refused():
+    """TI1: `add` refuses a position that is another item's, before anything is indexed."""
+    index = TermIndex(BM25Settings())
+    index.add(item("a", "one"))
+    taken = index.remove("a", ("ana", "episodic", "t"))
+    index.add(item("a", "one"), taken)
+    with pytest.raises(ValueError, match="TI1"):
+        index.add(item("b", "two"), taken)
+    assert index.listed("ana") == ["a"] and index.matching("ana", "episodic", ["two"]) == []
 
 
 def test_TI2_among_equal_scores_a_rewritten_item_keeps_its_early_place():
