@@ -158,11 +158,14 @@ def _cycle(size: int, seed: int, quiet: bool, kind: str) -> dict:
         clock = ManualClock(HORIZON)
         manager = MemoryManager(store, clock=clock)
         progress = Progress(f"cycle {size:,}", size, quiet)
+        collector = _CollectorClock()
+        gc.callbacks.append(collector)
         started = time.perf_counter()
         cpu = time.process_time()
         report = manager.run_decay("u", itemized=False, on_batch=progress.update)
         seconds = time.perf_counter() - started
         cpu = time.process_time() - cpu
+        gc.callbacks.remove(collector)
         progress.close()
         left = sum(len(batch) for batch in store.iterate("u"))
         store.close()
@@ -174,6 +177,7 @@ def _cycle(size: int, seed: int, quiet: bool, kind: str) -> dict:
         "fill_s": filled,
         "cycle_s": seconds,
         "cycle_cpu_s": cpu,
+        "cycle_gc_s": collector.seconds,  # of the cycle's seconds, in the garbage collector
         "forgotten": report.forgotten_count,
         "merged": report.merged_count,
         "left": left,

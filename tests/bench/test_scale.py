@@ -26,6 +26,7 @@ def test_a_cycle_over_the_workload_forgets_and_merges():
     cycle = scale.forgetting_cycle(3000, quiet=True)
     assert cycle["forgotten"] > 0 and cycle["merged"] > 0
     assert cycle["left"] == 3000 - cycle["forgotten"] - cycle["merged"] and cycle["peak_mb"] > 0
+    assert 0 <= cycle["cycle_gc_s"] <= cycle["cycle_s"]
 
 
 @pytest.mark.parametrize("sqlite", [False, True])
