@@ -20,6 +20,7 @@ Invariants:
 import bisect
 import heapq
 import itertools
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
 from ..retrieval.bm25 import BM25Index, BM25Settings
@@ -41,7 +42,9 @@ class Thread:
     """
 
     def __init__(self) -> None:
-        self.blocks: list[list[int]] = []  # each ascending, together ascending
+        # Each ascending, together ascending. Arrays, not lists: the cyclic garbage collector
+        # walks every list on each full collection, and a thread can be as long as the store.
+        self.blocks: list[array] = []
         self.lasts: list[int] = []  # the last position of each block
 
     def __bool__(self) -> bool:
@@ -52,7 +55,7 @@ class Thread:
 
     def add(self, position: int) -> None:
         if not self.blocks:
-            self.blocks.append([position])
+            self.blocks.append(array("q", [position]))
             self.lasts.append(position)
             return
         at = min(bisect.bisect_left(self.lasts, position), len(self.blocks) - 1)
