@@ -155,6 +155,8 @@ class QueuedReads:
         # Ranking and neighbours depend on all of the user's items: with writes of theirs queued,
         # they are computed on a copy of what the store will hold once the queue is written.
         # Queued access counts change neither, so they cost no copy (the results are overlaid).
+        if not self._pending:
+            return None
         fresh, gone, _ = self._view(user_id)
         if not fresh and not gone:
             return None
@@ -166,7 +168,7 @@ class QueuedReads:
         self, user_id: str, level: str, terms: Sequence[str], limit: int
     ) -> list[tuple[MemoryItem, float]]:
         with self._lock:
-            replica = self._replica(user_id, level) if self._pending else None
+            replica = self._replica(user_id, level)
             if replica is not None:
                 return replica.search(user_id, level, terms, limit)
             found = self.inner.search(user_id, level, terms, limit)
@@ -181,7 +183,7 @@ class QueuedReads:
         self, user_id: str, item_ids: Iterable[str], width: int = 1
     ) -> dict[str, tuple[MemoryItem | None, ...]]:
         with self._lock:
-            replica = self._replica(user_id) if self._pending else None
+            replica = self._replica(user_id)
             if replica is not None:
                 return replica.adjacent(user_id, item_ids, width)  # built with the accesses
             found = self.inner.adjacent(user_id, item_ids, width)
@@ -195,18 +197,20 @@ class QueuedReads:
                 for key, around in found.items()
             }
 
+    def _counting(self, user_id: str, level: str):
+        # Counts of terms ignore accesses: the store, or the replica while writes are queued.
+        replica = self._replica(user_id, level)
+        return self.inner if replica is None else replica
+
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:
         with self._lock:
-            replica = self._replica(user_id, level) if self._pending else None
-            return (self.inner if replica is None else replica).statistics(user_id, level, terms)
+            return self._counting(user_id, level).statistics(user_id, level, terms)
 
     def held_terms(
         self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
     ) -> dict[str, TermCounts]:
         with self._lock:
-            replica = self._replica(user_id, level) if self._pending else None
-            source = self.inner if replica is None else replica
-            return source.held_terms(user_id, level, item_ids, terms)
+            return self._counting(user_id, level).held_terms(user_id, level, item_ids, terms)
 
     def audit(self, user_id: str | None = None, item_id: str | None = None) -> list[AuditEntry]:
         with self._lock:

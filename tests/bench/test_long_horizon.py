@@ -75,11 +75,14 @@ def test_the_sliding_window_loses_the_task_statement():
     memory.init_task("the goal", ["a", "b"])
     memory.add_step("a", "ok")
     assert "Goal: the goal" in memory.to_prompt_section()
-    for action in ["x", "y", "z"]:
+    actions = ["a", "x", "y", "z"]
+    for action in actions[1:]:
         memory.add_step(action, "ok")
     section = memory.to_prompt_section()
-    # The window's other messages are the latest steps, one line each.
-    assert "Goal:" not in section and section.count("->") == settings.window_size - 1
+    # The window's other messages are the latest steps; the earlier ones left with the goal.
+    kept = actions[-(settings.window_size - 1) :]
+    assert "Goal:" not in section
+    assert all((f"{action} -> ok" in section) == (action in kept) for action in actions)
 
 
 def test_recuris_succeeds_where_the_baselines_fail_under_the_first_value_rule(first_value_wins):
