@@ -33,7 +33,6 @@ Invariants:
 import math
 import operator
 import struct
-import sys
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from heapq import heapify, heappop, heappush, heapreplace, nlargest
 from itertools import chain, compress, groupby, repeat
 
+from ..core.chunks import Chunks
 from ..core.validation import require_number
 
 __all__ = ["BM25Index", "BM25Settings", "ImpactOrder", "bm25_idf"]
@@ -133,12 +133,12 @@ def _columns(postings: bytearray) -> tuple[memoryview, memoryview]:
     return pairs[0::2], pairs[1::2]
 
 
-def _live(postings: bytearray, keys: list, renumbered: array | None) -> bytearray:
+def _live(postings: bytearray, alive: bytearray, renumbered: array | None) -> bytearray:
     """Return a copy of the postings of live documents only, renumbered if `renumbered` is given."""
     pairs = (
         (number if renumbered is None else renumbered[number], frequency)
         for number, frequency in zip(*_columns(postings))
-        if keys[number] is not None
+        if alive[number]
     )
     return bytearray(array("i", chain.from_iterable(pairs)))
 
@@ -199,8 +199,17 @@ class BM25Index:
         self.cache: dict[str, tuple[int, array]] = {}  # term -> (generation, weights)
         self.total_length = 0
         self._number: dict[str, int] = {}  # key -> document number (a re-added key gets a new one)
-        self._keys: list[str | None] = []  # document number -> key, None once removed
-        self._terms: list[tuple[str, ...] | None] = []  # document number -> distinct terms
+        # Document number -> key, kept until the documents are renumbered; in chunks, which the
+        # garbage collector does not walk at each full collection as it would a list.
+        self._keys = Chunks()
+        self._alive = bytearray()  # document number -> 1 while indexed, 0 once removed
+        # Document number -> its distinct terms, as numbers in `_vocabulary`: those from
+        # `_first_term[number]` to `_first_term[number + 1]` in `_term_numbers`. Four bytes a
+        # term, where a tuple of strings took 8 and 56 more a document.
+        self._vocabulary: list[str] = []  # term number -> term
+        self._term_number: dict[str, int] = {}
+        self._term_numbers = array("i")
+        self._first_term = array("q", [0])
         self._lengths = array("i")
         self._orders = array("q")  # document number -> order among equal scores (B2)
         self._dead: dict[str, int] = {}  # term -> how many of its postings are of dead documents
@@ -227,16 +236,16 @@ class BM25Index:
         number = len(self._keys)
         length = sum(counts.values())
         self._number[key] = number
-        # Interned terms: one string per term, not one per document that holds it. An index of
-        # 100,000 documents of freshly analysed text holds 58 MB so, 149 MB without.
-        distinct = tuple(sys.intern(term) for term in counts)
         self._keys.append(key)
-        self._terms.append(distinct)
+        self._alive.append(1)
+        for term in counts:
+            self._term_numbers.append(self._numbered(term))
+        self._first_term.append(len(self._term_numbers))
         self._lengths.append(length)
         self._orders.append(self._adds if order is None else order)
         self._adds += 1
         self.total_length += length
-        for term in distinct:
+        for term in counts:
             postings = self.postings.setdefault(term, bytearray())
             try:
                 postings += POSTING.pack(number, counts[term])
@@ -248,15 +257,29 @@ class BM25Index:
                 impact.add(number, counts[term], length, self._orders)
         self._generation += 1
 
+    def _numbered(self, term: str) -> int:
+        """Return the term's number in `_vocabulary`, adding it if new."""
+        known = self._term_number.get(term)
+        if known is None:
+            known = len(self._vocabulary)
+            self._term_number[term] = known
+            self._vocabulary.append(term)
+        return known
+
+    def _terms_of(self, number: int) -> list[str]:
+        """Return the distinct terms of the document numbered `number`."""
+        held = self._term_numbers[self._first_term[number] : self._first_term[number + 1]]
+        return list(map(self._vocabulary.__getitem__, held))
+
     def remove(self, key: str) -> None:
         """Forget the document, if indexed: it is marked dead, its terms' counts follow (B4)."""
         number = self._number.pop(key, None)
         if number is None:
             return
-        self._keys[number] = None
+        self._alive[number] = 0
         postings = self.postings
         dead_postings = self._dead
-        for term in self._terms[number]:
+        for term in self._terms_of(number):
             stored = len(postings[term]) // POSTING.size
             dead = dead_postings.get(term, 0) + 1
             if dead == stored:
@@ -264,11 +287,10 @@ class BM25Index:
                 del postings[term]
             elif dead > stored - dead + LITTER:
                 self._forget_term(term)
-                postings[term] = _live(postings[term], self._keys, None)
+                postings[term] = _live(postings[term], self._alive, None)
             else:
                 dead_postings[term] = dead
         self.total_length -= self._lengths[number]
-        self._terms[number] = None
         self._generation += 1
         if len(self._keys) - len(self._number) > DEAD * len(self._number) + SPARE:
             self._renumber()
@@ -282,17 +304,33 @@ class BM25Index:
     def _renumber(self) -> None:
         """Number the live documents 0, 1, ... in the same order, and rewrite every posting (B4)."""
         keys = self._keys
-        live = [number for number, key in enumerate(keys) if key is not None]
+        live = list(compress(range(len(self._alive)), self._alive))
         renumbered = array("i", [-1]) * len(keys)
         for new, number in enumerate(live):
             renumbered[number] = new
         for term, postings in self.postings.items():
-            self.postings[term] = _live(postings, keys, renumbered)
-        self._keys = [keys[number] for number in live]
-        self._terms = [self._terms[number] for number in live]
+            self.postings[term] = _live(postings, self._alive, renumbered)
+        # Only the live documents' terms are numbered again, those with postings: the
+        # vocabulary follows the live documents (B4).
+        old_numbers = self._term_numbers
+        old_first = self._first_term
+        now_numbered = array("i", [-1]) * len(self._vocabulary)
+        old_number = self._term_number
+        self._vocabulary = []
+        self._term_number = {}
+        for term in self.postings:
+            now_numbered[old_number[term]] = self._numbered(term)
+        self._term_numbers = array("i")
+        self._first_term = array("q", [0])
+        for number in live:
+            held = old_numbers[old_first[number] : old_first[number + 1]]
+            self._term_numbers.extend(map(now_numbered.__getitem__, held))
+            self._first_term.append(len(self._term_numbers))
+        self._keys = Chunks(keys[number] for number in live)
+        self._alive = bytearray(b"\x01") * len(live)
         self._lengths = array("i", [self._lengths[number] for number in live])
         self._orders = array("q", [self._orders[number] for number in live])
-        self._number = {key: number for number, key in enumerate(self._keys)}
+        self._number = {keys[number]: new for new, number in enumerate(live)}
         self._dead.clear()
         self._impact.clear()
         self.cache.clear()
@@ -308,7 +346,7 @@ class BM25Index:
         """
         number = self._number[key]
         counts = {}
-        for term in set(terms).intersection(self._terms[number]):
+        for term in set(terms).intersection(self._terms_of(number)):
             numbers, frequencies = _columns(self.postings[term])
             # A term's postings are in document-number order: adds append, removals keep it.
             counts[term] = frequencies[bisect_left(numbers, number)]
@@ -323,8 +361,9 @@ class BM25Index:
     def holding(self, term: str) -> list[str]:
         """Return the documents that hold the term, in insertion order."""
         keys = self._keys
+        alive = self._alive
         numbers = _columns(self.postings.get(term, bytearray()))[0]
-        return [keys[number] for number in numbers if keys[number] is not None]
+        return [keys[number] for number in numbers if alive[number]]
 
     def frequency(self, term: str) -> int:
         """Return how many live documents hold the term."""
@@ -391,12 +430,12 @@ class BM25Index:
 
     def _scored(self, terms: Iterable[str]) -> dict[int, float]:
         """Return the raw score of every live document holding one of the distinct `terms`."""
-        keys = self._keys
+        alive = self._alive
         parts: dict[int, list[float]] = {}
         for term in terms:
             if term in self.postings:
                 for number, weight in zip(_columns(self.postings[term])[0], self._weights(term)):
-                    if keys[number] is not None:
+                    if alive[number]:
                         parts.setdefault(number, []).append(weight)
         return {number: math.fsum(weights) for number, weights in parts.items()}
 
@@ -411,8 +450,8 @@ class BM25Index:
         numbers = _columns(self.postings[term])[0]
         orders = map(self._orders.__getitem__, numbers)
         ranked = sorted(zip(self._weights(term), orders, numbers), reverse=True)
-        keys = self._keys
-        live = ((weight, number) for weight, _, number in ranked if keys[number] is not None)
+        alive = self._alive
+        live = ((weight, number) for weight, _, number in ranked if alive[number])
         # Equal weights make one group, ascending by order as an impact order's groups.
         return (
             (weight, [number for _, number in members][::-1])
@@ -421,11 +460,11 @@ class BM25Index:
 
     def _impact_order(self, term: str) -> ImpactOrder:
         """Build the term's impact order from its live postings."""
-        keys = self._keys
+        alive = self._alive
         lengths = self._lengths
         grouped: dict[tuple[int, int], list[int]] = {}
         for number, frequency in zip(*_columns(self.postings[term])):
-            if keys[number] is not None:
+            if alive[number]:
                 grouped.setdefault((frequency, lengths[number]), []).append(number)
         impact = ImpactOrder()
         for (frequency, length), numbers in grouped.items():
@@ -468,7 +507,7 @@ class BM25Index:
         # of highest order can count; the walk ends at the first group below the k-th found.
         # At 1,000,000 documents a common word's top 10 reads a few groups instead of every
         # posting (figures in docs/retrieval/bm25.md).
-        keys = self._keys
+        alive = self._alive
         orders = self._orders
         found: list[tuple[float, int, float, int]] = []
         floor = None
@@ -478,7 +517,7 @@ class BM25Index:
                 break
             taken = 0
             for number in reversed(numbers):
-                if keys[number] is not None:
+                if alive[number]:
                     found.append((rank, orders[number], weight, number))
                     taken += 1
                     if taken == k:
@@ -503,7 +542,7 @@ class BM25Index:
         # essential terms), the heaviest group first. When the query's terms weigh alike in
         # most of their documents the bound falls slowly: past a budget of reads the rest is
         # left to `_top_by_sweep`, which scores the documents that can still enter in bulk.
-        keys = self._keys
+        alive = self._alive
         orders = self._orders
         lengths = self._lengths
         count = len(terms)
@@ -549,7 +588,7 @@ class BM25Index:
             number = groups[chosen][unread[chosen]]
             if not unread[chosen]:
                 advance(chosen)
-            if keys[number] is None or number in seen:
+            if not alive[number] or number in seen:
                 continue
             seen.add(number)
             length = lengths[number]
@@ -597,11 +636,11 @@ class BM25Index:
                 if _ranked((weight + others) * (1 + SLACK), digits) < floor:
                     break
                 gathered.update(numbers)
-        keys = self._keys
-        if len(keys) == len(self._number):
+        alive = self._alive
+        if len(alive) == len(self._number):
             candidates = list(gathered)  # no document is dead
         else:
-            candidates = [number for number in gathered if keys[number] is not None]
+            candidates = [number for number in gathered if alive[number]]
         columns = [self._weights_of(term, candidates, average) for term in terms]
         # Summed as floats first, which is within a hair of the exact sum: only candidates
         # that reach the floor so are summed exactly and ranked (B1, B2).

@@ -108,8 +108,10 @@ class InMemoryStore:
         S11. Raises ValueError naming S11 for a batch size that is not an int >= 1.
         """
         require_count("S11: batch_size", batch_size, 1)
-        # The ids are fixed when iteration starts, so deleting between batches is safe.
-        ids = self._index.listed(user_id, level)
+        # The ids are fixed when iteration starts, so deleting between batches is safe. A tuple
+        # of strings, which the garbage collector stops walking: a list as long as the store
+        # would be walked at each full collection while a forgetting cycle reads it.
+        ids = tuple(self._index.listed(user_id, level))
         for offset in range(0, len(ids), batch_size):
             batch = [self._items.get(key) for key in ids[offset : offset + batch_size]]
             yield [item for item in batch if item is not None]

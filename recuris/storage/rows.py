@@ -24,6 +24,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import fields
 
+from ..core.chunks import Chunks
 from .audit import AuditEntry
 from .item import MemoryItem
 
@@ -121,7 +122,9 @@ class AuditRows:
     """Audit records in the order appended, each kept as one flat tuple (RW2)."""
 
     def __init__(self) -> None:
-        self._rows: list[tuple] = []
+        # As long as the log, which a forgetting cycle grows by one record a forgotten item:
+        # chunks, which the collector does not walk each time (core/chunks.py).
+        self._rows = Chunks()
 
     def extend(self, records: Iterable[AuditEntry]) -> None:
         for record in records:
@@ -140,14 +143,16 @@ class AuditRows:
 
         With `chosen`, only the records it picks are blanked.
         """
-        mine = [
-            number
-            for number, row in enumerate(self._rows)
-            if row[AUDIT_USER] == user_id and (chosen is None or chosen(AuditEntry(*row)))
-        ]
-        for number in mine:
-            record = dict(zip(AUDIT_COLUMNS, self._rows[number]))
-            record["reason"] = ""
-            record["weight"] = None
-            self._rows[number] = tuple(record.values())
-        return len(mine)
+        scrubbed = 0
+        rows = Chunks()
+        for row in self._rows:
+            if row[AUDIT_USER] == user_id and (chosen is None or chosen(AuditEntry(*row))):
+                record = dict(zip(AUDIT_COLUMNS, row))
+                record["reason"] = ""
+                record["weight"] = None
+                row = tuple(record.values())
+                scrubbed += 1
+            rows.append(row)
+        # Rewritten whole, in the order appended (RW2): a scrub already reads every record.
+        self._rows = rows
+        return scrubbed

@@ -252,10 +252,14 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
                 f"SELECT {POSTING} FROM pending_postings ORDER BY {POSTING}"
             )
             db.execute("DELETE FROM pending_postings")
-        db.executemany(
-            f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)",
-            _in_key_order(changes[1], _scope_ids(db, totals)),
-        )
+        scopes = _scope_ids(db, totals)
+        postings = [
+            (scopes[user_id, level], term, number, frequency, length)
+            for user_id, level, number, length, counts in changes[1]
+            for term, frequency in counts.items()
+        ]
+        _in_key_order(postings, len(scopes))
+        db.executemany(f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)", postings)
 
 
 def _scope_ids(db: sqlite3.Connection, totals: dict) -> dict[tuple[str, str], int]:
@@ -272,21 +276,21 @@ def _remove(db: sqlite3.Connection, removals: list[tuple], scopes: dict) -> None
     }
     if pending:
         db.execute(f"DELETE FROM pending_postings WHERE {AMONG}", (numbers,))
-    doomed = [key[:3] for key in _in_key_order(removals, scopes) if key[2] not in pending]
+    doomed = [
+        (scopes[user_id, level], term, number)
+        for user_id, level, number, _, counts in removals
+        if number not in pending
+        for term in counts
+    ]
+    _in_key_order(doomed, len(scopes))
     db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
 
 
-def _in_key_order(changes: list[tuple], scopes: dict) -> list[tuple]:
-    """Return the postings of (user, level, number, length, counts) rows in write order, by key."""
+def _in_key_order(postings: list[tuple], scopes: int) -> None:
+    """Sort in place postings (scope, term, number, ...) given in write order, by their key."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
     # (scope and term, if several) keeps the write order: twice as fast as sorting whole tuples.
-    postings = [
-        (scopes[user_id, level], term, number, frequency, length)
-        for user_id, level, number, length, counts in changes
-        for term, frequency in counts.items()
-    ]
-    postings.sort(key=itemgetter(0, 1) if len(scopes) > 1 else itemgetter(1))
-    return postings
+    postings.sort(key=itemgetter(0, 1) if scopes > 1 else itemgetter(1))
 
 
 def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -> dict[str, tuple]:

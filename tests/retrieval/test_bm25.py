@@ -4,6 +4,7 @@ import gc
 
 import pytest
 
+from recuris.core.chunks import CHUNK
 from recuris.retrieval import bm25
 from recuris.retrieval.bm25 import BM25Index, BM25Settings
 
@@ -16,6 +17,31 @@ def test_postings_are_objects_the_garbage_collector_never_tracks():
     gc.collect()
     assert len(index.postings) == 201
     assert not any(gc.is_tracked(postings) for postings in index.postings.values())
+
+
+def test_keys_are_chunks_the_garbage_collector_stops_tracking():
+    """Each document's key lies in a tuple of strings, which a collection stops walking."""
+    index = BM25Index()
+    count = CHUNK * 2 + 5
+    for number in range(count):
+        index.add(f"doc-{number}", [f"word{number}", "shared"])
+    gc.collect()
+    assert len(index._keys._full) == 2
+    assert not any(gc.is_tracked(chunk) for chunk in index._keys._full)
+    assert index.top([f"word{CHUNK}"], 1)[0][0] == f"doc-{CHUNK}"
+
+
+def test_B4_renumbering_keeps_only_the_live_documents_terms():
+    """B4: after a renumbering, the vocabulary holds the live documents' terms and no other."""
+    index = BM25Index()
+    count = bm25.DEAD + bm25.SPARE + 1  # the last removal renumbers: one document is live
+    for number in range(count):
+        index.add(f"doc-{number}", [f"gone{number}", "kept"])
+    index.add("last", ["kept", "own"])
+    for number in range(count):
+        index.remove(f"doc-{number}")
+    assert set(index._vocabulary) == {"kept", "own"}
+    assert index.held("last", ["kept", "own", "gone1"]) == (2, {"kept": 1, "own": 1})
 
 
 def test_removing_a_document_after_a_query_resizes_its_postings():
