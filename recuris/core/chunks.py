@@ -11,7 +11,8 @@ the newest in a short list, so a full collection walks one pointer per CHUNK val
 
 Invariants:
     CH1 `chunks[index]` is the value appended `index`-th, counted from 0, for every index in
-        range(len(chunks)); iteration yields them in that order.
+        range(len(chunks)); iteration yields them in that order, `picked(indexes)` the values
+        at those indexes; any other index raises IndexError.
     CH2 every chunk but the last is a tuple of `size` values (CHUNK unless given); the last,
         a list, holds fewer.
 """
@@ -52,11 +53,33 @@ class Chunks:
 
     def __getitem__(self, index: int):
         """Return the value appended `index`-th. Raises IndexError outside range(len(self))."""
-        if index < 0:
-            raise IndexError(f"CH1: index {index} is below 0")
+        if not 0 <= index < len(self):
+            raise IndexError(f"CH1: index {index} is outside the {len(self)} values")
         chunk, place = divmod(index, self._size)
         full = self._full
         return full[chunk][place] if chunk < len(full) else self._tail[place]
+
+    def picked(self, indexes: Iterable[int]) -> list:
+        """Return the values at `indexes`, in their order: many reads in one call (CH1).
+
+        Raises IndexError for an index outside range(len(self)).
+        """
+        full = self._full
+        size = self._size
+        tail = self._tail
+        bound = len(full) * size
+        end = bound + len(tail)
+        values = []
+        # One call and local names for many reads: a read through `chunks[index]` costs a
+        # Python call each, several times a list's.
+        for index in indexes:
+            if not 0 <= index < end:
+                raise IndexError(f"CH1: index {index} is outside the {end} values")
+            if index < bound:
+                values.append(full[index // size][index % size])
+            else:
+                values.append(tail[index - bound])
+        return values
 
     def __iter__(self) -> Iterator:
         return chain(*self._full, self._tail)

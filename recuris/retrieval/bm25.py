@@ -12,7 +12,7 @@ stops as soon as no document left unread could enter (a threshold algorithm, Fag
 and Naor, 2003, with MaxScore's essential lists, Turtle and Flood, 1995). Every document it
 reads is scored exactly, so pruning never changes the answer. A removed document is marked
 dead and skipped by readers; a term's postings are compacted once its dead outnumber its
-live, and the documents renumbered once the dead documents outnumber the live.
+live, and the documents renumbered once the dead documents pass DEAD times the live.
 
 Invariants:
     B1 every score is exact and path-independent: `math.fsum` over the distinct query terms
@@ -26,8 +26,8 @@ Invariants:
         refused with a ValueError naming B3.
     B4 memory follows the live documents: a term's dead postings never outnumber its live
         ones by more than LITTER, nor dead document numbers DEAD times the live by more than
-        SPARE; each removal costs what its own terms cost (amortised), never the length of
-        their lists.
+        SPARE, and the vocabulary holds only terms of documents still numbered; each removal
+        costs what its own terms cost (amortised), never the length of their lists.
 """
 
 import math
@@ -63,10 +63,10 @@ BUDGET = 256
 # documents took 0.04 ms so, 0.20 ms ordering them.
 FEW = 128
 LITTER = 8  # dead postings a term may hold beyond its live ones before it is compacted (B4)
-# The index renumbers once its dead document numbers (some 30 bytes each) pass DEAD per live
-# document plus SPARE (B4). Renumbering rewrites every posting: a million documents, half of
-# them dead, took 5 to 6 s; at 4 per live one, a forgetting cycle that forgets four in five
-# renumbers about once.
+# The index renumbers once its dead document numbers (each keeps its key, some 30 bytes more
+# and 4 a term until then) pass DEAD per live document plus SPARE (B4). Renumbering rewrites
+# every posting: a million documents, half of them dead, took 5 to 6 s; at 4 per live one, a
+# forgetting cycle that forgets four in five renumbers about once.
 DEAD = 4
 SPARE = 4096
 POSTING = struct.Struct("=ii")  # (document number, term frequency): one posting, 8 bytes
@@ -204,8 +204,8 @@ class BM25Index:
         self._keys = Chunks()
         self._alive = bytearray()  # document number -> 1 while indexed, 0 once removed
         # Document number -> its distinct terms, as numbers in `_vocabulary`: those from
-        # `_first_term[number]` to `_first_term[number + 1]` in `_term_numbers`. Four bytes a
-        # term, where a tuple of strings took 8 and 56 more a document.
+        # `_first_term[number]` to `_first_term[number + 1]` in `_term_numbers`: 4 bytes a term
+        # and 8 a document, where a tuple of strings in a list took 8 a term and 48 more.
         self._vocabulary: list[str] = []  # term number -> term
         self._term_number: dict[str, int] = {}
         self._term_numbers = array("i")
@@ -360,10 +360,9 @@ class BM25Index:
 
     def holding(self, term: str) -> list[str]:
         """Return the documents that hold the term, in insertion order."""
-        keys = self._keys
         alive = self._alive
         numbers = _columns(self.postings.get(term, bytearray()))[0]
-        return [keys[number] for number in numbers if alive[number]]
+        return self._keys.picked([number for number in numbers if alive[number]])
 
     def frequency(self, term: str) -> int:
         """Return how many live documents hold the term."""
@@ -425,8 +424,8 @@ class BM25Index:
 
     def accumulate(self, query: Iterable[str]) -> dict[str, float]:
         """Return the raw score of every document that shares a term with the query (B1)."""
-        keys = self._keys
-        return {keys[number]: score for number, score in self._scored(set(query)).items()}
+        scored = self._scored(set(query))
+        return dict(zip(self._keys.picked(scored), scored.values()))
 
     def _scored(self, terms: Iterable[str]) -> dict[int, float]:
         """Return the raw score of every live document holding one of the distinct `terms`."""
@@ -498,7 +497,8 @@ class BM25Index:
         else:
             streams = [self._by_weight(term, average) for term in terms]
             best = self._top_of_many(terms, streams, k, digits, average)
-        return [(self._keys[number], score) for score, number in best]
+        keys = self._keys.picked([number for _, number in best])
+        return [(key, score) for key, (score, _) in zip(keys, best)]
 
     def _top_of_one(
         self, stream: Iterator[tuple[float, Sequence[int]]], k: int, digits: int | None

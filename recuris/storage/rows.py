@@ -154,5 +154,6 @@ class AuditRows:
                 scrubbed += 1
             rows.append(row)
         # Rewritten whole, in the order appended (RW2): a scrub already reads every record.
-        self._rows = rows
+        if scrubbed:
+            self._rows = rows
         return scrubbed

@@ -258,7 +258,7 @@ def reindex(db: sqlite3.Connection, removed: list[tuple], added: list[tuple]) ->
             for user_id, level, number, length, counts in changes[1]
             for term, frequency in counts.items()
         ]
-        _in_key_order(postings, len(scopes))
+        _sort_by_key(postings, len(scopes))
         db.executemany(f"INSERT INTO postings ({POSTING}) VALUES (?, ?, ?, ?, ?)", postings)
 
 
@@ -282,15 +282,15 @@ def _remove(db: sqlite3.Connection, removals: list[tuple], scopes: dict) -> None
         if number not in pending
         for term in counts
     ]
-    _in_key_order(doomed, len(scopes))
+    _sort_by_key(doomed, len(scopes))
     db.executemany("DELETE FROM postings WHERE scope = ? AND term = ? AND item = ?", doomed)
 
 
-def _in_key_order(postings: list[tuple], scopes: int) -> None:
+def _sort_by_key(postings: list[tuple], scope_count: int) -> None:
     """Sort in place postings (scope, term, number, ...) given in write order, by their key."""
     # So that each B-tree page is written once per batch, not once per row. A stable sort by term
     # (scope and term, if several) keeps the write order: twice as fast as sorting whole tuples.
-    postings.sort(key=itemgetter(0, 1) if scopes > 1 else itemgetter(1))
+    postings.sort(key=itemgetter(0, 1) if scope_count > 1 else itemgetter(1))
 
 
 def stored_rows(db: sqlite3.Connection, ids: list[str], columns: str = STORED) -> dict[str, tuple]:

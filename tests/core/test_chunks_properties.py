@@ -1,5 +1,6 @@
 """Chunks checked against a naive model: a plain list of every value appended (CH1, CH2)."""
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -31,6 +32,18 @@ class ChunksMachine(RuleBasedStateMachine):
     def read_one(self, data):
         index = data.draw(st.integers(0, len(self.model) - 1))
         assert self.chunks[index] == self.model[index]
+
+    @rule(data=st.data())
+    def read_past_either_end(self, data):
+        index = data.draw(st.integers(-5, -1) | st.integers(len(self.model), len(self.model) + 9))
+        with pytest.raises(IndexError):
+            self.chunks[index]
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data())
+    def read_several(self, data):
+        indexes = data.draw(st.lists(st.integers(0, len(self.model) - 1), max_size=8))
+        assert self.chunks.picked(indexes) == [self.model[index] for index in indexes]
 
     @invariant()
     def CH1_every_value_reads_back_in_order(self):

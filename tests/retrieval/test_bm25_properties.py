@@ -133,6 +133,14 @@ class BM25Machine(RuleBasedStateMachine):
         assert {key: self.index.raw(query, key) for key in expected} == expected
         assert self.index.accumulate(query) == {key: s for key, s in expected.items() if s > 0}
 
+    @precondition(lambda self: self.model.documents)
+    @rule(data=st.data(), query=queries)
+    def held_gives_the_length_and_counts_of_the_terms_asked(self, data, query):
+        key = data.draw(st.sampled_from(sorted(self.model.documents)))
+        counts = self.model.documents[key][1]
+        held = {term: counts[term] for term in set(query) if counts[term]}
+        assert self.index.held(key, query) == (sum(counts.values()), held)
+
     @invariant()
     def postings_hold_exactly_the_documents_with_each_term(self):
         expected = {}
@@ -148,6 +156,13 @@ class BM25Machine(RuleBasedStateMachine):
         assert all(dead[term] <= len(self.index.holding(term)) + bm25.LITTER for term in dead)
         dead_numbers = len(self.index._keys) - len(self.index)
         assert dead_numbers <= bm25.DEAD * len(self.index) + bm25.SPARE
+
+    @invariant()
+    def B4_the_vocabulary_holds_the_terms_of_the_documents_still_numbered(self):
+        numbered = range(len(self.index._keys))
+        held = {term for number in numbered for term in self.index._terms_of(number)}
+        assert set(self.index._vocabulary) == held
+        assert len(self.index._vocabulary) == len(held)
 
 
 TestBM25Machine = BM25Machine.TestCase
