@@ -53,11 +53,7 @@ class Chunks:
 
     def __getitem__(self, index: int):
         """Return the value appended `index`-th. Raises IndexError outside range(len(self))."""
-        if not 0 <= index < len(self):
-            raise IndexError(f"CH1: index {index} is outside the {len(self)} values")
-        chunk, place = divmod(index, self._size)
-        full = self._full
-        return full[chunk][place] if chunk < len(full) else self._tail[place]
+        return self.picked((index,))[0]
 
     def picked(self, indexes: Iterable[int]) -> list:
         """Return the values at `indexes`, in their order: many reads in one call (CH1).

@@ -102,7 +102,7 @@ class _Band:
         self.weights.append(weight)
         self.created.append(item.created_at)
         self.levels.append(CYCLED_LEVELS.index(item.level))
-        # Interned: a word that is its own stem (most are) shares the term index's string.
+        # Interned: a word many items hold is one string in the band, not one per item.
         self.tokens.extend(
             {vocabulary.setdefault(sys.intern(t), len(vocabulary)) for t in tokenize(item.content)}
         )

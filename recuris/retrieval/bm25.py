@@ -238,14 +238,12 @@ class BM25Index:
         self._number[key] = number
         self._keys.append(key)
         self._alive.append(1)
-        for term in counts:
-            self._term_numbers.append(self._numbered(term))
-        self._first_term.append(len(self._term_numbers))
         self._lengths.append(length)
         self._orders.append(self._adds if order is None else order)
         self._adds += 1
         self.total_length += length
         for term in counts:
+            self._term_numbers.append(self._numbered(term))
             postings = self.postings.setdefault(term, bytearray())
             try:
                 postings += POSTING.pack(number, counts[term])
@@ -255,6 +253,7 @@ class BM25Index:
             impact = self._impact.get(term)
             if impact is not None:
                 impact.add(number, counts[term], length, self._orders)
+        self._first_term.append(len(self._term_numbers))
         self._generation += 1
 
     def _numbered(self, term: str) -> int:
@@ -326,11 +325,12 @@ class BM25Index:
             held = old_numbers[old_first[number] : old_first[number + 1]]
             self._term_numbers.extend(map(now_numbered.__getitem__, held))
             self._first_term.append(len(self._term_numbers))
-        self._keys = Chunks(keys[number] for number in live)
+        live_keys = keys.picked(live)
+        self._keys = Chunks(live_keys)
         self._alive = bytearray(b"\x01") * len(live)
         self._lengths = array("i", [self._lengths[number] for number in live])
         self._orders = array("q", [self._orders[number] for number in live])
-        self._number = {keys[number]: new for new, number in enumerate(live)}
+        self._number = {key: new for new, key in enumerate(live_keys)}
         self._dead.clear()
         self._impact.clear()
         self.cache.clear()
