@@ -27,6 +27,9 @@ Invariants:
     CA3 recency halves over the policy's half-life or, with `stretch_half_life`, over the
         age of the oldest candidate if that is longer (its recency is then 1/2): never
         faster than the policy says.
+    CA4 each layer offers at most `candidate_pool` candidates, its best by raw relevance:
+        the episodic layer cuts its windows (up to five around each of `Context.hits` hits)
+        to the pool, ties to the newer item, then to the smaller id.
 """
 
 from collections.abc import Iterable
@@ -68,12 +71,15 @@ def _hits(
 def _episodes(
     store: Store, user_id: str, query: str, terms: list[str], policy: RecallPolicy
 ) -> list[tuple[MemoryItem, float, float]]:
-    """Return the episodic candidates: each with its raw relevance and its context's part (CA2)."""
+    """Return the episodic candidates, each with its raw relevance and context part (CA2, CA4)."""
     hits = _hits(store, user_id, "episodic", query, terms, policy)
     if policy.scorer is not None or not policy.context.active:
         return [(item, raw, 0.0) for item, raw in hits]
     scored = in_context(store, user_id, "episodic", terms, hits, policy.context)
-    return [(window.item, window.raw, window.context) for window in scored]
+    # Windows around 20 hits number up to 100: the layer still offers only its pool's best.
+    scored.sort(key=lambda window: (-window.raw, -window.item.created_at, window.item.id))
+    pool = scored[: policy.candidate_pool]
+    return [(window.item, window.raw, window.context) for window in pool]
 
 
 def _half_life(candidates: list[Candidate], now: float, policy: RecallPolicy) -> float:

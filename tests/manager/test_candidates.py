@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.candidates: layers, one scale, neighbours (Q2, CA1-CA3)."""
+"""Example tests for recuris.manager.candidates: layers, one scale, neighbours (Q2, CA1-CA4)."""
 
 import pytest
 
@@ -128,6 +128,25 @@ def test_a_neighbour_in_the_same_task_enters_through_its_context(store):
     assert set(found) == {"q", "a"}
     assert found["q"]["relevance"] + found["q"]["context"] == pytest.approx(1.0)
     assert found["a"]["relevance"] == 0 and 0 < found["a"]["context"] < 1
+
+
+def test_windows_beyond_the_pool_are_left_out(store):
+    """CA4: the windows around the hits are cut to the pool, the hits' own windows first."""
+    sessions = [
+        [f"filler {n} one", f"filler {n} two", f"we adopted a cat in {n}", f"filler {n} three"]
+        for n in range(3)
+    ]
+    store.put(
+        [
+            item(f"s{n}-{place}", text, level="episodic", task_id=f"s{n}", created_at=n * DAY)
+            for n, session in enumerate(sessions)
+            for place, text in enumerate(session)
+        ]
+    )
+    every = gather(store, "ana", "adopted", RecallPolicy(), 9 * DAY, None, [])
+    cut = gather(store, "ana", "adopted", RecallPolicy(candidate_pool=3), 9 * DAY, None, [])
+    assert len(every) == 12
+    assert sorted(r.item.id for r in cut) == ["s0-2", "s1-2", "s2-2"]
 
 
 def test_items_outside_a_task_have_no_neighbours(store):

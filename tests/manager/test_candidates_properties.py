@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.candidates: one ranking on every store (Q2, CA1, CA2, S8)."""
+"""Property tests for recuris.manager.candidates: one ranking on every store (Q2, CA1-CA4, S8)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -76,3 +76,22 @@ def test_CA2_an_episode_is_relevant_as_its_window_scores(rows, query):
     assert {r.item.id: (r.parts["relevance"], r.parts["context"]) for r in found} == {
         key: (approx(own), approx(context)) for key, (own, context) in expected.items()
     }
+
+
+@given(items, queries, st.integers(1, 6))
+def test_CA4_the_episodic_layer_offers_its_best_windows_up_to_the_pool(rows, query, pool):
+    """CA4: at most `candidate_pool` episodes, none scoring below a window left out."""
+    store = InMemoryStore()
+    store.put(build([(text, "episodic", task, weight, day) for text, _, task, weight, day in rows]))
+    policy = RecallPolicy(thin_semantic=10**6, candidate_pool=pool)
+    found = gather(store, "ana", query, policy, 100 * 86_400.0, None, [])
+    hits = store.search("ana", "episodic", analyze(query), pool)
+    windows = {w.item.id: w.raw for w in in_context(
+        store, "ana", "episodic", analyze(query), hits, policy.context
+    )}
+    kept = {r.item.id for r in found}
+    assert len(kept) <= pool
+    assert kept <= set(windows)
+    left_out = [raw for key, raw in windows.items() if key not in kept]
+    assert len(kept) == min(pool, len(windows))
+    assert all(windows[key] >= raw for key in kept for raw in left_out)
