@@ -182,7 +182,7 @@ MATCHING = (
     "AND term = ANY(%s::text[])) ORDER BY number"
 )
 NEIGHBOUR = (
-    f"{SELECT_ITEMS} WHERE user_id = %s AND level = %s AND task_id {{0}} AND number {{1}} %s "
+    "SELECT id FROM items WHERE user_id = %s AND level = %s AND task_id {0} AND number {1} %s "
     "ORDER BY number {2} LIMIT %s"
 )
 # Encoders made once, as sqlite_schema's: the same JSON text for the same metadata.
@@ -443,6 +443,13 @@ class PostgresStore:
         rows = self._run(f"{SELECT_ITEMS} WHERE id = %s AND user_id = %s", (item_id, user_id))
         return item_of(rows[0]) if rows else None
 
+    def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+        """Return each of the user's items among the ids, keyed by id in the order named (S16)."""
+        item_ids = list(dict.fromkeys(item_ids))
+        rows = self._run(f"{SELECT_ITEMS} WHERE id = ANY(%s) AND user_id = %s", (item_ids, user_id))
+        found = {row[0]: row for row in rows}  # `id` is the first of COLUMNS
+        return {item_id: item_of(found[item_id]) for item_id in item_ids if item_id in found}
+
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
@@ -535,8 +542,8 @@ class PostgresStore:
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
-    ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        """Return the `width` items before and after each of the user's items in its thread (S9).
+    ) -> dict[str, tuple[str | None, ...]]:
+        """Return the ids `width` before and after each of the user's items in its thread (S9).
 
         Raises ValueError naming S9 for a width that is not an int >= 0.
         """
@@ -558,7 +565,7 @@ class PostgresStore:
                 if width:
                     statement = NEIGHBOUR.format(task, side, order)
                     found_rows = self._run(statement, (user_id, level, *tasks, number, width))
-                    rows.extend(item_of(row) for row in found_rows)
+                    rows.extend(row[0] for row in found_rows)
             found[item_id] = padded_neighbours(*sides, width)
         return found
 

@@ -29,7 +29,7 @@ Invariants:
         faster than the policy says.
     CA4 each layer offers at most `candidate_pool` candidates, its best by raw relevance:
         the episodic layer cuts its windows (up to five around each of `Context.hits` hits)
-        to the pool, ties to the newer item, then to the smaller id.
+        to the pool, ties to the smaller id (CX5).
 """
 
 from collections.abc import Iterable
@@ -75,10 +75,10 @@ def _episodes(
     hits = _hits(store, user_id, "episodic", query, terms, policy)
     if policy.scorer is not None or not policy.context.active:
         return [(item, raw, 0.0) for item, raw in hits]
-    scored = in_context(store, user_id, "episodic", terms, hits, policy.context)
     # Windows around 20 hits number up to 100: the layer still offers only its pool's best.
-    scored.sort(key=lambda window: (-window.raw, -window.item.created_at, window.item.id))
-    pool = scored[: policy.candidate_pool]
+    pool = in_context(
+        store, user_id, "episodic", terms, hits, policy.context, policy.candidate_pool
+    )
     return [(window.item, window.raw, window.context) for window in pool]
 
 

@@ -11,9 +11,9 @@ without the question's words then scores through its neighbours, and one holding
 question's words gains from a neighbour holding the other half, within BM25's saturation,
 where adding the neighbours' scores would count a shared word twice.
 
-The window is read at recall time, from the store's index (S9, S14, S15): nothing of a
-neighbour is stored with an item, so an item deleted or erased is in no window after, and
-every store, given the same items, scores the same windows.
+The window is read at recall time, from the store's index (S9, S14, S15, S16): nothing
+of a neighbour is stored with an item, so an item deleted or erased is in no window after,
+and every store, given the same items, scores the same windows.
 
 Invariants:
     CX1 an item's window is the item and the `width` items before and after it among the
@@ -32,6 +32,9 @@ Invariants:
         of every item within `width` of one, each once; the store's other hits in a task are
         left out, its hits outside a task keep their scores, and a window scoring 0 is left
         out.
+    CX5 of the windows scored and the hits outside a task, the `limit` best are returned,
+        best first, ties to the smaller id; only their items are read (`Store.get_many`,
+        S16), and one deleted since the windows were found is left out.
 """
 
 import math
@@ -89,27 +92,31 @@ class Scored:
 
 def _windows(
     store: Store, user_id: str, hits: Sequence[MemoryItem], width: int
-) -> dict[str, tuple[MemoryItem, list[MemoryItem]]]:
-    """Return each item within `width` of a hit in a thread, with its window's others (CX1, CX4)."""
+) -> dict[str, list[str]]:
+    """Return the id of each item within `width` of a hit in a thread, with its window's others.
+
+    CX1, CX4: the ids alone; no item of a window is read here.
+    """
     # Twice the width around each hit: an item `width` away needs `width` more beyond it.
     around = store.adjacent(user_id, [item.id for item in hits], 2 * width)
-    found_first = {hit.id: hit for hit in hits}  # the search's copies, as recall reads them
-    windows: dict[str, tuple[MemoryItem, list[MemoryItem]]] = {}
+    windows: dict[str, list[str]] = {}
     for hit in hits:
         found = around.get(hit.id)
         if found is None:
             continue  # deleted since the search found it
-        line = [
-            None if item is None else found_first.get(item.id, item)
-            for item in (*found[: 2 * width], hit, *found[2 * width :])
-        ]
+        line = (*found[: 2 * width], hit.id, *found[2 * width :])
         for place in range(width, 3 * width + 1):
-            item = line[place]
-            if item is None or item.id in windows:
+            key = line[place]
+            if key is None or key in windows:
                 continue
             reach = line[place - width : place] + line[place + 1 : place + width + 1]
-            windows[item.id] = (item, [other for other in reach if other is not None])
+            windows[key] = [other for other in reach if other is not None]
     return windows
+
+
+def _best(scored: list[tuple[float, float, str]], limit: int | None) -> list[tuple]:
+    """Return the `limit` best (score, context part, id), best first, ties to the smaller id."""
+    return sorted(scored, key=lambda entry: (-entry[0], entry[2]))[:limit]
 
 
 def in_context(
@@ -119,44 +126,47 @@ def in_context(
     terms: Iterable[str],
     hits: Sequence[tuple[MemoryItem, float]],
     context: Context,
+    limit: int | None = None,
 ) -> list[Scored]:
-    """Score the windows of the best hits in a task and of their neighbours (CX1-CX4).
+    """Score the windows of the best hits in a task and of their neighbours (CX1-CX5).
 
-    `hits` are the store's, best first, with its scores (S8). Returns the scored windows and
-    the hits outside a task, best first; among equal scores no order is promised (recall
-    orders them).
+    `hits` are the store's, best first, with its scores (S8). Returns at most `limit` (None:
+    all) of the scored windows and the hits outside a task, best first, ties to the smaller
+    id (CX5).
     """
-    threaded = [item for item, _ in hits if item.task_id is not None]
-    windowed = threaded[: context.hits]
+    found = {item.id: item for item, _ in hits}  # the search's copies, as recall reads them
+    threaded = [item.id for item, _ in hits if item.task_id is not None]
+    windowed = [found[key] for key in threaded[: context.hits]]
+    alone = [(raw, 0.0, item.id) for item, raw in hits if item.task_id is None]
     if not windowed:
-        return [Scored(item, raw, 0.0) for item, raw in hits]
+        return [Scored(found[key], raw, part) for raw, part, key in _best(alone, limit)]
     query = sorted(set(terms))
     statistics = store.statistics(user_id, level, query)
     if not statistics.documents or not statistics.frequencies:
         # Every hit in a task was deleted since the search: those outside a task remain.
-        return [Scored(item, raw, 0.0) for item, raw in hits if item.task_id is None]
+        return [Scored(found[key], raw, part) for raw, part, key in _best(alone, limit)]
     idf = {
         term: bm25_idf(statistics.documents, count)
         for term, count in statistics.frequencies.items()
     }
     average = max(statistics.length / statistics.documents, 1e-9)
     settings = statistics.bm25
-    windows = list(_windows(store, user_id, windowed, context.width).values())
+    windows = _windows(store, user_id, windowed, context.width)
     # What every item of every window holds of the query, from the store's index (S15): an
     # item holding none of it adds nothing to any window, and nothing of it is read.
-    named = {other.id for item, neighbours in windows for other in (item, *neighbours)}
+    named = {key for item_id, others in windows.items() for key in (item_id, *others)}
     held = store.held_terms(user_id, level, named, idf)
     lengths = []
     own: dict[str, list[int]] = {term: [] for term in idf}
     together: dict[str, list[float]] = {term: [] for term in idf}
-    for item, neighbours in windows:
-        mine = held.get(item.id)
+    for item_id, neighbours in windows.items():
+        mine = held.get(item_id)
         # An item holding no query term has no own frequency to normalise: any length does.
         length = mine.length if mine else average
         normaliser = settings.normaliser(length, average)
         beside = dict.fromkeys(idf, 0.0)
         for other in neighbours:
-            theirs = held.get(other.id)
+            theirs = held.get(other)
             if theirs is not None:
                 # Each neighbour's words by its own length, as BM25F normalises each field.
                 divisor = settings.normaliser(theirs.length, average)
@@ -175,15 +185,16 @@ def in_context(
         settings.weights(idf[term], together[term], lengths, average) for term in idf
     ]
     scored = []
-    for (item, _), alone, whole in zip(
+    for item_id, by_itself, whole in zip(
         windows, zip(*own_columns), zip(*together_columns), strict=True
     ):
         total = round(math.fsum(whole), DIGITS)
         if total > 0:
-            own_part = min(total, round(math.fsum(alone), DIGITS))
-            scored.append(Scored(item, total, round(total - own_part, DIGITS)))
+            own_part = min(total, round(math.fsum(by_itself), DIGITS))
+            scored.append((total, round(total - own_part, DIGITS), item_id))
     # Hits outside a task keep the store's score (CX2); the rest in a task, and a windowed
     # hit deleted since the search, stay out (CX4).
-    seen = {item.id for item, _ in windows} | {item.id for item in threaded}
-    scored.extend(Scored(item, raw, 0.0) for item, raw in hits if item.id not in seen)
-    return sorted(scored, key=lambda window: -window.raw)
+    best = _best(scored + alone, limit)
+    # Only the items that are returned are read (CX5); one deleted since is left out.
+    found.update(store.get_many(user_id, [key for _, _, key in best if key not in found]))
+    return [Scored(found[key], raw, part) for raw, part, key in best if key in found]

@@ -95,6 +95,15 @@ class InMemoryStore:
             return None
         return self._items.get(item_id)
 
+    def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+        """Return a copy of each of the user's items among the ids, keyed by id (S16)."""
+        owner = self._items.owner
+        return {
+            item_id: self._items.get(item_id)
+            for item_id in dict.fromkeys(item_ids)
+            if owner(item_id) == user_id
+        }
+
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
@@ -129,18 +138,17 @@ class InMemoryStore:
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
-    ) -> dict[str, tuple[MemoryItem | None, ...]]:
-        """Return the `width` items before and after each of the user's items in its thread (S9).
+    ) -> dict[str, tuple[str | None, ...]]:
+        """Return the ids `width` before and after each of the user's items in its thread (S9).
 
         Raises ValueError naming S9 for a width that is not an int >= 0.
         """
         require_count("S9: width", width, 0)
         found = {}
         for item_id in item_ids:
-            if self._items.owner(item_id) != user_id:
-                continue
-            around = self._index.adjacent(self._items.get(item_id), width)
-            found[item_id] = tuple(None if key is None else self._items.get(key) for key in around)
+            thread = self._items.thread(item_id)
+            if thread is not None and thread[0] == user_id:
+                found[item_id] = self._index.adjacent(item_id, thread, width)
         return found
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:

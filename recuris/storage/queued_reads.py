@@ -8,8 +8,8 @@ returns, in the order it was written; and `QueuedView` builds a user's layers fr
 queue alone while the store cannot be read at all.
 
 Invariants:
-    QR1 reads see queued writes: `get`, `list`, `iterate`, `matching`, `search`, `adjacent`,
-        `statistics` and `held_terms` answer as if the queue were written (newest queued
+    QR1 reads see queued writes: `get`, `get_many`, `list`, `iterate`, `matching`, `search`,
+        `adjacent`, `statistics` and `held_terms` answer as if the queue were written (newest queued
         copies, queued deletions and counted accesses applied in order), and `audit` adds
         the queued records (those queued with accesses too).
     QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
@@ -118,6 +118,17 @@ class QueuedReads:
             found = self._overlay(user_id, [stored], lambda item: item.id == item_id)
             return found[0] if found else None
 
+    def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+        with self._lock:
+            asked = list(dict.fromkeys(item_ids))
+            stored = self.inner.get_many(user_id, asked)
+            if not self._pending:
+                return stored
+            wanted = set(asked)
+            found = self._overlay(user_id, list(stored.values()), lambda item: item.id in wanted)
+            current = {item.id: item for item in found}
+            return {item_id: current[item_id] for item_id in asked if item_id in current}
+
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
@@ -181,21 +192,12 @@ class QueuedReads:
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
-    ) -> dict[str, tuple[MemoryItem | None, ...]]:
+    ) -> dict[str, tuple[str | None, ...]]:
         with self._lock:
+            # Queued writes move neighbours (the replica holds them); queued accesses move none.
             replica = self._replica(user_id)
-            if replica is not None:
-                return replica.adjacent(user_id, item_ids, width)  # built with the accesses
-            found = self.inner.adjacent(user_id, item_ids, width)
-            if not self._pending:
-                return found
-            # Only accesses are queued here (a queued write builds the replica): counted on.
-            listed = [item for around in found.values() for item in around if item is not None]
-            current = {item.id: item for item in self._overlay(user_id, listed, bool)}
-            return {
-                key: tuple(None if item is None else current[item.id] for item in around)
-                for key, around in found.items()
-            }
+            store = self.inner if replica is None else replica
+            return store.adjacent(user_id, item_ids, width)
 
     def _counting(self, user_id: str, level: str):
         # Counts of terms ignore accesses: the store, or the replica while writes are queued.
@@ -247,6 +249,9 @@ class QueuedView:
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         return self.store.get(user_id, item_id)
 
+    def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+        return self.store.get_many(user_id, item_ids)
+
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
     ) -> Iterator[list]:
@@ -260,7 +265,7 @@ class QueuedView:
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
-    ) -> dict[str, tuple[MemoryItem | None, ...]]:
+    ) -> dict[str, tuple[str | None, ...]]:
         return self.store.adjacent(user_id, item_ids, width)
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:

@@ -160,7 +160,6 @@ POSTINGS_DELETE_USER = [
     f"DELETE FROM {table} WHERE scope IN (SELECT id FROM scopes WHERE user_id = ?)"
     for table in ("postings", "pending_postings")
 ]
-SELECT_WITH_NUMBER = f"SELECT {_NAMES}, number FROM items"
 
 
 def term_counts(text: str) -> dict[str, int]:

@@ -2,21 +2,22 @@
 
 Document 002 §4 ranks by relevance among other parts and 003 §7 asks that a slow recall
 never stall the agent; document 001 §2 indexes by task. These are the reads behind
-`SQLiteStore.search`, `matching`, `statistics`, `held_terms`, `adjacent` and `iterate` (a
-keyset-paged read by number): each is a few indexed statements, and `search` sums the BM25
-weights in SQL over the postings of the query's terms alone and reads only the best `limit`
-items, in the same statement, so the cost follows the postings read, not the store's size.
-The weight in SQL is `BM25Settings.weights` (retrieval/bm25.py) written out, with the same
-settings and idf, and tested equal to it. The in-memory store answers the same calls from
-`TermIndex`; both meet S7, S8, S9, S14 and S15 (store.py).
+`SQLiteStore.search`, `matching`, `statistics`, `held_terms`, `adjacent`, `get_many` and
+`iterate` (a keyset-paged read by number): each is a few indexed statements, and `search`
+sums the BM25 weights in SQL over the postings of the query's terms alone and reads only the
+best `limit` items, in the same statement, so the cost follows the postings read, not the
+store's size. The weight in SQL is `BM25Settings.weights` (retrieval/bm25.py) written out,
+with the same settings and idf, and tested equal to it. The in-memory store answers the
+same calls from `TermIndex`; both meet S7, S8, S9, S14, S15 and S16 (store.py).
 
 Invariants:
     SX1 the work of every statement here follows the postings of the query's terms and the
         items it returns, never the store's size: a scope's postings by (scope, term), the
         items found by number in the same statement (never through the user's index, which
-        holds all their items), neighbours by (user, level, task) and number, the terms
-        named items hold by each item's id and the postings' key; only the postings waiting
-        to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are read whole.
+        holds all their items), neighbours by (user, level, task) and number, named items
+        by id, the terms named items hold by each item's id and the postings' key; only the
+        postings waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are
+        read whole.
         Counted in SQLite's steps, a rare word's search and recall cost the same among ten
         times more unrelated items, and the terms items hold the same among ten times more
         holders, with or without the planner's statistics.
@@ -28,10 +29,19 @@ from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
-from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, SELECT_WITH_NUMBER, item_of
+from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, item_of
 from .store import TermCounts, TermStatistics, held_from_rows, padded_neighbours
 
-__all__ = ["matching", "search", "statistics", "held_terms", "adjacent", "iterate", "audit"]
+__all__ = [
+    "matching",
+    "search",
+    "statistics",
+    "held_terms",
+    "adjacent",
+    "get_many",
+    "iterate",
+    "audit",
+]
 
 Run = Callable[..., list[tuple]]
 
@@ -49,12 +59,16 @@ MATCHING = (
     "UNION ALL SELECT item FROM pending_postings WHERE scope = ?1 AND term IN ({0})"
     ") ORDER BY number"
 )
+# Items by their ids, the id first. The unary + keeps SQLite on the id's own index: through
+# the user's, it reads all their items.
+THREAD_PLACES = "SELECT id, level, task_id, number FROM items WHERE id IN ({}) AND +user_id = ?"
+BY_IDS = f"{SELECT_ITEMS} WHERE id IN ({{}}) AND +user_id = ?"
 BEFORE = (
-    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND number < ? "
+    "SELECT id FROM items WHERE user_id = ? AND level = ? AND task_id IS ? AND number < ? "
     "ORDER BY number DESC LIMIT ?"
 )
 AFTER = (
-    f"{SELECT_ITEMS} WHERE user_id = ? AND level = ? AND task_id IS ? AND number > ? "
+    "SELECT id FROM items WHERE user_id = ? AND level = ? AND task_id IS ? AND number > ? "
     "ORDER BY number LIMIT ?"
 )
 
@@ -214,24 +228,40 @@ def search(
     return [(item_of(row[:-2]), row[-1]) for row in rows]
 
 
+def _by_ids(run: Run, statement: str, user_id: str, item_ids: list[str]) -> dict[str, tuple]:
+    """Return the rows `statement` reads for the ids (500 a run), keyed by their first column."""
+    rows = []
+    for offset in range(0, len(item_ids), IDS_A_STATEMENT):
+        named = item_ids[offset : offset + IDS_A_STATEMENT]
+        rows += run(statement.format(", ".join("?" * len(named))), (*named, user_id))
+    return {row[0]: row for row in rows}
+
+
 def adjacent(
     run: Run, user_id: str, item_ids: Iterable[str], width: int = 1
-) -> dict[str, tuple[MemoryItem | None, ...]]:
-    """Return the `width` items before and after each of the user's items in its thread (S9).
+) -> dict[str, tuple[str | None, ...]]:
+    """Return the ids `width` before and after each of the user's items in its thread (S9).
 
     Raises ValueError naming S9 for a width that is not an int >= 0.
     """
     require_count("S9: width", width, 0)
+    item_ids = list(dict.fromkeys(item_ids))
+    places = _by_ids(run, THREAD_PLACES, user_id, item_ids)
     found = {}
-    for item_id in dict.fromkeys(item_ids):
-        rows = run(f"{SELECT_WITH_NUMBER} WHERE id = ? AND user_id = ?", (item_id, user_id))
-        if rows:
-            # user, level, task, number, how many
-            key = (user_id, rows[0][2], rows[0][4], rows[0][-1], width)
-            before = [item_of(row) for row in run(BEFORE, key)] if width else []
-            after = [item_of(row) for row in run(AFTER, key)] if width else []
+    for item_id in item_ids:
+        if item_id in places:
+            key = (user_id, *places[item_id][1:], width)  # user, level, task, number, how many
+            before = [row[0] for row in run(BEFORE, key)] if width else []
+            after = [row[0] for row in run(AFTER, key)] if width else []
             found[item_id] = padded_neighbours(before, after, width)
     return found
+
+
+def get_many(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+    """Return each of the user's items among the ids, keyed by id in the order named (S16)."""
+    item_ids = list(dict.fromkeys(item_ids))
+    found = _by_ids(run, BY_IDS, user_id, item_ids)
+    return {item_id: item_of(found[item_id]) for item_id in item_ids if item_id in found}
 
 
 def iterate(

@@ -168,6 +168,9 @@ class SQLiteStore(SQLiteErasure):
         rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
         return item_of(rows[0]) if rows else None
 
+    def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+        return sqlite_search.get_many(self._run, user_id, item_ids)
+
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
@@ -203,7 +206,7 @@ class SQLiteStore(SQLiteErasure):
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
-    ) -> dict[str, tuple[MemoryItem | None, ...]]:
+    ) -> dict[str, tuple[str | None, ...]]:
         return sqlite_search.adjacent(self._run, user_id, item_ids, width)
 
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics:

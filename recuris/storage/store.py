@@ -32,9 +32,10 @@ Invariants:
         content; statistics of that user and level alone; the score rounded to 9 decimals),
         best first, ties to the later-written item; every store returns the same items and
         scores.
-    S9 `adjacent` gives each item's `width` previous and `width` next items in write order
-        among the user's items of the same level and task, as one tuple in that order (None
-        beyond either end): with `width` 1, its previous and its next item.
+    S9 `adjacent` gives the ids of each item's `width` previous and `width` next items in
+        write order among the user's items of the same level and task, as one tuple in that
+        order (None beyond either end): with `width` 1, its previous and its next item. An
+        id not stored, or another user's, has no entry.
     S10 `record_access` changes only an item's access count and last access: never its
         content or validity, and an item no longer stored stays gone. The audit records
         given with the accesses are appended in the same transaction (S5's all or none).
@@ -57,6 +58,9 @@ Invariants:
         that holds at least one of the given terms, its analysed length and how many times
         it holds each of those terms; an item holding none, deleted, of another user or of
         another level has no entry.
+    S16 `get_many` gives the user's stored items among the ids named, each once, keyed by
+        id in the order first named, as `get` gives each one (S4); an id not stored, or
+        another user's, has no entry.
 """
 
 from __future__ import annotations
@@ -183,6 +187,7 @@ class Store(Protocol):
         delete: Iterable[MemoryItem] = (),
     ) -> None: ...
     def get(self, user_id: str, item_id: str) -> MemoryItem | None: ...
+    def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]: ...
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]: ...
@@ -195,7 +200,7 @@ class Store(Protocol):
     ) -> list[tuple[MemoryItem, float]]: ...
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
-    ) -> dict[str, tuple[MemoryItem | None, ...]]: ...
+    ) -> dict[str, tuple[str | None, ...]]: ...
     def statistics(self, user_id: str, level: str, terms: Iterable[str]) -> TermStatistics: ...
     def held_terms(
         self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]

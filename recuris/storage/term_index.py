@@ -201,13 +201,16 @@ class TermIndex:
         # index ranks equals by write position, given as their order (TI2).
         return [(key, round(score, DIGITS)) for key, score in scope.top(terms, limit, DIGITS)]
 
-    def adjacent(self, item: MemoryItem, width: int = 1) -> tuple[str | None, ...]:
-        """Return the ids of the `width` items written before and after the item in its thread."""
-        thread = self._threads[item.user_id][(item.level, item.task_id)]
-        position = self._scopes[(item.user_id, item.level)].order(item.id)
+    def adjacent(
+        self, item_id: str, thread: tuple[str, str, str | None], width: int = 1
+    ) -> tuple[str | None, ...]:
+        """Return the ids `width` before and after the item in its thread (user, level, task)."""
+        user_id, level, task_id = thread
+        positions = self._threads[user_id][(level, task_id)]
+        position = self._scopes[(user_id, level)].order(item_id)
         return tuple(
             None if place is None else self._at_position[place]
-            for place in thread.around(position, width)
+            for place in positions.around(position, width)
         )
 
     def held_terms(

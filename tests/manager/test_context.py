@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.context: an episode scored with its thread (CX1-CX4)."""
+"""Example tests for recuris.manager.context: an episode scored with its thread (CX1-CX5)."""
 
 import pytest
 
@@ -119,3 +119,66 @@ def test_a_context_out_of_range_is_refused_naming_its_rule(setting, rule):
     """CX1, CX2, CX4: a width below 0, a weight outside [0, 1] or no hits is refused."""
     with pytest.raises(ValueError, match=rule):
         Context(**setting)
+
+
+class Reading:
+    """A store that notes the ids each `get_many` asks for, and may delete one first."""
+
+    def __init__(self, store, doomed=None):
+        self.store = store
+        self.asked = []
+        self.doomed = doomed
+
+    def get_many(self, user_id, item_ids):
+        item_ids = list(item_ids)
+        self.asked.append(item_ids)
+        if self.doomed:
+            self.store.delete(user_id, [self.doomed])
+        return self.store.get_many(user_id, item_ids)
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+
+def chat(store):
+    store.put(
+        [
+            episode(f"t{n}", "we adopted a cat" if n in (2, 7) else f"filler turn {n}")
+            for n in range(10)
+        ]
+    )
+
+
+def test_the_limit_keeps_the_best_windows_ties_to_the_smaller_id(store):
+    """CX5: at most `limit` windows come back, best first; of equal scores the smaller id."""
+    chat(store)
+    terms = analyze("adopted")
+    hits = store.search("ana", "episodic", terms, 50)
+    every = in_context(store, "ana", "episodic", terms, hits, Context())
+    kept = in_context(store, "ana", "episodic", terms, hits, Context(), limit=3)
+    assert len(every) == 10  # five windows around each of the two hits
+    assert [(w.item.id, w.raw) for w in kept] == [
+        (w.item.id, w.raw) for w in sorted(every, key=lambda w: (-w.raw, w.item.id))[:3]
+    ]
+    assert [w.item.id for w in kept][:2] == ["t2", "t7"]
+
+
+def test_only_the_items_returned_are_read(store):
+    """CX5: the neighbours' items are read once, and only those of the windows returned."""
+    chat(store)
+    reading = Reading(store)
+    terms = analyze("adopted")
+    hits = store.search("ana", "episodic", terms, 50)
+    kept = in_context(reading, "ana", "episodic", terms, hits, Context(), limit=4)
+    [asked] = reading.asked
+    assert sorted(asked) == sorted(w.item.id for w in kept if w.item.id not in ("t2", "t7"))
+
+
+def test_a_neighbour_deleted_before_its_item_is_read_is_left_out(store):
+    """CX5: a window whose item is gone by the time it is read is not returned."""
+    chat(store)
+    reading = Reading(store, doomed="t3")
+    terms = analyze("adopted")
+    hits = store.search("ana", "episodic", terms, 50)
+    kept = {w.item.id for w in in_context(reading, "ana", "episodic", terms, hits, Context())}
+    assert "t3" not in kept and {"t1", "t2", "t4", "t7"} <= kept

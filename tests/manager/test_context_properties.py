@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.context: windows against a naive BM25F (CX1-CX4, S14, S15)."""
+"""Property tests for recuris.manager.context: windows against a naive BM25F (CX1-CX5, S14, S15)."""
 
 import math
 from collections import Counter
@@ -118,6 +118,17 @@ class Threads(RuleBasedStateMachine):
                 for key, (raw, context) in expected.items():
                     assert math.isclose(got[key][0], raw, abs_tol=1e-6)
                     assert math.isclose(got[key][1], context, abs_tol=1e-6)
+
+    @invariant()
+    def CX5_the_limit_keeps_the_best_windows_of_the_whole_list(self):
+        terms = analyze("deploy keys fish")
+        for store in self.stores:
+            hits = store.search("ana", "episodic", terms, 50)
+            every = in_context(store, "ana", "episodic", terms, hits, self.context)
+            best = sorted(every, key=lambda window: (-window.raw, window.item.id))
+            for limit in (1, 3):
+                kept = in_context(store, "ana", "episodic", terms, hits, self.context, limit)
+                assert kept == best[:limit]
 
     @invariant()
     def CX3_own_and_context_parts_are_never_negative(self):

@@ -179,7 +179,7 @@ def test_every_operation_but_iterate_takes_the_store_lock_itself():
 
     operations = {
         "new_id", "flush", "put", "holds", "append_audit", "record_access", "close", "delete",
-        "delete_user", "generation", "scrub_audit", "users", "queued", "get", "list",
+        "delete_user", "generation", "scrub_audit", "users", "queued", "get", "get_many", "list",
         "matching", "search", "adjacent", "statistics", "held_terms", "audit",
     }  # fmt: skip
     locked = set()

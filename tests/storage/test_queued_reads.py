@@ -123,8 +123,8 @@ def test_while_writes_fail_a_write_can_be_read_back_and_recalled(clock):
     assert [r.item.id for r in manager.recall("which database", "ana").results] == [fact.id]
 
 
-def test_neighbours_carry_the_accesses_still_queued():
-    """QR1: with only accesses queued, `adjacent` returns items with those accesses counted."""
+def test_items_got_many_carry_the_accesses_still_queued():
+    """QR1: with only accesses queued, `get_many` returns items with those accesses counted."""
     store = BufferedStore(InMemoryStore(), access_batch=10)
     threaded = [
         MemoryItem(id=key, user_id="ana", level="episodic", content=key, task_id="chat")
@@ -133,9 +133,22 @@ def test_neighbours_carry_the_accesses_still_queued():
     store.put(threaded)
     store.record_access([Access("ana", "a", 5.0)])
     assert store.pending
-    before, after = store.adjacent("ana", ["b"])["b"]
-    assert (before.id, before.access_count, before.last_access_at) == ("a", 1, 5.0)
-    assert (after.id, after.access_count) == ("c", 0)
+    assert store.adjacent("ana", ["b"]) == {"b": ("a", "c")}
+    found = store.get_many("ana", ["c", "a"])
+    assert list(found) == ["c", "a"]
+    assert (found["a"].access_count, found["a"].last_access_at) == (1, 5.0)
+    assert found["c"].access_count == 0
+
+
+def test_items_got_many_hide_a_queued_deletion():
+    """QR1: an item whose deletion is queued is not among those `get_many` returns."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    store.put([item("i1"), item("i2")])
+    inner.down = "writes"
+    store.put([item("i3")], delete=[store.get("ana", "i1")])
+    assert store.pending
+    assert list(store.get_many("ana", ["i1", "i2", "i3"])) == ["i2", "i3"]
 
 
 def test_statistics_count_the_queued_writes():
@@ -161,7 +174,7 @@ def test_held_terms_count_the_queued_writes():
 
 
 def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
-    """QR1: with a write and an access queued, `adjacent` counts the access once, as `get`."""
+    """QR1: with a write and an access queued, the queued item is a neighbour, counted once."""
     inner = Outage()
     store = BufferedStore(inner)
     store.put(
@@ -173,6 +186,7 @@ def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
     inner.down = "writes"
     store.record_access([Access("ana", "a", 5.0)])
     store.put([MemoryItem(id="c", user_id="ana", level="episodic", content="c", task_id="chat")])
-    before, after = store.adjacent("ana", ["b"])["b"]
-    assert (before.id, before.access_count) == ("a", store.get("ana", "a").access_count) == ("a", 1)
-    assert after.id == "c"
+    assert store.adjacent("ana", ["b"]) == {"b": ("a", "c")}
+    found = store.get_many("ana", ["a", "c"])
+    assert found["a"].access_count == store.get("ana", "a").access_count == 1
+    assert found["c"].content == "c"

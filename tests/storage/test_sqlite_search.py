@@ -37,7 +37,8 @@ def _crowded(unrelated: int) -> SQLiteStore:
     """Return a store of ana's rare-word items among `unrelated` items sharing no word with them.
 
     The unrelated items are ana's episodes and notes at other levels and bob's items of every
-    level, from one Zipf-like vocabulary; ana's rare-word items are episodes of one task.
+    level, from one Zipf-like vocabulary; ana's rare-word items are episodes of one task, with
+    a reply between each two.
     """
     store = SQLiteStore(":memory:")
     levels = ("episodic", "semantic", "working", "procedural")
@@ -60,11 +61,12 @@ def _crowded(unrelated: int) -> SQLiteStore:
                 id=f"r{n}",
                 user_id="ana",
                 level="episodic",
-                content=f"{RARE} crossing number {n}",
+                # Every other turn a reply without the word: the windows read items by id.
+                content=f"{RARE} crossing number {n}" if n % 2 == 0 else f"reply number {n}",
                 task_id="rare",
                 created_at=1e6 + n,
             )
-            for n in range(12)
+            for n in range(24)
         ]
     )
     return store

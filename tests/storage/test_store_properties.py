@@ -218,11 +218,23 @@ class StoresAgainstAList(RuleBasedStateMachine):
             padded = [None, None, *thread, None, None]
             wide = (*padded[at : at + 2], *padded[at + 3 : at + 5])
             for store in self.stores:
-                before, after = store.adjacent(item.user_id, [item.id])[item.id]
-                assert (before and before.id, after and after.id) == expected
-                around = store.adjacent(item.user_id, [item.id], 2)[item.id]
-                assert tuple(i and i.id for i in around) == wide
-            assert self.stores[0].adjacent("nobody", [item.id]) == {}
+                assert store.adjacent(item.user_id, [item.id]) == {item.id: expected}
+                assert store.adjacent(item.user_id, [item.id], 2) == {item.id: wide}
+                assert store.adjacent("nobody", [item.id]) == {}
+
+    @invariant()
+    def S16_get_many_gives_the_users_items_named_once_in_the_order_named(self):
+        named = [*reversed(self.model), "missing", *self.model]
+        for user in ("ana", "bob"):
+            expected = {
+                key: self.model[key]
+                for key in named
+                if key in self.model and self.model[key].user_id == user
+            }
+            for store in self.stores:
+                found = store.get_many(user, named)
+                assert list(found) == list(expected)
+                assert found == expected
 
     @invariant()
     def S14_statistics_count_the_items_their_length_and_each_terms_holders(self):

@@ -30,7 +30,7 @@ def test_a_rewrite_keeps_its_place_and_moves_between_threads():
         "b",
         "c",
     ]
-    assert index.adjacent(first) == (None, "c")
+    assert index.adjacent(first.id, thread_of(first)) == (None, "c")
 
 
 def test_a_deleted_item_leaves_no_term_and_no_user_behind():

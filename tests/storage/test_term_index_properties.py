@@ -107,7 +107,7 @@ class TermIndexMachine(RuleBasedStateMachine):
             at = thread.index(item.id)
             before = thread[at - 1] if at > 0 else None
             after = thread[at + 1] if at + 1 < len(thread) else None
-            assert self.index.adjacent(item) == (before, after)
+            assert self.index.adjacent(item.id, thread_of(item)) == (before, after)
 
 
 TestTermIndexMachine = TermIndexMachine.TestCase
