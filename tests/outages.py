@@ -20,6 +20,7 @@ class FlakyStore(InMemoryStore):
         if name in {
             "put",
             "get",
+            "get_many",
             "list",
             "new_id",
             "append_audit",

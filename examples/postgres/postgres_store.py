@@ -446,7 +446,10 @@ class PostgresStore:
     def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
         """Return each of the user's items among the ids, keyed by id in the order named (S16)."""
         item_ids = list(dict.fromkeys(item_ids))
-        rows = self._run(f"{SELECT_ITEMS} WHERE id = ANY(%s) AND user_id = %s", (item_ids, user_id))
+        if not item_ids:
+            return {}
+        statement = f"{SELECT_ITEMS} WHERE id = ANY(%s::text[]) AND user_id = %s"
+        rows = self._run(statement, (item_ids, user_id))
         found = {row[0]: row for row in rows}  # `id` is the first of COLUMNS
         return {item_id: item_of(found[item_id]) for item_id in item_ids if item_id in found}
 

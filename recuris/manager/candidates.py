@@ -27,9 +27,10 @@ Invariants:
     CA3 recency halves over the policy's half-life or, with `stretch_half_life`, over the
         age of the oldest candidate if that is longer (its recency is then 1/2): never
         faster than the policy says.
-    CA4 each layer offers at most `candidate_pool` candidates, its best by raw relevance:
-        the episodic layer cuts its windows (up to five around each of `Context.hits` hits)
-        to the pool, ties to the smaller id (CX5).
+    CA4 the semantic and the episodic layers each offer at most `candidate_pool`
+        candidates, their best by raw relevance: the episodic layer cuts its windows (up to
+        2 · width + 1 around each of `Context.hits` hits) to the pool, ties to the smaller
+        id (CX5). The current task's working items and the triggered procedures all enter.
 """
 
 from collections.abc import Iterable

@@ -33,8 +33,9 @@ Invariants:
         left out, its hits outside a task keep their scores, and a window scoring 0 is left
         out.
     CX5 of the windows scored and the hits outside a task, the `limit` best are returned,
-        best first, ties to the smaller id; only their items are read (`Store.get_many`,
-        S16), and one deleted since the windows were found is left out.
+        best first, ties to the smaller id, each item once; only the neighbours' items among
+        them are read (`Store.get_many`, S16), and a neighbour deleted, or moved to another
+        level, since the windows were found is left out.
 """
 
 import math
@@ -132,8 +133,10 @@ def in_context(
 
     `hits` are the store's, best first, with its scores (S8). Returns at most `limit` (None:
     all) of the scored windows and the hits outside a task, best first, ties to the smaller
-    id (CX5).
+    id (CX5). Raises ValueError naming CX5 for a limit that is not an int >= 1.
     """
+    if limit is not None:
+        require_count("CX5: limit", limit, 1)
     found = {item.id: item for item, _ in hits}  # the search's copies, as recall reads them
     threaded = [item.id for item, _ in hits if item.task_id is not None]
     windowed = [found[key] for key in threaded[: context.hits]]
@@ -193,8 +196,13 @@ def in_context(
             own_part = min(total, round(math.fsum(by_itself), DIGITS))
             scored.append((total, round(total - own_part, DIGITS), item_id))
     # Hits outside a task keep the store's score (CX2); the rest in a task, and a windowed
-    # hit deleted since the search, stay out (CX4).
-    best = _best(scored + alone, limit)
-    # Only the items that are returned are read (CX5); one deleted since is left out.
-    found.update(store.get_many(user_id, [key for _, _, key in best if key not in found]))
+    # hit deleted since the search, stay out (CX4). A hit moved into a task since the search
+    # may be in a window too: it is counted once.
+    outside = [entry for entry in alone if entry[2] not in windows]
+    best = _best(scored + outside, limit)
+    # Only the neighbours returned are read (CX5); one deleted or moved since is left out.
+    unread = [key for _, _, key in best if key not in found]
+    if unread:
+        read = store.get_many(user_id, unread)
+        found.update((key, item) for key, item in read.items() if item.level == level)
     return [Scored(found[key], raw, part) for raw, part, key in best if key in found]

@@ -104,7 +104,7 @@ class RecallPolicy:
     stretch_half_life: bool = True
     # Episodes are candidates only when fewer valid facts than this matched (CA1).
     thin_semantic: int = 2
-    # Each layer offers at most this many candidates, its best by relevance.
+    # The semantic and episodic layers each offer at most this many, their best (CA4).
     candidate_pool: int = 50
     # How an episode's neighbours in its thread count in its relevance (CA2, context.py).
     context: Context = field(default_factory=Context)

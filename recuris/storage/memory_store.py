@@ -5,7 +5,7 @@ task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks i
 Python: its items in write order and its audit log, kept as rows (rows.py), and beside them a
 `TermIndex` (term_index.py), so that no read scans every item. It is written to be obviously
 correct rather than fast, the two structures beside it holding what a scale goal needs: every
-invariant of store.py holds here (S1-S15);
+invariant of store.py holds here (S1-S16);
 `tests/storage/test_store.py` runs the same contract on this store and on SQLite, and
 `tests/storage/test_store_properties.py` runs both against a naive model.
 

@@ -121,9 +121,12 @@ class QueuedReads:
     def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
         with self._lock:
             asked = list(dict.fromkeys(item_ids))
-            stored = self.inner.get_many(user_id, asked)
             if not self._pending:
-                return stored
+                return self.inner.get_many(user_id, asked)
+            # As `get`: a queued copy is answered without the store, which is asked for the rest.
+            fresh = self._view(user_id)[0]
+            unqueued = [item_id for item_id in asked if item_id not in fresh]
+            stored = self.inner.get_many(user_id, unqueued) if unqueued else {}
             wanted = set(asked)
             found = self._overlay(user_id, list(stored.values()), lambda item: item.id in wanted)
             current = {item.id: item for item in found}

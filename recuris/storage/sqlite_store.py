@@ -11,8 +11,9 @@ Invariants:
     SQ2 any text (quotes, `;`, NUL, any script, any length) round-trips unchanged and is
         only ever a bound parameter, never part of a statement.
     SQ3 a batch is written whole or not at all, even if the process dies mid-batch.
-    S7, S8, S9 (store.py) hold here as in the in-memory store: `matching`, `search` and
-        `adjacent` read the postings and the thread index (sqlite_search.py).
+    S7, S8, S9, S16 (store.py) hold here as in the in-memory store: `matching`, `search`,
+        `adjacent` and `get_many` read the postings, the thread index and the ids' index
+        (sqlite_search.py).
     SQ4 a write lock held by another connection delays a manager call by about `timeout`
         seconds at most: a write waits for it up to `timeout`, and once a wait has run out,
         for the next `timeout` seconds a write takes the lock only if it is free at once,

@@ -86,11 +86,10 @@ def test_CA4_the_episodic_layer_offers_its_best_windows_up_to_the_pool(rows, que
     policy = RecallPolicy(thin_semantic=10**6, candidate_pool=pool)
     found = gather(store, "ana", query, policy, 100 * 86_400.0, None, [])
     hits = store.search("ana", "episodic", analyze(query), pool)
-    windows = {w.item.id: w.raw for w in in_context(
-        store, "ana", "episodic", analyze(query), hits, policy.context
-    )}
+    scored = in_context(store, "ana", "episodic", analyze(query), hits, policy.context)
+    windows = {window.item.id: window.raw for window in scored}
     kept = {r.item.id for r in found}
-    assert len(kept) <= pool
+    assert len(found) == len(kept)
     assert kept <= set(windows)
     left_out = [raw for key, raw in windows.items() if key not in kept]
     assert len(kept) == min(pool, len(windows))

@@ -122,18 +122,22 @@ def test_a_context_out_of_range_is_refused_naming_its_rule(setting, rule):
 
 
 class Reading:
-    """A store that notes the ids each `get_many` asks for, and may delete one first."""
+    """A store that notes the ids each `get_many` asks for, and may change one item first."""
 
-    def __init__(self, store, doomed=None):
+    def __init__(self, store, doomed=None, moved=None):
         self.store = store
         self.asked = []
         self.doomed = doomed
+        self.moved = moved
 
     def get_many(self, user_id, item_ids):
         item_ids = list(item_ids)
         self.asked.append(item_ids)
         if self.doomed:
             self.store.delete(user_id, [self.doomed])
+        if self.moved:
+            moved = self.store.get(user_id, self.moved)
+            self.store.put([MemoryItem(**{**moved.to_dict(), "level": "semantic"})])
         return self.store.get_many(user_id, item_ids)
 
     def __getattr__(self, name):
@@ -182,3 +186,20 @@ def test_a_neighbour_deleted_before_its_item_is_read_is_left_out(store):
     hits = store.search("ana", "episodic", terms, 50)
     kept = {w.item.id for w in in_context(reading, "ana", "episodic", terms, hits, Context())}
     assert "t3" not in kept and {"t1", "t2", "t4", "t7"} <= kept
+
+
+def test_a_neighbour_moved_to_another_level_before_it_is_read_is_left_out(store):
+    """CX5: a window whose item is no longer an episode when it is read is not returned."""
+    chat(store)
+    reading = Reading(store, moved="t3")
+    terms = analyze("adopted")
+    hits = store.search("ana", "episodic", terms, 50)
+    kept = {w.item.id for w in in_context(reading, "ana", "episodic", terms, hits, Context())}
+    assert "t3" not in kept and {"t1", "t2", "t4", "t7"} <= kept
+
+
+@pytest.mark.parametrize("limit", [0, -1, 2.5])
+def test_a_limit_below_one_is_refused(store, limit):
+    """CX5: a limit that is not an int of at least 1 is refused, naming the rule."""
+    with pytest.raises((ValueError, TypeError), match="CX5"):
+        in_context(store, "ana", "episodic", ["x"], [], Context(), limit)

@@ -190,3 +190,14 @@ def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
     found = store.get_many("ana", ["a", "c"])
     assert found["a"].access_count == store.get("ana", "a").access_count == 1
     assert found["c"].content == "c"
+
+
+def test_items_got_many_that_are_all_queued_need_no_store():
+    """QR1: as `get`, `get_many` of queued items alone answers while the store is down."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    store.put([item("i1")])
+    inner.down = "writes"
+    store.put([item("i2")])
+    inner.down = "all"
+    assert list(store.get_many("ana", ["i2"])) == ["i2"] and store.get("ana", "i2") is not None

@@ -1,5 +1,5 @@
 """The Store contract, run against every implementation:
-the in-memory model and SQLite (S1-S4, S12)."""
+the in-memory model and SQLite (S1-S4, S9, S12, S16)."""
 
 import pytest
 
@@ -34,6 +34,34 @@ def test_reads_are_scoped_to_one_user(store):
     store.put([item("i1", user="ana"), item("i2", user="bob")])
     assert store.get("bob", "i1") is None
     assert [i.id for i in store.list("bob")] == ["i2"]
+
+
+def test_get_many_gives_the_users_items_once_in_the_order_named(store):
+    """S16: each of the user's ids once, in the order first named; others' and unknown left out."""
+    store.put([item("i1"), item("i2", metadata={"k": 1}), item("b1", user="bob")])
+    found = store.get_many("ana", ["i2", "b1", "nothing", "i1", "i2"])
+    assert list(found) == ["i2", "i1"]
+    assert found == {"i2": item("i2", metadata={"k": 1}), "i1": item("i1")}
+    assert store.get_many("ana", []) == {}
+
+
+def test_get_many_reads_more_ids_than_one_statement_names(store):
+    """S16: 1,200 ids, more than a SQL statement names at once, come back whole and in order."""
+    store.put([item(f"i{n}") for n in range(1_200)])
+    named = [f"i{n}" for n in range(1_199, -1, -1)]
+    assert list(store.get_many("ana", named)) == named
+
+
+def test_adjacent_gives_the_ids_around_each_item_named(store):
+    """S9: several items in one call, each with its thread's ids; width 0 gives empty tuples."""
+    store.put([item(f"t{n}", task_id="chat") for n in range(4)] + [item("alone")])
+    assert store.adjacent("ana", ["t0", "t2", "alone", "nothing"], 2) == {
+        "t0": (None, None, "t1", "t2"),
+        "t2": ("t0", "t1", "t3", None),
+        "alone": (None, None, None, None),
+    }
+    assert store.adjacent("ana", ["t1"], 0) == {"t1": ()}
+    assert store.adjacent("bob", ["t1"]) == {}
 
 
 def test_list_filters_by_level_and_task_in_insertion_order(store):

@@ -1,5 +1,6 @@
 """Both stores against a naive model: search, matching and neighbours after any writes
-(S7, S8, S9, S14, S15, TI1), and new ids among ids callers chose, here and in another process (S3).
+(S7, S8, S9, S14, S15, S16, TI1), and new ids among ids callers chose, here and in another
+process (S3).
 
 The model is a plain list of items in write order; its BM25 is computed from scratch, term by
 term, with the textbook formula, so a store whose index drifts, or whose SQL sums the wrong
