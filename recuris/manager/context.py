@@ -120,34 +120,18 @@ def _best(scored: list[tuple[float, float, str]], limit: int | None) -> list[tup
     return sorted(scored, key=lambda entry: (-entry[0], entry[2]))[:limit]
 
 
-def in_context(
+def _scored_windows(
     store: Store,
     user_id: str,
     level: str,
     terms: Iterable[str],
-    hits: Sequence[tuple[MemoryItem, float]],
+    windowed: Sequence[MemoryItem],
     context: Context,
-    limit: int | None = None,
-) -> list[Scored]:
-    """Score the windows of the best hits in a task and of their neighbours (CX1-CX5).
-
-    `hits` are the store's, best first, with its scores (S8). Returns at most `limit` (None:
-    all) of the scored windows and the hits outside a task, best first, ties to the smaller
-    id (CX5). Raises ValueError naming CX5 for a limit that is not an int >= 1.
-    """
-    if limit is not None:
-        require_count("CX5: limit", limit, 1)
-    found = {item.id: item for item, _ in hits}  # the search's copies, as recall reads them
-    threaded = [item.id for item, _ in hits if item.task_id is not None]
-    windowed = [found[key] for key in threaded[: context.hits]]
-    alone = [(raw, 0.0, item.id) for item, raw in hits if item.task_id is None]
-    if not windowed:
-        return [Scored(found[key], raw, part) for raw, part, key in _best(alone, limit)]
-    query = sorted(set(terms))
-    statistics = store.statistics(user_id, level, query)
+) -> list[tuple[float, float, str]]:
+    """Return (score, context part, id) of each window around the hits scoring above 0 (CX2-CX4)."""
+    statistics = store.statistics(user_id, level, sorted(set(terms)))
     if not statistics.documents or not statistics.frequencies:
-        # Every hit in a task was deleted since the search: those outside a task remain.
-        return [Scored(found[key], raw, part) for raw, part, key in _best(alone, limit)]
+        return []  # every hit in a task was deleted since the search
     idf = {
         term: bm25_idf(statistics.documents, count)
         for term, count in statistics.frequencies.items()
@@ -195,12 +179,40 @@ def in_context(
         if total > 0:
             own_part = min(total, round(math.fsum(by_itself), DIGITS))
             scored.append((total, round(total - own_part, DIGITS), item_id))
+    return scored
+
+
+def in_context(
+    store: Store,
+    user_id: str,
+    level: str,
+    terms: Iterable[str],
+    hits: Sequence[tuple[MemoryItem, float]],
+    context: Context,
+    limit: int | None = None,
+) -> list[Scored]:
+    """Score the windows of the best hits in a task and of their neighbours (CX1-CX5).
+
+    `hits` are the store's, best first, with its scores (S8). Returns at most `limit` (None:
+    all) of the scored windows and the hits outside a task, best first, ties to the smaller
+    id (CX5). Raises ValueError naming CX5 for a limit that is not an int >= 1.
+    """
+    if limit is not None:
+        require_count("CX5: limit", limit, 1)
+    windowed = [item for item, _ in hits if item.task_id is not None][: context.hits]
+    scored = _scored_windows(store, user_id, level, terms, windowed, context) if windowed else []
     # Hits outside a task keep the store's score (CX2); the rest in a task, and a windowed
     # hit deleted since the search, stay out (CX4). A hit moved into a task since the search
     # may be in a window too: it is counted once.
-    outside = [entry for entry in alone if entry[2] not in windows]
+    in_windows = {key for _, _, key in scored}
+    outside = [
+        (raw, 0.0, item.id)
+        for item, raw in hits
+        if item.task_id is None and item.id not in in_windows
+    ]
     best = _best(scored + outside, limit)
     # Only the neighbours returned are read (CX5); one deleted or moved since is left out.
+    found = {item.id: item for item, _ in hits}  # the search's copies, as recall reads them
     unread = [key for _, _, key in best if key not in found]
     if unread:
         read = store.get_many(user_id, unread)

@@ -108,22 +108,15 @@ class QueuedReads:
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         with self._lock:
-            fresh = self._view(user_id)[0] if self._pending else {}
-            if item_id in fresh:
-                return copy.deepcopy(fresh[item_id])
-            stored = self.inner.get(user_id, item_id)
-            if stored is None or not self._pending:
-                return stored
-            # A queued deletion hides it; a queued access counts on it.
-            found = self._overlay(user_id, [stored], lambda item: item.id == item_id)
-            return found[0] if found else None
+            return self.get_many(user_id, [item_id]).get(item_id)
 
     def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
         with self._lock:
             asked = list(dict.fromkeys(item_ids))
             if not self._pending:
                 return self.inner.get_many(user_id, asked)
-            # As `get`: a queued copy is answered without the store, which is asked for the rest.
+            # A queued copy is answered without the store, which is asked for the rest; a
+            # queued deletion hides an item, a queued access counts on it.
             fresh = self._view(user_id)[0]
             unqueued = [item_id for item_id in asked if item_id not in fresh]
             stored = self.inner.get_many(user_id, unqueued) if unqueued else {}

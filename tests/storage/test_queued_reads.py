@@ -151,24 +151,27 @@ def test_items_got_many_hide_a_queued_deletion():
     assert list(store.get_many("ana", ["i1", "i2", "i3"])) == ["i2", "i3"]
 
 
-def test_statistics_count_the_queued_writes():
-    """QR1: `statistics` answers as if the queued items were written."""
+def i2_queued():
+    """Return an inner store holding i1 and, written through it while it refuses writes, a
+    buffered store whose queue holds i2."""
     inner = Outage()
     store = BufferedStore(inner)
     store.put([item("i1")])
     inner.down = "writes"
     store.put([item("i2")])
+    return inner, store
+
+
+def test_statistics_count_the_queued_writes():
+    """QR1: `statistics` answers as if the queued items were written."""
+    _, store = i2_queued()
     found = store.statistics("ana", "episodic", ["event", "i2"])
     assert (found.documents, dict(found.frequencies)) == (2, {"event": 2, "i2": 1})
 
 
 def test_held_terms_count_the_queued_writes():
     """QR1: `held_terms` answers as if the queued items were written."""
-    inner = Outage()
-    store = BufferedStore(inner)
-    store.put([item("i1")])
-    inner.down = "writes"
-    store.put([item("i2")])
+    _, store = i2_queued()
     found = store.held_terms("ana", "episodic", ["i1", "i2"], ["i2"])
     assert list(found) == ["i2"] and found["i2"].counts == {"i2": 1}
 
@@ -194,10 +197,6 @@ def test_neighbours_count_a_queued_access_once_beside_a_queued_write():
 
 def test_items_got_many_that_are_all_queued_need_no_store():
     """QR1: as `get`, `get_many` of queued items alone answers while the store is down."""
-    inner = Outage()
-    store = BufferedStore(inner)
-    store.put([item("i1")])
-    inner.down = "writes"
-    store.put([item("i2")])
+    inner, store = i2_queued()
     inner.down = "all"
     assert list(store.get_many("ana", ["i2"])) == ["i2"] and store.get("ana", "i2") is not None
