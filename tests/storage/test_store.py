@@ -64,6 +64,16 @@ def test_adjacent_gives_the_ids_around_each_item_named(store):
     assert store.adjacent("bob", ["t1"]) == {}
 
 
+def test_adjacent_answers_more_ids_than_one_statement_names(store):
+    """S9: 1,200 items of one thread named at once, each with its own neighbours, in order."""
+    store.put([item(f"t{n:04}", task_id="chat") for n in range(1_200)])
+    around = store.adjacent("ana", [f"t{n:04}" for n in range(1_200)], 2)
+    assert len(around) == 1_200
+    assert around["t0001"] == (None, "t0000", "t0002", "t0003")
+    assert around["t0600"] == ("t0598", "t0599", "t0601", "t0602")
+    assert around["t1199"] == ("t1197", "t1198", None, None)
+
+
 def test_list_filters_by_level_and_task_in_insertion_order(store):
     """MS1: list returns the user's items oldest first, filtered by level and task."""
     store.put(
