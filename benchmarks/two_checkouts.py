@@ -41,20 +41,26 @@ MEASURES = {
         "row = next(r for r in rows if r['class'] == 'rare')\n"
         "print(json.dumps(row['above_fts5_ms']['median']))"
     ),
-    "a chat's neighbours: `adjacent` of 20 hits, 4 a side, 20,000 items, median of 200 (ms)": (
-        # What a chat's recall asks for its windows (CX1: twice the width of 2 on each side).
+    "a chat's windows: `adjacent` of 20 hits and `held_terms` of their 180 ids (ms)": (
+        # What a chat's recall reads for its windows (CX1: twice the width of 2 on each side),
+        # among 20,000 items in sessions of 20, for the word the first hit begins with; the
+        # median of 200 reads.
         "import statistics, tempfile, time\n"
         "from pathlib import Path\n"
         "from recuris.bench import recall_scale\n"
         "from recuris.storage.sqlite_store import SQLiteStore\n"
+        "texts = recall_scale.corpus(20_000, SEED)\n"
+        "hits = [f'i{n}' for n in range(7, 20_000, 1_000)]\n"
+        "terms = texts[7].split()[:1]\n"
         "with tempfile.TemporaryDirectory() as place:\n"
         "    store = SQLiteStore(Path(place) / 'chat.db')\n"
-        "    recall_scale.fill(store, recall_scale.corpus(20_000, SEED), session=20)\n"
-        "    hits = [f'i{n}' for n in range(7, 20_000, 1_000)]\n"
+        "    recall_scale.fill(store, texts, session=20)\n"
         "    took = []\n"
         "    for _ in range(200):\n"
         "        started = time.perf_counter()\n"
-        "        store.adjacent('u', hits, 4)\n"
+        "        around = store.adjacent('u', hits, 4)\n"
+        "        named = [key for line in around.values() for key in line if key]\n"
+        "        store.held_terms('u', 'episodic', [*hits, *named], terms)\n"
         "        took.append(time.perf_counter() - started)\n"
         "    store.close()\n"
         "print(json.dumps(statistics.median(took) * 1000))"
