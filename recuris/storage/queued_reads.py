@@ -85,9 +85,10 @@ class QueuedReads:
                     counted.pop(item.id, None)
         return fresh, gone, counted
 
-    def _overlay(self, user_id: str, stored: list[MemoryItem], wanted) -> list[MemoryItem]:
-        # A queued copy is newer than the stored one: it takes its place, or comes after.
-        fresh, gone, counted = self._view(user_id)
+    def _overlay(self, view: tuple, stored: list[MemoryItem], wanted) -> list[MemoryItem]:
+        # `view` is `_view`'s replay of the queue, made once per read. A queued copy is newer
+        # than the stored one: it takes its place, or comes after.
+        fresh, gone, counted = view
         merged = {item.id: item for item in stored if item.id not in gone}
         for key, (times, at) in counted.items():
             if key in merged:
@@ -117,11 +118,11 @@ class QueuedReads:
                 return self.inner.get_many(user_id, asked)
             # A queued copy is answered without the store, which is asked for the rest; a
             # queued deletion hides an item, a queued access counts on it.
-            fresh = self._view(user_id)[0]
-            unqueued = [item_id for item_id in asked if item_id not in fresh]
+            view = self._view(user_id)
+            unqueued = [item_id for item_id in asked if item_id not in view[0]]
             stored = self.inner.get_many(user_id, unqueued) if unqueued else {}
             wanted = set(asked)
-            found = self._overlay(user_id, list(stored.values()), lambda item: item.id in wanted)
+            found = self._overlay(view, list(stored.values()), lambda item: item.id in wanted)
             current = {item.id: item for item in found}
             return {item_id: current[item_id] for item_id in asked if item_id in current}
 
@@ -132,7 +133,7 @@ class QueuedReads:
             stored = self.inner.list(user_id, level, task_id)
             if not self._pending:
                 return stored
-            return self._overlay(user_id, stored, _in(level, task_id))
+            return self._overlay(self._view(user_id), stored, _in(level, task_id))
 
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
@@ -153,7 +154,7 @@ class QueuedReads:
             if not self._pending:
                 return stored
             return self._overlay(
-                user_id,
+                self._view(user_id),
                 stored,
                 lambda item: item.level == level and not terms.isdisjoint(analyze(item.content)),
             )
@@ -181,9 +182,8 @@ class QueuedReads:
             found = self.inner.search(user_id, level, terms, limit)
             if not self._pending:
                 return found
-            current = {
-                item.id: item for item in self._overlay(user_id, [item for item, _ in found], bool)
-            }
+            overlaid = self._overlay(self._view(user_id), [item for item, _ in found], bool)
+            current = {item.id: item for item in overlaid}
             return [(current[item.id], score) for item, score in found]
 
     def adjacent(
