@@ -86,8 +86,8 @@ class QueuedReads:
         return fresh, gone, counted
 
     def _overlay(self, view: tuple, stored: list[MemoryItem], wanted) -> list[MemoryItem]:
-        # `view` is `_view`'s replay of the queue, made once per read. A queued copy is newer
-        # than the stored one: it takes its place, or comes after.
+        # `view` is `_view`'s replay of the queue, made by the read that calls this. A queued
+        # copy is newer than the stored one: it takes its place, or comes after.
         fresh, gone, counted = view
         merged = {item.id: item for item in stored if item.id not in gone}
         for key, (times, at) in counted.items():

@@ -65,9 +65,9 @@ MATCHING = (
 BY_IDS = f"{SELECT_ITEMS} WHERE id IN ({{}}) AND +user_id = ?"
 # One side of each named item's thread, as a JSON array of [number, id]: the `?` is how many.
 # A correlated subquery per item and side, each a range of the thread index (user, level,
-# task, number), all in one statement, where a statement per side and item made 41 for a
-# chat's 20 hits (benchmarks/two_checkouts.py, "a chat's windows"). The numbers come along
-# because an aggregate does not promise to keep its rows' order.
+# task; its rowid is the number), all in one statement, where a statement per side and item
+# made 41 for a chat's 20 hits (benchmarks/two_checkouts.py, "a chat's windows"). The
+# numbers come along because an aggregate does not promise to keep its rows' order.
 _SIDE = (
     "(SELECT json_group_array(json_array(number, id)) FROM (SELECT number, id FROM items "
     "WHERE user_id = named.user_id AND level = named.level AND task_id IS named.task_id "
@@ -83,10 +83,10 @@ IDS_A_STATEMENT = 500  # ids named in one statement, well within SQLite's parame
 # Parameter 1 is the scope, then the terms, then the item ids. The named items are found by
 # their ids once (the id's index holds each number: nothing of the table is read), then each
 # term's posting by the postings' key: the work follows ids times terms. Used by both parts,
-# the named items are materialized (SQLite 3.35 on) rather than found again in each part,
-# the larger share of the statement's time (benchmarks/two_checkouts.py, "a chat's
-# windows"). CROSS JOIN holds SQLite to that order: given 160 ids, it read three common
-# terms' whole postings instead, 66 ms against 2 ms at 100,000 items.
+# the named items are materialized (SQLite 3.35 on) rather than found again in each part
+# (benchmarks/two_checkouts.py, "a chat's windows", times this with `adjacent`). CROSS JOIN
+# holds SQLite to that order: given 160 ids, it read three common terms' whole postings
+# instead, 66 ms against 2 ms at 100,000 items.
 HELD_TERMS = "WITH named (id, number) AS (SELECT id, number FROM items WHERE id IN ({1})) " + (
     " UNION ALL ".join(
         f"SELECT named.id, {table}.term, {table}.frequency, {table}.length FROM named CROSS "

@@ -70,6 +70,7 @@ def test_adjacent_answers_more_ids_than_one_statement_names(store):
     around = store.adjacent("ana", [f"t{n:04}" for n in range(1_200)], 2)
     assert len(around) == 1_200
     assert around["t0001"] == (None, "t0000", "t0002", "t0003")
+    assert around["t0500"] == ("t0498", "t0499", "t0501", "t0502")
     assert around["t0600"] == ("t0598", "t0599", "t0601", "t0602")
     assert around["t1199"] == ("t1197", "t1198", None, None)
 
