@@ -234,8 +234,10 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
     """Rows for recall by query class beside FTS5, access counting, writes beside plain SQL."""
     peaks = {}
     for size in sizes:
-        # A million items takes minutes to fill: three turns there, five below (n of each row).
-        classes = recall_scale.query_classes(size, repeats=3 if size >= 1_000_000 else 5)
+        # n of each row: the queries of a class differ in what they find (a rare word's 20 to
+        # 50 documents), so nine at 100,000; five at a million, where one common word's two
+        # turns take a second or two.
+        classes = recall_scale.query_classes(size, repeats=5 if size >= 1_000_000 else 9)
         peaks[size] = classes["peak_mb"]
         for row in classes["rows"]:
             above = row["above_ms"]
@@ -266,7 +268,7 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
         )
     # A chat's store: the same texts in sessions of 20, where recall reads each found
     # episode's window (chapter manager/context); beside the recall without it and FTS5.
-    sessions = recall_scale.in_sessions(sizes[0])
+    sessions = recall_scale.in_sessions(sizes[0], repeats=9)  # n as the rows above
     for row in sessions["rows"]:
         above = row["above_fts5_ms"]
         _row(
