@@ -320,7 +320,7 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             f"{_spread(single['ratio'])} (CPU {single['cpu_ratio']['median']:.2f})",
         )
     related, unrelated = (2_000, 20_000) if quick else (10_000, 100_000)
-    alone, crowded = (recall_scale.unrelated_items(related, extra) for extra in (0, unrelated))
+    alone, crowded = recall_scale.unrelated_items(related, unrelated)
     exponent = math.log(crowded / alone) / math.log((related + unrelated) / related)
     _row(
         "in-memory recall p50 (ms): with vs without items sharing no term",

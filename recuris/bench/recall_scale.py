@@ -83,16 +83,32 @@ def fill(store: Store, texts: list[str], batch: int = 10_000, session: int | Non
     return time.perf_counter() - started
 
 
-def unrelated_items(related: int, unrelated: int, queries: int = 30, seed: int = 1) -> float:
-    """Time warm recall (median ms) in memory: `related` items, plus `unrelated` sharing no term."""
+def unrelated_items(
+    related: int, unrelated: int, queries: int = 30, seed: int = 1
+) -> tuple[float, float]:
+    """Time warm recall in memory among `related` items, without and with `unrelated` more.
+
+    The unrelated items share no term with any query. Both stores are filled, then each
+    query is recalled from both in turns, the first side alternating (RS1). Returns the two
+    medians in ms: (without, with).
+    """
     rng = random.Random(seed + 1)
-    store = InMemoryStore()
-    texts = corpus(related, seed) + corpus(unrelated, seed + 7, prefix="x")
-    manager = MemoryManager(store, clock=ManualClock(len(texts) * 60.0))
-    fill(store, texts)
-    asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts[:related], queries)]
-    recall = _recall(manager)
-    return statistics.median([timed_ms(recall, query) for query in asked])
+    texts = corpus(related, seed)
+    crowd = corpus(unrelated, seed + 7, prefix="x")
+    asked = [" ".join(rng.sample(text.split(), 3)) for text in rng.sample(texts, queries)]
+    sides = []
+    for extra in ([], crowd):
+        store = InMemoryStore()
+        fill(store, texts + extra)
+        manager = MemoryManager(store, clock=ManualClock((related + unrelated) * 60.0))
+        sides.append(_recall(manager))
+    for side in sides:
+        side(asked[0])  # the user's layers loaded
+    times: tuple[list, list] = ([], [])
+    for turn, query in enumerate(asked):
+        for side in (turn % 2, 1 - turn % 2):
+            times[side].append(timed_ms(sides[side], query))
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 # The query classes, each timed alone: one word in a few dozen documents, one word in more than
