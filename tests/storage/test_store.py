@@ -66,9 +66,10 @@ def test_adjacent_gives_the_ids_around_each_item_named(store):
 
 def test_adjacent_answers_more_ids_than_one_statement_names(store):
     """S9: 1,200 items of one thread named at once, each with its own neighbours, in order."""
-    store.put([item(f"t{n:04}", task_id="chat") for n in range(1_200)])
-    around = store.adjacent("ana", [f"t{n:04}" for n in range(1_200)], 2)
-    assert len(around) == 1_200
+    named = [f"t{n:04}" for n in range(1_200)]
+    store.put([item(item_id, task_id="chat") for item_id in named])
+    around = store.adjacent("ana", named, 2)
+    assert list(around) == named
     assert around["t0001"] == (None, "t0000", "t0002", "t0003")
     assert around["t0500"] == ("t0498", "t0499", "t0501", "t0502")
     assert around["t0600"] == ("t0598", "t0599", "t0601", "t0602")
