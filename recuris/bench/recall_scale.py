@@ -34,7 +34,7 @@ from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import Store
-from .side_by_side import spread, timed_ms
+from .side_by_side import in_turns, spread, timed_ms
 
 __all__ = [
     "corpus",
@@ -104,11 +104,8 @@ def unrelated_items(
         sides.append(_recall(manager))
     for side in sides:
         side(asked[0])  # the user's layers loaded
-    times: tuple[list, list] = ([], [])
-    for turn, query in enumerate(asked):
-        for side in (turn % 2, 1 - turn % 2):
-            times[side].append(timed_ms(sides[side], query))
-    return statistics.median(times[0]), statistics.median(times[1])
+    alone, crowded = in_turns(sides, asked)
+    return statistics.median(alone), statistics.median(crowded)
 
 
 # The query classes, each timed alone: one word in a few dozen documents, one word in more than
@@ -239,10 +236,7 @@ def _warm(kind: str, queries: list[str], path: Path, plain: Path, clock: ManualC
     sides = (_recall(manager), _fts5_query(db))
     for side in sides:
         side(queries[0])  # caches filled, the user's layers loaded
-    times = ([], [])
-    for turn, query in enumerate(queries):
-        for side in (0, 1) if turn % 2 == 0 else (1, 0):
-            times[side].append(timed_ms(sides[side], query))
+    times = in_turns(sides, queries)
     manager.store.close()
     db.close()
     return _row(kind, "warm", *times)
@@ -301,10 +295,7 @@ def in_sessions(
             sides = (_recall(managers[0]), _recall(managers[1]), _fts5_query(db))
             for side in sides:
                 side(asked[kind][0])  # caches filled, the user's layers loaded
-            times: tuple[list, list, list] = ([], [], [])
-            for turn, query in enumerate(asked[kind]):
-                for side in (turn % 3, (turn + 1) % 3, (turn + 2) % 3):
-                    times[side].append(timed_ms(sides[side], query))
+            times = in_turns(sides, asked[kind])
             for manager in managers:
                 manager.store.close()
             db.close()

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.side_by_side: turns and spreads (SB1, SB2)."""
+"""Example tests for recuris.bench.side_by_side: turns and spreads (SB1-SB3)."""
 
 import statistics
 
 import pytest
 
-from recuris.bench.side_by_side import Turns, spread, timed_ms
+from recuris.bench.side_by_side import Turns, in_turns, spread, timed_ms
 
 
 def test_turns_run_the_sides_in_the_order_given_and_add_up_their_seconds():
@@ -43,3 +43,14 @@ def test_timed_ms_calls_the_function_once_with_the_argument():
     calls = []
     took = timed_ms(calls.append, "query")
     assert calls == ["query"] and took >= 0
+
+
+def test_in_turns_times_every_query_on_every_side_the_first_side_rotating():
+    """SB3: each side meets every query once, and which side goes first moves query by query."""
+    ran = []
+    sides = [lambda query, name=name: ran.append((name, query)) for name in "abc"]
+    queries = ["q0", "q1", "q2"]
+    times = in_turns(sides, queries)
+    assert all(len(side) == len(queries) for side in times)
+    assert [ran[len(sides) * turn][0] for turn in range(len(queries))] == ["a", "b", "c"]
+    assert sorted(ran) == sorted((name, query) for name in "abc" for query in queries)
