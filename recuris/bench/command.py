@@ -21,6 +21,7 @@ import importlib
 import math
 import os
 import platform
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from ..manager.cli import run_piped
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
 from . import experience_benchmark, locomo, locomo_tried, recall_scale, scale, speed, write_speed
+from .side_by_side import spread
 from .simulation import simulate
 
 __all__ = ["main"]
@@ -332,56 +334,79 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
 
 
 def _growth(
-    sizes: tuple[int, ...], seconds: list[float], n: int, apart: list[float] | None = None
+    sizes: tuple[int, ...], runs: list[list[dict]], n: int, key: str, apart: str | None = None
 ) -> str:
-    """The growth exponent from the previous size; with `apart`, also of the seconds less those."""
+    """Show the exponent from the previous size, over rounds (SZ3); with `apart`, less those."""
     if not n:
         return ""
-    before = sizes[n - 1]
-    size = sizes[n]
-    text = (
-        f"exponent {scale.exponent(before, seconds[n - 1], size, seconds[n]):.2f} from {before:,}"
-    )
+    pairs = list(zip(runs[n - 1], runs[n], strict=True))
+    smaller = sizes[n - 1]
+    larger = sizes[n]
+    exponents = [
+        scale.exponent(smaller, before[key], larger, after[key]) for before, after in pairs
+    ]
+    text = f"exponent {_spread(spread(exponents))} from {smaller:,}"
     if apart is None:
         return text
-    less = [total - part for total, part in zip(seconds, apart)]
-    return text + f"; {scale.exponent(before, less[n - 1], size, less[n]):.2f} without GC"
+    less = [
+        scale.exponent(
+            smaller, before[key] - before[apart], larger, after[key] - after[apart]
+        )
+        for before, after in pairs
+    ]
+    return text + f"; {statistics.median(less):.2f} without GC"
 
 
-RUNS = 3  # semantic-write runs per size, of which the one of median time is shown
+def _median(runs: list[dict], key: str) -> float:
+    """Return the median of the runs' `key`."""
+    return statistics.median(run[key] for run in runs)
+
+
+ROUNDS = 3  # runs of each scale measure at each size, the sizes taking turns (SZ3)
 
 
 def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
     """Rows for the forgetting cycle and semantic writes at each size, with growth exponents."""
     for store, name in (("sqlite", "SQLite"), ("memory", "InMemoryStore")):
-        cycles = [scale.forgetting_cycle(size, quiet=quiet, store=store) for size in sizes]
-        for n, (size, cycle) in enumerate(zip(sizes, cycles)):
+        cycles = scale.in_rounds(
+            lambda size, store=store: scale.forgetting_cycle(size, quiet=quiet, store=store),
+            sizes,
+            ROUNDS,
+        )
+        for n, (size, runs) in enumerate(zip(sizes, cycles)):
+            counted = runs[0]  # what a cycle forgets and merges depends on the size alone (SZ1)
             _row(
-                f"forgetting cycle, {name} filled by batched put: cycle s (its CPU s; fill s), "
+                f"forgetting cycle, {name} filled by batched put: cycle s, median "
+                f"(lowest-highest) of {ROUNDS}; its CPU s and the fill's s, medians; highest "
                 "peak MB",
                 f"{size:,} items",
-                f"{cycle['cycle_s']:.2f} ({cycle['cycle_cpu_s']:.2f}; {cycle['fill_s']:.1f}), "
-                f"{cycle['peak_mb']:.0f} MB",
-                f"{cycle['forgotten']:,} forgotten, {cycle['merged']:,} merged, "
-                f"{cycle['left']:,} left",
-                _growth(sizes, [c["cycle_s"] for c in cycles], n),
+                f"{_spread(spread([run['cycle_s'] for run in runs]))}; "
+                f"CPU {_median(runs, 'cycle_cpu_s'):.2f}; fill {_median(runs, 'fill_s'):.1f}; "
+                f"{max(run['peak_mb'] for run in runs):.0f} MB",
+                f"{counted['forgotten']:,} forgotten, {counted['merged']:,} merged, "
+                f"{counted['left']:,} left",
+                _growth(sizes, cycles, n, "cycle_s"),
             )
     # Each SQLite write commits (and waits for the disk): a fifth of the sizes keeps the run short.
     for where, counts in (("in memory", sizes), ("SQLite", tuple(size // 5 for size in sizes[:2]))):
-        writes = [
-            scale.semantic_writes(size, quiet=quiet, sqlite=where == "SQLite", runs=RUNS)
-            for size in counts
-        ]
-        for n, (size, write) in enumerate(zip(counts, writes)):
+        writes = scale.in_rounds(
+            lambda size, where=where: scale.semantic_writes(
+                size, quiet=quiet, sqlite=where == "SQLite"
+            ),
+            counts,
+            ROUNDS,
+        )
+        for n, (size, runs) in enumerate(zip(counts, writes)):
+            per_write = spread([run["seconds"] / size * 1e6 for run in runs])
             # The collector walks every live object, so its share grows with the heap: shown apart.
             _row(
-                f"semantic writes through the manager, {where}: total s, µs per write (cyclic GC "
-                f"s), the median of {RUNS} runs",
+                f"semantic writes through the manager, {where}: µs per write, median "
+                f"(lowest-highest) of {ROUNDS}; total s and cyclic GC s, medians",
                 f"{size:,} writes",
-                f"{write['seconds']:.2f}, {write['seconds'] / size * 1e6:.0f} µs "
-                f"({write['gc_s']:.2f})",
-                f"{write['superseded']:,} superseded a fact",
-                _growth(counts, [w["seconds"] for w in writes], n, [w["gc_s"] for w in writes]),
+                f"{_spread(per_write, 0)}; total {_median(runs, 'seconds'):.2f}; "
+                f"GC {_median(runs, 'gc_s'):.2f}",
+                f"{runs[0]['superseded']:,} superseded a fact",
+                _growth(counts, writes, n, "seconds", "gc_s"),
             )
 
 

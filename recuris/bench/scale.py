@@ -14,11 +14,13 @@ Invariants:
         generator (never held whole), and merges at every size.
     SZ2 progress goes to standard error, only when it is a terminal and not `quiet`; the
         tables on standard output are the same either way.
-    SZ3 each growth exponent is log(t2 / t1) / log(n2 / n1); the semantic-write measure writes facts
-        through the manager, about half of them superseding the subject's valid fact, and keeps
-        the run of median time of those it is asked for.
+    SZ3 each growth exponent is log(t2 / t1) / log(n2 / n1), taken between two sizes' runs of
+        one round of `in_rounds`, whose sizes take turns (SB3); the semantic-write measure
+        writes facts through the manager, about half of them superseding the subject's valid
+        fact.
 """
 
+import functools
 import gc
 import math
 import multiprocessing
@@ -27,7 +29,7 @@ import resource
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
@@ -35,8 +37,16 @@ from ..manager.manager import MemoryManager
 from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
+from .side_by_side import in_turns
 
-__all__ = ["Progress", "exponent", "memories", "forgetting_cycle", "semantic_writes"]
+__all__ = [
+    "Progress",
+    "exponent",
+    "in_rounds",
+    "memories",
+    "forgetting_cycle",
+    "semantic_writes",
+]
 
 STORES = ("sqlite", "memory")  # the stores a forgetting cycle can run on
 HORIZON = 60 * DAY  # the workload's memories were last used over the 60 days before the cycle
@@ -245,16 +255,19 @@ def _writes(count: int, seed: int, quiet: bool, sqlite: bool) -> dict:
     }
 
 
-def semantic_writes(
-    count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False, runs: int = 1
-) -> dict:
-    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding.
+def semantic_writes(count: int, seed: int = 8, quiet: bool = False, sqlite: bool = False) -> dict:
+    """Time `count` semantic writes through the manager (in memory or SQLite), half superseding."""
+    return _in_child(_writes, count, seed, quiet, sqlite)
 
-    Of `runs` runs, the one of median time is returned: a run of a few seconds moves by several
-    percent on a shared machine, and a growth exponent over a tenfold size by a few hundredths.
+
+def in_rounds(
+    measure: Callable[[int], dict], sizes: Sequence[int], rounds: int
+) -> list[list[dict]]:
+    """Run `measure(size)` `rounds` times at every size, the sizes taking turns (SZ3, SB3).
+
+    Returns each size's runs, round by round. A run of a few seconds moves by several percent
+    with the machine's minute, and a growth exponent over a tenfold size by a few hundredths:
+    two sizes' runs of one round met the machine in much the same state.
     """
-    timed = sorted(
-        (_in_child(_writes, count, seed, quiet, sqlite) for _ in range(runs)),
-        key=lambda run: run["seconds"],
-    )
-    return timed[len(timed) // 2]
+    sides = [functools.partial(measure, size) for size in sizes]
+    return in_turns(sides, range(rounds), measure=lambda side, _round: side())

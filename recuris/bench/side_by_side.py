@@ -11,8 +11,9 @@ Invariants:
         and CPU seconds, under the side's name and under `<name>_cpu`.
     SB2 `spread` returns the median, lowest and highest of its values and how many there
         are; a ratio is spread over its pairs of turns, never taken between two medians.
-    SB3 `in_turns` times every query on every side, the side that goes first rotating from
-        one query to the next, so that no side always meets the machine first.
+    SB3 `in_turns` runs every query on every side, the side that goes first rotating from
+        one query to the next, so that no side always meets the machine first; it keeps
+        what `measure` returns of each run, by default its milliseconds.
 """
 
 import statistics
@@ -42,14 +43,19 @@ def timed_ms(function: Callable, argument) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def in_turns(sides: Sequence[Callable], queries: Iterable) -> list[list[float]]:
-    """Time each query on every side in turns (SB3); return each side's milliseconds, in order."""
-    times: list[list[float]] = [[] for _ in sides]
+def in_turns(
+    sides: Sequence[Callable], queries: Iterable, measure: Callable = timed_ms
+) -> list[list]:
+    """Run each query on every side in turns (SB3); return each side's measures, in order.
+
+    A run is measured by `measure(side, query)`: its milliseconds unless told otherwise.
+    """
+    measures: list[list] = [[] for _ in sides]
     for turn, query in enumerate(queries):
         for step in range(len(sides)):
             side = (turn + step) % len(sides)
-            times[side].append(timed_ms(sides[side], query))
-    return times
+            measures[side].append(measure(sides[side], query))
+    return measures
 
 
 class Turns:

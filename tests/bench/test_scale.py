@@ -37,17 +37,17 @@ def test_semantic_writes_supersede_facts(sqlite):
     assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
 
 
-def test_of_several_semantic_write_runs_the_one_of_median_time_is_kept(monkeypatch):
-    """SZ3: asked for three runs, the measure returns the one whose time is the median, whole."""
-    runs = iter(
-        [
-            {"seconds": 3.0, "gc_s": 0.3},
-            {"seconds": 1.0, "gc_s": 0.1},
-            {"seconds": 2.0, "gc_s": 0.2},
-        ]
-    )
-    monkeypatch.setattr(scale, "_in_child", lambda function, *arguments: next(runs))
-    assert scale.semantic_writes(10, runs=3) == {"seconds": 2.0, "gc_s": 0.2}
+def test_in_rounds_runs_every_size_each_round_the_first_size_rotating():
+    """SZ3: each size runs once a round, its runs kept in round order; sizes take turns."""
+    ran = []
+
+    def measure(size):
+        ran.append(size)
+        return {"size": size, "run": len(ran)}
+
+    runs = scale.in_rounds(measure, (10, 100), 3)
+    assert ran == [10, 100, 100, 10, 10, 100]
+    assert [[run["run"] for run in size] for size in runs] == [[1, 4, 5], [2, 3, 6]]
 
 
 def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():

@@ -54,3 +54,10 @@ def test_in_turns_times_every_query_on_every_side_the_first_side_rotating():
     assert all(len(side) == len(queries) for side in times)
     assert [ran[len(sides) * turn][0] for turn in range(len(queries))] == ["a", "b", "c"]
     assert sorted(ran) == sorted((name, query) for name in "abc" for query in queries)
+
+
+def test_in_turns_keeps_what_its_measure_returns_of_each_run():
+    """SB3: given a measure, each side's list holds its returns, in the order of the queries."""
+    sides = [lambda query: query * 2, lambda query: query * 3]
+    kept = in_turns(sides, [1, 2, 3], measure=lambda side, query: side(query))
+    assert kept == [[2, 4, 6], [3, 6, 9]]
