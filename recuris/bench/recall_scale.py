@@ -247,17 +247,22 @@ def _recall(manager: MemoryManager, count_access: bool = False):
 
 
 def _first(kind: str, queries: list[str], path: Path, plain: Path, clock: ManualClock) -> dict:
-    times = ([], [])
-    for turn, query in enumerate(queries):
-        for side in (0, 1) if turn % 2 == 0 else (1, 0):
-            if side == 0:
-                manager = MemoryManager(SQLiteStore(path), clock=clock)
-                times[0].append(timed_ms(_recall(manager), query))
-                manager.store.close()
-            else:
-                db = sqlite3.connect(plain)
-                times[1].append(timed_ms(_fts5_query(db), query))
-                db.close()
+    """Time each side's first query on a store or connection opened for it, in turns (SB3)."""
+
+    def recuris_first(query: str) -> float:
+        manager = MemoryManager(SQLiteStore(path), clock=clock)
+        took = timed_ms(_recall(manager), query)
+        manager.store.close()
+        return took
+
+    def fts5_first(query: str) -> float:
+        db = sqlite3.connect(plain)
+        took = timed_ms(_fts5_query(db), query)
+        db.close()
+        return took
+
+    # Only the query is timed: opening and closing are the sides' own work, outside it.
+    times = in_turns((recuris_first, fts5_first), queries, measure=lambda side, query: side(query))
     return _row(kind, "first", *times)
 
 
@@ -344,13 +349,9 @@ def access_counting(
         statements: list[list[str]] = [[], [], []]
         for store, seen in zip(stores, statements, strict=True):
             store._db.set_trace_callback(seen.append)
-        times: list[list[float]] = [[], [], []]
-        for turn, query in enumerate(asked * 2):  # the first round fills the caches
-            order = (0, 1, 2) if turn % 2 == 0 else (2, 1, 0)
-            for side in order:
-                took = timed_ms(_recall(managers[side], counts[side]), query)
-                if turn >= len(asked):
-                    times[side].append(took)
+        sides = [_recall(manager, count) for manager, count in zip(managers, counts, strict=True)]
+        # The first round fills the caches and is left out.
+        times = [side[len(asked) :] for side in in_turns(sides, asked * 2)]
         for manager in managers:
             manager.store.close()
     commits = [seen.count("COMMIT") / len(asked * 2) for seen in statements]
