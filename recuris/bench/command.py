@@ -339,22 +339,17 @@ def _growth(
     """Show the exponent from the previous size, over rounds (SZ3); with `apart`, less those."""
     if not n:
         return ""
-    pairs = list(zip(runs[n - 1], runs[n], strict=True))
     smaller = sizes[n - 1]
-    larger = sizes[n]
-    exponents = [
-        scale.exponent(smaller, before[key], larger, after[key]) for before, after in pairs
-    ]
+    exponents = scale.round_exponents(
+        smaller, runs[n - 1], sizes[n], runs[n], lambda run: run[key]
+    )
     text = f"exponent {_spread(spread(exponents))} from {smaller:,}"
     if apart is None:
         return text
-    less = [
-        scale.exponent(
-            smaller, before[key] - before[apart], larger, after[key] - after[apart]
-        )
-        for before, after in pairs
-    ]
-    return text + f"; {statistics.median(less):.2f} without GC"
+    less = scale.round_exponents(
+        smaller, runs[n - 1], sizes[n], runs[n], lambda run: run[key] - run[apart]
+    )
+    return text + f"; {_spread(spread(less))} without GC"
 
 
 def _median(runs: list[dict], key: str) -> float:
@@ -377,12 +372,12 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
             counted = runs[0]  # what a cycle forgets and merges depends on the size alone (SZ1)
             _row(
                 f"forgetting cycle, {name} filled by batched put: cycle s, median "
-                f"(lowest-highest) of {ROUNDS}; its CPU s and the fill's s, medians; highest "
-                "peak MB",
+                f"(lowest-highest) of {ROUNDS}; its CPU s and cyclic GC s, and the fill's s, "
+                "medians; highest peak MB",
                 f"{size:,} items",
                 f"{_spread(spread([run['cycle_s'] for run in runs]))}; "
-                f"CPU {_median(runs, 'cycle_cpu_s'):.2f}; fill {_median(runs, 'fill_s'):.1f}; "
-                f"{max(run['peak_mb'] for run in runs):.0f} MB",
+                f"CPU {_median(runs, 'cycle_cpu_s'):.2f}; GC {_median(runs, 'cycle_gc_s'):.2f}; "
+                f"fill {_median(runs, 'fill_s'):.1f}; {max(run['peak_mb'] for run in runs):.0f} MB",
                 f"{counted['forgotten']:,} forgotten, {counted['merged']:,} merged, "
                 f"{counted['left']:,} left",
                 _growth(sizes, cycles, n, "cycle_s"),

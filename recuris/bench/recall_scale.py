@@ -12,7 +12,7 @@ Invariants:
     RS1 every timing is a median over the same queries for both sides, measured in one run
         on the same rows; the queries are drawn from the corpus's own distribution.
     RS2 `in_sessions` times three sides on the same queries, each query taken by all three
-        in an order that rotates, so no side always goes first.
+        in turns (SB3).
 """
 
 import itertools
@@ -89,7 +89,7 @@ def unrelated_items(
     """Time warm recall in memory among `related` items, without and with `unrelated` more.
 
     The unrelated items share no term with any query. Both stores are filled, then each
-    query is recalled from both in turns, the first side alternating (RS1). Returns the two
+    query is recalled from both in turns (RS1, SB3). Returns the two
     medians in ms: (without, with).
     """
     rng = random.Random(seed + 1)
@@ -274,7 +274,7 @@ def in_sessions(
     The same corpus texts as `query_classes`, every `session` of them one task, as a chat
     writes its turns: the default recall reads each found episode's window (CX1), the
     recall with `Context(width=0)` scores each alone, and FTS5_TOP is the plain query. The
-    three take turns on each query (rotating who goes first), warm, per class. Returns
+    three take turns on each query (SB3), warm, per class. Returns
     {"size", "session", "load", "rows": per class, each side's ms and the ratios of the
     default to the other two, pair by pair}.
     """

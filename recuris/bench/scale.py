@@ -43,6 +43,7 @@ __all__ = [
     "Progress",
     "exponent",
     "in_rounds",
+    "round_exponents",
     "memories",
     "forgetting_cycle",
     "semantic_writes",
@@ -265,9 +266,27 @@ def in_rounds(
 ) -> list[list[dict]]:
     """Run `measure(size)` `rounds` times at every size, the sizes taking turns (SZ3, SB3).
 
-    Returns each size's runs, round by round. A run of a few seconds moves by several percent
-    with the machine's minute, and a growth exponent over a tenfold size by a few hundredths:
-    two sizes' runs of one round met the machine in much the same state.
+    Returns each size's runs, round by round.
     """
+    # A run of a few seconds moves by several percent with the machine's minute, and a growth
+    # exponent over a tenfold size by a few hundredths: two sizes' runs of one round, one
+    # right after the other, met the machine in much the same state.
     sides = [functools.partial(measure, size) for size in sizes]
     return in_turns(sides, range(rounds), measure=lambda side, _round: side())
+
+
+def round_exponents(
+    smaller: int,
+    smaller_runs: list[dict],
+    larger: int,
+    larger_runs: list[dict],
+    seconds: Callable[[dict], float],
+) -> list[float]:
+    """Return each round's growth exponent, between the two sizes' runs of that round (SZ3).
+
+    Raises ValueError if the sizes have not run as many rounds.
+    """
+    return [
+        exponent(smaller, seconds(before), larger, seconds(after))
+        for before, after in zip(smaller_runs, larger_runs, strict=True)
+    ]

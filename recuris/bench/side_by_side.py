@@ -11,9 +11,11 @@ Invariants:
         and CPU seconds, under the side's name and under `<name>_cpu`.
     SB2 `spread` returns the median, lowest and highest of its values and how many there
         are; a ratio is spread over its pairs of turns, never taken between two medians.
-    SB3 `in_turns` runs every query on every side, the side that goes first rotating from
-        one query to the next, so that no side always meets the machine first; it keeps
-        what `measure` returns of each run, by default its milliseconds.
+    SB3 `in_turns` runs every query on every side, the sides in the order given for one
+        query and in the reverse order for the next (A, B, C, then C, B, A), so that no
+        side always meets the machine first and sides next to each other in the order
+        always run one right after the other; it keeps what `measure` returns of each run,
+        by default its milliseconds.
 """
 
 import statistics
@@ -51,9 +53,9 @@ def in_turns(
     A run is measured by `measure(side, query)`: its milliseconds unless told otherwise.
     """
     measures: list[list] = [[] for _ in sides]
+    forward = list(range(len(sides)))
     for turn, query in enumerate(queries):
-        for step in range(len(sides)):
-            side = (turn + step) % len(sides)
+        for side in forward if turn % 2 == 0 else reversed(forward):
             measures[side].append(measure(sides[side], query))
     return measures
 

@@ -30,7 +30,8 @@ Invariants:
     CA4 the semantic and the episodic layers each offer at most `candidate_pool`
         candidates, their best by raw relevance: the episodic layer cuts its windows (up to
         2 · width + 1 around each of `Context.hits` hits) to the pool, ties to the smaller
-        id (CX5). The current task's working items and the triggered procedures all enter.
+        id (CX5). The current task's working items (with no task in progress, all of the
+        user's) and the triggered procedures all enter, each saying which.
 """
 
 from collections.abc import Iterable
@@ -116,7 +117,8 @@ def gather(
     terms = analyze(query)
     working = _hits(store, user_id, "working", query, terms, policy)
     relevant = {item.id: raw for item, raw in working}
-    reason = "working memory of the current task"
+    # With no task in progress, the list is the user's working items written outside a task.
+    reason = "working memory of the current task" if task_id else "working memory, no task"
     matched = [
         Candidate(item, relevant.get(item.id, 0.0), reason)
         for item in store.list(user_id, "working", task_id)

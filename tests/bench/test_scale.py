@@ -37,17 +37,31 @@ def test_semantic_writes_supersede_facts(sqlite):
     assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
 
 
-def test_in_rounds_runs_every_size_each_round_the_first_size_rotating():
-    """SZ3: each size runs once a round, its runs kept in round order; sizes take turns."""
+def test_in_rounds_runs_every_size_each_round_in_order_then_reversed():
+    """SZ3: each size runs once a round, its runs kept in round order; sizes take turns (SB3)."""
     ran = []
 
     def measure(size):
         ran.append(size)
         return {"size": size, "run": len(ran)}
 
-    runs = scale.in_rounds(measure, (10, 100), 3)
-    assert ran == [10, 100, 100, 10, 10, 100]
-    assert [[run["run"] for run in size] for size in runs] == [[1, 4, 5], [2, 3, 6]]
+    runs = scale.in_rounds(measure, (10, 100, 1000), 3)
+    assert ran == [10, 100, 1000, 1000, 100, 10, 10, 100, 1000]
+    assert [[run["run"] for run in size] for size in runs] == [[1, 6, 7], [2, 5, 8], [3, 4, 9]]
+
+
+def test_an_exponent_is_taken_between_the_runs_of_one_round():
+    """SZ3: round by round, never between sorted times: 1 -> 20 s and 2 -> 10 s over tenfold."""
+    smaller = [{"seconds": 1.0}, {"seconds": 2.0}]
+    larger = [{"seconds": 20.0}, {"seconds": 10.0}]
+    found = scale.round_exponents(10, smaller, 100, larger, lambda run: run["seconds"])
+    assert [round(value, 3) for value in found] == [1.301, 0.699]
+
+
+def test_exponents_of_sizes_that_ran_unequal_rounds_are_refused():
+    """SZ3: a round missing at one size raises ValueError rather than pair runs of two rounds."""
+    with pytest.raises(ValueError):
+        scale.round_exponents(10, [{"s": 1.0}], 100, [{"s": 1.0}, {"s": 2.0}], lambda r: r["s"])
 
 
 def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():

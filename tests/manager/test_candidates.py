@@ -49,6 +49,15 @@ def test_superseded_facts_only_when_asked_for(store):
     assert found.reason == "semantic fact, superseded"
 
 
+def test_working_items_say_whether_a_task_is_in_progress(store):
+    """CA4: a task's working items are its memory; with no task, they say there is none."""
+    store.put([item("w1", "deploy the api", level="working", task_id="t1")])
+    [in_task] = gather(store, "ana", "deploy", RecallPolicy(), 0.0, "t1", [])
+    [no_task] = gather(store, "ana", "deploy", RecallPolicy(), 0.0, None, [])
+    assert in_task.reason == "working memory of the current task"
+    assert no_task.reason == "working memory, no task"
+
+
 def test_the_most_relevant_candidate_has_relevance_one(store):
     """Q2: relevance is divided by the best candidate's raw score, so the best scores exactly 1."""
     store.put(
