@@ -50,6 +50,7 @@ from recuris.storage.item import MemoryItem
 from recuris.storage.sqlite_ids import ID_BLOCK, MINTED_LIMIT, NewIds
 from recuris.storage.sqlite_schema import COLUMNS, term_counts
 from recuris.storage.store import (
+    SCORE_DIGITS,
     Access,
     IdTakenError,
     StoreError,
@@ -171,7 +172,8 @@ SEARCH = (
     "WITH query (term, idf) AS (SELECT * FROM unnest(%(terms)s::text[], %(idfs)s::float8[])), "
     "found (item, score) AS (SELECT postings.item, round(sum(query.idf * postings.frequency * "
     "%(k1_plus_one)s::float8 / (postings.frequency + %(k1)s::float8 * (%(flat)s::float8 + "
-    "%(b)s::float8 * postings.length / %(average)s::float8))) * 1e9) / 1e9 "
+    f"%(b)s::float8 * postings.length / %(average)s::float8))) * 1e{SCORE_DIGITS}) "
+    f"/ 1e{SCORE_DIGITS} "
     "FROM query JOIN postings ON postings.scope = %(scope)s AND postings.term = query.term "
     "GROUP BY postings.item ORDER BY 2 DESC, postings.item DESC LIMIT %(limit)s) "
     f"SELECT {_NAMES}, found.score FROM found JOIN items ON items.number = found.item "

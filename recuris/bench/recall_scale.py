@@ -34,7 +34,7 @@ from ..storage.item import MemoryItem
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import Store
-from .side_by_side import in_turns, spread, timed_ms
+from .side_by_side import differences, in_turns, ratios, spread, timed_ms
 
 __all__ = [
     "corpus",
@@ -178,8 +178,8 @@ def _row(kind: str, state: str, ours: list[float], fts5: list[float]) -> dict:
         "n": len(ours),
         "recall_ms": spread(ours),
         "fts5_ms": spread(fts5),
-        "ratio": spread([a / b for a, b in zip(ours, fts5, strict=True)]),
-        "above_ms": spread([a - b for a, b in zip(ours, fts5, strict=True)]),
+        "ratio": ratios(ours, fts5),
+        "above_ms": differences(ours, fts5),
         "load": os.getloadavg()[0],
     }
 
@@ -312,9 +312,9 @@ def in_sessions(
                     "recall_ms": spread(context),
                     "alone_ms": spread(single),
                     "fts5_ms": spread(fts5),
-                    "to_alone": spread([a / b for a, b in zip(context, single, strict=True)]),
-                    "to_fts5": spread([a / b for a, b in zip(context, fts5, strict=True)]),
-                    "above_fts5_ms": spread([a - b for a, b in zip(context, fts5, strict=True)]),
+                    "to_alone": ratios(context, single),
+                    "to_fts5": ratios(context, fts5),
+                    "above_fts5_ms": differences(context, fts5),
                 }
             )
     return {"size": size, "session": session, "load": load, "rows": rows}

@@ -10,7 +10,8 @@ Invariants:
     SB1 `Turns.take` runs the sides in the order given and adds up each side's wall-clock
         and CPU seconds, under the side's name and under `<name>_cpu`.
     SB2 `spread` returns the median, lowest and highest of its values and how many there
-        are; a ratio is spread over its pairs of turns, never taken between two medians.
+        are; `ratios` and `differences` spread a comparison over its pairs of turns, never
+        take it between two medians.
     SB3 `in_turns` runs every query on every side, the sides in the order given for one
         query and in the reverse order for the next (A, B, C, then C, B, A), so that no
         side always meets the machine first and sides next to each other in the order
@@ -22,7 +23,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["spread", "Turns", "timed_ms", "in_turns"]
+__all__ = ["spread", "ratios", "differences", "Turns", "timed_ms", "in_turns"]
 
 
 def spread(values: list[float]) -> dict:
@@ -36,6 +37,22 @@ def spread(values: list[float]) -> dict:
         "low": min(values),
         "high": max(values),
     }
+
+
+def ratios(ours: Sequence[float], theirs: Sequence[float]) -> dict:
+    """Return the spread of ours / theirs, taken pair by pair (SB2).
+
+    Raises ValueError if the sides have not as many values.
+    """
+    return spread([mine / other for mine, other in zip(ours, theirs, strict=True)])
+
+
+def differences(ours: Sequence[float], theirs: Sequence[float]) -> dict:
+    """Return the spread of ours - theirs, taken pair by pair (SB2).
+
+    Raises ValueError if the sides have not as many values.
+    """
+    return spread([mine - other for mine, other in zip(ours, theirs, strict=True)])
 
 
 def timed_ms(function: Callable, argument) -> float:

@@ -33,7 +33,7 @@ from ..storage.item import MemoryItem
 from ..storage.sqlite_schema import COLUMNS, ITEMS, ITEMS_INDEXES, SCHEMA, row_of, term_counts
 from ..storage.sqlite_store import SQLiteStore
 from .recall_scale import corpus, fill, items_of
-from .side_by_side import Turns, spread
+from .side_by_side import Turns, ratios, spread
 
 __all__ = [
     "batched_writes",
@@ -94,8 +94,10 @@ def _spreads(turns: list[Turns], scale: float, names: tuple[str, str]) -> dict:
     return {
         names[0]: spread([run["ours"] * scale for run in figures]),
         names[1]: spread([run["plain"] * scale for run in figures]),
-        "ratio": spread([run["ours"] / run["plain"] for run in figures]),
-        "cpu_ratio": spread([run["ours_cpu"] / run["plain_cpu"] for run in figures]),
+        "ratio": ratios([run["ours"] for run in figures], [run["plain"] for run in figures]),
+        "cpu_ratio": ratios(
+            [run["ours_cpu"] for run in figures], [run["plain_cpu"] for run in figures]
+        ),
         "load": os.getloadavg(),
     }
 

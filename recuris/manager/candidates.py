@@ -40,7 +40,7 @@ from ..core.clock import DAY
 from ..core.text import tokenize
 from ..retrieval.scoring import analyze
 from ..storage.item import MemoryItem
-from ..storage.store import Store
+from ..storage.store import SCORE_DIGITS, Store
 from .context import in_context
 from .recall import Candidate, RecallPolicy, Recalled, Scale, score
 
@@ -67,7 +67,7 @@ def _hits(
         )
         found = [pair for pair in ranked[: policy.candidate_pool] if pair[1] > 0]
     # Rounded so that two stores summing the same terms in another order rank alike (S8).
-    return [(item, round(raw, 9)) for item, raw in found]
+    return [(item, round(raw, SCORE_DIGITS)) for item, raw in found]
 
 
 def _episodes(

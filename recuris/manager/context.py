@@ -45,12 +45,9 @@ from dataclasses import dataclass
 from ..core.validation import require_count, require_number
 from ..retrieval.bm25 import bm25_idf
 from ..storage.item import MemoryItem
-from ..storage.store import Store
+from ..storage.store import SCORE_DIGITS, Store
 
 __all__ = ["Context", "Scored", "in_context"]
-
-DIGITS = 9  # scores are rounded as the stores round theirs (S8), so two stores rank alike
-
 
 @dataclass(frozen=True)
 class Context:
@@ -175,10 +172,10 @@ def _scored_windows(
     for item_id, by_itself, whole in zip(
         windows, zip(*own_columns), zip(*together_columns), strict=True
     ):
-        total = round(math.fsum(whole), DIGITS)
+        total = round(math.fsum(whole), SCORE_DIGITS)
         if total > 0:
-            own_part = min(total, round(math.fsum(by_itself), DIGITS))
-            scored.append((total, round(total - own_part, DIGITS), item_id))
+            own_part = min(total, round(math.fsum(by_itself), SCORE_DIGITS))
+            scored.append((total, round(total - own_part, SCORE_DIGITS), item_id))
     return scored
 
 

@@ -303,11 +303,13 @@ class MemoryManager:
                 layers = self._layers(user_id)
                 task = self.tasks.get(user_id)
                 triggered = layers.procedural.match(query, task_type or (task and task.task_type))
-                stored = [
-                    (self.store.get(user_id, procedure.id), why) for procedure, why in triggered
-                ]
+                stored = self.store.get_many(user_id, [procedure.id for procedure, _ in triggered])
                 # A procedure deleted meanwhile is left out.
-                procedures = [(item, why) for item, why in stored if item is not None]
+                procedures = [
+                    (stored[procedure.id], why)
+                    for procedure, why in triggered
+                    if procedure.id in stored
+                ]
                 task_id = task and task.id
                 found = gather(
                     self.store,

@@ -115,7 +115,7 @@ class RecallPolicy:
         days = self.recency_half_life_days
         require_number("CA3: recency_half_life_days", days, 0, above_minimum=True)
         require_count("CA1: thin_semantic", self.thin_semantic, 0)
-        require_count("candidate_pool", self.candidate_pool, 1)
+        require_count("CA4: candidate_pool", self.candidate_pool, 1)
 
 
 @dataclass(frozen=True)
@@ -171,8 +171,10 @@ class Recalled:
         return {**self.parts, "total": self.total}
 
     def explain(self) -> str:
-        """Return one line: the total, the terms that count in it (weight and value above 0),
-        the reason."""
+        """Return one line: the total, the terms that count in it, and the reason.
+
+        A term counts when its weight and its value are both above 0.
+        """
         counted = [
             f"{name} {value:.2f}"
             for name, value in self.parts.items()

@@ -31,7 +31,7 @@ from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
 from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, item_of
-from .store import TermCounts, TermStatistics, held_from_rows, padded_neighbours
+from .store import SCORE_DIGITS, TermCounts, TermStatistics, held_from_rows, padded_neighbours
 
 __all__ = [
     "matching",
@@ -127,7 +127,7 @@ def search_statement(terms: int, pending: bool = False) -> str:
     return (
         f"WITH query (term, idf) AS (VALUES {values}), "
         f"found (item, score) AS (SELECT item, ROUND(SUM(idf * frequency * {k1_plus_one} / "
-        f"(frequency + {k1} * ({flat} + {b} * length / {average}))), 9) AS score "
+        f"(frequency + {k1} * ({flat} + {b} * length / {average}))), {SCORE_DIGITS}) AS score "
         f"FROM ({read}) GROUP BY item ORDER BY score DESC, item DESC LIMIT {limit}) "
         f"SELECT {', '.join(COLUMNS)}, items.number, found.score "
         "FROM found JOIN items ON items.number = found.item "

@@ -29,9 +29,9 @@ Invariants:
         (`scoring.analyze`) share one with the query's terms, in the same order.
     S8 `search` returns the `limit` items of one user and level with the highest Okapi BM25
         score for the query's terms (`BM25Settings`'s weights over the items' analysed
-        content; statistics of that user and level alone; the score rounded to 9 decimals),
-        best first, ties to the later-written item; every store returns the same items and
-        scores.
+        content; statistics of that user and level alone; the score rounded to
+        `SCORE_DIGITS` decimals), best first, ties to the later-written item; every store
+        returns the same items and scores.
     S9 `adjacent` gives the ids of each item's `width` previous and `width` next items in
         write order among the user's items of the same level and task, as one tuple in that
         order (None beyond either end): with `width` 1, its previous and its next item. An
@@ -73,7 +73,12 @@ from ..retrieval.bm25 import BM25Settings
 from .audit import AuditEntry
 from .item import MemoryItem
 
+# S8: every store rounds a score to this many decimals before it ranks, so that two stores
+# summing the same terms in another order rank alike.
+SCORE_DIGITS = 9
+
 __all__ = [
+    "SCORE_DIGITS",
     "Store",
     "StoreError",
     "ForgottenUserError",

@@ -11,8 +11,8 @@ Invariants:
     TI1 after any sequence of `add` and `remove`, the index equals one built from scratch on
         the items present: the same terms per scope and the same order per task.
     TI2 `search` answers as scoring every item that shares a term with the query would: the
-        raw score rounded to DIGITS decimals, highest first, the later write position first
-        among equals (S8), whatever rewrites moved the items.
+        raw score rounded to SCORE_DIGITS decimals, highest first, the later write position
+        first among equals (S8), whatever rewrites moved the items.
     TI3 adding or removing an item costs what its own terms cost and a bisection in its
         thread, never the length of a common term's postings or of the thread (B4).
 """
@@ -26,11 +26,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..retrieval.bm25 import BM25Index, BM25Settings
 from ..retrieval.scoring import analyze
 from .item import MemoryItem
-from .store import TermCounts, TermStatistics, padded_neighbours
+from .store import SCORE_DIGITS, TermCounts, TermStatistics, padded_neighbours
 
 __all__ = ["TermIndex", "Thread"]
 
-DIGITS = 9  # search compares scores rounded to this many decimals, as SQLite's search (S8)
 BLOCK = 512  # a thread's blocks hold BLOCK / 4 to 2 · BLOCK positions
 
 
@@ -199,7 +198,8 @@ class TermIndex:
             return []
         # Rounded before ordering and cutting, as SQLite's search rounds its sum (S8); the
         # index ranks equals by write position, given as their order (TI2).
-        return [(key, round(score, DIGITS)) for key, score in scope.top(terms, limit, DIGITS)]
+        found = scope.top(terms, limit, SCORE_DIGITS)
+        return [(key, round(score, SCORE_DIGITS)) for key, score in found]
 
     def adjacent(
         self, item_id: str, thread: tuple[str, str, str | None], width: int = 1

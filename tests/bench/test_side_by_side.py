@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from recuris.bench.side_by_side import Turns, in_turns, spread, timed_ms
+from recuris.bench.side_by_side import Turns, differences, in_turns, ratios, spread, timed_ms
 
 
 def test_turns_run_the_sides_in_the_order_given_and_add_up_their_seconds():
@@ -63,3 +63,17 @@ def test_in_turns_keeps_what_its_measure_returns_of_each_run():
     sides = [lambda query: query * 2, lambda query: query * 3]
     kept = in_turns(sides, [1, 2, 3], measure=lambda side, query: side(query))
     assert kept == [[2, 4, 6], [3, 6, 9]]
+
+
+def test_ratios_and_differences_are_taken_pair_by_pair():
+    """SB2: the median ratio of pairs (1/2, 4/1, 3/3) is 1, where the medians' ratio is 1.5."""
+    ours = [1.0, 4.0, 3.0]
+    theirs = [2.0, 1.0, 3.0]
+    assert ratios(ours, theirs) == {"n": 3, "median": 1.0, "low": 0.5, "high": 4.0}
+    assert differences(ours, theirs)["median"] == 0.0
+
+
+def test_sides_of_unequal_length_are_refused():
+    """SB2: a ratio needs pairs: sides of different lengths raise ValueError."""
+    with pytest.raises(ValueError):
+        ratios([1.0, 2.0], [1.0])

@@ -199,7 +199,7 @@ def test_a_scorer_factory_scores_in_python_what_matching_finds(store):
 
 def test_a_pool_below_one_is_refused():
     """A candidate pool below 1 is refused, naming the setting."""
-    with pytest.raises(ValueError, match="candidate_pool"):
+    with pytest.raises(ValueError, match="CA4: candidate_pool"):
         RecallPolicy(candidate_pool=0)
 
 

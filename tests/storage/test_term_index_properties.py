@@ -2,7 +2,7 @@
 
 The model keeps the items with their write positions (a rewrite keeps one, a deletion loses
 it) and answers `search` as the index once did: every item of the scope scored by a BM25
-index built from scratch (`accumulate`), rounded to DIGITS decimals, sorted by score and then
+index built from scratch (`accumulate`), rounded to SCORE_DIGITS decimals, sorted by score and then
 by the later write position. Rewrites that change an item's text, level or task give its BM25
 document a new insertion number but keep its write position: where the two orders part.
 """
@@ -16,7 +16,8 @@ from recuris.retrieval import bm25
 from recuris.retrieval.bm25 import BM25Index, BM25Settings
 from recuris.retrieval.scoring import analyze
 from recuris.storage import term_index
-from recuris.storage.term_index import DIGITS, TermIndex
+from recuris.storage.store import SCORE_DIGITS
+from recuris.storage.term_index import TermIndex
 
 WORDS = "deploy keys red".split()  # few words, so that equal scores are common
 ids = st.sampled_from([f"m{n}" for n in range(5)])
@@ -80,7 +81,8 @@ class TermIndexMachine(RuleBasedStateMachine):
         fresh = BM25Index(SETTINGS)
         for item in self.scope(level):
             fresh.add(item.id, analyze(item.content))
-        scored = [(key, round(score, DIGITS)) for key, score in fresh.accumulate(terms).items()]
+        accumulated = fresh.accumulate(terms).items()
+        scored = [(key, round(score, SCORE_DIGITS)) for key, score in accumulated]
         scored.sort(key=lambda pair: (-pair[1], -self.positions[pair[0]]))
         assert self.index.search("ana", level, terms, limit) == scored[:limit]
 
