@@ -303,7 +303,10 @@ class MemoryManager:
                 layers = self._layers(user_id)
                 task = self.tasks.get(user_id)
                 triggered = layers.procedural.match(query, task_type or (task and task.task_type))
-                stored = self.store.get_many(user_id, [procedure.id for procedure, _ in triggered])
+                # Read only when a trigger matched: most recalls trigger nothing, and a store
+                # waiting out an outage would replay its queue to answer an empty read.
+                named = [procedure.id for procedure, _ in triggered]
+                stored = self.store.get_many(user_id, named) if named else {}
                 # A procedure deleted meanwhile is left out.
                 procedures = [
                     (stored[procedure.id], why)
