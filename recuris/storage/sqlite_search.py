@@ -15,7 +15,8 @@ Invariants:
         items it returns, never the store's size: a scope's postings by (scope, term), the
         items found by number in the same statement (never through the user's index, which
         holds all their items), neighbours by (user, level, task) and number, named items
-        by id, the terms named items hold by each item's id and the postings' key; only the
+        by id, the terms named items hold by each item's id and the postings' key (a term
+        held by fewer items than are named, counted no further, by its postings); only the
         postings waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are
         read whole.
         Counted in SQLite's steps, a rare word's search and recall cost the same among ten
@@ -94,6 +95,19 @@ HELD_TERMS = "WITH named (id, number) AS (SELECT id, number FROM items WHERE id 
         f"AND {table}.item = named.number"
         for table in ("postings", "pending_postings")
     )
+)
+# How many of a scope's items hold each term of a JSON array, counted no further than `?2`:
+# whether a term's postings are fewer than the items named, at a cost bounded by their number.
+HOLDERS_UP_TO = (
+    "SELECT value, (SELECT COUNT(*) FROM (SELECT 1 FROM postings WHERE scope = ?1 "
+    "AND term = value LIMIT ?2)) FROM json_each(?3)"
+)
+# Every holder of a few terms, by the postings' key, each item's id found by its number.
+HELD_BY_TERM = " UNION ALL ".join(
+    f"SELECT items.id, {table}.term, {table}.frequency, {table}.length FROM {table} "
+    f"CROSS JOIN items ON items.number = {table}.item "
+    f"WHERE {table}.scope = ?1 AND {table}.term IN ({{0}})"
+    for table in ("postings", "pending_postings")
 )
 
 
@@ -198,12 +212,17 @@ def held_terms(
     scope = _scope(run, user_id, level)
     if not terms or not item_ids or scope is None:
         return {}
-    rows = []
-    first_id = len(terms) + 2
-    for offset in range(0, len(item_ids), IDS_A_STATEMENT):
+    # A term fewer items hold than are named is read whole: a rare word's few dozen postings,
+    # where seeking each named item's postings made a chat's recall seek 180 items for it.
+    counted = run(HOLDERS_UP_TO, (scope[0], len(item_ids) + 1, json.dumps(terms)))
+    rare = sorted(term for term, holders in counted if holders <= len(item_ids))
+    rows = run(HELD_BY_TERM.format(marks(len(rare))), (scope[0], *rare)) if rare else []
+    sought = [term for term in terms if term not in rare]
+    first_id = len(sought) + 2
+    for offset in range(0, len(item_ids) if sought else 0, IDS_A_STATEMENT):
         named = item_ids[offset : offset + IDS_A_STATEMENT]
         ids = ", ".join(f"?{n}" for n in range(first_id, first_id + len(named)))
-        rows += run(HELD_TERMS.format(marks(len(terms)), ids), (scope[0], *terms, *named))
+        rows += run(HELD_TERMS.format(marks(len(sought)), ids), (scope[0], *sought, *named))
     return held_from_rows(rows, item_ids)
 
 

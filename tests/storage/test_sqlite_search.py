@@ -10,6 +10,7 @@ from recuris.bench.recall_scale import corpus
 from recuris.core.clock import ManualClock
 from recuris.retrieval.bm25 import bm25_idf
 from recuris.retrieval.scoring import analyze
+from recuris.storage.store import TermCounts
 
 
 @pytest.fixture
@@ -233,3 +234,27 @@ def test_the_terms_items_hold_cost_the_same_among_ten_times_more_holders(crowds,
         )
         copy.close()
     assert counted[20_000] <= 1.5 * counted[2_000], counted
+
+
+def test_a_term_held_by_fewer_items_than_are_named_is_read_by_its_postings(crowds):
+    """SX1, S15: the rare word's holders come from its postings, the common word's item by
+    item; either way each holder's counts and length are its own."""
+    store = crowds[2_000]
+    named = [f"r{n}" for n in range(24)] + [f"x{n}" for n in range(1, 600, 3)]
+    (common,) = store._run(
+        "SELECT term FROM postings GROUP BY term ORDER BY COUNT(*) DESC LIMIT 1"
+    )[0]
+    found = {}
+    ran = statements_of(
+        store, lambda: found.update(store.held_terms("ana", "episodic", named, [RARE, common]))
+    )
+    shapes = [statement for statement, _ in ran]
+    assert any(statement.startswith("WITH named") for statement in shapes)
+    assert any("CROSS JOIN items ON" in statement for statement in shapes)
+    expected = {}
+    for item_id, item in store.get_many("ana", named).items():
+        terms = analyze(item.content)
+        counts = {term: terms.count(term) for term in sorted({RARE, common}) if term in terms}
+        if item.level == "episodic" and counts:
+            expected[item_id] = TermCounts(len(terms), counts)
+    assert found == expected and any(RARE in held.counts for held in found.values())
