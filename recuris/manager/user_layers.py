@@ -161,7 +161,10 @@ class UserLayers:
         """
         with self.lock:
             now = self.clock()
-            episodic = self.get(user_id).loaded_episodic
+            # The layers as loaded, never loaded nor checked again here: the store refuses
+            # the accesses of a user forgotten since (S6), and then nothing is kept in step.
+            cached = self.loaded[user_id] if user_id in self.loaded else None
+            episodic = cached and cached.loaded_episodic
             try:
                 touched = reinforce(self.store, user_id, results, now)
             except ForgottenUserError:
