@@ -232,6 +232,15 @@ def _spread(figure: dict, digits: int = 2) -> str:
     return f"{figure['median']:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
 
 
+def _runs(size: int) -> int:
+    """Return how many times a scale or write measure runs at a size: fewer at a million.
+
+    Five at most sizes; three from a million items, which keeps `--large` within a
+    developer's session (the page says so).
+    """
+    return 3 if size >= 1_000_000 else 5
+
+
 def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
     """Rows for recall by query class beside FTS5, access counting, writes beside plain SQL."""
     peaks = {}
@@ -297,7 +306,7 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
         # run and its ratio stays within the batches' (docs/bench/write-speed.md).
         for batch in (10_000,) if size >= 1_000_000 else (10_000, None):
             writes = write_speed.batched_writes(
-                size, runs=3 if size >= 1_000_000 else 5, batch=batch
+                size, runs=_runs(size), batch=batch
             )
             shape = "in batches of 10,000" if batch else "in one transaction"
             _row(
@@ -357,22 +366,19 @@ def _median(runs: list[dict], key: str) -> float:
     return statistics.median(run[key] for run in runs)
 
 
-ROUNDS = 3  # runs of each scale measure at each size, the sizes taking turns (SZ3)
-
-
 def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
     """Rows for the forgetting cycle and semantic writes at each size, with growth exponents."""
     for store, name in (("sqlite", "SQLite"), ("memory", "InMemoryStore")):
         cycles = scale.in_rounds(
             lambda size, store=store: scale.forgetting_cycle(size, quiet=quiet, store=store),
             sizes,
-            ROUNDS,
+            [_runs(size) for size in sizes],
         )
         for n, (size, runs) in enumerate(zip(sizes, cycles)):
             counted = runs[0]  # what a cycle forgets and merges depends on the size alone (SZ1)
             _row(
                 f"forgetting cycle, {name} filled by batched put: cycle s, median "
-                f"(lowest-highest) of {ROUNDS}; its CPU s and cyclic GC s, and the fill's s, "
+                f"(lowest-highest) of {len(runs)}; its CPU s and cyclic GC s, and the fill's s, "
                 "medians; highest peak MB",
                 f"{size:,} items",
                 f"{_spread(spread([run['cycle_s'] for run in runs]))}; "
@@ -389,14 +395,14 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
                 size, quiet=quiet, sqlite=where == "SQLite"
             ),
             counts,
-            ROUNDS,
+            [_runs(size) for size in counts],
         )
         for n, (size, runs) in enumerate(zip(counts, writes)):
             per_write = spread([run["seconds"] / size * 1e6 for run in runs])
             # The collector walks every live object, so its share grows with the heap: shown apart.
             _row(
                 f"semantic writes through the manager, {where}: µs per write, median "
-                f"(lowest-highest) of {ROUNDS}; total s and cyclic GC s, medians",
+                f"(lowest-highest) of {len(runs)}; total s and cyclic GC s, medians",
                 f"{size:,} writes",
                 f"{_spread(per_write, 0)}; total {_median(runs, 'seconds'):.2f}; "
                 f"GC {_median(runs, 'gc_s'):.2f}",

@@ -15,9 +15,9 @@ Invariants:
     SZ2 progress goes to standard error, only when it is a terminal and not `quiet`; the
         tables on standard output are the same either way.
     SZ3 each growth exponent is log(t2 / t1) / log(n2 / n1), taken between two sizes' runs of
-        one round of `in_rounds`, whose sizes take turns (SB3); the semantic-write measure
-        writes facts through the manager, about half of them superseding the subject's valid
-        fact.
+        one round of `in_rounds`, whose sizes take turns (SB3), over the rounds both ran; the
+        semantic-write measure writes facts through the manager, about half of them
+        superseding the subject's valid fact.
 """
 
 import functools
@@ -262,17 +262,28 @@ def semantic_writes(count: int, seed: int = 8, quiet: bool = False, sqlite: bool
 
 
 def in_rounds(
-    measure: Callable[[int], dict], sizes: Sequence[int], rounds: int
+    measure: Callable[[int], dict], sizes: Sequence[int], rounds: Sequence[int]
 ) -> list[list[dict]]:
-    """Run `measure(size)` `rounds` times at every size, the sizes taking turns (SZ3, SB3).
+    """Run `measure(size)` at every size once a round, the sizes taking turns (SZ3, SB3).
 
-    Returns each size's runs, round by round.
+    `rounds` gives each size its number of runs: a size with fewer runs than another runs in
+    the first rounds only. Returns each size's runs, round by round. Raises ValueError if
+    there are not as many counts as sizes.
     """
     # A run of a few seconds moves by several percent with the machine's minute, and a growth
     # exponent over a tenfold size by a few hundredths: two sizes' runs of one round, one
     # right after the other, met the machine in much the same state.
-    sides = [functools.partial(measure, size) for size in sizes]
-    return in_turns(sides, range(rounds), measure=lambda side, _round: side())
+    sides = [
+        (functools.partial(measure, size), count)
+        for size, count in zip(sizes, rounds, strict=True)
+    ]
+
+    def run(side: tuple[Callable[[], dict], int], round_number: int) -> dict | None:
+        work, count = side
+        return work() if round_number < count else None  # done with its rounds: skipped
+
+    ran = in_turns(sides, range(max(rounds, default=0)), measure=run)
+    return [[result for result in results if result is not None] for results in ran]
 
 
 def round_exponents(
@@ -284,9 +295,9 @@ def round_exponents(
 ) -> list[float]:
     """Return each round's growth exponent, between the two sizes' runs of that round (SZ3).
 
-    Raises ValueError if the sizes have not run as many rounds.
+    The rounds paired are those both sizes ran: the first ones of each (`in_rounds`).
     """
     return [
         exponent(smaller, seconds(before), larger, seconds(after))
-        for before, after in zip(smaller_runs, larger_runs, strict=True)
+        for before, after in zip(smaller_runs, larger_runs)
     ]

@@ -7,8 +7,9 @@ and its neighbours in the same state, and every figure is reported as the median
 runs with the lowest and the highest, never as one number.
 
 Invariants:
-    SB1 `Turns.take` runs the sides in the order given and adds up each side's wall-clock
-        and CPU seconds, under the side's name and under `<name>_cpu`.
+    SB1 `Turns.take` runs every side once, in the order given at its first take and in the
+        reverse order at the next (SB3's order, take by take), and adds up each side's
+        wall-clock and CPU seconds, under the side's name and under `<name>_cpu`.
     SB2 `spread` returns the median, lowest and highest of its values and how many there
         are; `ratios` and `differences` spread a comparison over its pairs of turns, never
         take it between two medians.
@@ -82,10 +83,18 @@ class Turns:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.taken = 0
 
     def take(self, sides: dict[str, Callable[[], object]]) -> None:
-        """Run each side's work in the given order, adding up the seconds each took."""
-        for side, work in sides.items():
+        """Run each side's work once, adding up the seconds each took (SB1).
+
+        The sides run in the order given at the first take, reversed at the next, and so on.
+        """
+        order = list(sides.items())
+        if self.taken % 2:
+            order.reverse()  # no side always meets the machine first (SB3)
+        self.taken += 1
+        for side, work in order:
             wall = time.perf_counter()
             cpu = time.process_time()
             work()

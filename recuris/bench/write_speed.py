@@ -107,9 +107,10 @@ def batched_writes(
 ) -> dict:
     """Time `SQLiteStore.put` of `size` items in batches (None: all in one) beside the plain side.
 
-    Each run writes the same items into fresh files, recuris then plain (WS1). Returns the
-    spreads (WS2) of `put_s` and `plain_s` (seconds), of their `ratio`, and of the ratio of
-    the CPU seconds (`cpu_ratio`, which a busy machine moves less), and the load average.
+    Each run writes the same items into fresh files, the two sides taking turns (WS1, SB1).
+    Returns the spreads (WS2) of `put_s` and `plain_s` (seconds), of their `ratio`, and of the
+    ratio of the CPU seconds (`cpu_ratio`, which a busy machine moves less), and the load
+    average.
     """
     texts = corpus(size, seed)
     items = items_of(texts)

@@ -2,6 +2,7 @@
 merges, and progress keeps off pipes (SZ1-SZ3)."""
 
 import io
+from collections.abc import Callable
 
 import pytest
 
@@ -37,17 +38,42 @@ def test_semantic_writes_supersede_facts(sqlite):
     assert 15 < writes["superseded"] < 45 and 0 <= writes["gc_s"] <= writes["seconds"]
 
 
-def test_in_rounds_runs_every_size_each_round_in_order_then_reversed():
-    """SZ3: each size runs once a round, its runs kept in round order; sizes take turns (SB3)."""
-    ran = []
+def _recorded(ran: list) -> Callable[[int], dict]:
+    """Return a measure that notes each size it runs, and which run of all it was."""
 
     def measure(size):
         ran.append(size)
         return {"size": size, "run": len(ran)}
 
-    runs = scale.in_rounds(measure, (10, 100, 1000), 3)
+    return measure
+
+
+def test_in_rounds_runs_every_size_each_round_in_order_then_reversed():
+    """SZ3: each size runs once a round, its runs kept in round order; sizes take turns (SB3)."""
+    ran = []
+    measure = _recorded(ran)
+    runs = scale.in_rounds(measure, (10, 100, 1000), (3, 3, 3))
     assert ran == [10, 100, 1000, 1000, 100, 10, 10, 100, 1000]
     assert [[run["run"] for run in size] for size in runs] == [[1, 6, 7], [2, 5, 8], [3, 4, 9]]
+
+
+def test_a_size_with_fewer_rounds_runs_in_the_first_rounds_only():
+    """SZ3: the largest size's three runs are rounds one to three; the others go on alone."""
+    ran = []
+    measure = _recorded(ran)
+    runs = scale.in_rounds(measure, (10, 100, 1000), (5, 5, 3))
+    assert ran == [10, 100, 1000, 1000, 100, 10, 10, 100, 1000, 100, 10, 10, 100]
+    assert [[run["run"] for run in size] for size in runs] == [
+        [1, 6, 7, 11, 12],
+        [2, 5, 8, 10, 13],
+        [3, 4, 9],
+    ]
+
+
+def test_in_rounds_refuses_a_count_missing_for_a_size():
+    """SZ3: as many counts of rounds as sizes, or ValueError."""
+    with pytest.raises(ValueError):
+        scale.in_rounds(lambda size: {"size": size}, (10, 100), (3,))
 
 
 def test_an_exponent_is_taken_between_the_runs_of_one_round():
@@ -58,10 +84,12 @@ def test_an_exponent_is_taken_between_the_runs_of_one_round():
     assert [round(value, 3) for value in found] == [1.301, 0.699]
 
 
-def test_exponents_of_sizes_that_ran_unequal_rounds_are_refused():
-    """SZ3: a round missing at one size raises ValueError rather than pair runs of two rounds."""
-    with pytest.raises(ValueError):
-        scale.round_exponents(10, [{"s": 1.0}], 100, [{"s": 1.0}, {"s": 2.0}], lambda r: r["s"])
+def test_exponents_pair_only_the_rounds_both_sizes_ran():
+    """SZ3: a size that ran two rounds beside one that ran three gives two exponents."""
+    smaller = [{"s": 1.0}, {"s": 2.0}, {"s": 4.0}]
+    larger = [{"s": 10.0}, {"s": 20.0}]
+    found = scale.round_exponents(10, smaller, 100, larger, lambda run: run["s"])
+    assert [round(value, 3) for value in found] == [1.0, 1.0]
 
 
 def test_the_growth_exponent_is_the_log_ratio_of_times_over_sizes():

@@ -7,13 +7,13 @@ import pytest
 from recuris.bench.side_by_side import Turns, differences, in_turns, ratios, spread, timed_ms
 
 
-def test_turns_run_the_sides_in_the_order_given_and_add_up_their_seconds():
-    """SB1: each take runs every side once, in order; seconds and CPU seconds add up."""
+def test_turns_run_the_sides_in_the_order_given_then_reversed_and_add_up_their_seconds():
+    """SB1: each take runs every side once, in order, then reversed; seconds add up."""
     ran = []
     turns = Turns()
     for _ in range(3):
         turns.take({"ours": lambda: ran.append("ours"), "plain": lambda: ran.append("plain")})
-    assert ran == ["ours", "plain"] * 3
+    assert ran == ["ours", "plain", "plain", "ours", "ours", "plain"]
     assert set(turns.seconds) == {"ours", "ours_cpu", "plain", "plain_cpu"}
     assert all(seconds >= 0 for seconds in turns.seconds.values())
 
