@@ -18,7 +18,7 @@ Invariants:
         by id, the terms named items hold by each item's id and the postings' key (a term
         held by fewer items than are named, counted no further, by its postings); only the
         postings waiting to be merged, at most `PENDING_LIMIT` rows (sqlite_schema.py), are
-        read whole.
+        read whole (by a search, and for such a term).
         Counted in SQLite's steps, a rare word's search and recall cost the same among ten
         times more unrelated items, and the terms items hold the same among ten times more
         holders, with or without the planner's statistics.
@@ -96,13 +96,14 @@ HELD_TERMS = "WITH named (id, number) AS (SELECT id, number FROM items WHERE id 
         for table in ("postings", "pending_postings")
     )
 )
-# How many of a scope's items hold each term of a JSON array, counted no further than `?2`:
+# How many of a scope's items hold each term (parameters 3 on), counted no further than `?2`:
 # whether a term's postings are fewer than the items named, at a cost bounded by their number.
 HOLDERS_UP_TO = (
-    "SELECT value, (SELECT COUNT(*) FROM (SELECT 1 FROM postings WHERE scope = ?1 "
-    "AND term = value LIMIT ?2)) FROM json_each(?3)"
+    "SELECT asked.column1, (SELECT COUNT(*) FROM (SELECT 1 FROM postings WHERE scope = ?1 "
+    "AND term = asked.column1 LIMIT ?2)) FROM (VALUES {0}) AS asked"
 )
-# Every holder of a few terms, by the postings' key, each item's id found by its number.
+# Every holder of a few terms, by the postings' key, each item's id found by its number; the
+# pending postings, keyed by item, are read whole (at most PENDING_LIMIT rows).
 HELD_BY_TERM = " UNION ALL ".join(
     f"SELECT items.id, {table}.term, {table}.frequency, {table}.length FROM {table} "
     f"CROSS JOIN items ON items.number = {table}.item "
@@ -214,9 +215,10 @@ def held_terms(
         return {}
     # A term fewer items hold than are named is read whole: a rare word's few dozen postings,
     # where seeking each named item's postings made a chat's recall seek 180 items for it.
-    counted = run(HOLDERS_UP_TO, (scope[0], len(item_ids) + 1, json.dumps(terms)))
-    rare = sorted(term for term, holders in counted if holders <= len(item_ids))
-    rows = run(HELD_BY_TERM.format(marks(len(rare))), (scope[0], *rare)) if rare else []
+    asked = ", ".join(f"(?{n})" for n in range(3, len(terms) + 3))
+    counted = run(HOLDERS_UP_TO.format(asked), (scope[0], len(item_ids) + 1, *terms))
+    rare = {term for term, holders in counted if holders <= len(item_ids)}
+    rows = run(HELD_BY_TERM.format(marks(len(rare))), (scope[0], *sorted(rare))) if rare else []
     sought = [term for term in terms if term not in rare]
     first_id = len(sought) + 2
     for offset in range(0, len(item_ids) if sought else 0, IDS_A_STATEMENT):
