@@ -5,9 +5,11 @@ instead of failing. The manager caches each user's layers (semantic facts, proce
 consolidator's sightings, the episodic layer when the agent asks for it); another manager,
 in this process or another, may forget the user meanwhile. So every call first asks the
 store for the user's forget generation, and a cache loaded before a forget is dropped before
-anything of it is used. `UserLayers` keeps that cache and notes each user it found forgotten
-elsewhere; the manager takes that note (`found_forgotten`) and drops the user's task in
-progress. It also counts the uses of recalled items, keeping a loaded episodic layer in step.
+anything of it is used; counting a recall's uses, which follows the recall's own call, does
+not ask again (the store refuses the accesses of a user forgotten since, S6). `UserLayers`
+keeps that cache and notes each user it found forgotten elsewhere; the manager takes that
+note (`found_forgotten`) and drops the user's task in progress. It also counts the uses of
+recalled items, keeping a loaded episodic layer in step.
 
 Invariants:
     UL1 a manager notices a forget made elsewhere (another manager or process) on its next
@@ -162,9 +164,10 @@ class UserLayers:
         with self.lock:
             now = self.clock()
             # The layers as loaded, never loaded nor checked again here: the store refuses
-            # the accesses of a user forgotten since (S6), and then nothing is kept in step.
+            # the accesses of a user forgotten since (S6), and then nothing is kept in step;
+            # deferred accesses (G10) may touch a stale layer, which the next `get` drops.
             cached = self.loaded[user_id] if user_id in self.loaded else None
-            episodic = cached and cached.loaded_episodic
+            episodic = cached.loaded_episodic if cached is not None else None
             try:
                 touched = reinforce(self.store, user_id, results, now)
             except ForgottenUserError:

@@ -81,6 +81,29 @@ def test_counting_a_use_keeps_a_loaded_episodic_layer_in_step():
     assert [record.operation for record in manager.history("ana")][-1] == "recall"
 
 
+def test_counting_a_use_of_a_user_not_loaded_loads_nothing():
+    """UL1: counting accesses for a user whose layers are not cached writes them, loads none."""
+    manager = MemoryManager(clock=ManualClock(0.0))
+    item = manager.write("the vault opens at nine", "ana", level="episodic")
+    manager.users.loaded.pop("ana", None)
+    manager.users.count_access("ana", [Recalled(item, {"relevance": 1.0}, 1.0, "a test")])
+    assert "ana" not in manager.users.loaded
+    assert manager.get(item.id, "ana").access_count == 1
+
+
+def test_counting_a_use_after_a_forget_elsewhere_touches_no_stale_episode(two_managers):
+    """UL1, S6: the store refuses the accesses: the episode held and the audit are unchanged."""
+    here, elsewhere = two_managers
+    episode = here.users.get("ana").episodic.add_episode(
+        Episode(task_type="t", goal="ship it", status="success")
+    )
+    item = here.get(episode.id, "ana")
+    elsewhere.forget_user("ana")
+    here.users.count_access("ana", [Recalled(item, {"relevance": 1.0}, 1.0, "a test")])
+    assert (episode.access_count, episode.last_access_at) == (0, item.last_access_at)
+    assert [entry.operation for entry in here.store.audit("ana")] == ["forget-user"]
+
+
 def test_a_refresh_keeps_the_consolidators_sightings():
     """UL1: reloading a user's layers after a forgetting cycle keeps the sightings not promoted."""
     manager = MemoryManager(clock=ManualClock(0.0))
