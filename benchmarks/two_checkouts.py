@@ -17,6 +17,37 @@ import subprocess
 import sys
 from pathlib import Path
 
+# What the terms of one class of query (recall_scale.class_queries) cost `held_terms` among
+# the windows of their 20 best hits, in a chat of 20,000 items in sessions of 20: the median
+# of 100 reads of each of five queries.
+HELD_IN_WINDOWS = (
+    "import statistics, tempfile, time\n"
+    "from pathlib import Path\n"
+    "from recuris.bench import recall_scale\n"
+    "from recuris.retrieval.scoring import analyze\n"
+    "from recuris.storage.sqlite_store import SQLiteStore\n"
+    "texts = recall_scale.corpus(20_000, SEED)\n"
+    "asked = recall_scale.class_queries(texts, 5, SEED)['%s']\n"
+    "with tempfile.TemporaryDirectory() as place:\n"
+    "    store = SQLiteStore(Path(place) / 'chat.db')\n"
+    "    recall_scale.fill(store, texts, session=20)\n"
+    "    cases = []\n"
+    "    for query in asked:\n"
+    "        terms = analyze(query)\n"
+    "        hits = [item.id for item, _ in store.search('u', 'episodic', terms, 50)][:20]\n"
+    "        around = store.adjacent('u', hits, 4)\n"
+    "        named = [key for line in around.values() for key in line if key]\n"
+    "        cases.append(([*hits, *named], terms))\n"
+    "    took = []\n"
+    "    for _ in range(100):\n"
+    "        for named, terms in cases:\n"
+    "            started = time.perf_counter()\n"
+    "            store.held_terms('u', 'episodic', named, terms)\n"
+    "            took.append(time.perf_counter() - started)\n"
+    "    store.close()\n"
+    "print(json.dumps(statistics.median(took) * 1000))"
+)
+
 # Each measure: Python code printing one JSON number, its unit, and how many runs it takes.
 MEASURES = {
     "one manager write / one row + FTS5 (ratio, 500 writes)": (
@@ -64,6 +95,12 @@ MEASURES = {
         "        took.append(time.perf_counter() - started)\n"
         "    store.close()\n"
         "print(json.dumps(statistics.median(took) * 1000))"
+    ),
+    "a chat's windows for a rare word: `held_terms` of its 20 hits' windows (ms)": (
+        HELD_IN_WINDOWS % "rare"
+    ),
+    "a chat's windows for a common word: `held_terms` of its 20 hits' windows (ms)": (
+        HELD_IN_WINDOWS % "common"
     ),
     "forgetting cycle at 100,000 items (s)": (
         "from recuris.bench import scale\n"

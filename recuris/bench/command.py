@@ -236,7 +236,7 @@ def _runs(size: int) -> int:
     """Return how many times a scale or write measure runs at a size: fewer at a million.
 
     Five at most sizes; three from a million items, which keeps `--large` within a
-    developer's session (the page says so).
+    developer's session (docs/bench/scale.md says so).
     """
     return 3 if size >= 1_000_000 else 5
 
@@ -305,9 +305,7 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
         # At a million, in batches only: one transaction of a million rows adds minutes to the
         # run and its ratio stays within the batches' (docs/bench/write-speed.md).
         for batch in (10_000,) if size >= 1_000_000 else (10_000, None):
-            writes = write_speed.batched_writes(
-                size, runs=_runs(size), batch=batch
-            )
+            writes = write_speed.batched_writes(size, runs=_runs(size), batch=batch)
             shape = "in batches of 10,000" if batch else "in one transaction"
             _row(
                 f"SQLite put {shape} vs plain INSERTs + FTS5 (s), median (lowest-highest) of "

@@ -7,9 +7,10 @@ and its neighbours in the same state, and every figure is reported as the median
 runs with the lowest and the highest, never as one number.
 
 Invariants:
-    SB1 `Turns.take` runs every side once, in the order given at its first take and in the
-        reverse order at the next (SB3's order, take by take), and adds up each side's
-        wall-clock and CPU seconds, under the side's name and under `<name>_cpu`.
+    SB1 `Turns.take` runs every side once, in the order given at its first take (reversed
+        if the turns were made `reversed_first`) and in the reverse order at the next (SB3's
+        order, take by take), and adds up each side's wall-clock and CPU seconds, under the
+        side's name and under `<name>_cpu`.
     SB2 `spread` returns the median, lowest and highest of its values and how many there
         are; `ratios` and `differences` spread a comparison over its pairs of turns, never
         take it between two medians.
@@ -81,9 +82,10 @@ def in_turns(
 class Turns:
     """Wall-clock and CPU seconds of each side, added up turn by turn (SB1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reversed_first: bool = False) -> None:
         self.seconds: dict[str, float] = {}
-        self.taken = 0
+        # Runs of one take each alternate through this: the second run's turns reversed first.
+        self.taken = int(reversed_first)
 
     def take(self, sides: dict[str, Callable[[], object]]) -> None:
         """Run each side's work once, adding up the seconds each took (SB1).
@@ -92,7 +94,7 @@ class Turns:
         """
         order = list(sides.items())
         if self.taken % 2:
-            order.reverse()  # no side always meets the machine first (SB3)
+            order.reverse()  # no side always meets the machine first (SB1)
         self.taken += 1
         for side, work in order:
             wall = time.perf_counter()

@@ -10,8 +10,8 @@ The speed bench prints the rows; docs/bench/write-speed.md describes both sides.
 
 Invariants:
     WS1 the two sides store the same rows, in fresh files, with the same journal mode and
-        `synchronous`, one transaction per batch each, and take turns (A, B, A, B, ...), so
-        that both meet the machine and the disk in the same state.
+        `synchronous`, one transaction per batch each, and take turns (A, B, then B, A, run
+        after run too, SB1), so that both meet the machine and the disk in the same state.
     WS2 every figure is a median of n runs (or writes) with its lowest and highest, and a
         ratio is taken within one pair of turns, never between medians of separate runs.
     WS3 the term index's layouts are compared on the same items and the same analysed terms
@@ -116,11 +116,11 @@ def batched_writes(
     items = items_of(texts)
     step = batch or size
     turns = []
-    for _ in range(runs):
+    for number in range(runs):
         with tempfile.TemporaryDirectory() as folder:
             store = SQLiteStore(Path(folder) / "recuris.db", synchronous=synchronous)
             direct = _direct(Path(folder) / "plain.db", store)
-            run = Turns()
+            run = Turns(reversed_first=number % 2 == 1)
             for offset in range(0, size, step):
                 part = items[offset : offset + step]
                 run.take(
@@ -314,8 +314,8 @@ def term_layouts(size: int = 100_000, runs: int = 3, batch: int = 10_000, seed: 
         "terms in FTS5": _terms_in_fts5,
     }
     ratios: dict[str, list[float]] = {}
-    for _ in range(runs):
-        run = Turns()
+    for number in range(runs):
+        run = Turns(reversed_first=number % 2 == 1)
         with tempfile.TemporaryDirectory() as folder:
             store = SQLiteStore(Path(folder) / "like.db")
             databases = {

@@ -18,6 +18,15 @@ def test_turns_run_the_sides_in_the_order_given_then_reversed_and_add_up_their_s
     assert all(seconds >= 0 for seconds in turns.seconds.values())
 
 
+def test_turns_made_reversed_first_begin_with_the_last_side():
+    """SB1: runs of one take each alternate: a second run's turns start reversed."""
+    ran = []
+    turns = Turns(reversed_first=True)
+    for _ in range(2):
+        turns.take({"ours": lambda: ran.append("ours"), "plain": lambda: ran.append("plain")})
+    assert ran == ["plain", "ours", "ours", "plain"]
+
+
 def test_a_side_that_works_longer_is_given_more_seconds():
     """SB1: the seconds added are the side's own: a side that sums a million numbers takes
     longer than one that does nothing."""
