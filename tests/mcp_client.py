@@ -2,6 +2,7 @@
 small client that drives `python -m recuris.mcp` over real pipes, standard library only."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,11 +57,19 @@ ROOT = Path(__file__).resolve().parent.parent
 class PipeClient:
     """`python -m recuris.mcp --db FILE --user USER` as a child process, spoken to over pipes."""
 
-    def __init__(self, database: Path, user: str = "ana", *options: str) -> None:
+    def __init__(
+        self,
+        database: Path | str,
+        user: str = "ana",
+        *options: str,
+        environment: dict | None = None,
+    ) -> None:
+        """Start the server; `environment` adds to (or replaces) this process's variables."""
         command = [sys.executable, "-m", "recuris.mcp", "--db", str(database), "--user", user]
         self.process = subprocess.Popen(
             [*command, *options],
             cwd=ROOT,
+            env={**os.environ, **(environment or {})},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

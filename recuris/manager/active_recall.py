@@ -27,6 +27,10 @@ Invariants:
         answer's section encode as UTF-8. A surrogate that UTF-8 cannot carry (a lone
         "\\ud800" in a query) is replaced by U+FFFD, not escaped, so that the echoed query
         reads the same in every JSON parser.
+    Z8  the memories' contents in one `handle_search_memory` answer hold at most
+        SEARCH_TOKEN_BUDGET estimated tokens together, whatever one memory holds: a content
+        longer than its share is cut to it, and its result's "content_truncated" says so.
+        The shortest contents are served first, so a memory that fits its share stays whole.
 """
 
 import json
@@ -34,7 +38,7 @@ import re
 
 from ..core.mock_llm import PromptView
 from ..core.prompt import ContextSection
-from ..core.text import estimate_tokens, flatten, normalize, statement
+from ..core.text import OTHER_CHARS_PER_TOKEN, estimate_tokens, flatten, normalize, statement
 from ..core.validation import replace_surrogates, require_count, require_number, require_text
 from ..retrieval.scoring import analyze
 from .bounds import cap_query
@@ -48,10 +52,14 @@ __all__ = [
     "read_memory_line",
     "read_answer",
     "ask_memory",
+    "SEARCH_TOKEN_BUDGET",
 ]
 
 MAX_RESULTS = 10
 DEFAULT_RESULTS = 3  # memories a call returns when it does not say how many (document 004 §3)
+# Tokens the memories of one search_memory answer hold together (Z8): ten long memories
+# whole, while a pasted document cannot fill the model's context with one tool result.
+SEARCH_TOKEN_BUDGET = 2_000
 TOOL_RESULT_HEADER = "## Recalled by search_memory (a tool call you made)"
 # A memory as a prompt shows it: `- [level] content`, maybe with its relevance after it.
 _MEMORY_LINE = re.compile(r"^- \[(?!follow\]|avoid\])\w+\] (.*?)(?: \(relevance [\d.]+\))?$")
@@ -145,15 +153,17 @@ class ActiveRecall:
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return _sent({"error": f"search_memory: {flatten(str(error), 200)}"})
+        contents = _fitted([r.item.content for r in found.results], SEARCH_TOKEN_BUDGET)
         results = [
             {
                 "id": r.item.id,
                 "level": r.item.level,
-                "content": r.item.content,
+                "content": content,
+                "content_truncated": content != r.item.content,
                 "score": r.breakdown(),
                 "reason": r.reason,
             }
-            for r in found.results
+            for r, content in zip(found.results, contents)
         ]
         return _sent(
             {
@@ -236,6 +246,35 @@ class ActiveRecall:
                 used += cost
         self.manager.users.count_access(self.user_id, chosen)
         return [result.render() for result in chosen]
+
+
+def _fitted(contents: list[str], budget: int) -> list[str]:
+    """Return the contents, each cut to its share of `budget` tokens, shortest served first (Z8)."""
+    costs = [estimate_tokens(content) for content in contents]
+    fitted = list(contents)
+    left = budget
+    order = sorted(range(len(contents)), key=costs.__getitem__)
+    for served, index in enumerate(order):
+        share = left // (len(order) - served)
+        if costs[index] > share:
+            fitted[index] = _within(contents[index], share)
+        left -= estimate_tokens(fitted[index])
+    return fitted
+
+
+def _within(text: str, tokens: int) -> str:
+    """Return the longest start of text whose estimated tokens are at most `tokens`."""
+    # No character costs less than 1 / OTHER_CHARS_PER_TOKEN of a token, which bounds the
+    # search; a longer start never costs less (T2), so the search can halve.
+    low = 0
+    high = min(len(text), int(tokens * OTHER_CHARS_PER_TOKEN))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
 
 
 def _sent(answer: dict) -> str:

@@ -26,6 +26,12 @@ Invariants:
     MT5 search_memory is the active-recall tool unchanged: its schema and its answer are
         `handle_search_memory`'s (Z3, Z5); an explicit call always searches, the density
         gate (Z2) applying only to retrieval the agent did not ask for.
+    MT6 an id or a history URI that is not valid Unicode text (a lone surrogate) is answered
+        as the id of no memory: a tool error from forget, RESOURCE_NOT_FOUND from a read;
+        never INTERNAL_ERROR.
+    MT7 remember's schema offers only the levels it can store (REMEMBERED_LEVELS); a
+        procedure needs steps and a trigger (H2), which it does not take, so "procedural" is
+        answered as a tool error naming MT7 and stores nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import re
 from urllib.parse import quote, unquote
 
 from ..core.text import flatten
+from ..core.validation import require_text, unicode_problem
 from ..manager.active_recall import ActiveRecall, search_memory_tool
 from ..manager.manager import MemoryManager
 from ..storage.buffered_store import QueuedErasureError
@@ -45,7 +52,14 @@ from ..storage.sqlite_erasure import ErasureIncompleteError
 from ..storage.store import StoreError
 from .session import INVALID_PARAMS, RESOURCE_NOT_FOUND, RequestError
 
-__all__ = ["MemoryTools", "PAGE_SIZE", "RECENT", "RECENT_URI", "history_uri"]
+__all__ = [
+    "MemoryTools",
+    "PAGE_SIZE",
+    "RECENT",
+    "RECENT_URI",
+    "REMEMBERED_LEVELS",
+    "history_uri",
+]
 
 PAGE_SIZE = 50  # resources a page of resources/list holds (MT4)
 RECENT = 20  # memories the recent-memories resource shows, newest first
@@ -57,6 +71,8 @@ _HISTORY = re.compile(r"^memory://items/([^/]+)/history$")
 # a forget of the whole user ("*"). No memory has them, so no history resource is read at them.
 NO_ITEM_MARKS = ("-", "*")
 _JSON = "application/json"
+# The levels remember stores (MT7): a procedure needs steps and a trigger (H2), not given here.
+REMEMBERED_LEVELS = tuple(level for level in LEVELS if level != "procedural")
 
 REMEMBER = {
     "name": "remember",
@@ -70,7 +86,7 @@ REMEMBER = {
             "content": {"type": "string", "minLength": 1, "description": "what to remember"},
             "level": {
                 "type": "string",
-                "enum": list(LEVELS),
+                "enum": list(REMEMBERED_LEVELS),
                 "description": "where to keep it; chosen by rule when left out",
             },
             "importance": {
@@ -174,12 +190,18 @@ class MemoryTools:
         content = arguments.get("content")
         if content == "":  # the schema's minLength; the manager would audit it as trivial
             return _problem("remember: 'content' must be non-empty text")
+        level = arguments.get("level")
+        if level is not None and level not in REMEMBERED_LEVELS:
+            return _problem(
+                f"remember: MT7: 'level' must be one of {list(REMEMBERED_LEVELS)} (a procedure "
+                f"needs steps and a trigger, H2), got {flatten(str(level), 40)!r}"
+            )
         try:
             # The manager checks every argument before it stores anything (MG6).
             item = self.manager.write(
                 content,
                 self.user_id,
-                level=arguments.get("level"),
+                level=level,
                 importance=arguments.get("importance"),
             )
         except (TypeError, ValueError) as error:
@@ -194,8 +216,10 @@ class MemoryTools:
 
     def _forget(self, arguments: dict) -> dict:
         item_id = arguments.get("id")
-        if not isinstance(item_id, str) or not item_id.strip():
-            return _problem("forget: 'id' is required and must be non-empty text")
+        try:
+            require_text("'id'", item_id)  # MT6: a lone surrogate is no memory's id
+        except (TypeError, ValueError) as error:
+            return _problem(f"forget: {error}")
         try:
             forgotten = self.manager.forget_memory(item_id, self.user_id)
         except ErasureIncompleteError:
@@ -242,8 +266,8 @@ class MemoryTools:
             return _contents(uri, {"memories": [_shown(item) for item in recent]})
         match = _HISTORY.match(uri)
         item_id = unquote(match.group(1)) if match else None
-        if item_id in NO_ITEM_MARKS:
-            item_id = None  # the audit's marks of "no one memory" name no resource
+        if item_id in NO_ITEM_MARKS or (item_id and unicode_problem(item_id)):
+            item_id = None  # the audit's marks of "no one memory", and what no id holds (MT6)
         try:
             records = self.manager.history(self.user_id, item_id) if item_id else []
         except StoreError as error:

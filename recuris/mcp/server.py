@@ -10,14 +10,22 @@ which writes what it queued or says what it could not:
     python -m recuris.mcp --db FILE --tokens FILE --http 0.0.0.0:PORT --allow-remote
 
 Invariants:
-    MC1 a bad command line (no user or tokens, both, tokens on stdio, a non-loopback
-        address without `--allow-remote`, `--allow-remote` without tokens, an unreadable
-        tokens file) exits 2 before the database is opened, saying why on standard error.
+    MC1 a bad command line (no user or tokens, both, a blank user, tokens on stdio, a
+        non-loopback address without `--allow-remote`, `--allow-remote` without tokens, an
+        unreadable tokens file) exits 2 before the database is opened, saying why on
+        standard error.
     MC2 standard output carries the protocol alone (TP1): the HTTP address, warnings and
         errors go to standard error.
     MC3 when serving ends (end of input, SIGINT or SIGTERM) the manager is closed; queued
         writes that could not be written are named on standard error and the exit status
         is 1; otherwise it is 0.
+    MC4 the database's folder is made when it is missing (`~` read as the home folder); a
+        database that cannot be opened, or that SQLite can read but not write, exits 1
+        before anything is served, saying so in one line on standard error: no write is
+        acknowledged that would not be kept.
+    MC5 with `--http` the address is bound before the database is opened: an address that
+        cannot be bound (a port in use) exits 1, saying so in one line on standard error,
+        and leaves no database file behind.
 """
 
 from __future__ import annotations
@@ -26,9 +34,12 @@ import argparse
 import logging
 import os
 import signal
+import sqlite3
 import sys
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+from ..core.validation import require_text
 from ..manager.cli_arguments import ENVIRONMENT_DATABASE, seconds
 from ..manager.manager import MemoryManager
 from ..storage.sqlite_store import SQLiteStore
@@ -87,6 +98,8 @@ def _checked(arguments: argparse.Namespace, environ: dict) -> tuple:
         raise ValueError(f"name the database with --db FILE or {ENVIRONMENT_DATABASE}")
     if (arguments.user is None) == (arguments.tokens is None):
         raise ValueError("give --user ID, or --tokens FILE with --http, not both")
+    if arguments.user is not None:
+        require_text("MC1: --user", arguments.user)
     if arguments.http is None and (arguments.tokens or arguments.allow_remote):
         raise ValueError("--tokens and --allow-remote are for --http")
     address = _address(arguments.http) if arguments.http is not None else None
@@ -103,7 +116,7 @@ def _stop(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None, environ: dict | None = None) -> int:
-    """Serve until input ends or a signal stops it; return the exit status (MC1-MC3)."""
+    """Serve until input ends or a signal stops it; return the exit status (MC1-MC5)."""
     environ = environ if environ is not None else dict(os.environ)
     arguments = parser().parse_args(argv)
     try:
@@ -112,34 +125,77 @@ def main(argv: list[str] | None = None, environ: dict | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     logging.basicConfig(stream=sys.stderr, format="recuris.mcp: %(levelname)s: %(message)s")
-    try:
-        manager = MemoryManager(SQLiteStore(database, timeout=arguments.timeout))
-    except (StoreError, OSError, ValueError) as error:
-        print(f"error: {database}: {error}", file=sys.stderr)
-        return 1
 
     def open_session(user: str) -> Session:
+        # Called for the first request, once the manager below is made.
         return Session(MemoryTools(manager, user))
 
+    server = None
+    if address is not None:
+        endpoint = Endpoint(
+            open_session, user=arguments.user, tokens=tokens, allow_remote=arguments.allow_remote
+        )
+        try:
+            server = serve_http(endpoint, *address)  # MC5: before the database is opened
+        except OSError as error:
+            print(f"error: MC5: cannot serve at {arguments.http}: {error}", file=sys.stderr)
+            return 1
+    try:
+        manager = _opened(database, arguments.timeout)
+    except (StoreError, OSError, ValueError, sqlite3.Error) as error:
+        print(f"error: MC4: {database}: {error}", file=sys.stderr)
+        if server is not None:
+            server.server_close()
+        return 1
     signal.signal(signal.SIGTERM, _stop)
     try:
-        if address is None:
+        if server is None:
             serve_stdio(open_session(arguments.user), sys.stdin.buffer, sys.stdout.buffer)
         else:
-            endpoint = Endpoint(
-                open_session,
-                user=arguments.user,
-                tokens=tokens,
-                allow_remote=arguments.allow_remote,
-            )
-            _serve(endpoint, *address)
+            _serve(server, address[0])
     except (KeyboardInterrupt, BrokenPipeError):
         pass
     return _closed(manager)
 
 
-def _serve(endpoint: Endpoint, host: str, port: int) -> None:
-    server = serve_http(endpoint, host, port)
+def _opened(database: str, timeout: float) -> MemoryManager:
+    """Return a manager on the database, its folder made if missing (MC4).
+
+    Raises StoreError for a database SQLite can read but not write, having written nothing;
+    StoreError, OSError or sqlite3.Error for one that cannot be opened.
+    """
+    path = Path(database).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(path, timeout=timeout)
+    try:
+        _refuse_read_only(str(path), timeout)
+    except StoreError:
+        store.close()
+        raise
+    return MemoryManager(store)
+
+
+def _refuse_read_only(database: str, timeout: float) -> None:
+    """Raise StoreError if SQLite opens the database for reading alone (MC4)."""
+    # SQLite opens a file it may not write read-only, silently: only a write tells. This
+    # one is rolled back, so the file is left as it was.
+    probe = sqlite3.connect(database, timeout=timeout, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("UPDATE schema_version SET version = version")
+        probe.execute("ROLLBACK")
+    except sqlite3.OperationalError as error:
+        # Another process's write lock is no refusal: the store waits for it (SQ4).
+        if "readonly" in str(error):
+            raise StoreError(
+                f"SQLite can read it but not write it ({error}): nothing remembered would be "
+                "kept; give a file this user may write"
+            ) from error
+    finally:
+        probe.close()
+
+
+def _serve(server: ThreadingHTTPServer, host: str) -> None:
     bound = server.server_address[1]
     shown = f"[{host}]" if ":" in host else host
     print(f"serving MCP at http://{shown}:{bound}/mcp", file=sys.stderr, flush=True)

@@ -8,6 +8,7 @@ import pytest
 from recuris import ManualClock, MemoryManager, Weights, WorkingMemory
 from recuris.core.text import estimate_tokens
 from recuris.manager.active_recall import (
+    SEARCH_TOKEN_BUDGET,
     TOOL_RESULT_HEADER,
     ActiveRecall,
     parse_tool_call,
@@ -200,3 +201,16 @@ def test_a_malformed_call_gets_an_error_section_never_an_exception(recall, call)
 def test_parse_tool_call_of_anything_but_text_is_no_call(reply):
     """Z6: a reply that is not text (None, a number, bytes, an object) is not a tool call."""
     assert parse_tool_call(reply) is None
+
+
+def test_a_search_answer_holds_at_most_the_token_budget_and_says_what_it_cut():
+    """Z8: a 200,000-character memory is cut to fit; the short one beside it stays whole."""
+    manager = MemoryManager(clock=ManualClock(0))
+    document = "deploy notes: " + "the region is eu-west and the host is stage-7. " * 4_300
+    manager.write(document, "ana")
+    manager.write("deploy region: eu-west", "ana", level="semantic")
+    reply = json.loads(ActiveRecall(manager, "ana").handle_search_memory({"query": "deploy"}))
+    contents = {result["content_truncated"]: result["content"] for result in reply["results"]}
+    assert len(document) > 200_000 and set(contents) == {True, False}
+    assert contents[False] == "deploy region: eu-west" and document.startswith(contents[True])
+    assert sum(estimate_tokens(text) for text in contents.values()) <= SEARCH_TOKEN_BUDGET

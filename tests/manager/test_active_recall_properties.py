@@ -1,4 +1,4 @@
-"""Property tests for recuris.manager.active_recall (Z1-Z3, Z6, Z7)."""
+"""Property tests for recuris.manager.active_recall (Z1-Z3, Z6-Z8)."""
 
 import json
 
@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from recuris import ManualClock, MemoryManager
 from recuris.core.text import estimate_tokens
-from recuris.manager.active_recall import ActiveRecall, parse_tool_call
+from recuris.manager.active_recall import SEARCH_TOKEN_BUDGET, ActiveRecall, parse_tool_call
 
 memories = st.lists(st.text(min_size=3, max_size=120).filter(str.strip), max_size=10)
 queries = st.text(max_size=60)
@@ -100,3 +100,27 @@ def test_Z6_any_reply_is_a_call_or_not_never_an_exception(call):
         assert parsed is None or isinstance(parsed["name"], str)
         section = recall.respond(reply)
         assert section is None or all(line.encode("utf-8") for line in section.lines)
+
+
+# A memory repeated up to 3,000 times: from a few tokens to several times the budget.
+phrases = st.sampled_from(["deploy note ", "部署说明 ", "deploy 区域 "])
+long_memories = st.lists(st.tuples(phrases, st.integers(1, 3_000)), min_size=1, max_size=10)
+
+
+@given(long_memories)
+def test_Z8_a_search_answer_holds_at_most_the_budget_each_cut_said(repeated):
+    """Z8: contents sum to at most SEARCH_TOKEN_BUDGET; each is a start of its memory, cut
+    exactly when its result says so."""
+    texts = [f"{number} {piece * times}" for number, (piece, times) in enumerate(repeated)]
+    manager = manager_with(texts)
+    stored = {item.id: item.content for item in manager.list("u")}
+    reply = json.loads(
+        ActiveRecall(manager, "u").handle_search_memory({"query": "deploy", "max_results": 10})
+    )
+    assert sum(estimate_tokens(result["content"]) for result in reply["results"]) <= (
+        SEARCH_TOKEN_BUDGET
+    )
+    for result in reply["results"]:
+        whole = stored[result["id"]]
+        assert whole.startswith(result["content"])
+        assert result["content_truncated"] is (result["content"] != whole)

@@ -5,12 +5,15 @@ import json
 import pytest
 from outages import Outage
 
-from recuris import ManualClock, MemoryManager, search_memory_tool
+from recuris import ManualClock, MemoryManager, SQLiteStore, search_memory_tool
+from recuris.core.text import estimate_tokens
+from recuris.manager.active_recall import SEARCH_TOKEN_BUDGET
 from recuris.manager.bounds import MAX_QUERY_CHARS
 from recuris.mcp.memory_tools import (
     MEMORY_DOWN,
     PAGE_SIZE,
     RECENT_URI,
+    REMEMBERED_LEVELS,
     MemoryTools,
     history_uri,
 )
@@ -197,3 +200,51 @@ def test_forget_says_what_it_erases_and_what_stays(manager):
     [forget] = [tool for tool in MemoryTools(manager, "ana").tools() if tool["name"] == "forget"]
     assert "once every memory it was learned from is forgotten" in forget["description"]
     assert "says the same thing on its own stays" in forget["description"]
+
+
+def test_an_id_with_a_lone_surrogate_is_forgotten_as_no_memory(tmp_path):
+    """MT6: forget of an id holding a lone surrogate is a tool error; nothing is forgotten."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    kept = manager.write("the deploy region is eu-west", "ana")
+    result = MemoryTools(manager, "ana").call("forget", {"id": "item-\ud800"})
+    assert result["isError"] and "'id'" in said(result)["error"]
+    assert [item.id for item in manager.list("ana")] == [kept.id]
+    manager.close()
+
+
+def test_a_history_uri_with_a_lone_surrogate_is_not_found(tmp_path):
+    """MT6: reading the history of an id holding a lone surrogate is RESOURCE_NOT_FOUND."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    with pytest.raises(RequestError) as refused:
+        MemoryTools(manager, "ana").read("memory://items/item-\ud800/history")
+    assert refused.value.code == RESOURCE_NOT_FOUND
+    manager.close()
+
+
+def test_every_level_remember_offers_stores(manager):
+    """MT7: each level in remember's schema stores the memory; "procedural" is not offered."""
+    tools = MemoryTools(manager, "ana")
+    [remember] = [tool for tool in tools.tools() if tool["name"] == "remember"]
+    offered = remember["inputSchema"]["properties"]["level"]["enum"]
+    assert offered == list(REMEMBERED_LEVELS) and "procedural" not in offered
+    for level in offered:
+        content = f"the {level} note says the deploy region is eu-west"
+        assert said(tools.call("remember", {"content": content, "level": level}))["stored"]
+
+
+def test_remember_at_the_procedural_level_is_a_tool_error_naming_the_rule(manager):
+    """MT7: level "procedural" is answered as a tool error citing MT7; nothing is stored."""
+    result = MemoryTools(manager, "ana").call(
+        "remember", {"content": "run the migrations before deploying", "level": "procedural"}
+    )
+    assert result["isError"] and "MT7" in said(result)["error"]
+    assert manager.list("ana") == []
+
+
+def test_a_memory_of_200000_characters_is_cut_to_the_search_budget(manager):
+    """MT5, Z8: search_memory's result holds a huge memory cut to the budget, and says so."""
+    manager.write("deploy notes: " + "the region is eu-west, the host stage-7. " * 5_000, "ana")
+    found = said(MemoryTools(manager, "ana").call("search_memory", {"query": "deploy notes"}))
+    [result] = found["results"]
+    assert result["content_truncated"] is True
+    assert estimate_tokens(result["content"]) <= SEARCH_TOKEN_BUDGET

@@ -2,11 +2,16 @@
 over HTTP on 127.0.0.1 by a small standard-library client (tests/mcp_client.py)."""
 
 import json
+import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from mcp_client import ROOT, PipeClient, call, initialize, request
@@ -65,6 +70,8 @@ def test_end_of_input_closes_the_manager_and_what_was_written_stays(tmp_path):
         (["--db", "m.db", "--user", "ana", "--http", "0.0.0.0:1", "--allow-remote"], "--tokens"),
         (["--db", "m.db", "--tokens", "missing.json", "--http", "127.0.0.1:0"], "missing.json"),
         (["--db", "m.db", "--user", "ana", "--http", "localhost"], "HOST:PORT"),
+        (["--db", "m.db", "--user", ""], "MC1: --user"),
+        (["--db", "m.db", "--user", "  "], "MC1: --user"),
     ],
 )
 def test_a_bad_command_line_exits_2_before_opening_the_database(
@@ -115,3 +122,79 @@ def test_writes_that_cannot_be_written_at_shutdown_are_named_and_exit_1(capsys):
     manager.write("the staging host is stage-7", "ana")
     assert _closed(manager) == 1
     assert "G5" in capsys.readouterr().err
+
+
+def test_the_configured_database_folder_is_made_on_a_new_machine(tmp_path):
+    """MC4: `--db ~/.recuris/memory.db` with no such folder yet: made, and the memory kept."""
+    home = tmp_path / "home"
+    home.mkdir()
+    client = PipeClient("~/.recuris/memory.db", "ana", environment={"HOME": str(home)})
+    client.ask(initialize())
+    stored = client.ask(call(2, "remember", {"content": "the staging host is stage-7"}))
+    assert stored["result"]["structuredContent"]["stored"] is True
+    status, rest, errors = client.close()
+    assert (status, rest, errors) == (0, b"", b"")
+    store = SQLiteStore(home / ".recuris" / "memory.db")
+    assert [item.content for item in store.list("ana")] == ["the staging host is stage-7"]
+    store.close()
+
+
+def test_a_database_that_cannot_be_opened_exits_1_in_one_line(tmp_path):
+    """MC4: a --db path that is a folder: exit 1, one line naming the file, no traceback."""
+    (tmp_path / "m.db").mkdir()
+    status, rest, errors = PipeClient(tmp_path / "m.db").close()
+    assert (status, rest) == (1, b"")
+    assert errors.decode().startswith(f"error: MC4: {tmp_path / 'm.db'}: ")
+    assert errors.count(b"\n") == 1
+
+
+@contextmanager
+def unwritable(path: Path):
+    """Keep a file that this user's processes can read but not write while the block runs."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(0o644)
+        return
+    # Root writes a file whatever its mode; the immutable attribute stops root too.
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", path]).returncode:
+        pytest.skip("root, and no immutable attribute to make a file it cannot write")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", path], check=True)
+
+
+def test_a_read_only_database_is_refused_at_start_and_nothing_is_acknowledged(tmp_path):
+    """MC4: a file SQLite can only read: exit 1 before serving, saying so; the file unchanged."""
+    manager = MemoryManager(SQLiteStore(tmp_path / "m.db"))
+    manager.write("the deploy region is eu-west", "ana")
+    manager.close()
+    before = (tmp_path / "m.db").read_bytes()
+    with unwritable(tmp_path / "m.db"):
+        process = PipeClient(tmp_path / "m.db").process
+        asked = [initialize(), call(2, "remember", {"content": "the staging host is stage-7"})]
+        # communicate, not send: the server may have ended before it reads its input
+        lines = b"".join(json.dumps(message).encode() + b"\n" for message in asked)
+        output, errors = process.communicate(lines, timeout=30)
+    assert (process.returncode, output) == (1, b"")
+    assert b"MC4" in errors and b"not write" in errors and b"Traceback" not in errors
+    assert errors.count(b"\n") == 1
+    assert (tmp_path / "m.db").read_bytes() == before
+
+
+def test_a_port_in_use_exits_1_before_the_database_is_made(tmp_path):
+    """MC5: --http at a bound port: exit 1, one line saying so, and no database file."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "recuris.mcp", "--db", str(tmp_path / "m.db")]
+        command += ["--user", "ana", "--http", f"127.0.0.1:{port}"]
+        completed = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=60)
+    assert (completed.returncode, completed.stdout) == (1, b"")
+    assert completed.stderr.startswith(f"error: MC5: cannot serve at 127.0.0.1:{port}".encode())
+    assert completed.stderr.count(b"\n") == 1
+    assert list(tmp_path.iterdir()) == []
