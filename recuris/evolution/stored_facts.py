@@ -12,6 +12,9 @@ Invariants:
     FA2 a new fact, the facts it closes and their audit records commit in one `put`.
     FA3 the archive reads and writes only its own user's items; a store that cannot be
         written while facts are closed on load leaves every item as it was.
+    FA4 the sources a semantic item cites (`cited_sources`) are whole ids: the texts its
+        `source_ids` lists, a text there being one id, anything else none; so `item-1` is
+        never a source of an item citing `item-199`.
 """
 
 from collections.abc import Iterable
@@ -21,7 +24,7 @@ from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError, append_superseding
 from .semantic import Fact
 
-__all__ = ["StoredFacts", "fact_to_item", "item_to_fact"]
+__all__ = ["StoredFacts", "cited_sources", "fact_to_item", "item_to_fact"]
 
 
 def fact_to_item(fact: Fact, user_id: str, importance: float = 0.8) -> MemoryItem:
@@ -43,6 +46,18 @@ def fact_to_item(fact: Fact, user_id: str, importance: float = 0.8) -> MemoryIte
     )
 
 
+def cited_sources(item: MemoryItem) -> tuple[str, ...]:
+    """Return the ids of the memories a semantic item cites, each whole (FA4)."""
+    cited = item.metadata.get("source_ids", ())
+    # A text written where a list belongs (an import, a fork's item) is one id: read as a
+    # sequence it would be its characters, and `in` would match any id it contains.
+    if isinstance(cited, str):
+        return (cited,)
+    if not isinstance(cited, list):
+        return ()
+    return tuple(source for source in cited if isinstance(source, str))
+
+
 def item_to_fact(item: MemoryItem) -> Fact:
     """Rebuild the fact that `fact_to_item` stored (FA1)."""
     meta = item.metadata
@@ -50,7 +65,7 @@ def item_to_fact(item: MemoryItem) -> Fact:
         item.id,
         meta["subject"],
         meta["value"],
-        tuple(meta["source_ids"]),
+        cited_sources(item),
         item.created_at,
         item.invalidated_at,
         item.superseded_by,

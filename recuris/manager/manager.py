@@ -48,6 +48,7 @@ from ..core.working import WorkingSettings
 from ..evolution.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
+from ..evolution.stored_facts import cited_sources
 from ..retrieval.scoring import forget_words
 from ..storage.audit import AuditEntry
 from ..storage.buffered_store import ACCESS_BATCH, BufferedStore, QueuedErasureError
@@ -435,14 +436,14 @@ class MemoryManager:
 
     def _erase_facts_made_from(self, user_id: str, item_id: str) -> list[str]:
         """Erase the facts naming the erased item whose every other source is gone too (MG7)."""
+        # Sources are whole ids (FA4): a fact citing item-199 is not made from item-1.
+        cited = [(fact, cited_sources(fact)) for fact in self.store.list(user_id, "semantic")]
         orphaned = [
             fact.id
-            for fact in self.store.list(user_id, "semantic")
-            if item_id in fact.metadata.get("source_ids", ())
+            for fact, sources in cited
+            if item_id in sources
             and all(
-                self.store.get(user_id, source) is None
-                for source in fact.metadata["source_ids"]
-                if source != item_id
+                self.store.get(user_id, source) is None for source in sources if source != item_id
             )
         ]
         if orphaned:

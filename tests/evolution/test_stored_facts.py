@@ -1,5 +1,5 @@
 """Example tests for recuris.evolution.stored_facts:
-semantic memory's facts kept in a Store (FA1-FA3)."""
+semantic memory's facts kept in a Store (FA1-FA4)."""
 
 import pytest
 
@@ -67,3 +67,23 @@ def test_an_archive_sees_only_its_own_user(store):
     """FA3: another user's facts never load into this user's semantic memory."""
     facts(store, "bob").add("database", "MySQL", ["e1"])
     assert len(facts(store, "ana")) == 0
+
+
+def test_a_source_id_written_as_text_is_one_whole_id(store):
+    """FA4: a `source_ids` text is one id, not its characters; a list gives its texts."""
+    from recuris import MemoryItem
+    from recuris.evolution.stored_facts import cited_sources, item_to_fact
+
+    def item(source_ids):
+        return MemoryItem(
+            id="fact-9",
+            user_id="ana",
+            level="semantic",
+            content="city: Lisbon",
+            metadata={"subject": "city", "value": "Lisbon", "source_ids": source_ids},
+        )
+
+    assert cited_sources(item("item-199")) == ("item-199",)
+    assert item_to_fact(item("item-199")).source_ids == ("item-199",)
+    assert cited_sources(item(["item-1", 7, "item-2"])) == ("item-1", "item-2")
+    assert cited_sources(item({"item-1": True})) == ()

@@ -596,6 +596,25 @@ def test_forgetting_every_source_of_a_fact_forgets_the_fact(clock):
     assert "PostgreSQL" not in repr(manager.history("ana"))
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("cited", ["item-199", ["item-199"], ["item-10", "item-199"]])
+def test_forgetting_a_memory_spares_a_fact_citing_an_id_that_only_contains_its_id(
+    tmp_path, clock, kind, cited
+):
+    """MG7, FA4: forgetting item-1 spares a fact citing item-199 (as a text or a list)."""
+    store = SQLiteStore(tmp_path / "m.db") if kind == "sqlite" else InMemoryStore()
+    manager = MemoryManager(store, clock=clock)
+    first = manager.write("we met at the harbour at dawn", "ana", level="episodic")
+    assert first.id == "item-1"
+    metadata = {"subject": "city", "value": "Lisbon", "source_ids": cited}
+    fact = MemoryItem(
+        id="fact-9", user_id="ana", level="semantic", content="city: Lisbon", metadata=metadata
+    )
+    store.put([fact])
+    assert manager.forget_memory(first.id, "ana") is True
+    assert manager.get("fact-9", "ana") == fact
+
+
 def test_an_incomplete_erasure_still_reloads_the_users_layers(tmp_path):
     """MG7: when forget_memory raises ErasureIncompleteError, no loaded layer keeps the memory."""
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))
