@@ -59,6 +59,7 @@ from recuris.storage.store import (
     check_owners,
     erased_forms,
     held_from_rows,
+    names_item,
     padded_neighbours,
     refuse_if_forgotten,
 )
@@ -128,6 +129,14 @@ SCRUB_ERASED = (
     "OR EXISTS (SELECT 1 FROM unnest(%s::text[]) AS form(value) "
     "WHERE strpos(reason, form.value) > 0))"
 )
+# The user's other records whose reason holds an erased id; `names_item` keeps those holding
+# it whole (S13: `item-19` holds `item-1`, but does not name it).
+HOLDING_ERASED_IDS = (
+    "SELECT seq, reason FROM audit WHERE user_id = %s AND reason <> '' "
+    "AND EXISTS (SELECT 1 FROM unnest(%s::text[]) AS erased(value) "
+    "WHERE strpos(reason, erased.value) > 0)"
+)
+BLANK_RECORDS = "UPDATE audit SET reason = '', weight = NULL WHERE seq = ANY(%s::bigint[])"
 ADD_USERS = (
     "INSERT INTO generations (user_id) SELECT unnest(%s::text[]) ORDER BY 1 ON CONFLICT DO NOTHING"
 )
@@ -586,8 +595,9 @@ class PostgresStore:
     def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
         """Delete the user's named items and blank the audit about them in one transaction.
 
-        An audit record of the user is blanked when it names an erased item or quotes its
-        content (`erased_forms`, S13). As with `delete_user`, the old row versions stay in the
+        An audit record of the user is blanked when it names an erased item (filed under it,
+        or its reason holding the id whole, `names_item`) or quotes its content
+        (`erased_forms`, S13). As with `delete_user`, the old row versions stay in the
         table's pages until VACUUM, and in the write-ahead log (docs/beyond-one-machine.md).
         """
         ids = list(dict.fromkeys(item_ids))
@@ -600,7 +610,17 @@ class PostgresStore:
             ).fetchall()
             # Reasons are stored escaped (PS2): so are the forms sought in them.
             forms = [escape(form) for form in erased_forms(unescape(row[1]) for row in rows)]
-            cursor.execute(SCRUB_ERASED, (user_id, [row[0] for row in rows], forms))
+            found = [row[0] for row in rows]
+            cursor.execute(SCRUB_ERASED, (user_id, found, forms))
+            holding = cursor.execute(
+                HOLDING_ERASED_IDS, (user_id, [escape(item_id) for item_id in found])
+            ).fetchall()
+            naming = [
+                seq
+                for seq, reason in holding
+                if any(names_item(unescape(reason), item_id) for item_id in found)
+            ]
+            cursor.execute(BLANK_RECORDS, (naming,))
             return self._delete_rows(cursor, [(row[0], user_id) for row in rows])
 
         return self._transaction(erase) if ids else 0

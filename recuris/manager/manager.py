@@ -20,11 +20,13 @@ Invariants:
     MG6 `write` checks every argument (user, content, tags, level, importance) and reads
         the clock (I4) before it stores or audits anything: a refused write leaves no trace.
     MG7 after `forget_memory(item, U)` the item is in neither the store nor the queue, no
-        audit entry of U quotes its text (S13, SE1, G12), no loaded layer holds it and it
-        counts toward no consolidation (UL3); a fact consolidated from it goes with it once
-        every other source of the fact is gone too, and one with a source left stays; any
-        other memory that states the same text stays. The forget is audited, and so is a
-        fact's; an id that is not U's forgets nothing and says no more than an unknown one.
+        audit entry of U quotes its text or names it (a recall's naming a procedure quotes
+        its trigger; S13, SE1, G12), no loaded layer holds it and it counts toward no
+        consolidation (UL3); a fact consolidated from it (its sources matched whole, FA4)
+        goes with it once every other source of the fact is gone too, and one with a source
+        left stays; any other memory that states the same text stays. The forget is
+        audited, and so is a fact's; an id that is not U's forgets nothing and says no
+        more than an unknown one.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -408,11 +410,11 @@ class MemoryManager:
     def forget_memory(self, item_id: str, user_id: str) -> bool:
         """Erase one of the user's memories everywhere and audit it; return whether it was there.
 
-        Its text leaves the store, the queue, the audit records about it and, in SQLite, the
-        log; a fact consolidated from it whose every other source is gone is erased with it;
-        the user's layers are reloaded without them, and the consolidator forgets their
-        sightings (MG7). Raises ErasureIncompleteError or QueuedErasureError, StoreErrors,
-        when copies may remain (SE1, G12), and StoreError while the store fails.
+        Its text leaves the store, the queue, the audit records naming or quoting it and, in
+        SQLite, the log; a fact consolidated from it whose every other source is gone is
+        erased with it; the user's layers are reloaded without them, and the consolidator
+        forgets their sightings (MG7). Raises ErasureIncompleteError or QueuedErasureError,
+        StoreErrors, when copies may remain (SE1, G12), and StoreError while the store fails.
         """
         require_text("user_id", user_id)
         require_text("item_id", item_id)

@@ -288,9 +288,15 @@ class BufferedStore(QueuedReads):
 
     def _forget_queued(self, user_id: str, item_ids: set[str], found: list[MemoryItem]) -> None:
         # Drop the queued copies and blank the queued records that name or quote them (G3).
+        # Reasons are searched for the ids found, as a store searches for those it holds
+        # (S13): an id of another user's, or of none, names nothing of this user's.
         forms = erased_forms(item.content for item in found)
+        named = {item.id for item in found}
         self._drop_pending(user_id, item_ids)
-        self._blank_queued(user_id, lambda record: mentions_erased(record, item_ids, forms))
+        self._blank_queued(
+            user_id,
+            lambda record: record.item_id in item_ids or mentions_erased(record, named, forms),
+        )
 
     def delete_user(self, user_id: str) -> int:
         with self._lock:

@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from . import sqlite_schema as schema
-from .store import StoreError, erased_forms
+from .store import StoreError, erased_forms, names_item
 
 __all__ = ["SQLiteErasure", "ErasureIncompleteError"]
 
@@ -36,6 +36,19 @@ SCRUB_ERASED = (
     "UPDATE audit SET reason = '', weight = NULL WHERE user_id = ? AND ("
     "item_id IN (SELECT value FROM json_each(?)) "
     "OR EXISTS (SELECT 1 FROM json_each(?) AS form WHERE instr(reason, form.value) > 0))"
+)
+# S13: the user's other audit records whose reason holds an erased id with no ASCII letter,
+# digit, `-` or `_` after it somewhere (`_id_patterns`); `names_item` then keeps those that
+# hold it whole. The patterns leave out most reasons holding it only inside a longer id
+# (`item-1` in `item-19`), which would otherwise all be read back to be refused. The ids are
+# bound one by one, not as a JSON array: `json_each` in the condition is parsed again at each
+# record, which would cost more than the scan itself.
+HOLDING_ERASED_ID = "(instr(reason, ?) > 0 AND (reason GLOB ? OR reason GLOB ?))"
+HOLDING_ERASED_IDS = "SELECT seq, reason FROM audit WHERE user_id = ? AND reason != '' AND ({})"
+# Erased ids sought per statement: 3 bound values each, far below SQLite's limit of 32,766.
+IDS_PER_SEARCH = 100
+BLANK_RECORDS = (
+    "UPDATE audit SET reason = '', weight = NULL WHERE seq IN (SELECT value FROM json_each(?))"
 )
 
 
@@ -114,9 +127,22 @@ class SQLiteErasure:
         def erase(db: sqlite3.Connection) -> int:
             found = db.execute(f"SELECT id, content FROM items WHERE {where}", (ids, user_id))
             rows = found.fetchall()
-            erased = json.dumps([row[0] for row in rows], ensure_ascii=False)
+            found_ids = [row[0] for row in rows]
+            erased = json.dumps(found_ids, ensure_ascii=False)
             forms = json.dumps(erased_forms(row[1] for row in rows), ensure_ascii=False)
             db.execute(SCRUB_ERASED, (user_id, erased, forms))
+            naming = []
+            for start in range(0, len(found_ids), IDS_PER_SEARCH):
+                batch = found_ids[start : start + IDS_PER_SEARCH]
+                either = " OR ".join([HOLDING_ERASED_ID] * len(batch))
+                bound = [value for item_id in batch for value in _id_patterns(item_id)]
+                holding = db.execute(HOLDING_ERASED_IDS.format(either), (user_id, *bound))
+                naming += [
+                    seq
+                    for seq, reason in holding
+                    if any(names_item(reason, item_id) for item_id in batch)
+                ]
+            db.execute(BLANK_RECORDS, (json.dumps(naming),))
             deleted = self._delete_rows(db, where, [(ids, user_id)])
             _record_erasure(db, what)
             return deleted
@@ -196,6 +222,14 @@ class SQLiteErasure:
                 self.finish_erasures(wait=False)
         except StoreError:
             pass
+
+
+def _id_patterns(item_id: str) -> tuple[str, str, str]:
+    """Return the id and the GLOB patterns of a text holding it not followed by an ASCII
+    letter, digit, `-` or `_` (S13): with a character after it, and at the end."""
+    # In GLOB `*`, `?` and `[` are special; each inside brackets is itself.
+    literal = "".join(f"[{char}]" if char in "*?[" else char for char in item_id)
+    return item_id, f"*{literal}[^A-Za-z0-9_-]*", f"*{literal}"
 
 
 def _record_erasure(db: sqlite3.Connection, what: str) -> None:

@@ -48,7 +48,9 @@ Invariants:
         item, and `scrub_audit` blanks the reason and weight of each record of the user.
     S13 `erase` deletes the user's items it names, as `delete` does, and in the same
         transaction blanks the reason and weight of each audit record of the user that
-        names one of them or quotes one's content (`erased_forms`); a store that keeps old
+        names one of them (is filed under it, or its reason holds its id whole, `names_item`:
+        a recall's record naming a procedure quotes its trigger) or quotes one's content
+        (`erased_forms`); a store that keeps old
         copies elsewhere (SQLite's write-ahead log) returns only once none is left, or raises
         a StoreError saying so (SE1). Another user's ids erase nothing.
     S14 `statistics` gives the collection statistics S8's search scores with: how many
@@ -65,6 +67,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -232,9 +235,19 @@ def erased_forms(contents: Iterable[str]) -> list[str]:
     return sorted(forms)
 
 
+def names_item(reason: str, item_id: str) -> bool:
+    """Tell whether a reason holds the id whole, not inside a longer id or word (S13)."""
+    # An id is whole where no letter, digit, `-` or `_` adjoins it: `item-1` is not named by
+    # `item-19`, nor by `item-1-b`; it is by `item-1:`, `item-1,` and `'item-1'`.
+    whole = rf"(?<![\w-]){re.escape(item_id)}(?![\w-])"
+    return item_id in reason and re.search(whole, reason) is not None
+
+
 def mentions_erased(record: AuditEntry, item_ids: set[str], forms: list[str]) -> bool:
     """Tell whether an audit record names an erased item or quotes its content (S13)."""
-    return record.item_id in item_ids or any(form in record.reason for form in forms)
+    if record.item_id in item_ids or any(form in record.reason for form in forms):
+        return True
+    return any(names_item(record.reason, item_id) for item_id in item_ids)
 
 
 def check_owners(batch: list[MemoryItem], owner_of) -> None:

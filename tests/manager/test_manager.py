@@ -615,6 +615,29 @@ def test_forgetting_a_memory_spares_a_fact_citing_an_id_that_only_contains_its_i
     assert manager.get("fact-9", "ana") == fact
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_forgetting_a_procedure_erases_the_trigger_word_its_recalls_audited(
+    tmp_path, clock, kind
+):
+    """MG7, S13: a forgotten procedure's trigger word, which a recall's audit record quotes
+    under no item, is neither in the history nor in the file; other recalls' records stay."""
+    store = SQLiteStore(tmp_path / "m.db") if kind == "sqlite" else InMemoryStore()
+    manager = MemoryManager(store, clock=clock)
+    steps = {"steps": ["run the tests", "roll out"], "keywords": ["zanzibar"]}
+    procedure = manager.write("deploy: run the tests", "ana", level="procedural", metadata=steps)
+    kept = manager.write("the deploy region is eu-west", "ana")
+    assert [result.item.id for result in manager.recall("zanzibar now", "ana").results] == [
+        procedure.id
+    ]
+    manager.recall("deploy region", "ana")
+    assert manager.forget_memory(procedure.id, "ana") is True
+    assert "zanzibar" not in repr(manager.history("ana"))
+    assert f"{kept.id}: episode" in repr(manager.history("ana"))
+    manager.close()
+    if kind == "sqlite":
+        assert b"zanzibar" not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
 def test_an_incomplete_erasure_still_reloads_the_users_layers(tmp_path):
     """MG7: when forget_memory raises ErasureIncompleteError, no loaded layer keeps the memory."""
     manager = MemoryManager(SQLiteStore(tmp_path / "m.db", timeout=0.2))

@@ -170,6 +170,22 @@ def test_scrubbing_a_users_audit_blanks_their_queued_records_too(flaky):
     ]
 
 
+def test_erasing_an_item_blanks_the_queued_records_whose_reason_names_it():
+    """G3, S13: erase blanks a queued record whose reason names the erased id whole, and
+    none naming an id the user does not hold or holding the id inside a longer one."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    store.put([item("i1"), item("i10"), item("b1", user="bob")])
+    inner.down = "writes"
+    reasons = ["i1: procedure triggered by keyword 'zanzibar'", "i10: semantic fact", "b1: episode"]
+    store.append_audit([AuditEntry("-", "recall", reason, 1.0, None, "ana") for reason in reasons])
+    with pytest.raises(StoreError):  # the store cannot erase; the queue is blanked first
+        store.erase("ana", ["i1", "b1"])
+    inner.down = None
+    assert store.flush()
+    assert [record.reason for record in inner.audit("ana")] == ["", *reasons[1:]]
+
+
 def test_every_operation_but_iterate_takes_the_store_lock_itself():
     """G9: each Store operation of BufferedStore, its reads included, holds `with self._lock:`."""
     import ast

@@ -280,3 +280,36 @@ def test_erase_deletes_the_named_items_and_blanks_the_audit_about_them(store):
     ]
     assert [r.reason for r in store.audit("bob")] == ["bob's own"]
     assert store.matching("ana", "episodic", ["vault"]) == []
+
+
+def test_erase_blanks_the_records_whose_reason_names_an_erased_id_whole(store):
+    """S13: erase blanks a record whose reason holds an erased id whole (a recall's, filed
+    under no item, naming a procedure's trigger), not one holding it inside a longer id."""
+    store.put([item("i1", level="procedural"), item("i10"), item("b1", user="bob")])
+    naming = "i1: procedure triggered by keyword 'zanzibar', total 0.955"
+    store.append_audit(
+        [
+            AuditEntry("-", "recall", naming, 1.0, None, "ana"),
+            AuditEntry("-", "recall", "i10: semantic fact, total 0.500", 2.0, None, "ana"),
+            AuditEntry("-", "recall", "i10-b, i1x and xi1 hold it only inside", 3.0, None, "ana"),
+            AuditEntry("-", "recall", naming, 4.0, None, "bob"),
+        ]
+    )
+    assert store.erase("ana", ["i1"]) == 1
+    assert [(r.reason, r.weight) for r in store.audit("ana")] == [
+        ("", None),
+        ("i10: semantic fact, total 0.500", None),
+        ("i10-b, i1x and xi1 hold it only inside", None),
+    ]
+    assert [r.reason for r in store.audit("bob")] == [naming]
+
+
+def test_erase_finds_an_id_whole_whatever_characters_it_holds(store):
+    """S13: an id holding `*`, `?`, `[`, `.` (special to a pattern) is named whole like any
+    other: at the end of a reason or before a colon, not before a letter or after one."""
+    odd = "i*[1]?.x"
+    store.put([item(odd)])
+    reasons = [f"{odd}: episode", f"erased with its last source {odd}", f"{odd}y", f"y{odd}"]
+    store.append_audit([AuditEntry("-", "recall", reason, 1.0, None, "ana") for reason in reasons])
+    assert store.erase("ana", [odd]) == 1
+    assert [r.reason for r in store.audit("ana")] == ["", "", f"{odd}y", f"y{odd}"]
