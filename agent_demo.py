@@ -10,7 +10,9 @@ E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K at the end of `main`.
 
 `--html FILE` also writes the whole tour as one self-contained page (recuris/bench/trace.py):
 every prompt cut into its sections, what each tier holds after each part, and plots.
-`--llm URL --model NAME` runs the same tour on a real OpenAI-compatible model.
+`--llm URL --model NAME` runs the same tour on a real OpenAI-compatible model; the narration
+says what that model did, and the tour stops at the first prompt the endpoint cannot be
+reached with. A bad argument is refused before the tour starts; Ctrl-C ends it with one line.
 """
 
 import argparse
@@ -18,6 +20,12 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+
+# First, alone: on Python 3.9 the package says, in one line, which version it needs.
+try:
+    import recuris  # noqa: F401
+except ImportError as error:
+    sys.exit(f"error: {error}")
 
 from recuris import (
     AgentSettings,
@@ -37,6 +45,7 @@ from recuris import (
     estimate_tokens,
 )
 from recuris.manager.cli import run_piped
+from recuris.manager.cli_arguments import file_to_write
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.bench.recorder import Recorder, full_history, sections
 from recuris.bench.simulation import simulate, year_plot
@@ -46,7 +55,7 @@ from recuris.core.clock import DAY
 from recuris.core.text import FAILURE_MARKERS
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
-from recuris.llm.llm_http import OpenAICompatibleChat
+from recuris.llm.llm_http import LLMConnectionError, OpenAICompatibleChat
 from recuris.manager.experience import model_on_manager
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
@@ -73,9 +82,16 @@ def glossed(text: str) -> str:
 
 
 class Tour:
-    """What every part of the tour shares: the clock, the memories, the model, and the recorder."""
+    """What every part of the tour shares: the clock, the memories, the model, and the recorder.
 
-    def __init__(self, llm, html: str | None = None) -> None:
+    `model` names a real model in the narration; None means the offline mock, whose choices
+    the narration can foretell.
+    """
+
+    def __init__(self, llm, model: str | None = None) -> None:
+        self.model = model
+        # Whether task B took the other option; part E says so only if it did.
+        self.avoided = False
         self.clock = ManualClock(START)
         self.recorder = Recorder(self.clock)
         self.working = WorkingMemory(WorkingSettings(window_size=6, max_summary_chars=300))
@@ -86,6 +102,10 @@ class Tour:
         self.decay = self.recorder.watch(decay)
         # Every prompt is kept: printed below, and in the HTML trace
         self.llm = self.recorder.wrap(llm)
+
+    def foretold(self, mock: str, real: str) -> str:
+        """Return `mock`, what the mock will do, or `real` for a model whose choice is unknown."""
+        return mock if self.model is None else real
 
     def part(self, letter: str, title: str) -> None:
         print(f"\n=== {letter}. {title}")
@@ -153,7 +173,8 @@ def why_it_ended(run, agent) -> str:
 
 def main(llm=None, reflector=None, html: str | None = None) -> None:
     """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
-    tour = Tour(llm or model_on_manager())
+    named = None if llm is None else getattr(llm, "name", "the one given")
+    tour = Tour(llm or model_on_manager(), named)
     # An old, never-used episode, so the decay cycle below has something stale to forget.
     tour.episodic.add_episode(
         Episode(
@@ -221,11 +242,17 @@ def failure_then_recovery(tour: Tour) -> tuple:
         f"the website answers 提交表单 with {glossed('失败：需要先完成验证码')}, "
         f"anything else with {glossed('ok：页面响应正常')}"
     )
-    tour.say(
-        "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for the "
-        "first subtask not ticked [x], it replies with the first option that no failed step, "
-        "[avoid] experience or pin rules out; FINISH once all are ticked."
-    )
+    if tour.model is None:
+        tour.say(
+            "The model is a mock (PromptFollowingLLM) that decides from the prompt alone: for "
+            "the first subtask not ticked [x], it replies with the first option that no failed "
+            "step, [avoid] experience or pin rules out; FINISH once all are ticked."
+        )
+    else:
+        tour.say(
+            f"The model is {tour.model}: each prompt it is sent and each reply are shown; what "
+            "it chose is told after each task."
+        )
     calls = len(tour.llm.prompts)
     first = agent.run(
         "注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup
@@ -240,7 +267,8 @@ def failure_then_recovery(tour: Tour) -> tuple:
     tour.settle()
 
     tour.clock.advance(2 * DAY)
-    tour.part("B", "A similar task retrieves that episode and avoids the failed path")
+    outcome = tour.foretold("avoids the failed path", "is told which path failed")
+    tour.part("B", f"A similar task retrieves that episode and {outcome}")
     tour.say(f"task: {glossed('再注册一个测试账号')}: the same type, plan and website")
     calls = len(tour.llm.prompts)
     second = agent.run(
@@ -249,14 +277,21 @@ def failure_then_recovery(tour: Tour) -> tuple:
     tour.say(f"-> success={second.success} in {second.steps} steps; the prompt said:", "  ")
     experience = tour.llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
     tour.say(f"{experience.strip()}", "     ")
-    if (
+    tour.avoided = (
         second.success
         and "完成验证码后提交" in second.episode.actions
         and "提交表单" not in second.episode.actions
-    ):
+    )
+    if tour.avoided:
         tour.say(
             "why: at the last subtask the [avoid] line ruled out 提交表单, so the model took "
             "the next option, 完成验证码后提交; with every subtask ticked it replied FINISH.",
+            "     ",
+        )
+    elif "提交表单" in second.episode.actions and "[avoid]" in experience:
+        tour.say(
+            f"why: the model took 提交表单 again, which the [avoid] line ruled out; "
+            f"{why_it_ended(second, agent)}.",
             "     ",
         )
     else:
@@ -434,9 +469,10 @@ def decay_cycle(tour: Tour, first) -> None:
             )
         )
     if first.episode in report.kept and any(e.status == "success" for e in report.forgotten):
+        failure = "the failure that saved task B" if tour.avoided else "the failure B was shown"
         tour.say(
-            "A memory survives by being used, not by being a success: the failure that saved task "
-            "B stays, while the successes no task has needed yet are forgotten."
+            f"A memory survives by being used, not by being a success: {failure} stays, while "
+            "the successes no task has needed yet are forgotten."
         )
     tour.settle(report.audit)
 
@@ -481,11 +517,12 @@ def manager_tour(tour: Tour, reflector) -> None:
             f"{item.id} at level {item.level}" if item else "skipped as trivial (好的 means 'OK')"
         )
         tour.say(f"write({content!r}, {user!r}, level={level!r}) -> {outcome}")
+    procedure = ["run migrations", "set DB_URL", "roll out"]
     manager.write(
         "deploy",
         "ana",
         level="procedural",
-        metadata={"steps": ["run migrations", "set DB_URL", "roll out"], "task_types": ["release"]},
+        metadata={"steps": procedure, "task_types": ["release"]},
     )
     facts = "; ".join(fact.render() for fact in manager.users.get("ana").semantic.current())
     tour.say(f"ana's valid facts: {facts}")
@@ -505,16 +542,20 @@ def manager_tour(tour: Tour, reflector) -> None:
     )
     tour.recorder.settle(manager_tiers(manager, "ana", "bob"), manager.history("ana"))
 
-    tour.part("G", "The agent on the manager follows a recalled procedure")
+    outcome = tour.foretold("follows", "is given")
+    tour.part("G", f"The agent on the manager {outcome} a recalled procedure")
     agent = manager.agent("ana", llm, clock=clock, observer=tour.recorder.observe)
     run = agent.run("ship release 7 to the deploy region", "release", MockEnvironment())
     recalled = llm.prompts[-1].split("## Recalled memory")[1].split("\n\n")[0].splitlines()[1:]
     tour.say("the agent's first prompt recalled:")
     for line in recalled:
         tour.say(f"{line}")
-    tour.say(
-        f"-> success={run.success}; it followed the procedure: {' -> '.join(run.episode.actions)}"
+    followed = (
+        "it followed the procedure"
+        if list(run.episode.actions) == procedure
+        else f"the procedure was {' -> '.join(procedure)}; it did"
     )
+    tour.say(f"-> success={run.success}; {followed}: {' -> '.join(run.episode.actions)}")
     if not run.success:
         tour.say(f"why: {why_it_ended(run, agent)}.", "     ")
     tour.recorder.settle(manager_tiers(manager, "ana", "bob"))
@@ -538,11 +579,11 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
     """H and I: reflection feeds a later task through search_memory; a cycle forgets and merges."""
     clock = tour.clock
     llm = tour.llm
-    tour.part(
-        "H",
-        "Reflection turns a conversation into an insight; a later task asks for it with "
-        "search_memory",
+    outcome = tour.foretold(
+        "turns a conversation into an insight; a later task asks for it",
+        "on a conversation; a later task may ask for its insights",
     )
+    tour.part("H", f"Reflection {outcome} with search_memory")
     reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
     for user, agent_reply in [
         ("Can you check the build?", "The build is green."),
@@ -639,19 +680,45 @@ def http_models(base_url: str, model: str | None) -> tuple["ShowingLLM", "Showin
     return ShowingLLM(decide), ShowingLLM(reflect)
 
 
+class ModelUnreachable(BaseException):
+    """The endpoint could not be reached: the tour stops at the first prompt that found none.
+
+    Not an Exception, on purpose: the agent ends a task as failed on a model's Exception
+    (A2) and reflection keeps it as a failed try (Y2), which is right for one bad reply; but
+    a model that is not there fails every step, and the tour would go on to store "cannot
+    reach ..." as an [avoid] lesson and narrate recoveries that never happened.
+    """
+
+
 class ShowingLLM:
     """Send each prompt to a real endpoint, and show the prompt and the reply."""
 
     def __init__(self, client) -> None:
         self.client = client
         self.prompts = []
+        self.name = f"{client.model} at {client.base_url}"
 
     def __call__(self, prompt: str) -> str:
+        """Return the model's reply; raise ModelUnreachable if the endpoint cannot be reached."""
         self.prompts.append(prompt)
         print("    >>> prompt sent:\n" + "\n".join(f"    | {line}" for line in prompt.splitlines()))
-        reply = self.client(prompt)
+        try:
+            reply = self.client(prompt)
+        except LLMConnectionError as error:
+            raise ModelUnreachable(f"{error}; the tour stopped here") from None
         print(f"    <<< reply: {reply!r}")
         return reply
+
+
+def run_tour(models: tuple, html: str | None) -> int:
+    """Run the tour on `models` (none: the mocks); return 1, having said why, if it stopped."""
+    try:
+        main(*models, html=html)
+    except ModelUnreachable as error:
+        sys.stdout.flush()  # the prompt that could not be sent, before the line that says why
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
@@ -663,8 +730,14 @@ if __name__ == "__main__":
     )
     parser.add_argument("--model", help="the model name the endpoint serves (or set RECURIS_MODEL)")
     parser.add_argument(
-        "--html", metavar="FILE", help="also write the tour as one self-contained HTML trace"
+        "--html",
+        metavar="FILE",
+        type=file_to_write,
+        help="also write the tour as one self-contained HTML trace",
     )
     arguments = parser.parse_args()
-    models = http_models(arguments.llm, arguments.model) if arguments.llm else ()
-    sys.exit(run_piped(lambda: main(*models, html=arguments.html)))
+    try:  # the client checks its URL and model (LM3) here, before the tour starts
+        models = http_models(arguments.llm, arguments.model) if arguments.llm else ()
+    except ValueError as error:
+        parser.error(f"--llm {arguments.llm}: {error}")
+    sys.exit(run_piped(lambda: run_tour(models, arguments.html)))

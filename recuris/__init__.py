@@ -5,6 +5,17 @@ compression, episodic memory, decay, the prompt, the agent (docs/README.md gives
 then search, storage, memory that evolves, and the manager that recalls across layers.
 """
 
+import sys
+
+# Checked before any module is imported: they are written for Python 3.10 (`int | None` in
+# a signature is an error on 3.9). Named as this package's own failure, `python -m recuris`
+# on an older interpreter reports it in one line instead of a traceback.
+if sys.version_info < (3, 10):
+    raise ImportError(
+        f"recuris needs Python 3.10 or newer; this is Python {sys.version.split()[0]}",
+        name=__name__,
+    )
+
 from .core.agent import AgentSettings, RecurisAgent
 from .core.clock import ManualClock
 from .core.compression import StructuredSummarizer

@@ -1,10 +1,14 @@
 """The demo is the main job: it runs offline, the same way every time, and says what it shows."""
 
+import ast
 import html
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -130,8 +134,9 @@ def test_demo_explains_each_outcome_where_it_is_printed():
     assert "A memory survives by being used, not by being a success" in text
 
 
-def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts():
-    """`python agent_demo.py --llm URL --model NAME` sends every prompt over HTTP and prints it."""
+@pytest.fixture(scope="module")
+def over_http() -> tuple[subprocess.CompletedProcess, int]:
+    """The tour run once on a stub endpoint: the process, and how many chat requests it sent."""
     from stub_openai import StubServer
 
     with StubServer() as stub:
@@ -139,10 +144,146 @@ def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts(
         completed = subprocess.run(
             command, cwd=ROOT, capture_output=True, text=True, encoding="utf-8", timeout=120
         )
-        assert completed.returncode == 0, completed.stderr
         sent = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
-    assert completed.stdout.count(">>> prompt sent:") == len(sent) > 20
+    return completed, len(sent)
+
+
+def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts(over_http):
+    """`python agent_demo.py --llm URL --model NAME` sends every prompt over HTTP and prints it."""
+    completed, sent = over_http
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.count(">>> prompt sent:") == sent > 20
     assert "=== K. The state of memory after the tour" in completed.stdout
+
+
+def test_on_a_real_model_the_narration_tells_what_that_model_did(over_http):
+    """`--llm`: the tour names the model in use, and foretells none of its choices: no "mock",
+    no title that says B avoids the failed path before B has run."""
+    out = over_http[0].stdout
+    assert "The model is stub at http://127.0.0.1:" in out and "mock" not in out
+    assert "=== B. A similar task retrieves that episode and is told which path failed" in out
+    assert "=== G. The agent on the manager is given a recalled procedure" in out
+    # The stub decides as the mock does, so what it did is what the narration says it did.
+    assert "why: at the last subtask the [avoid] line ruled out 提交表单" in out
+    assert "it followed the procedure: run migrations -> set DB_URL -> roll out" in out
+
+
+def an_unused_port() -> socket.socket:
+    """A loopback socket bound to a port and not listening: connecting to it is refused."""
+    bound = socket.socket()
+    bound.bind(("127.0.0.1", 0))
+    return bound
+
+
+def test_an_endpoint_that_cannot_be_reached_stops_the_tour_at_once_with_exit_1():
+    """`--llm` to an endpoint nobody listens at: one line on standard error, exit 1, after the
+    first prompt; no task runs on, no "cannot reach" lesson is stored or narrated."""
+    with an_unused_port() as bound:
+        url = f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
+        completed = subprocess.run(
+            [sys.executable, "agent_demo.py", "--llm", url, "--model", "m"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+        )
+    [line] = completed.stderr.splitlines()
+    assert completed.returncode == 1 and line.startswith("error: cannot reach http://127.0.0.1:")
+    assert completed.stdout.count(">>> prompt sent:") == 1
+    assert "=== B." not in completed.stdout and "[avoid]" not in completed.stdout
+
+
+@pytest.mark.parametrize(
+    "arguments, said",
+    [
+        (["--html", "missing/trace.html"], "VA6: there is no folder"),
+        (["--html", "tests"], "VA6: tests is a folder"),
+        (["--llm", "http://127.0.0.1:9/v1"], "LM3: set base_url and model"),
+        (["--llm", "notaurl", "--model", "m"], "LM3: base_url must be an http:// or https:// URL"),
+    ],
+    ids=["html-in-no-folder", "html-a-folder", "llm-without-model", "llm-not-a-url"],
+)
+def test_a_bad_argument_is_one_line_and_exit_2_before_the_tour_starts(arguments, said):
+    """VA6, LM3: a trace that cannot be written or a model the client refuses is said in one
+    error line, exit 2, before the tour prints anything."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("RECURIS_MODEL", "OPENAI_BASE_URL")
+    }
+    completed = subprocess.run(
+        [sys.executable, "agent_demo.py", *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=environment,
+        timeout=60,
+    )
+    errors = [line for line in completed.stderr.splitlines() if "error:" in line]
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert len(errors) == 1 and said in errors[0] and "Traceback" not in completed.stderr
+
+
+@pytest.mark.processes
+def test_ctrl_c_ends_the_tour_with_one_line_and_status_130():
+    """V18: Ctrl-C while the tour waits for a model's reply prints one line and exits 130."""
+    from interrupted import interrupt
+    from stub_openai import StubServer
+
+    with StubServer() as stub:
+        stub.script = [("slow", 60)]  # the first reply never comes in the test's time
+        child = subprocess.Popen(
+            [sys.executable, "agent_demo.py", "--llm", stub.url, "--model", "stub"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        # The request is recorded as it arrives: the tour is then waiting for its reply.
+        while not stub.requests and child.poll() is None:
+            time.sleep(0.01)
+        status, _, err = interrupt(child)
+    assert (status, err) == (130, "interrupted (Ctrl-C)\n")
+
+
+def python_3_9() -> str | None:
+    """Return a Python 3.9 interpreter that runs, on the path or in pyenv, if there is one."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = [shutil.which("python3.9"), *map(str, pyenv.glob("versions/3.9*/bin/python3.9"))]
+    for candidate in filter(None, candidates):
+        # A pyenv shim is on the path even when it has no 3.9 to run: ask the interpreter.
+        asked = [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 9))"]
+        if subprocess.run(asked, capture_output=True, text=True).stdout.strip() == "True":
+            return candidate
+    return None
+
+
+PYTHON_3_9 = python_3_9()
+
+
+@pytest.mark.parametrize("path", ["agent_demo.py", "recuris/__init__.py"])
+def test_what_python_3_9_reads_before_the_version_check_is_python_3_9(path):
+    """The demo and the package parse under Python 3.9's grammar up to their version check."""
+    ast.parse((ROOT / path).read_text(encoding="utf-8"), feature_version=(3, 9))
+
+
+@pytest.mark.skipif(PYTHON_3_9 is None, reason="no python3.9 on this machine")
+@pytest.mark.parametrize("command", [["agent_demo.py"], ["-m", "recuris", "stats"]], ids=" ".join)
+def test_python_3_9_is_told_in_one_line_that_3_10_is_needed(command):
+    """On Python 3.9 the demo and `python -m recuris` say in one line that they need 3.10."""
+    completed = subprocess.run(
+        [PYTHON_3_9, *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+    [line] = completed.stderr.splitlines()
+    assert completed.returncode == 1 and "needs Python 3.10 or newer" in line
 
 
 def test_the_demo_asks_an_http_model_for_one_action_line_at_most():

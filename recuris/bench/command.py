@@ -14,6 +14,9 @@ Invariants:
         that factory makes, named by its spec: the fork kit's factory (tests/factories.py),
         given a fresh, empty folder per conversation; a spec that names no factory exits 1.
     BC4 `locomo --tried` adds a row per ranking of locomo_tried.py, on the in-memory store.
+    BC5 `locomo` given a folder with no `*.json` file, or conversations with no question to
+        measure, says what it looked for and exits 1 before measuring: a table of zeros
+        would read as a result.
 """
 
 import argparse
@@ -42,10 +45,19 @@ def _row(*cells: object) -> None:
 
 
 def _files(paths: list[str]) -> list[Path]:
-    """Expand each directory to its JSON files, sorted; keep files as given."""
+    """Expand each directory to its JSON files, sorted; keep files as given.
+
+    Raises ValueError for a directory that holds no JSON file (BC5).
+    """
     found = []
     for path in map(Path, paths):
-        found += sorted(path.glob("*.json")) if path.is_dir() else [path]
+        inside = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        if not inside:
+            raise ValueError(
+                f"BC5: no LoCoMo conversation in {path}: a folder is read for its *.json files, "
+                "one conversation each (docs/bench/locomo.md says where they come from)"
+            )
+        found += inside
     return found
 
 
@@ -89,6 +101,11 @@ def _locomo(paths: list[str], stores: list[str] = (), tried: bool = False) -> No
     factories = {spec: factory_of(spec) for spec in stores}
     conversations = [locomo.load(path) for path in _files(paths)]
     questions = sum(len(c.questions) for c in conversations)
+    if not questions:
+        raise ValueError(
+            f"BC5: {len(conversations)} conversations and no question to measure: a question "
+            "counts if its category is 1 to 4 and it names evidence turns"
+        )
     print(
         f"LoCoMo retrieval: {len(conversations)} conversations, {questions} questions "
         "(categories 1-4 with evidence)\n"
@@ -441,6 +458,11 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "experience":
         return run_piped(lambda: experience_benchmark.command(arguments))
+    return run_piped(lambda: _measure(arguments))
+
+
+def _measure(arguments: argparse.Namespace) -> int:
+    """Run `locomo` or `speed`; return the exit status, 1 having said why (BC2, BC3, BC5)."""
     try:
         if arguments.command == "locomo":
             _locomo(arguments.paths, arguments.store, arguments.tried)
@@ -448,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
             _speed(arguments.quick, arguments.large)
             sizes = (1_000, 10_000) if arguments.quick else (10_000, 100_000)
             _scale(sizes + ((1_000_000,) if arguments.large else ()), arguments.quiet)
+    except BrokenPipeError:
+        raise  # an OSError, but not a failure: `run_piped` ends the command quietly
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -45,6 +45,7 @@ from ..core.episodic import RetrievalSettings
 from ..core.records import Episode, StageEvent
 from ..core.similarity import JaccardScorer, Scorer
 from ..core.text import estimate_tokens, normalize
+from ..manager.cli_arguments import file_to_write
 from ..manager.experience import model_on_manager
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..retrieval.scoring import BM25Scorer
@@ -635,7 +636,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the experience benchmark's arguments to a parser."""
     parser.add_argument("tasks", nargs="?", default=str(BUILT_IN), help="a task file (JSON)")
     parser.add_argument("--json", action="store_true", help="print the figures as one object")
-    parser.add_argument("--svg", metavar="FILE", help="draw the learning curve and forgetting")
+    parser.add_argument(
+        "--svg",
+        metavar="FILE",
+        type=file_to_write,
+        help="draw the learning curve and forgetting",
+    )
     parser.add_argument("--quick", action="store_true", help=f"the first {QUICK_DAYS} days only")
     parser.add_argument(
         "--tried", action="store_true", help="also run the changes to the product tried"
@@ -645,7 +651,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(arguments: argparse.Namespace) -> int:
-    """Run the benchmark with parsed arguments; return the exit status (1 for a bad file)."""
+    """Run the benchmark with parsed arguments; return the exit status (1 for a bad file,
+    2 for a URL or model the client refuses, said before the stream starts)."""
     try:
         suite = load(arguments.tasks)
     except (OSError, ValueError) as error:
@@ -658,6 +665,12 @@ def command(arguments: argparse.Namespace) -> int:
 
         def factory():
             return OpenAICompatibleChat(arguments.llm, arguments.model, max_tokens=64)
+
+        try:  # one client made now, so that a bad URL or model (LM3) is said before the stream
+            factory()
+        except ValueError as error:
+            print(f"error: --llm {arguments.llm}: {error}", file=sys.stderr)
+            return 2
 
     horizon = forgetting_horizon()
     conditions = CONDITIONS + (tried() if arguments.tried else ())

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager, DecaySettings
 from ..manager.cli import run_piped
+from ..manager.cli_arguments import file_to_write
 from ..manager.manager import MemoryManager
 from ..storage.memory_store import InMemoryStore
 from .svg import Reference, Series, line_plot
@@ -146,7 +147,10 @@ def main(argv: list[str] | None = None) -> None:
     """Print the simulated year: size by day, plateau, what survived; `--svg` plots it."""
     parser = argparse.ArgumentParser(prog="python -m recuris.simulation", description=main.__doc__)
     parser.add_argument(
-        "--svg", metavar="FILE", help="also write the store size by day as an SVG plot"
+        "--svg",
+        metavar="FILE",
+        type=file_to_write,
+        help="also write the store size by day as an SVG plot",
     )
     arguments = parser.parse_args(argv)
     result = simulate()

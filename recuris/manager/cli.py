@@ -55,6 +55,9 @@ Invariants:
     V17 on a damaged file a reading command prints what it could read, names on standard
         error what it could not, and exits 1; `stats` reads its parts (users, items, audit
         records, integrity check) one by one, so that one damaged part hides no other.
+    V18 Ctrl-C ends a command run through `run_piped` (this command line, the demo, the
+        benchmarks, the simulation) with one line on standard error and exit status 130, as
+        a shell reports an interrupted command; an `import` it stops is undone (V3, V8).
 """
 
 import json
@@ -79,6 +82,7 @@ from .manager import log as recall_log
 __all__ = ["main", "run_piped"]
 
 AUDIT_FIELDS = ("item_id", "operation", "reason", "at", "weight", "user_id")
+INTERRUPTED = 130  # 128 + SIGINT (V18)
 
 
 class UsageError(Exception):
@@ -416,10 +420,14 @@ def _in_words(error: Exception, arguments) -> str:
 
 def run_piped(command: Callable[[], int | None]) -> int:
     """Run `command` and return its exit status; 0, silently, if standard output's reader
-    closed the pipe early (`| head`), as Unix tools end."""
+    closed the pipe early (`| head`), as Unix tools end; 130, with one line, on Ctrl-C (V18)."""
     try:
         status = command()
         sys.stdout.flush()  # inside the try: the last lines may meet the closed pipe here
+    except KeyboardInterrupt:
+        # One line: a traceback would only show where the work happened to be.
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:
         # Standard output goes to the null device, so that the interpreter's last flush finds
         # nothing to write and says nothing.

@@ -15,6 +15,13 @@ Invariants:
     VA4 `--at` reads epoch seconds or an ISO 8601 time (UTC unless it gives an offset): one
         moment, however it is written, is one recall clock for `search`.
     VA5 every command takes `--json`.
+    VA6 a path is checked before any work starts, each a usage error (exit 2): `--db` must not
+        be a folder; `import`'s FILE must be a file (or `-`); the folder of the database an
+        `import` creates must exist; a file a command writes (`file_to_write`: the demo's
+        `--html`, the benchmarks' and the simulation's `--svg`) must not be a folder, and its
+        folder must exist.
+    VA7 `search` refuses, as usage errors, a query in which the tokenizer finds no word and
+        an `--at` outside the clock's range, ±MAX_TIME seconds (I4).
 """
 
 from __future__ import annotations
@@ -24,10 +31,19 @@ import math
 import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 
-from ..storage.item import LEVELS
+from ..core.text import tokenize
+from ..storage.item import LEVELS, MAX_TIME
 
-__all__ = ["parse", "parser", "READING", "ENVIRONMENT_DATABASE", "MAX_LINE_BYTES"]
+__all__ = [
+    "parse",
+    "parser",
+    "file_to_write",
+    "READING",
+    "ENVIRONMENT_DATABASE",
+    "MAX_LINE_BYTES",
+]
 
 ENVIRONMENT_DATABASE = "RECURIS_DB"
 READING = ("stats", "list", "search", "history", "export")
@@ -64,11 +80,16 @@ def seconds(text: str) -> float:
 
 
 def moment(text: str) -> float:
-    """Return a time as epoch seconds: a number, or ISO 8601 (UTC without an offset) (VA2)."""
+    """Return a time as epoch seconds: a number, or ISO 8601 (UTC without an offset) (VA2, VA7)."""
     try:
-        return seconds(text)
+        value = seconds(text)
     except argparse.ArgumentTypeError:
-        pass
+        value = _iso_seconds(text)
+    return _on_the_clock(text, value)
+
+
+def _iso_seconds(text: str) -> float:
+    """Return an ISO 8601 time as epoch seconds, UTC without an offset (VA4)."""
     try:  # Python 3.10's fromisoformat does not read the "Z" suffix; it means +00:00
         when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:
@@ -76,6 +97,27 @@ def moment(text: str) -> float:
             f"not epoch seconds or an ISO 8601 time: {text!r}"
         ) from None
     return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _on_the_clock(text: str, value: float) -> float:
+    """Return value if a clock may read it, or refuse it as a usage error (VA7)."""
+    if not -MAX_TIME <= value <= MAX_TIME:
+        raise argparse.ArgumentTypeError(
+            f"VA7: {text!r} is outside the clock's range, ±{MAX_TIME:g} seconds (I4)"
+        )
+    return value
+
+
+def file_to_write(text: str) -> str:
+    """Return the path of a file to write, or refuse it: a folder, or in none (VA6)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"VA6: {text} is a folder; name a file in it")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"VA6: there is no folder {str(path.parent)!r} to write {text} in"
+        )
+    return text
 
 
 def _shared(suppress: bool) -> argparse.ArgumentParser:
@@ -178,4 +220,33 @@ def parse(argv: list[str] | None, environ: Mapping[str, str] | None = None) -> a
     arguments.db = arguments.db or environ.get(ENVIRONMENT_DATABASE) or None
     if arguments.db is None:
         grammar.error(f"no database: give --db FILE or set {ENVIRONMENT_DATABASE}")
+    problem = _path_problem(arguments) or _query_problem(arguments)
+    if problem:
+        grammar.error(problem)
     return arguments
+
+
+def _path_problem(arguments: argparse.Namespace) -> str | None:
+    """Say what is wrong with a path the command line names, before it is opened (VA6)."""
+    database = Path(arguments.db)
+    if database.is_dir():
+        return f"VA6: --db {arguments.db} is a folder, not a database file"
+    if arguments.command != "import":
+        return None
+    if not database.parent.is_dir():
+        folder = str(database.parent)
+        return f"VA6: --db {arguments.db}: there is no folder {folder!r} to create it in"
+    if arguments.file == "-":
+        return None
+    if Path(arguments.file).is_dir():
+        return f"VA6: import {arguments.file}: a folder, not a JSON Lines file"
+    if not Path(arguments.file).exists():
+        return f"VA6: import {arguments.file}: no such file"
+    return None
+
+
+def _query_problem(arguments: argparse.Namespace) -> str | None:
+    """Say why a search query cannot find anything, if it cannot (VA7)."""
+    if arguments.command == "search" and not tokenize(arguments.query):
+        return f"VA7: the query {arguments.query!r} has no word to search for"
+    return None

@@ -1,9 +1,10 @@
 """Example tests for recuris.bench.command: `python
--m recuris.bench` on a LoCoMo fixture (BC1, BC2)."""
+-m recuris.bench` on a LoCoMo fixture (BC1-BC5)."""
 
 import json
 
 import pytest
+from interrupted import interrupted_reading
 from locomo_conversation import CONVERSATION
 
 from recuris import bench
@@ -55,3 +56,30 @@ def test_a_store_spec_that_names_no_factory_exits_1_naming_it(path, capsys, spec
     """BC3: a `--store` spec that names no factory exits 1, its message naming the spec."""
     assert bench.main(["locomo", str(path), "--store", spec]) == 1
     assert f"--store={spec!r}" in capsys.readouterr().err
+
+
+def test_a_folder_without_conversations_exits_1_saying_what_it_looked_for(tmp_path, capsys):
+    """BC5: `locomo FOLDER` with no *.json file in it exits 1, naming the folder and the
+    files it looked for, and prints no table."""
+    assert bench.main(["locomo", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert f"BC5: no LoCoMo conversation in {tmp_path}" in captured.err
+    assert "*.json" in captured.err and captured.out == ""
+
+
+def test_conversations_without_a_question_to_measure_exit_1(tmp_path, capsys):
+    """BC5: conversations none of whose questions can be measured exit 1, printing no table."""
+    path = tmp_path / "no-questions.json"
+    path.write_text(json.dumps({**CONVERSATION, "qa": []}), encoding="utf-8")
+    assert bench.main(["locomo", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "BC5: 1 conversations and no question to measure" in captured.err
+    assert captured.out == ""
+
+
+@pytest.mark.processes
+def test_ctrl_c_ends_the_benchmark_with_one_line_and_status_130(tmp_path):
+    """V18: Ctrl-C while `python -m recuris.bench locomo` reads its input is one line, 130."""
+    fifo = tmp_path / "conversation.json"
+    status, out, err = interrupted_reading(fifo, "-m", "recuris.bench", "locomo", str(fifo))
+    assert (status, out, err) == (130, "", "interrupted (Ctrl-C)\n")

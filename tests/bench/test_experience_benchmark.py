@@ -7,6 +7,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
+from recuris.bench import experience_benchmark
 from recuris.bench.command import main as bench_main
 from recuris.bench.experience_benchmark import (
     CONDITIONS,
@@ -184,6 +185,28 @@ def test_the_command_is_registered_and_refuses_a_bad_file(tmp_path, capsys):
     path.write_text(json.dumps(data), encoding="utf-8")
     assert bench_main(["experience", str(path)]) == 1
     assert "families[1].plan: must not be empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["missing/out.svg", "."])
+def test_an_svg_that_cannot_be_written_is_refused_before_the_stream_runs(
+    tmp_path, capsys, monkeypatch, where
+):
+    """VA6: `experience --svg` into a missing folder or onto a folder exits 2, running nothing."""
+    ran = []
+    monkeypatch.setattr(experience_benchmark, "run", lambda *arguments: ran.append(arguments))
+    with pytest.raises(SystemExit) as exit:
+        bench_main(["experience", "--quick", "--svg", str(tmp_path / where)])
+    assert exit.value.code == 2 and ran == []
+    assert "VA6" in capsys.readouterr().err
+
+
+def test_a_url_the_client_refuses_exits_2_before_the_stream_runs(capsys, monkeypatch):
+    """LM3: `experience --llm` with a URL that is not one exits 2, one line, running nothing."""
+    ran = []
+    monkeypatch.setattr(experience_benchmark, "run", lambda *arguments: ran.append(arguments))
+    assert bench_main(["experience", "--quick", "--llm", "notaurl", "--model", "m"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert ran == [] and line.startswith("error: --llm notaurl: LM3:")
 
 
 def test_the_command_prints_the_table_for_a_task_file(tmp_path, capsys):

@@ -2,6 +2,8 @@
 
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from recuris.bench import simulation
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -56,3 +58,16 @@ def test_the_year_plot_has_a_tick_above_its_peak_and_whole_days():
     }
     assert max(ticks["y-tick"]) > max(report.sizes)
     assert ticks["x-tick"] and all(tick == int(tick) for tick in ticks["x-tick"])
+
+
+@pytest.mark.parametrize("where", ["missing/year.svg", "."])
+def test_an_svg_that_cannot_be_written_is_refused_before_the_year_is_simulated(
+    tmp_path, monkeypatch, capsys, where
+):
+    """VA6: `--svg` into a missing folder or onto a folder exits 2 before anything is simulated."""
+    simulated = []
+    monkeypatch.setattr(simulation, "simulate", lambda: simulated.append(1))
+    with pytest.raises(SystemExit) as exit:
+        simulation.main(["--svg", str(tmp_path / where)])
+    assert exit.value.code == 2 and simulated == []
+    assert "VA6" in capsys.readouterr().err

@@ -21,9 +21,10 @@ from databases import (
     empty,
     future_version,
 )
+from interrupted import interrupted_reading
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
-from recuris.manager.cli import main
+from recuris.manager.cli import main, run_piped
 from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -666,3 +667,40 @@ def test_stats_says_whether_an_erasure_is_pending(database, capsys):
     assert "erasures pending (SE2): 1" in cli("--db", str(database), "stats")[1]
     SQLiteStore(database).close()
     assert "erasures pending (SE2): 0" in cli("--db", str(database), "stats")[1]
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(capsys):
+    """V18: a KeyboardInterrupt in a command run through run_piped is one line and 130."""
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    assert run_piped(interrupted) == 130
+    assert capsys.readouterr().err == "interrupted (Ctrl-C)\n"
+
+
+@pytest.mark.processes
+def test_ctrl_c_during_an_import_says_one_line_exits_130_and_leaves_no_database(tmp_path):
+    """V18, V8: Ctrl-C while `import` reads its file prints one line, exits 130, creates nothing."""
+    fifo = tmp_path / "lines.fifo"
+    database = tmp_path / "new.db"
+    status, out, err = interrupted_reading(
+        fifo, "-m", "recuris", "import", str(fifo), "--db", str(database)
+    )
+    assert (status, out, err) == (130, "", "interrupted (Ctrl-C)\n")
+    assert not database.exists()
+
+
+@pytest.mark.parametrize("name", ["missing.jsonl", "folder"])
+def test_an_import_of_a_missing_file_or_a_folder_exits_2_and_creates_nothing(tmp_path, name):
+    """V2, VA6: `import` of a FILE that is missing or a folder is one usage error, exit 2."""
+    (tmp_path / "folder").mkdir()
+    completed = shell("import", str(tmp_path / name), "--db", str(tmp_path / "new.db"))
+    assert completed.returncode == 2 and "error: VA6: import" in completed.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]
+
+
+def test_stats_on_a_folder_says_it_is_a_folder(tmp_path):
+    """VA6: `stats --db FOLDER` says the database named is a folder, exit 2, not "no database"."""
+    completed = shell("stats", "--db", str(tmp_path))
+    assert completed.returncode == 2 and f"--db {tmp_path} is a folder" in completed.stderr

@@ -1,10 +1,18 @@
-"""Example tests for recuris.manager.cli_arguments: the command line's grammar (VA1-VA4)."""
+"""Example tests for recuris.manager.cli_arguments: the command line's grammar (VA1-VA7)."""
 
 import argparse
 
 import pytest
 
-from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE, moment, parse, parser, seconds
+from recuris.manager.cli_arguments import (
+    ENVIRONMENT_DATABASE,
+    file_to_write,
+    moment,
+    parse,
+    parser,
+    seconds,
+)
+from recuris.storage.item import MAX_TIME
 
 
 def every_action():
@@ -88,3 +96,54 @@ def test_import_reads_its_own_options_and_refuses_a_cap_below_1(capsys):
     with pytest.raises(SystemExit) as exit:
         parse(["import", "-", "--max-line-bytes", "0"], {"RECURIS_DB": "m.db"})
     assert exit.value.code == 2 and "--max-line-bytes" in capsys.readouterr().err
+
+
+def refused(argv: list[str], capsys) -> str:
+    """Parse argv, which must be refused as a usage error; return the error line."""
+    with pytest.raises(SystemExit) as exit:
+        parse(argv, {})
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert exit.value.code == 2
+    return line
+
+
+@pytest.mark.parametrize("command", [["stats"], ["list", "--user", "ana"], ["import", "-"]])
+def test_a_database_that_is_a_folder_is_a_usage_error(tmp_path, capsys, command):
+    """VA6: `--db` naming a folder exits 2, saying it is a folder, for reading and writing alike."""
+    line = refused([*command, "--db", str(tmp_path)], capsys)
+    assert f"VA6: --db {tmp_path} is a folder" in line
+
+
+def test_an_import_into_a_folder_that_does_not_exist_is_a_usage_error(tmp_path, capsys):
+    """VA6: `import` exits 2 when the database it would create has no folder to be created in."""
+    line = refused(["import", "-", "--db", str(tmp_path / "missing" / "x.db")], capsys)
+    assert "VA6:" in line and "there is no folder" in line
+
+
+@pytest.mark.parametrize("name, said", [("missing.jsonl", "no such file"), (".", "a folder")])
+def test_an_import_file_missing_or_a_folder_is_the_same_usage_error(tmp_path, capsys, name, said):
+    """VA6: `import FILE` exits 2 alike for a FILE that does not exist and for a folder."""
+    line = refused(["import", str(tmp_path / name), "--db", str(tmp_path / "m.db")], capsys)
+    assert "VA6: import" in line and said in line
+
+
+def test_a_file_to_write_must_be_in_a_folder_and_not_be_one(tmp_path):
+    """VA6: `file_to_write` refuses a folder and a file in a folder that does not exist."""
+    assert file_to_write(str(tmp_path / "plot.svg")) == str(tmp_path / "plot.svg")
+    for bad in (tmp_path, tmp_path / "missing" / "plot.svg"):
+        with pytest.raises(argparse.ArgumentTypeError, match="VA6"):
+            file_to_write(str(bad))
+
+
+@pytest.mark.parametrize("text", [f"{MAX_TIME * 10:.0f}", "99999999999999999"])
+def test_a_search_time_outside_the_clocks_range_is_a_usage_error(text, capsys):
+    """VA7: an `--at` beyond ±MAX_TIME, which no clock may read (I4), exits 2, naming the range."""
+    line = refused(["search", "x", "--user", "ana", "--at", text, "--db", "m.db"], capsys)
+    assert "VA7" in line and "outside the clock's range" in line
+
+
+@pytest.mark.parametrize("query", ["", "  ", "?!"])
+def test_a_search_query_without_a_word_is_a_usage_error(query, capsys):
+    """VA7: a query in which the tokenizer finds no word exits 2, not 0 with "nothing found"."""
+    line = refused(["search", query, "--user", "ana", "--db", "m.db"], capsys)
+    assert "VA7" in line and "no word to search for" in line

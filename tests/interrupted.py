@@ -1,0 +1,53 @@
+"""Ctrl-C sent to a command at a moment it is known to be working, never on a timer (V18).
+
+`interrupted_reading` starts `python ARGUMENTS`, whose arguments name `fifo` as an input:
+opening a FIFO for reading waits for a writer, so once this side's open succeeds the child
+is inside its command, past start-up, waiting for its first line. SIGINT then lands where
+Ctrl-C would, in the middle of the work.
+"""
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def interrupt(child: subprocess.Popen) -> tuple[int, str, str]:
+    """Send SIGINT, as Ctrl-C does; return the exit status, standard output and error."""
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    return child.returncode, out, err
+
+
+def interrupted_reading(fifo: Path, *arguments: str) -> tuple[int, str, str]:
+    """Run `python ARGUMENTS`, interrupt it while it reads `fifo`; return what `interrupt` does."""
+    os.mkfifo(fifo)
+    child = subprocess.Popen(
+        [sys.executable, *arguments],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    while True:
+        try:
+            # Without a reader, a non-blocking open for writing fails (ENXIO): a child that
+            # died before reading is seen, instead of waited for forever.
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as error:
+            if error.errno != errno.ENXIO:
+                raise
+            if child.poll() is not None:
+                raise AssertionError(f"the child ended before reading: {child.communicate()}")
+            time.sleep(0.01)
+    try:
+        return interrupt(child)
+    finally:
+        os.close(writer)
