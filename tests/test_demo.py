@@ -256,7 +256,8 @@ def python_3_9() -> str | None:
     for candidate in filter(None, candidates):
         # A pyenv shim is on the path even when it has no 3.9 to run: ask the interpreter.
         asked = [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 9))"]
-        if subprocess.run(asked, capture_output=True, text=True).stdout.strip() == "True":
+        found = subprocess.run(asked, capture_output=True, text=True, timeout=60)
+        if found.stdout.strip() == "True":
             return candidate
     return None
 

@@ -142,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m recuris",
         parents=[_shared(False)],
         description="Inspect and maintain a recuris SQLite database. Exit status: 0 done, "
-        "1 the database or the input is bad, 2 the command line is bad.",
+        "1 the database or the input is bad, 2 the command line is bad, 130 interrupted.",
         epilog=f"--db and --timeout may be written before or after the command; without --db, "
         f"the {ENVIRONMENT_DATABASE} environment variable names the database.",
     )
