@@ -143,7 +143,9 @@ def main(argv: list[str] | None = None, environ: dict | None = None) -> int:
     try:
         manager = _opened(database, arguments.timeout)
     except (StoreError, OSError, ValueError, sqlite3.Error) as error:
-        print(f"error: MC4: {database}: {error}", file=sys.stderr)
+        # The store's own message names the file already; a lower layer's does not.
+        named = str(error) if database in str(error) else f"{database}: {error}"
+        print(f"error: MC4: {named}", file=sys.stderr)
         if server is not None:
             server.server_close()
         return 1

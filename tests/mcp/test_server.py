@@ -148,6 +148,16 @@ def test_a_database_that_cannot_be_opened_exits_1_in_one_line(tmp_path):
     assert errors.count(b"\n") == 1
 
 
+def test_a_file_that_is_no_database_is_named_once_in_its_one_line(tmp_path):
+    """MC4: a --db file that is not a database: exit 1, one line naming the file once."""
+    (tmp_path / "other.db").write_bytes(b"not a database, only text")
+    status, rest, errors = PipeClient(tmp_path / "other.db").close()
+    assert (status, rest) == (1, b"")
+    assert errors.decode().startswith("error: MC4: ")
+    assert errors.decode().count(str(tmp_path / "other.db")) == 1
+    assert errors.count(b"\n") == 1
+
+
 @contextmanager
 def unwritable(path: Path):
     """Keep a file that this user's processes can read but not write while the block runs."""
