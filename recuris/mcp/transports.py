@@ -18,8 +18,9 @@ Invariants:
         a body declared longer (413) or undeclared (411) before reading it.
     TP3 DNS rebinding: on loopback, a request whose Host is not a loopback name or address
         (`is_loopback`, the test that lets the server bind), or whose Origin (when sent) is
-        not a loopback origin, is refused with 403 before its body is
-        read; with `allow_remote`, an Origin must be the origin the Host names.
+        not a loopback origin (an Origin that is no URL, `http://[::1`, is none), is refused
+        with 403 before its body is read; with `allow_remote`, an Origin must be the origin
+        the Host names.
     TP4 with tokens, every request carries `Authorization: Bearer TOKEN` of the tokens
         file, which names exactly one user; any other gets 401 before its body is read.
         Each session is bound to the user that opened it: another user's token, or a
@@ -31,27 +32,38 @@ Invariants:
         session, and GET (a stream the server never opens) is 405.
     TP7 a session opens only when `initialize`, sent as a request, succeeds: a failed one,
         or one sent as a notification, leaves no session and returns no Mcp-Session-Id.
-    TP8 a connection that sends nothing for the endpoint's `timeout` (TIMEOUT_SECONDS) is
-        closed: a client that sends part of a request holds a thread that long at most.
+    TP8 a request arrives whole, headers and body, within the endpoint's `timeout`
+        (TIMEOUT_SECONDS) of the server starting to wait for it (its connection accepted, or
+        its last answer sent), or its connection is closed unanswered: a client that sends
+        a request however slowly, a byte at a time, holds a thread that long at most. The
+        token is checked as soon as the headers are in (TP4). A connection its client
+        resets ends quietly, with no traceback.
+    TP9 at most `max_connections` (MAX_CONNECTIONS) connections are open, and at most
+        `max_connections_per_address` (MAX_CONNECTIONS_PER_ADDRESS) from one address. A
+        connection past a cap closes the oldest connection still waiting for its request:
+        one of its own address past that address's cap, else one of the address holding the
+        most. When every connection is being answered, the new one is closed unanswered.
 """
 
 from __future__ import annotations
 
 import hmac
+import io
 import ipaddress
 import json
 import logging
 import secrets
 import socket
 import threading
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import BinaryIO
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
-from ..core.validation import require_number
+from ..core.validation import require_count, require_number
 from .session import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
@@ -63,15 +75,29 @@ from .session import (
     parse,
 )
 
-__all__ = ["serve_stdio", "serve_http", "Endpoint", "Tokens", "is_loopback", "MAX_SESSIONS"]
+__all__ = [
+    "serve_stdio",
+    "serve_http",
+    "Endpoint",
+    "Tokens",
+    "is_loopback",
+    "MAX_SESSIONS",
+    "MAX_CONNECTIONS",
+    "MAX_CONNECTIONS_PER_ADDRESS",
+]
 
 log = logging.getLogger("recuris.mcp.transports")
 
 MAX_SESSIONS = 1_000  # open HTTP sessions of one user; their oldest closes first past it (TP6)
 MIN_TOKEN_CHARS = 16  # a shorter token is guessed too soon to guard a memory
-# A client silent this long mid-request loses its connection (TP8): a tool call is answered
-# in well under a second, and a client waits for its answer, not the other way round.
+# A request not in whole this long after the server began to wait for it loses its connection
+# (TP8): a message is at most a megabyte, which a client sends in well under a second, and a
+# client waits for its answer, not the other way round.
 TIMEOUT_SECONDS = 30.0
+# Open connections (TP9). A client holds one or two at a time, and one machine runs a handful
+# of agents; every agent on this machine shares the loopback address, so its cap is theirs.
+MAX_CONNECTIONS = 128
+MAX_CONNECTIONS_PER_ADDRESS = 32
 PATH = "/mcp"
 _CHUNK = 65_536  # how much of an over-long line stdio skips at a time
 _CLOSE = {"Connection": "close"}
@@ -155,8 +181,9 @@ class Endpoint:
     """What the HTTP server serves: who may call it, and each open session (TP3-TP6).
 
     `open_session(user)` makes a fresh Session for the user. Without `tokens` every
-    request is `user`'s; with them, the token names the user. A connection silent for
-    `timeout` seconds is closed (TP8).
+    request is `user`'s; with them, the token names the user. A request not in whole
+    `timeout` seconds after the server began to wait for it loses its connection (TP8);
+    `max_connections` and `max_connections_per_address` cap the open connections (TP9).
     """
 
     def __init__(
@@ -167,8 +194,12 @@ class Endpoint:
         tokens: Tokens | None = None,
         allow_remote: bool = False,
         timeout: float = TIMEOUT_SECONDS,
+        max_connections: int = MAX_CONNECTIONS,
+        max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS,
     ) -> None:
         require_number("TP8: timeout", timeout, 0, above_minimum=True)
+        require_count("TP9: max_connections", max_connections, 1)
+        require_count("TP9: max_connections_per_address", max_connections_per_address, 1)
         if (user is None) == (tokens is None):
             raise ValueError("TP4: give a user or tokens, not both")
         if allow_remote and tokens is None:
@@ -178,6 +209,8 @@ class Endpoint:
         self.tokens = tokens
         self.allow_remote = allow_remote
         self.timeout = timeout
+        self.max_connections = max_connections
+        self.max_connections_per_address = max_connections_per_address
         self.sessions: OrderedDict[str, tuple[str, Session, threading.Lock]] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -210,10 +243,121 @@ class Endpoint:
 
 
 def _name_of(netloc: str) -> str | None:
+    parts = _parts_of(f"//{netloc}")
+    return None if parts is None else parts.hostname
+
+
+def _parts_of(url: str) -> SplitResult | None:
+    """Return a URL's parts, or None for text that is no URL (`http://[::1`) (TP3)."""
     try:
-        return urlsplit(f"//{netloc}").hostname
+        return urlsplit(url)
     except ValueError:
         return None
+
+
+class _Connection:
+    """One accepted connection: its address, and whether its request is still arriving."""
+
+    def __init__(self, client: socket.socket, address: str, deadline: float) -> None:
+        self.client = client
+        self.address = address
+        self.deadline = deadline  # on the monotonic clock: its request's whole arrival (TP8)
+        self.arriving = True
+        self.closed = False  # closed by a newer connection, to make room (TP9)
+
+
+class _Connections:
+    """A server's open connections, oldest first, within its endpoint's caps (TP9)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.open: OrderedDict[socket.socket, _Connection] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def admit(self, client: socket.socket, address: str) -> bool:
+        """Keep a new connection, closing a waiting one if a cap is reached; or refuse it."""
+        with self.lock:
+            if not self._make_room(address):
+                return False
+            deadline = time.monotonic() + self.endpoint.timeout
+            self.open[client] = _Connection(client, address, deadline)
+            return True
+
+    def _make_room(self, address: str) -> bool:
+        """Close the waiting connection TP9 names if a cap is reached; return if there is room."""
+        counted = Counter(
+            connection.address for connection in self.open.values() if not connection.closed
+        )
+        waiting = [
+            connection
+            for connection in self.open.values()
+            if connection.arriving and not connection.closed
+        ]
+        if counted[address] >= self.endpoint.max_connections_per_address:
+            waiting = [connection for connection in waiting if connection.address == address]
+        elif counted.total() < self.endpoint.max_connections:
+            return True
+        if not waiting:
+            return False
+        # `min` keeps the first of equals, and `open` is oldest first.
+        oldest = min(waiting, key=lambda connection: -counted[connection.address])
+        oldest.closed = True
+        try:
+            # Shutting down reading wakes its thread out of `recv`; its answer, if it was
+            # refusing the request, can still be written.
+            oldest.client.shutdown(socket.SHUT_RD)
+        except OSError:
+            pass  # already closed by its client
+        return True
+
+    def of(self, client: socket.socket) -> _Connection:
+        """Return the connection kept for this socket."""
+        with self.lock:
+            return self.open[client]
+
+    def wait(self, connection: _Connection) -> None:
+        """Start waiting for the connection's next request: its arrival has `timeout` (TP8)."""
+        with self.lock:
+            if not connection.arriving:
+                connection.deadline = time.monotonic() + self.endpoint.timeout
+                connection.arriving = True
+
+    def arrived(self, connection: _Connection) -> None:
+        """Mark the connection's request as in: from now it is answered, never closed (TP9).
+
+        Raises TimeoutError if a newer connection closed it first.
+        """
+        with self.lock:
+            if connection.closed:
+                raise TimeoutError("TP9: closed to make room for a newer connection")
+            connection.arriving = False
+
+    def release(self, client: socket.socket) -> None:
+        """Forget a connection that ended."""
+        with self.lock:
+            self.open.pop(client, None)
+
+
+class _Arrival(io.RawIOBase):
+    """A connection's bytes, read until its request's deadline (TP8) or its closing (TP9)."""
+
+    def __init__(self, connection: _Connection) -> None:
+        super().__init__()
+        self.connection = connection
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        connection = self.connection
+        left = connection.deadline - time.monotonic()
+        if connection.closed or left <= 0:
+            raise TimeoutError("TP8: the request did not arrive whole within the timeout")
+        connection.client.settimeout(left)
+        received = connection.client.recv_into(buffer)
+        if connection.closed:
+            raise TimeoutError("TP9: closed to make room for a newer connection")
+        return received
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -223,8 +367,33 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "recuris-mcp"
 
     def setup(self) -> None:
-        self.timeout = self.server.endpoint.timeout  # set on the connection's socket (TP8)
+        self.timeout = self.server.endpoint.timeout  # bounds each write of an answer
         super().setup()
+        self.arrival = self.server.connections.of(self.request)
+        # Each read waits at most until the request's deadline, so that a client sending a
+        # byte at a time cannot stretch the arrival by a timeout per byte (TP8).
+        self.rfile = io.BufferedReader(_Arrival(self.arrival))
+
+    def handle_one_request(self) -> None:
+        # A read timed out, or closed to make room, raises TimeoutError, which the base
+        # class answers by closing the connection (TP8, TP9).
+        self.server.connections.wait(self.arrival)
+        try:
+            super().handle_one_request()
+        except ConnectionError as error:
+            # A client that reset its connection is gone: there is no one to answer, and a
+            # traceback for each of a flood of them would bury standard error.
+            log.debug("%s %r", self.address_string(), error)
+            self.close_connection = True
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._arrived()  # every answer, and every refusal, starts here
+        super().send_response(code, message)
+
+    def _arrived(self) -> None:
+        """End the request's arrival: it is answered now, and its writes get the timeout."""
+        self.server.connections.arrived(self.arrival)
+        self.connection.settimeout(self.timeout)
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
         log.debug("%s %s", self.address_string(), format % args)
@@ -249,6 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
+        self._arrived()  # before its work is done, so that no newer connection closes it
         message, unreadable = parse(body)  # read once, here
         version = self.headers.get("MCP-Protocol-Version")
         opening = message is not None and message.get("method") == "initialize"
@@ -289,10 +459,14 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         host = self.headers.get("Host", "")
         origin = self.headers.get("Origin")
+        sent = None if origin is None else _parts_of(origin)
         if endpoint.allow_remote:
-            foreign = origin is not None and urlsplit(origin).netloc.lower() != host.lower()
+            matches = sent is not None and sent.netloc.lower() == host.lower()
+            foreign = origin is not None and not matches
         else:
-            names = [_name_of(host)] + ([urlsplit(origin).hostname] if origin is not None else [])
+            names = [_name_of(host)]
+            if origin is not None:
+                names.append(None if sent is None else sent.hostname)
             foreign = not all(name is not None and is_loopback(name) for name in names)
         if foreign:
             self._refuse(403, "Host or Origin is not this server's: refused (DNS rebinding)")
@@ -353,6 +527,18 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a client that keeps its connection open never holds up shutdown
+    # Connections waiting to be accepted: a burst past the caps is accepted and then meets
+    # them (TP9), rather than filling a short queue whose overflow the kernel drops unseen,
+    # each new client then retrying after a second or more.
+    request_queue_size = MAX_CONNECTIONS
+
+    def verify_request(self, request: socket.socket, client_address: tuple) -> bool:
+        # Here, before its thread starts, so that the caps bound the threads too (TP9).
+        return self.connections.admit(request, client_address[0])
+
+    def shutdown_request(self, request: socket.socket) -> None:
+        self.connections.release(request)
+        super().shutdown_request(request)
 
 
 class _ServerIPv6(_Server):
@@ -370,4 +556,5 @@ def serve_http(endpoint: Endpoint, host: str, port: int) -> ThreadingHTTPServer:
     kind = _ServerIPv6 if ":" in host else _Server
     server = kind((host, port), _Handler)
     server.endpoint = endpoint
+    server.connections = _Connections(endpoint)
     return server

@@ -3,11 +3,15 @@
 import http.client
 import io
 import json
+import select
 import socket
+import struct
+import subprocess
+import sys
 import threading
 
 import pytest
-from mcp_client import call, initialize, request
+from mcp_client import ROOT, call, initialize, request
 from outages import Outage
 
 from recuris import MemoryManager
@@ -285,3 +289,212 @@ def test_a_client_that_stops_mid_request_loses_its_connection(served):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
         client.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and nothing more
         assert client.recv(1024) == b""  # closed by the server, not by this client's timeout
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://[::1", "http://localhost]:3000", "http://[evil.example.com"]
+)
+def test_an_origin_that_is_no_url_is_refused_as_foreign(served, origin):
+    """TP3: an Origin that does not parse as a URL is 403, on loopback and with allow_remote."""
+    for server in (served(), served(tokens=Tokens({ANA: "ana"}), allow_remote=True)):
+        status, _, body = server.send(
+            body=initialize(), Origin=origin, Authorization=f"Bearer {ANA}"
+        )
+        assert status == 403 and "DNS rebinding" in json.loads(body)["error"]["message"]
+        assert server.server.endpoint.sessions == {}
+
+
+SERVE = """
+import json, sys
+from recuris import MemoryManager
+from recuris.mcp.memory_tools import MemoryTools
+from recuris.mcp.session import Session
+from recuris.mcp.transports import Endpoint, serve_http
+
+manager = MemoryManager()
+options = json.loads(sys.argv[1])
+endpoint = Endpoint(lambda user: Session(MemoryTools(manager, user)), user="ana", **options)
+server = serve_http(endpoint, "127.0.0.1", 0)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+class Child:
+    """An endpoint served by a child process on 127.0.0.1 with the given options."""
+
+    def __init__(self, **options) -> None:
+        command = [sys.executable, "-c", SERVE, json.dumps(options)]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.port = int(self.process.stdout.readline())
+
+    def errors(self) -> bytes:
+        """Stop the server; return what it wrote on standard error."""
+        self.process.kill()
+        return self.process.communicate(timeout=30)[1]
+
+
+@pytest.fixture
+def child():
+    """Start child servers for one test; stop them after it."""
+    started = []
+
+    def serve(**options) -> Child:
+        started.append(Child(**options))
+        return started[-1]
+
+    yield serve
+    for server in started:
+        server.errors()
+
+
+def opened(port: int, address: str = "127.0.0.1") -> socket.socket:
+    """Connect from a loopback address and send the start of a request, never its end."""
+    client = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(address, 0))
+    client.sendall(b"P")
+    return client
+
+
+def closed_by_server(client: socket.socket, wait: float = 10) -> bool:
+    """Tell whether the server closes the connection, unanswered, within `wait` seconds."""
+    client.settimeout(wait)
+    try:
+        return client.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def still_open(client: socket.socket) -> bool:
+    """Tell whether nothing, not even its end, has come on the connection yet."""
+    return select.select([client], [], [], 0)[0] == []
+
+
+def answered(port: int, address: str = "127.0.0.1") -> int:
+    """Send an initialize as a client does, from a loopback address; return the status."""
+    connection = http.client.HTTPConnection(
+        "127.0.0.1", port, timeout=30, source_address=(address, 0)
+    )
+    connection.request("POST", "/mcp", body=json.dumps(initialize()))
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_a_request_sent_a_byte_at_a_time_loses_its_connection_at_its_deadline(child):
+    """TP8: bytes that keep coming do not stretch a request's arrival past the timeout."""
+    port = child(timeout=1.0).port
+    request_bytes = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"x" * 200
+    client = socket.create_connection(("127.0.0.1", port), timeout=10)
+    # A byte every 0.1 s, far within the timeout of each read: at most 20 s of them.
+    for byte in request_bytes:
+        try:
+            client.sendall(bytes([byte]))
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        if not still_open(client) or closed_by_server(client, wait=0.1):
+            break
+    else:
+        pytest.fail("the whole drip was read: its arrival had no deadline")
+    assert closed_by_server(client)
+    client.close()
+    assert answered(port) == 200
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_past_its_addresss_cap_a_connection_closes_that_addresss_oldest_waiting_one(child):
+    """TP9: a 5th and 6th connection from one address (cap 4) close its two oldest waiting
+    ones; a client from that address is answered; another address's connections stay."""
+    port = child(timeout=60.0, max_connections=8, max_connections_per_address=4).port
+    others = [opened(port, "127.0.0.3") for _ in range(2)]
+    mine = [opened(port, "127.0.0.2") for _ in range(6)]
+    assert closed_by_server(mine[0]) and closed_by_server(mine[1])
+    assert answered(port, "127.0.0.2") == 200
+    assert closed_by_server(mine[2])
+    assert all(still_open(client) for client in mine[3:] + others)
+    for client in mine + others:
+        client.close()
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_past_the_cap_in_all_a_connection_closes_the_busiest_addresss_oldest_waiting_one(
+    child,
+):
+    """TP9: with 4 open in all (cap 4), a new address's connection closes the oldest waiting
+    one of the address holding the most, not the oldest of all."""
+    port = child(timeout=60.0, max_connections=4, max_connections_per_address=3).port
+    first = opened(port, "127.0.0.3")
+    busiest = [opened(port, "127.0.0.2") for _ in range(3)]
+    newest = opened(port, "127.0.0.4")
+    assert closed_by_server(busiest[0])
+    assert answered(port, "127.0.0.5") == 200
+    assert closed_by_server(busiest[1])
+    assert all(still_open(client) for client in [first, busiest[2], newest])
+    for client in [first, *busiest, newest]:
+        client.close()
+
+
+
+def test_when_every_connection_is_being_answered_a_new_one_is_closed_unanswered():
+    """TP9: past the cap, with no connection waiting for its request, the new one is closed
+    unanswered; the one being answered is not closed, and gets its answer."""
+    entered = threading.Event()
+    release = threading.Event()
+
+    def open_session(user: str) -> Session:
+        entered.set()
+        release.wait(10)  # the first connection is being answered until the test says
+        return Session(MemoryTools(MemoryManager(), user))
+
+    server = Served(Endpoint(open_session, user="ana", max_connections=1))
+    statuses = []
+    first = threading.Thread(target=lambda: statuses.append(server.send(body=initialize())[0]))
+    first.start()
+    try:
+        assert entered.wait(10)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as late:
+            assert closed_by_server(late)
+    finally:
+        release.set()
+        first.join(10)
+        server.close()
+    assert statuses == [200]
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_with_the_defaults_a_client_is_answered_while_300_connections_drip(child):
+    """TP8, TP9: 300 connections each sending a byte at a time do not keep a client from
+    its answer; all but MAX_CONNECTIONS_PER_ADDRESS of them are closed."""
+    port = child().port
+    dripping = [opened(port) for _ in range(300)]
+    for client in dripping:
+        try:
+            client.sendall(b"O")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed already, to make room
+    assert answered(port) == 200
+    kept = transports.MAX_CONNECTIONS_PER_ADDRESS
+    assert all(closed_by_server(client) for client in dripping[: len(dripping) - kept])
+    for client in dripping:
+        client.close()
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_a_client_that_resets_its_connection_mid_request_leaves_no_traceback(child):
+    """TP8: a connection reset by its client ends quietly; the server answers the next."""
+    server = child()
+    for _ in range(5):
+        client = opened(server.port)
+        # A linger of 0 s makes close send a reset, not an orderly end.
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()
+        assert answered(server.port) == 200
+    assert b"Traceback" not in server.errors()
