@@ -52,3 +52,18 @@ def protocol_operations() -> set[str]:
     return {
         name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")
     }
+
+
+class ReadCountingQueue(list):
+    """A retry queue (`BufferedStore._pending`) counting the batches read from it: work, not time."""
+
+    reads = 0
+
+    def __iter__(self):
+        for batch in super().__iter__():
+            self.reads += 1
+            yield batch
+
+    def __getitem__(self, index):
+        self.reads += 1
+        return super().__getitem__(index)

@@ -19,6 +19,9 @@ Invariants:
     UL3 after `refresh(U, forgotten)` no loaded layer of U holds a forgotten memory: the
         layers are read again from the store, and the consolidator keeps no sighting (nor
         conflict) of a forgotten source, so an erased memory never counts toward a fact.
+    UL4 `put_written` of a user whose layers are not loaded loads none: it asks the store
+        for the user's generation (S6), and checks loaded layers (UL1) only for a loaded
+        user, so a write queued in an outage reads no more of the queue than G13 allows.
 """
 
 import threading
@@ -211,7 +214,16 @@ class UserLayers:
                 return  # written: the store checked the user's generation in its transaction (S6)
         except ForgottenUserError:
             pass
-        self.get(item.user_id)
+        try:
+            # A forget the store reports drops the user's queued writes (S6) ...
+            self.store.generation(item.user_id)
+        except StoreError:
+            pass  # the store cannot say: the write stays queued (G1)
+        else:
+            # ... and their cached layers (UL1). Layers not loaded are not loaded here: built
+            # from a queue, they would cost a write in proportion to it (UL4, G13).
+            if item.user_id in self.loaded:
+                self.get(item.user_id)
         if not self.store.holds(item):
             self.store.put([item], audit)
 

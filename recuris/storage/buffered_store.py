@@ -39,6 +39,9 @@ Invariants:
     G12 `erase` drops the named items' queued copies before it asks the store anything, and
         counts an item whose only copy was queued as erased, whether the store is up, down
         for writes (it is not asked to erase what it does not hold) or down (QueuedErasureError).
+    G13 a write queued while the store fails reads no batch of the queue but its first (the
+        retry) and its own: its work, and that of `holds` after it, is the same with ten
+        batches queued or ten thousand.
 """
 
 from __future__ import annotations
@@ -100,6 +103,10 @@ class BufferedStore(QueuedReads):
         self._deferred_calls = 0
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
+        # (user, id) -> whether the queue's last put or deletion of the item is a put: kept as
+        # batches are appended, so that `holds` reads no queue (G13); None once the queue
+        # changed otherwise (written out, a user's writes dropped), built again when asked.
+        self._queued_puts: dict[tuple[str, str], bool] | None = {}
         self._offline = 0
         self._failing = False  # an outage is under way and was warned of (G11)
         self._generations: dict[str, int] = {}  # per user: the forget generation last read (S6)
@@ -148,6 +155,7 @@ class BufferedStore(QueuedReads):
                     # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
                     log.error("store refused a queued batch, which is dropped: %s", error)
                 self._pending.pop(0)
+                self._queued_puts = None
                 written += 1
             if self._failing and written:
                 log.info("store back: %d batch(es) queued during the outage written", written)
@@ -174,6 +182,8 @@ class BufferedStore(QueuedReads):
         ):  # a put: queued as copies, which the caller cannot change
             items, audit, delete = entry
             entry = [item.copy() for item in items], audit, delete
+            if self._queued_puts is not None:
+                _note_puts(self._queued_puts, entry)
         self._pending.append(entry)
 
     def put(
@@ -189,7 +199,14 @@ class BufferedStore(QueuedReads):
     def holds(self, item: MemoryItem) -> bool:
         """Return whether the queue still holds a put of this item (not deleted since, QR1)."""
         with self._lock:
-            return bool(self._pending) and item.id in self._view(item.user_id)[0]
+            if not self._pending:
+                return False
+            if self._queued_puts is None:
+                self._queued_puts = {}
+                for queued in self._pending:
+                    if not isinstance(queued, Counted):
+                        _note_puts(self._queued_puts, queued)
+            return self._queued_puts.get((item.user_id, item.id), False)
 
     def append_audit(self, records: Iterable[AuditEntry]) -> None:
         with self._lock:
@@ -241,6 +258,7 @@ class BufferedStore(QueuedReads):
             )
 
         keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
+        self._queued_puts = None
         self._pending = [
             Counted(keep(queued), keep(queued.audit))
             if isinstance(queued, Counted)
@@ -339,6 +357,15 @@ class BufferedStore(QueuedReads):
         """Return the store's users: one whose every item is still queued is listed once written."""
         with self._lock:
             return self.inner.users()
+
+
+def _note_puts(queued_puts: dict[tuple[str, str], bool], batch: tuple[list, list, list]) -> None:
+    # A batch's deletions come before its items, as `_view` replays them (QR1).
+    items, _, delete = batch
+    for old in delete:
+        queued_puts[old.user_id, old.id] = False
+    for item in items:
+        queued_puts[item.user_id, item.id] = True
 
 
 def _entries(queued) -> list:

@@ -8,7 +8,7 @@ import threading
 from dataclasses import fields
 
 import pytest
-from outages import Outage
+from outages import Outage, ReadCountingQueue
 
 from recuris import (
     ConsolidationSettings,
@@ -234,6 +234,28 @@ def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(c
     facts = {item.content: item.is_valid for item in inner.list("ana", "semantic")}
     assert facts == {"database: MySQL": False, "database: PostgreSQL": True} and old.id != new.id
     assert [item.content for item in inner.list("ana", "working", task)] == ["goal: ship release 2"]
+
+
+@pytest.mark.parametrize("down", ["writes", "all"])
+def test_a_write_queued_in_an_outage_reads_no_more_of_a_long_queue_than_of_a_short_one(
+    clock, down
+):
+    """G13, UL4: an event the manager queues while the store fails reads the queue's first batch
+    only (its retry), with 10 batches queued or 2,000, its user's layers loaded or not."""
+    reads = {}
+    for queued in (10, 2_000):
+        inner = Outage()
+        manager = MemoryManager(inner, clock=clock)
+        manager.write("deploy failed on step 0", "ana")
+        manager.recall("deploy", "ana")  # ana's layers loaded, bob's not
+        inner.down = down
+        for number in range(queued):
+            manager.write(f"deploy failed on step {number}", "ana")
+        manager.store._pending = queue = ReadCountingQueue(manager.store._pending)
+        manager.write("deploy failed on step 3 again", "ana")
+        manager.write("deploy failed on step 4 again", "bob")
+        reads[queued] = queue.reads
+    assert reads == {10: 2, 2_000: 2} and manager.store.pending == 2_000 + 2
 
 
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):

@@ -1,8 +1,9 @@
-"""Example tests for recuris.manager.user_layers.UserLayers: a user's layers (UL1, UL2)."""
+"""Example tests for recuris.manager.user_layers.UserLayers: a user's layers (UL1-UL4)."""
 
 import threading
 
 import pytest
+from outages import Outage
 
 from recuris import Episode, ManualClock, MemoryManager, SQLiteStore
 from recuris.manager.recall import Recalled
@@ -89,6 +90,23 @@ def test_counting_a_use_of_a_user_not_loaded_loads_nothing():
     manager.users.count_access("ana", [Recalled(item, {"relevance": 1.0}, 1.0, "a test")])
     assert "ana" not in manager.users.loaded
     assert manager.get(item.id, "ana").access_count == 1
+
+
+def test_an_event_queued_in_an_outage_loads_no_layers_and_still_lands_after_a_forget():
+    """UL4, S6: an event queued for a user not loaded loads none of their layers; after a
+    forget made elsewhere it is put again, behind the forget."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=ManualClock(0.0))
+    inner.down = "writes"
+    item = manager.write("the vault opens at nine", "ana", level="episodic")
+    assert "ana" not in manager.users.loaded and manager.store.holds(item)
+    inner.down = None
+    MemoryManager(inner, clock=ManualClock(0.0)).forget_user("ana")
+    inner.down = "writes"
+    again = manager.write("the vault opens at ten", "ana", level="episodic")
+    assert "ana" not in manager.users.loaded and not manager.store.holds(item)
+    inner.down = None
+    assert manager.store.flush() and [i.id for i in inner.list("ana")] == [again.id]
 
 
 def test_counting_a_use_after_a_forget_elsewhere_touches_no_stale_episode(two_managers):

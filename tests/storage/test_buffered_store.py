@@ -1,11 +1,11 @@
-"""Example tests for recuris.storage.buffered_store: outages lose no write (G1-G12)."""
+"""Example tests for recuris.storage.buffered_store: outages lose no write (G1-G13)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from outages import FlakyStore, Outage, protocol_operations
+from outages import FlakyStore, Outage, ReadCountingQueue, protocol_operations
 from sqlite_counting import commits_of
 
 from recuris import MemoryItem, SQLiteStore, StoreError
@@ -332,3 +332,36 @@ def test_erase_drops_a_queued_copy_and_counts_it_whatever_the_store_does(down):
     inner.down = None
     assert store.flush() and store.get("ana", "e1") is None
     assert "event e1" not in repr(store.audit("ana"))
+
+
+def test_a_write_queued_in_an_outage_reads_no_more_of_a_long_queue_than_of_a_short_one(flaky):
+    """G13: a put queued while the store fails, and `holds` after it, read the queue's first batch
+    and no other, with 10 batches queued or 2,000."""
+    reads = {}
+    for queued in (10, 2_000):
+        store = BufferedStore(FlakyStore())
+        store.inner.down = True
+        for number in range(queued):
+            store.put([item(f"i{number}")])
+        store._pending = queue = ReadCountingQueue(store._pending)
+        store.put([item("last")])
+        assert store.holds(item("last")) and store.holds(item("i3")) and not store.holds(item("x"))
+        reads[queued] = queue.reads
+    assert reads == {10: 1, 2_000: 1}
+
+
+def test_holds_follows_queued_deletions_writes_and_forgets():
+    """G13, QR1: `holds` says whether the queue's last put or deletion of an item is a put."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    inner.down = "writes"
+    store.put([item("i1"), item("i2")])
+    store.put([item("i3")], delete=[item("i1")])
+    store.put([item("i1", user="bob")])
+    assert [store.holds(item(key)) for key in ("i1", "i2", "i3")] == [False, True, True]
+    assert store.holds(item("i1", user="bob"))
+    with pytest.raises(StoreError):
+        store.delete_user("bob")  # the queue first: bob's queued writes go, then the store fails
+    assert not store.holds(item("i1", user="bob")) and store.holds(item("i2"))
+    inner.down = None
+    assert store.flush() and not store.holds(item("i2"))
