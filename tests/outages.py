@@ -2,7 +2,8 @@
 
 `FlakyStore` fails every call it names while `down`; `Outage` fails the writes only
 (`down = "writes"`) or everything (`down = "all"`). `protocol_operations` names what a store
-that wraps another must write out itself (G7, QR2).
+that wraps another must write out itself (G7, QR2). `ReadCountingQueue` counts the work of a
+write queued in an outage, never its time (G13).
 """
 
 from recuris import InMemoryStore, StoreError
@@ -55,7 +56,7 @@ def protocol_operations() -> set[str]:
 
 
 class ReadCountingQueue(list):
-    """A retry queue (`BufferedStore._pending`) counting the batches read from it: work, not time."""
+    """A retry queue (`BufferedStore._pending`) that counts the batches read from it (G13)."""
 
     reads = 0
 

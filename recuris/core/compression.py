@@ -16,9 +16,12 @@ Invariants:
     M1  merging loses no count: done actions = earlier count + listed actions, over all
         steps that succeeded, however many merges happened.
     M2  the summary never exceeds `max_chars` characters.
-    M3  trimming drops foreign notes first, then the oldest done actions (counted, not
-        lost), then the oldest failure notes, so failures and the phase outlive progress.
+    M3  trimming drops notes first (foreign lines, or notes folded in by `with_notes`), the
+        oldest first, then the oldest done actions (counted, not lost), then the oldest
+        failure notes, so failures and the phase outlive progress.
     M4  the phase line names the action of the most recent folded step.
+    M5  `with_notes` adds each note, on one line, as a `note:` line after those already
+        there; the done, failed and phase lines stay as they were, but for M3's trimming.
 """
 
 import re
@@ -111,8 +114,14 @@ class StructuredSummarizer:
             parts.phase = _item(step.action)
         return self._fit(parts)
 
+    def with_notes(self, old_summary: str, notes: Sequence[str]) -> str:
+        """Add notes to the summary as `note:` lines, newest last, within `max_chars` (M5)."""
+        parts = parse(old_summary)
+        parts.notes.extend(_item(note) for note in notes)
+        return self._fit(parts)
+
     def _fit(self, parts: _Parts) -> str:
-        # Trim in order of least value (M3): foreign notes are the oldest text, routine
+        # Trim in order of least value (M3): notes are scratch or the oldest text, routine
         # progress can be counted instead of listed, and failure notes go last because
         # they are what stops the agent from repeating a mistake.
         while True:

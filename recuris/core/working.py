@@ -14,11 +14,15 @@ Invariants:
     W5  every pinned constraint appears in every prompt section.
     W6  `init_task` starts afresh (no steps, summary, pins or progress); before it, nothing can
         be added.
-    W7  after a step is added or a constraint pinned, the prompt section fits `token_budget`
-        (document 001 §3's budget) unless only one recent step is left: the oldest recent
-        steps are folded into the summary early; the goal, pins and subtasks are never folded.
+    W7  after a step is added, a constraint pinned or notes folded, the prompt section fits
+        `token_budget` (document 001 §3's budget) unless only one recent step is left: the
+        oldest recent steps are folded into the summary early; the goal, pins and subtasks
+        are never folded.
     W8  `from_dict(to_dict())` gives a working memory that renders, reads and goes on
         exactly as the original: persisting a task in progress loses nothing.
+    W9  `fold_notes` merges notes kept beside the task (the manager's working items) into the
+        summary as `note:` lines (M5), whatever the summarizer; the steps are left as they
+        were but for W7's folding.
 """
 
 from collections import deque
@@ -196,6 +200,19 @@ class WorkingMemory:
             self.summarizer_failures.append(f"{type(error).__name__}: {error}")
             merged = self._fallback(self._summary, evicted)
         self._summary = clip(merged, self.max_summary_chars)
+
+    def fold_notes(self, notes: Sequence[str]) -> None:
+        """Merge notes into the summary, newest last, then fit the budget (W9, W7).
+
+        Raises TypeError or ValueError for a note that is not non-empty text, folding none.
+        """
+        self._require_task()
+        notes = [require_text("W9: note", note) for note in notes]
+        # The rule-based summarizer, whichever folds the steps: its `note:` lines are what a
+        # summary of either kind keeps of text that is not a step, and trims first (M3).
+        merged = self._fallback.with_notes(self._summary, notes)
+        self._summary = clip(merged, self.max_summary_chars)
+        self._fit_budget()
 
     def pin(self, constraint: str) -> None:
         """Pin a hard constraint that every prompt section will show (W5, W7)."""

@@ -253,6 +253,10 @@ class MemoryManager:
         # Put with its audit record (S5); a forget found meanwhile ends the user's task (UL1).
         item = self.users.put_written(item, why, loaded=layers is not None)
         self._drop_tasks_of_forgotten_users()
+        task = self.tasks.get(user_id) if chosen == "working" else None
+        if task is not None and task.id == item.task_id:
+            # A note of the task in progress: its working tier keeps to the budget (N7).
+            self.tasks.fit(user_id)
         if chosen == "semantic":
             # The consolidator audits a promotion itself.
             layers.consolidator.observe(*statement(content), item.id)

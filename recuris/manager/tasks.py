@@ -25,6 +25,12 @@ Invariants:
         A stored task whose state cannot be read is left in the store, unchanged, and not loaded.
     N6  `section` is the task's working memory in the core's prompt layout (core/prompt.py),
         or that layout's empty section when the user has no task in progress.
+    N7  after a step is recorded or a note written (a working item of the task, `fit`), the
+        task's working tier, its section (W7) and its notes together, fits document 001's
+        `token_budget` unless only one note is left: the oldest notes are folded into the
+        summary (W9) and their items deleted, each audited, in the put that rewrites the
+        task's item. While the store fails (writes queued, reads refused), the notes wait for
+        the next step or note the store takes.
 """
 
 import logging
@@ -34,7 +40,7 @@ from dataclasses import dataclass, replace
 
 from ..core.records import Episode, Step
 from ..storage.audit import AuditEntry
-from ..core.text import flatten
+from ..core.text import estimate_tokens, flatten
 from ..core.validation import require_number, require_text
 from ..core.working import WorkingMemory, WorkingSettings
 from ..evolution.extraction import (
@@ -45,6 +51,7 @@ from ..evolution.extraction import (
 )
 from ..evolution.semantic import Fact
 from ..storage.archives import StoredEpisodes
+from ..storage.buffered_store import BufferedStore
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
 from .user_layers import UserLayers
@@ -221,16 +228,66 @@ class Tasks:
             # Read first: a broken clock (I4) is refused before the step is added.
             now = self.clock()
             step = task.working.add_step(action, result, failed)
-            item = replace(task.item, metadata=self._metadata(task.task_type, task.working))
-            why = f"step {step.index} of task {task.id}"
-            try:
-                self.store.put([item], [AuditEntry(item.id, "write", why, now, None, user_id)])
-            except Exception:
-                # The step is not stored: the next call reads the task back as the store has it.
-                self.in_progress.pop(user_id, None)
-                raise
-            task.item = item
+            self._store(task, f"step {step.index} of task {task.id}", now)
             return step
+
+    def fit(self, user_id: str) -> None:
+        """Fold the oldest notes of the user's task while its working tier passes the budget (N7).
+
+        The manager calls it after it writes a working item of the task in progress.
+        """
+        with self.lock:
+            task = self.get(user_id)
+            if task is not None:
+                self._store(task, f"notes of task {task.id} folded", self.clock(), changed=False)
+
+    def _store(self, task: TaskState, why: str, now: float, changed: bool = True) -> None:
+        # The task's item is rewritten with its working memory, and the notes folded into it
+        # deleted, in one put (S5): a note is in its item or in the summary, never neither.
+        try:
+            folded = self._fold_notes(task)
+            if not changed and not folded:
+                return
+            item = replace(task.item, metadata=self._metadata(task.task_type, task.working))
+            written = AuditEntry(item.id, "write", why, now, None, item.user_id)
+            reason = f"{why}: past the token budget"
+            cleared = [
+                AuditEntry(note.id, "fold", reason, now, None, note.user_id) for note in folded
+            ]
+            self.store.put([item], [written, *cleared], folded)
+        except Exception:
+            # Nothing is stored: the next call reads the task back as the store has it.
+            self.in_progress.pop(task.item.user_id, None)
+            raise
+        task.item = item
+
+    def _fold_notes(self, task: TaskState) -> list[MemoryItem]:
+        """Fold the oldest notes into the summary until the tier fits the budget (N7).
+
+        Return the notes folded, oldest first; none when there is no budget, or while the
+        store fails (writes queued, or reads refused).
+        """
+        budget = self.working_settings.token_budget
+        # While writes wait in the queue, a read would replay it at every step and note, and
+        # a fold would only queue more: the notes wait for the store (G13).
+        if budget is None or (isinstance(self.store, BufferedStore) and self.store.pending):
+            return []
+        try:
+            held = self.store.list(task.item.user_id, "working", task.id)
+        except StoreError:
+            return []
+        notes = [note for note in held if note.metadata.get("kind") != TASK_KIND]
+        left = sum(estimate_tokens(note.content) for note in notes)
+        folded: list[MemoryItem] = []
+        while len(notes) - len(folded) > 1:
+            if estimate_tokens(task.working.to_prompt_section()) + left <= budget:
+                break
+            note = notes[len(folded)]
+            # One at a time: each note folded lengthens the summary the section shows.
+            task.working.fold_notes([note.content])
+            left -= estimate_tokens(note.content)
+            folded.append(note)
+        return folded
 
     def _metadata(self, task_type: str, working: WorkingMemory) -> dict:
         return {"kind": TASK_KIND, "task_type": task_type, "working": working.to_dict()}

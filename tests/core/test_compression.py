@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.compression, the default summarizer (M1-M4)."""
+"""Example tests for recuris.core.compression, the default summarizer (M1-M5)."""
 
 import pytest
 
@@ -73,3 +73,26 @@ def test_too_small_a_budget_is_refused():
     """M2: a budget below what the counts need is a ValueError naming the rule."""
     with pytest.raises(ValueError, match="M2"):
         StructuredSummarizer(max_chars=10)
+
+
+def test_notes_are_added_as_note_lines_leaving_the_rest_as_it_was():
+    """M5: `with_notes` adds each note on one line, as a `note:` line after those there."""
+    summarize = StructuredSummarizer(400)
+    summary = summarize("", steps("open page", "submit", failed={"submit"}))
+    noted = summarize.with_notes(summary, ["cache on\nhost 7", "token -> expired"])
+    assert noted == summary.replace(
+        "phase: submit", "note: cache on host 7\nnote: token → expired\nphase: submit"
+    )
+    parts = parse(summarize.with_notes(noted, ["third"]))
+    assert parts.notes == ["cache on host 7", "token → expired", "third"]
+
+
+def test_past_the_budget_the_oldest_notes_go_before_any_step():
+    """M3, M5: a summary over its budget drops its oldest notes first; steps stay listed."""
+    summarize = StructuredSummarizer(max_chars=120)
+    summary = summarize("", steps("open page", "pay", failed={"pay"}))
+    noted = summarize.with_notes(summary, [f"note number {n} about the build" for n in range(5)])
+    parts = parse(noted)
+    assert len(noted) <= 120 and parts.notes[-1] == "note number 4 about the build"
+    assert parts.done == ["open page"] and parts.failed == ["pay: error: no"]
+    assert len(parts.notes) < 5

@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.working.WorkingMemory (W1-W6)."""
+"""Example tests for recuris.core.working.WorkingMemory (W1-W9)."""
 
 import pytest
 
@@ -302,3 +302,43 @@ def test_a_pin_that_lengthens_the_section_past_the_budget_folds_the_oldest_steps
     assert len(memory.recent_steps) < before
     restored = WorkingMemory.from_dict(memory.to_dict(), settings)
     assert restored.to_prompt_section() == memory.to_prompt_section()
+
+
+@pytest.mark.parametrize("summarizer", [None, lambda old, steps: "a summary in prose."])
+def test_folded_notes_enter_the_summary_as_note_lines_whatever_the_summarizer(summarizer):
+    """W9: `fold_notes` merges notes into the summary as `note:` lines (M5), with the rule-based
+    summarizer or a pluggable one, and changes no step."""
+    memory = WorkingMemory(WorkingSettings(window_size=1), summarizer=summarizer)
+    memory.init_task("ship release 2")
+    memory.add_step("build", "ok")
+    memory.add_step("test", "ok")
+    before = (memory.trajectory, memory.recent_steps)
+    memory.fold_notes(["the cache is on host 7", "the token expires at noon"])
+    lines = memory.summary.splitlines()
+    assert [line for line in lines if line.startswith("note: the")] == [
+        "note: the cache is on host 7",
+        "note: the token expires at noon",
+    ]
+    assert (memory.trajectory, memory.recent_steps) == before
+
+
+def test_notes_folded_past_the_budget_fold_the_oldest_steps_early():
+    """W7, W9: notes that lengthen the summary past the token budget fold recent steps early."""
+    settings = WorkingSettings(window_size=6, token_budget=92)
+    memory = WorkingMemory(settings)
+    memory.init_task("import the customer records")
+    for number in range(4):
+        memory.add_step(f"import batch {number}", "ok: 500 rows")
+    memory.fold_notes(["batch 0 had no duplicate rows", "batch 1 had 1 duplicate row"])
+    assert [step.index for step in memory.recent_steps] == [3, 4]
+    assert estimate_tokens(memory.to_prompt_section()) <= 92
+    restored = WorkingMemory.from_dict(memory.to_dict(), settings)
+    assert restored.to_prompt_section() == memory.to_prompt_section()
+
+
+@pytest.mark.parametrize("note, error", [("", ValueError), ("  ", ValueError), (3, TypeError)])
+def test_a_note_that_is_not_text_is_refused_naming_the_rule_and_folds_nothing(memory, note, error):
+    """W9: a note that is not non-empty text raises naming the rule; the summary is unchanged."""
+    with pytest.raises(error, match="W9"):
+        memory.fold_notes(["a good note", note])
+    assert memory.summary == ""

@@ -1,4 +1,4 @@
-"""WorkingMemory checked against a naive model: a plain list of every step (W1-W8).
+"""WorkingMemory checked against a naive model: a plain list of every step (W1-W9).
 
 Every check runs on each summarizer the suite knows, a fork's included (tests/factories.py),
 and none reads the summary's format: a summarizer may write whatever it likes (M1-M4, the
@@ -93,6 +93,17 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
             or len(self.memory.recent_steps) <= 1
         )
 
+    @rule(notes=st.lists(texts, min_size=1, max_size=3))
+    def fold_notes(self, notes):
+        self.memory.fold_notes(notes)
+        budget = self.settings.token_budget
+        # W7, W9: notes lengthen the summary, and the section still fits, as after a step.
+        assert (
+            budget is None
+            or estimate_tokens(self.memory.to_prompt_section()) <= budget
+            or len(self.memory.recent_steps) <= 1
+        )
+
     @precondition(lambda self: len(self.done) < len(self.subtasks))
     @rule(data=st.data())
     def mark_done(self, data):
@@ -141,9 +152,9 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.parametrize("name", list(SUMMARIZERS))
-def test_W1_W8_working_memory_follows_a_list_of_every_step_whatever_the_summarizer(name):
-    """W1-W8: with any summarizer, goal, window, budget, trajectory, prompt, pins and saving
-    behave as the model says."""
+def test_W1_W9_working_memory_follows_a_list_of_every_step_whatever_the_summarizer(name):
+    """W1-W9: with any summarizer, goal, window, budget, trajectory, prompt, pins, folded notes
+    and saving behave as the model says."""
     run_state_machine_as_test(
         lambda: WorkingMemoryMachine(name), settings=shared_examples(len(SUMMARIZERS))
     )

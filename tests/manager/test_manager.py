@@ -240,22 +240,25 @@ def test_during_an_outage_every_write_is_kept_and_lands_when_the_store_is_back(c
 def test_a_write_queued_in_an_outage_reads_no_more_of_a_long_queue_than_of_a_short_one(
     clock, down
 ):
-    """G13, UL4: an event the manager queues while the store fails reads the queue's first batch
-    only (its retry), with 10 batches queued or 2,000, its user's layers loaded or not."""
+    """G13, UL4, N7: an event, a step or a task's note the manager queues while the store fails
+    reads the queue's first batch only (its retry), with 10 batches queued or 2,000, its
+    user's layers loaded or not."""
     reads = {}
     for queued in (10, 2_000):
         inner = Outage()
         manager = MemoryManager(inner, clock=clock)
         manager.write("deploy failed on step 0", "ana")
-        manager.recall("deploy", "ana")  # ana's layers loaded, bob's not
+        manager.start_task("ana", "ship release 2")  # ana's layers loaded, bob's not
         inner.down = down
         for number in range(queued):
             manager.write(f"deploy failed on step {number}", "ana")
         manager.store._pending = queue = ReadCountingQueue(manager.store._pending)
         manager.write("deploy failed on step 3 again", "ana")
         manager.write("deploy failed on step 4 again", "bob")
+        manager.record_step("ana", "roll back", "ok")
+        manager.write("waiting for the database to come back", "ana", level="working")
         reads[queued] = queue.reads
-    assert reads == {10: 2, 2_000: 2} and manager.store.pending == 2_000 + 2
+    assert reads == {10: 4, 2_000: 4} and manager.store.pending == 2_000 + 4
 
 
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):

@@ -1,12 +1,14 @@
 """Example tests for recuris.manager.tasks: the task lifecycle, its working memory kept in
-the store, the context and LLM extraction (N1-N6)."""
+the store, the context and LLM extraction (N1-N7)."""
 
 from dataclasses import replace
 
 import pytest
+from outages import Outage
 
 from recuris import InMemoryStore, ManagerSettings, ManualClock, MemoryManager, SQLiteStore
 from recuris import WorkingMemory, WorkingSettings
+from recuris.core.text import estimate_tokens
 
 GOOD = (
     '{"knowledge": [{"subject": "deploy target", "value": "eu-west", '
@@ -215,3 +217,89 @@ def test_a_lone_surrogate_from_the_model_is_reported_never_raised_from_finish_ta
     manager = manager_with(llm=lambda prompt: '{"knowledge": [' + entry + "]}")
     report = run_task(manager)
     assert report.problems and report.facts == () and len(manager.users.get("ana").episodic) == 1
+
+
+def long_note(number):
+    return f"note {number}: the build cache for release 2 is on host {number}. " * 3
+
+
+def tier(manager, user="ana"):
+    """Return the task's working tier in estimated tokens (section and notes), and its notes."""
+    task = manager.tasks.get(user)
+    notes = [
+        item
+        for item in manager.list(user, "working")
+        if item.task_id == task.id and item.metadata.get("kind") != "task"
+    ]
+    tokens = estimate_tokens(task.working.to_prompt_section())
+    return tokens + sum(estimate_tokens(note.content) for note in notes), notes
+
+
+def test_notes_written_past_the_budget_fold_into_the_summary():
+    """N7: 25 notes written at the working level during a task leave its section and notes
+    within the token budget; the oldest are folded into the summary, the newest is stored."""
+    manager = manager_with()
+    manager.start_task("ana", "ship release 2")
+    written = [manager.write(long_note(number), "ana", level="working") for number in range(25)]
+    tokens, notes = tier(manager)
+    assert tokens <= WorkingSettings().token_budget and 1 < len(notes) < 25
+    assert notes[-1] == written[-1] and [note.id for note in notes] == [
+        note.id for note in written[-len(notes) :]
+    ]
+    summary = manager.tasks.get("ana").working.summary
+    assert f"note: note {24 - len(notes)}: the build cache" in summary
+
+
+def test_each_folded_note_is_deleted_with_an_audit_record_saying_why():
+    """N7: a folded note leaves the store; its audit record says it was folded into the task."""
+    manager = manager_with(working=WorkingSettings(token_budget=120))
+    task_id = manager.start_task("ana", "ship release 2")
+    written = [manager.write(long_note(number), "ana", level="working") for number in range(4)]
+    _, notes = tier(manager)
+    folded = [note for note in written if note not in notes]
+    assert folded and all(manager.get(note.id, "ana") is None for note in folded)
+    for note in folded:
+        [*_, last] = manager.history("ana", note.id)
+        assert last.operation == "fold" and task_id in last.reason and "budget" in last.reason
+
+
+def test_notes_routed_by_their_tags_and_steps_recorded_after_them_keep_to_the_budget():
+    """N7: whatever the route in, a note tagged as state or a step that lengthens the section,
+    the tier fits the budget afterwards, one note at least left."""
+    manager = manager_with(working=WorkingSettings(token_budget=200))
+    manager.start_task("ana", "ship release 2")
+    for number in range(6):
+        manager.write(long_note(number), "ana", tags=["state"])
+        assert tier(manager)[0] <= 200
+    for number in range(6):
+        manager.record_step("ana", f"deploy region {number}", "ok: " + "healthy " * 12)
+        tokens, notes = tier(manager)
+        assert tokens <= 200 or len(notes) == 1
+
+
+def test_a_task_reopened_by_another_manager_keeps_its_folded_notes():
+    """N7, N5: the summary holding folded notes is the task's stored state."""
+    store = InMemoryStore()
+    first = MemoryManager(store, clock=ManualClock(1_000))
+    first.start_task("ana", "ship release 2")
+    for number in range(25):
+        first.write(long_note(number), "ana", level="working")
+    second = MemoryManager(store, clock=ManualClock(2_000))
+    assert second.tasks.get("ana").working.summary == first.tasks.get("ana").working.summary
+    assert "note: note" in second.finish_task("ana").episode.summary
+
+
+@pytest.mark.parametrize("down", ["writes", "all"])
+def test_during_an_outage_notes_are_kept_and_fold_once_the_store_is_back(down):
+    """N7, G1: while the store fails no note is lost; reads down, folding waits for a write."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=ManualClock(1_000))
+    manager.start_task("ana", "ship release 2")
+    inner.down = down
+    written = [manager.write(long_note(number), "ana", level="working") for number in range(25)]
+    assert all(note is not None for note in written)
+    inner.down = None
+    manager.write(long_note(25), "ana", level="working")
+    assert manager.store.flush() and manager.store.pending == 0
+    tokens, notes = tier(manager)
+    assert tokens <= WorkingSettings().token_budget and notes[-1].content == long_note(25)

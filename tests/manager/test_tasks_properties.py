@@ -1,4 +1,5 @@
-"""Tasks checked against a naive model: each user's task as a goal and a list of steps (N1, N2, N5).
+"""Tasks checked against a naive model: each user's task as a goal and a list of steps (N1, N2, N5,
+N7).
 
 The machine drives a manager's task lifecycle for two users and, at any point, opens a new
 manager on the same store, as a restarted process would: the task in progress must come back
@@ -18,11 +19,14 @@ from hypothesis.stateful import (
 
 from recuris import InMemoryStore, ManagerSettings, ManualClock, MemoryManager, SQLiteStore
 from recuris import WorkingSettings
+from recuris.core.text import estimate_tokens
 
 from factories import shared_examples
 
 USERS = ["ana", "ben"]
 texts = st.text(min_size=1, max_size=80).filter(str.strip)
+# Past U1's minimum, so that each is stored; long enough that a few pass any budget drawn.
+notes = st.text(min_size=3, max_size=400).filter(lambda text: len(text.strip()) >= 3)
 
 
 class TasksMachine(RuleBasedStateMachine):
@@ -58,6 +62,15 @@ class TasksMachine(RuleBasedStateMachine):
             return
         self.manager.record_step(user, action, result)
         self.model[user][1].append((action, result))
+
+    @rule(user=st.sampled_from(USERS), written=st.lists(notes, min_size=1, max_size=4))
+    def note(self, user, written):
+        """N7: notes at the working level, given or routed by their tag, in a task or not."""
+        for number, note in enumerate(written):
+            if number % 2:
+                self.manager.write(note, user, tags=["state"])
+            else:
+                self.manager.write(note, user, level="working")
 
     @precondition(lambda self: self.model)
     @rule(data=st.data())
@@ -95,6 +108,19 @@ class TasksMachine(RuleBasedStateMachine):
             ]
             assert len(held) == (1 if user in self.model else 0)
 
+    @invariant()
+    def N7_each_tasks_section_and_notes_fit_the_budget_or_one_note_is_left(self):
+        for user in self.model:
+            task = self.manager.tasks.get(user)
+            notes = [
+                item.content
+                for item in self.store.list(user, "working", task.id)
+                if item.metadata.get("kind") != "task"
+            ]
+            section = estimate_tokens(task.working.to_prompt_section())
+            tier = section + sum(estimate_tokens(note) for note in notes)
+            assert self.budget is None or len(notes) <= 1 or tier <= self.budget
+
     def teardown(self):
         close = getattr(self.store, "close", None)
         if close is not None:
@@ -105,8 +131,9 @@ STORES = {"memory": InMemoryStore, "sqlite": lambda: SQLiteStore(":memory:")}
 
 
 @pytest.mark.parametrize("name", list(STORES))
-def test_N1_N2_N5_tasks_follow_a_dict_of_goals_and_steps_across_managers(name):
-    """N1, N2, N5: tasks started, continued, finished and reopened behave as the model says."""
+def test_N1_N2_N5_N7_tasks_follow_a_dict_of_goals_and_steps_across_managers(name):
+    """N1, N2, N5, N7: tasks started, continued, noted, finished and reopened behave as the
+    model says."""
     run_state_machine_as_test(
         lambda: TasksMachine(STORES[name]), settings=shared_examples(len(STORES))
     )
