@@ -23,6 +23,8 @@ Invariants:
     W9  `fold_notes` merges notes kept beside the task (the manager's working items) into the
         summary as `note:` lines (M5), whatever the summarizer; the steps are left as they
         were but for W7's folding.
+    W10 the goal appears whole in every prompt section, however long: `max_step_chars` clips
+        the steps only (document 000 §3.1: the goal sits in every prompt, in a fixed place).
 """
 
 from collections import deque

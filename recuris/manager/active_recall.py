@@ -9,8 +9,9 @@ mem0 exposes its search to agents the same way.
 Invariants:
     Z1  `retrieve_context` returns memories whose estimated tokens, summed, never exceed
         `max_tokens`.
-    Z2  the gate is monotone in the threshold: where a higher threshold retrieves, every
-        lower one does too.
+    Z2  while the gate is closed, `retrieve_context` returns nothing and counts no use; the
+        gate is monotone in the threshold: where a higher threshold retrieves, every lower
+        one does too.
     Z3  `handle_search_memory` always returns a JSON string, never raises; malformed arguments
         get {"error": ...}. `answer` and `respond` never raise either: a call without a
         text "name" or without "arguments", or one that is not an object, is answered by

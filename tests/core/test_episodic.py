@@ -185,6 +185,26 @@ def test_retrieve_settled_leaves_out_what_the_query_sides_against():
     ]
 
 
+def test_e7_a_hit_settled_out_is_replaced_from_beyond_top_k():
+    """E7: `top_k` · CANDIDATES hits are read: the best hit, a failure the query's "US" sides
+    against once its EU twin beyond top_k is read, gives way to the US hit ranked after it."""
+    from recuris import RetrievalSettings
+    from recuris.core.records import Step
+
+    memory = EpisodicMemory()
+    memory.add_episode(failed_push("deploy storefront search nightly to EU", "push internal", 1))
+    memory.add_episode(failed_push("deploy billing to EU", "push internal", 2))
+    pushed = (Step(1, "build", "ok", False), Step(2, "push internal", "ok", False))
+    worked = episode("deploy storefront to US", "deploy", created_at=3, trajectory=pushed)
+    memory.add_episode(worked)
+    query = "deploy storefront search nightly to US"
+    assert [hit.episode.goal for hit in memory.retrieve(query, 1, 0.1)] == [
+        "deploy storefront search nightly to EU"
+    ]
+    settled = memory.retrieve_settled(query, RetrievalSettings(top_k=1, threshold=0.1))
+    assert [hit.episode.goal for hit in settled] == ["deploy storefront to US"]
+
+
 def test_retrieve_settled_without_settling_is_retrieve():
     """E7: with `settle=False` it returns exactly `retrieve`'s top k."""
     from recuris import RetrievalSettings

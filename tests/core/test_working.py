@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.working.WorkingMemory (W1-W9)."""
+"""Example tests for recuris.core.working.WorkingMemory (W1-W10)."""
 
 import pytest
 
@@ -342,3 +342,20 @@ def test_a_note_that_is_not_text_is_refused_naming_the_rule_and_folds_nothing(me
     with pytest.raises(error, match="W9"):
         memory.fold_notes(["a good note", note])
     assert memory.summary == ""
+
+
+def test_w10_a_goal_longer_than_a_step_reaches_every_prompt_whole():
+    """W10: a goal far longer than `max_step_chars` is in every prompt the agent's model sees,
+    whole."""
+    from recuris import EpisodicMemory, ManualClock, RecurisAgent
+    from recuris.bench.mock_environment import MockEnvironment
+    from recuris.core.mock_llm import ScriptedLLM
+
+    goal = "migrate the billing database " + ", ".join(f"then check table {n}" for n in range(12))
+    working = WorkingMemory(WorkingSettings(window_size=3, max_step_chars=40))
+    llm = ScriptedLLM([f"copy table {n}" for n in range(6)])
+    RecurisAgent(working, EpisodicMemory(), llm, clock=ManualClock(0)).run(
+        goal, "migration", MockEnvironment()
+    )
+    assert len(goal) > 5 * 40 and len(llm.prompts) == 7
+    assert all(f"Goal: {goal}\n" in prompt for prompt in llm.prompts)

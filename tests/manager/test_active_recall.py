@@ -140,6 +140,15 @@ def test_a_weak_but_nonzero_match_stays_under_the_gate(recall):
     ).results  # relevance alone would open it
 
 
+def test_z2_a_closed_gate_retrieves_nothing_and_counts_no_use(recall):
+    """Z2: under a 0.3 gate, a weak match (0.25) that recall finds is neither returned by
+    `retrieve_context` nor counted as used."""
+    text = "deploy pipeline logs yesterday"
+    assert recall.manager.recall(text, "ana", count_access=False).results
+    assert recall.retrieve_context(text) == []
+    assert [item.access_count for item in recall.manager.list("ana")] == [0, 0]
+
+
 def test_a_similarity_equal_to_the_threshold_opens_the_gate():
     """Z4: the gate is inclusive: half the asked terms held opens a 0.5 gate."""
     manager = MemoryManager(clock=ManualClock(0))

@@ -146,6 +146,19 @@ def test_the_speaker_term_is_one_for_a_speaker_the_query_names():
     assert named.total - unnamed.total == pytest.approx(Weights().speaker)
 
 
+def test_q7_a_speaker_is_named_only_by_every_word_of_their_name():
+    """Q7: a query naming Caroline Jones gives her turn the speaker term and not Caroline
+    Smith's, whose name shares one of its words."""
+    manager = MemoryManager(clock=ManualClock(0))
+    manager.write("the camping trip, the best camping trip", "u", speaker="Caroline Smith")
+    manager.write("I still think about that camping trip", "u", speaker="Caroline Jones")
+    results = manager.recall("what did Caroline Jones say about the camping trip?", "u").results
+    assert {r.item.metadata["speaker"]: r.parts["speaker"] for r in results} == {
+        "Caroline Jones": 1.0,
+        "Caroline Smith": 0.0,
+    }
+
+
 def test_the_explanation_names_a_term_only_when_it_counts():
     """Q4: a speaker nobody named (value 0) is left out of the explanation; a named one is in."""
     said = item(

@@ -68,6 +68,22 @@ def test_reads_see_queued_deletions_and_counted_accesses_in_order(flaky):
     ]
 
 
+def test_qr1_an_item_deleted_then_put_again_keeps_the_accesses_queued_after(flaky):
+    """QR1: an item deleted, put again, then used while writes are queued is read with that
+    use counted, as the store holds it once the queue is written."""
+    store = BufferedStore(flaky)
+    store.put([item("i1")])
+    flaky.down = True
+    store.put([], delete=[item("i1")])
+    store.put([item("i1")])
+    store.record_access([Access("ana", "i1", 9.0)])
+    flaky.down = False  # reads work again; the queue is not written yet
+    read = [(i.id, i.access_count, i.last_access_at) for i in store.list("ana")]
+    assert read == [("i1", 1, 9.0)] and store.get("ana", "i1").access_count == 1
+    assert store.flush()
+    assert [(i.id, i.access_count, i.last_access_at) for i in flaky.list("ana")] == read
+
+
 def test_iterate_yields_what_list_returns_while_writes_are_queued(flaky):
     """QR1: while writes of the user are queued, `iterate`
     yields `list`'s items, in its order, in batches."""
