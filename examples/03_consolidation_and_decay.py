@@ -16,7 +16,8 @@ def main() -> None:
     clock = ManualClock(0)
     facts = SemanticMemory(clock=clock)
     consolidator = Consolidator(facts, ConsolidationSettings(min_occurrences=2), clock=clock)
-    print(consolidator.observe("team language", "Python", "episode-1"))  # None: one witness
+    once = consolidator.observe("team language", "Python", "episode-1")
+    print(f"seen once, a fact? {once is not None}")  # False: one episode is not enough (C1)
     fact = consolidator.observe("team language", "python", "episode-2")
     print(f"promoted: {fact.render()}")
 

@@ -73,6 +73,13 @@ def test_each_example_runs_as_its_header_says_and_shows_its_point(path, tmp_path
     assert EXPECTED[path.name] in completed.stdout
 
 
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_no_example_prints_a_bare_none(path, tmp_path):
+    """Each line an example prints says what it shows: none is a bare `None`."""
+    completed = run_as_written(path, tmp_path)
+    assert completed.returncode == 0 and "None" not in completed.stdout.splitlines()
+
+
 def test_the_sqlite_example_leaves_no_file_behind(tmp_path):
     """Example 04 without a path removes its database:
     the root and the temporary folder gain nothing."""

@@ -1,6 +1,7 @@
 """Validation: the checks every input passes before memory takes it, each written once.
 
-Document 003 §7 asks that memory never be corrupted by what it is given: a bad value is
+No design document asks for this, and the prototype of document 000 §4 checks no input:
+it is recuris's own rule that memory is never corrupted by what it is given. A bad value is
 refused at the door, with an error naming the rule it breaks, and nothing is stored.
 
 Invariants:
