@@ -12,8 +12,13 @@ Invariants:
     H3  a new procedure with the name of a valid one supersedes it; the old one is kept,
         closed, and no longer matches.
     H4  a procedure renders as `procedure NAME: 1. a; 2. b`, its steps numbered in order.
+    H5  a stored procedural item is a procedure only if its metadata holds `name` as text and
+        `steps`, `task_types` and `keywords` as lists of text, by H2; `procedure_of` raises
+        ValueError naming H5 for one that does not, and `ProceduralMemory` leaves such an item
+        out, logging a warning that names its id and H5, and lists it in `skipped`.
 """
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -24,7 +29,9 @@ from ..storage.item import MemoryItem, require_texts
 from ..storage.memory_store import InMemoryStore
 from ..storage.store import Store, append_superseding
 
-__all__ = ["Procedure", "ProceduralMemory"]
+__all__ = ["Procedure", "ProceduralMemory", "procedure_of"]
+
+log = logging.getLogger("recuris.evolution.procedural")
 
 
 @dataclass(frozen=True)
@@ -43,15 +50,34 @@ class Procedure:
         return f"procedure {self.name}: {steps}"
 
 
-def _procedure(item: MemoryItem) -> Procedure:
+def procedure_of(item: MemoryItem) -> Procedure:
+    """Return the procedure a procedural item holds.
+
+    Raises ValueError naming H5 (and the item's id) for metadata that is not a procedure's.
+    """
     meta = item.metadata
-    return Procedure(
-        item.id,
-        meta["name"],
-        tuple(meta["steps"]),
-        tuple(meta["task_types"]),
-        tuple(meta["keywords"]),
-    )
+    try:
+        missing = [key for key in ("name", "steps", "task_types", "keywords") if key not in meta]
+        if missing:
+            raise ValueError(f"it lacks the fields {missing}")
+        name = require_text("name", meta["name"])
+        for field in ("steps", "task_types", "keywords"):
+            # A JSON object would pass as its keys.
+            if not isinstance(meta[field], list | tuple):
+                raise TypeError(f"{field} must be a list of text, got {type(meta[field]).__name__}")
+        steps = require_texts("steps", meta["steps"])
+        task_types = require_texts("task_types", meta["task_types"])
+        keywords = require_texts("keywords", meta["keywords"])
+        if not steps:
+            raise ValueError("it has no step")
+        if not task_types and not keywords:
+            raise ValueError("it has no trigger: a task type or a keyword")
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"H5: procedural item {item.id!r} is not a procedure (name, steps, task_types and "
+            f"keywords as text, by H2): {error}"
+        ) from None
+    return Procedure(item.id, name, tuple(steps), tuple(task_types), tuple(keywords))
 
 
 class ProceduralMemory:
@@ -66,7 +92,22 @@ class ProceduralMemory:
         self.store = store if store is not None else InMemoryStore()
         self.user_id = require_text("user_id", user_id)
         self.clock = clock
-        self._items = {item.id: item for item in self.store.list(user_id, "procedural")}
+        self._items: dict[str, MemoryItem] = {}
+        # Each item's procedure, read once: a recall matches them without reading them again.
+        self._procedures: dict[str, Procedure] = {}
+        skipped = []
+        for item in self.store.list(user_id, "procedural"):
+            try:
+                self._procedures[item.id] = procedure_of(item)
+            except ValueError as error:
+                # One item edited by hand or written by a fork must not take every recall of
+                # the user down: it is left in the store, unread (H5).
+                log.warning("%s; left out of the user's procedures", error)
+                skipped.append(item.id)
+                continue
+            self._items[item.id] = item
+        # The ids of the stored items that are not procedures, left out (H5).
+        self.skipped: tuple[str, ...] = tuple(skipped)
 
     def add(
         self,
@@ -104,7 +145,9 @@ class ProceduralMemory:
         ]
         written = append_superseding(self.store, item, same_name, f"procedure {name!r}")
         self._items.update((stored.id, stored) for stored in written)
-        return _procedure(item)
+        # Closing a procedure changes none of what it holds: only the new one is read.
+        self._procedures[item.id] = procedure_of(item)
+        return self._procedures[item.id]
 
     def _valid(self) -> list[MemoryItem]:
         return [item for item in self._items.values() if item.is_valid]
@@ -112,7 +155,7 @@ class ProceduralMemory:
     @property
     def procedures(self) -> tuple[Procedure, ...]:
         """The valid procedures, oldest first."""
-        return tuple(_procedure(item) for item in self._valid())
+        return tuple(self._procedures[item.id] for item in self._valid())
 
     def match(self, query: str, task_type: str | None = None) -> list[tuple[Procedure, str]]:
         """Return each valid procedure whose trigger matches, with the trigger that did (H1)."""

@@ -12,19 +12,26 @@ Invariants:
     FA2 a new fact, the facts it closes and their audit records commit in one `put`.
     FA3 the archive reads and writes only its own user's items; a store that cannot be
         written while facts are closed on load leaves every item as it was.
-    FA4 the sources a semantic item cites (`cited_sources`) are whole ids: the texts its
-        `source_ids` lists, a text there being one id, anything else none; so `item-1` is
-        never a source of an item citing `item-199`.
+    FA4 a semantic item's `source_ids`, where present, is a list of text; a fact's (a semantic
+        item whose metadata has a `subject`) is not empty (F3), and its `subject` and `value`
+        are text. `check_semantic_item` and `item_to_fact` raise ValueError naming FA4 for an
+        item that breaks it; `load` leaves such a fact out, logging a warning that names its id
+        and FA4, and lists it in `skipped`. Sources are whole ids, compared whole: `item-1`
+        is never a source of a fact citing `item-199`.
 """
 
+import logging
 from collections.abc import Iterable
 
+from ..core.validation import require_text
 from ..storage.audit import AuditEntry
-from ..storage.item import MemoryItem
+from ..storage.item import MemoryItem, require_texts
 from ..storage.store import Store, StoreError, append_superseding
 from .semantic import Fact
 
-__all__ = ["StoredFacts", "cited_sources", "fact_to_item", "item_to_fact"]
+__all__ = ["StoredFacts", "check_semantic_item", "fact_to_item", "item_to_fact", "sources_of"]
+
+log = logging.getLogger("recuris.evolution.stored_facts")
 
 
 def fact_to_item(fact: Fact, user_id: str, importance: float = 0.8) -> MemoryItem:
@@ -46,30 +53,55 @@ def fact_to_item(fact: Fact, user_id: str, importance: float = 0.8) -> MemoryIte
     )
 
 
-def cited_sources(item: MemoryItem) -> tuple[str, ...]:
-    """Return the ids of the memories a semantic item cites, each whole (FA4)."""
-    cited = item.metadata.get("source_ids", ())
-    # A text written where a list belongs (an import, a fork's item) is one id: read as a
-    # sequence it would be its characters, and `in` would match any id it contains.
-    if isinstance(cited, str):
-        return (cited,)
-    if not isinstance(cited, list):
-        return ()
-    return tuple(source for source in cited if isinstance(source, str))
+def sources_of(item: MemoryItem) -> tuple[str, ...]:
+    """Return the ids a semantic item names as its sources, none if it names none.
+
+    Raises ValueError naming FA4 (and the item's id) for `source_ids` that is not a list of text.
+    """
+    sources = item.metadata.get("source_ids", [])
+    try:
+        # A JSON object would pass as its keys, and a text as its characters.
+        if not isinstance(sources, list | tuple):
+            raise TypeError(f"source_ids must be a list of text, got {type(sources).__name__}")
+        return tuple(require_texts("source_ids", sources))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"FA4: semantic item {item.id!r}: {error}") from None
 
 
 def item_to_fact(item: MemoryItem) -> Fact:
-    """Rebuild the fact that `fact_to_item` stored (FA1)."""
+    """Rebuild the fact that `fact_to_item` stored (FA1).
+
+    Raises ValueError naming FA4 (and the item's id) for metadata that is not a fact's.
+    """
     meta = item.metadata
+    sources = sources_of(item)
+    try:
+        missing = [key for key in ("subject", "value", "source_ids") if key not in meta]
+        if missing:
+            raise ValueError(f"it lacks the fields {missing}")
+        require_text("subject", meta["subject"])
+        require_text("value", meta["value"])
+        if not sources:
+            raise ValueError("F3: a fact must name at least one source")
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"FA4: semantic item {item.id!r} is not a fact: {error}") from None
     return Fact(
         item.id,
         meta["subject"],
         meta["value"],
-        cited_sources(item),
+        sources,
         item.created_at,
         item.invalidated_at,
         item.superseded_by,
     )
+
+
+def check_semantic_item(item: MemoryItem) -> None:
+    """Raise ValueError naming FA4 if a semantic item's sources, or its fact, cannot be read."""
+    if "subject" in item.metadata:
+        item_to_fact(item)
+    else:
+        sources_of(item)
 
 
 class StoredFacts:
@@ -78,14 +110,25 @@ class StoredFacts:
     def __init__(self, store: Store, user_id: str) -> None:
         self.store = store
         self.user_id = user_id
+        # The ids of the stored items that `load` found not to be facts, left out (FA4).
+        self.skipped: tuple[str, ...] = ()
 
     def load(self) -> Iterable[Fact]:
-        # Reflection's insights are semantic items too, but not subject = value facts.
-        return [
-            item_to_fact(item)
-            for item in self.store.list(self.user_id, "semantic")
-            if "subject" in item.metadata
-        ]
+        facts = []
+        skipped = []
+        for item in self.store.list(self.user_id, "semantic"):
+            # Reflection's insights are semantic items too, but not subject = value facts.
+            if "subject" not in item.metadata:
+                continue
+            try:
+                facts.append(item_to_fact(item))
+            except ValueError as error:
+                # One item edited by hand or written by a fork must not take every recall and
+                # every write of the user down: it is left in the store, unread (FA4).
+                log.warning("%s; left out of the user's facts", error)
+                skipped.append(item.id)
+        self.skipped = tuple(skipped)
+        return facts
 
     def new_id(self) -> str:
         return self.store.new_id("fact")

@@ -112,8 +112,12 @@ def gather(
     task_id: str | None,
     procedures: Iterable[tuple[MemoryItem, str]],
     include_invalid: bool = False,
+    unreadable: frozenset[str] = frozenset(),
 ) -> list[Recalled]:
-    """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1)."""
+    """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1).
+
+    `unreadable` names stored facts the user's layers could not read (FA4): no candidates (MG8).
+    """
     terms = analyze(query)
     working = _hits(store, user_id, "working", query, terms, policy)
     relevant = {item.id: raw for item, raw in working}
@@ -126,7 +130,7 @@ def gather(
     facts = [
         (item, raw)
         for item, raw in _hits(store, user_id, "semantic", query, terms, policy)
-        if item.is_valid or include_invalid
+        if (item.is_valid or include_invalid) and item.id not in unreadable
     ]
     for item, raw in facts:
         reason = "semantic fact" if item.is_valid else "semantic fact, superseded"

@@ -39,11 +39,12 @@ Invariants:
         so a fork's store gets the whole command line by passing its own opener.
     V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back
         as they were; a UTF-8 byte-order mark before the first line is read past.
-    V12 `import` checks every line as a write does (an item by I1 and I2; an audit record's
-        ids and operation as text, its reason as Unicode text, its time within ±MAX_TIME,
-        its weight a finite number or null) and refuses, naming the line, an id given twice
-        and an audit record of an item another user owns, in the file or stored. What it
-        prints counts what it stored.
+    V12 `import` checks every line as a write does (an item by I1 and I2, a procedure's
+        metadata by H5, a fact's by FA4; an audit record's ids and operation as text, its
+        reason as Unicode text, its time within ±MAX_TIME, its weight a finite number or null)
+        and refuses, naming the line, an id given twice, an audit record of an item another
+        user owns, in the file or stored, and a second task in progress of a user, in the
+        file or stored (N1). What it prints counts what it stored.
     V13 `import` refuses the items and audit records of a user forgotten in the database,
         saying how many, unless `--restore-forgotten` is given.
     V14 `import` refuses a line longer than `--max-line-bytes` (default MAX_LINE_BYTES,
@@ -58,6 +59,12 @@ Invariants:
     V18 Ctrl-C ends a command run through `run_piped` (this command line, the demo, the
         benchmarks, the simulation) with one line on standard error and exit status 130, as
         a shell reports an interrupted command; an `import` it stops is undone (V3, V8).
+    V19 importing a file the database already holds changes nothing: a line equal to what is
+        stored (an item with the same id and every field equal, an audit record equal to a
+        stored one of its user) is skipped and audited by no record; an item line whose id is
+        stored with other fields is refused, naming the line, the id and the fields.
+    V20 a JSON line written (`export`, `--json`) holds no character a line reader splits on:
+        U+0085, U+2028 and U+2029 are written escaped, as JSON escapes the control characters.
 """
 
 import json
@@ -71,6 +78,8 @@ from pathlib import Path
 
 from ..core.clock import ManualClock
 from ..core.validation import require_number, require_text, unicode_problem
+from ..evolution.procedural import procedure_of
+from ..evolution.stored_facts import check_semantic_item
 from ..storage.audit import AuditEntry
 from ..storage.item import LEVELS, MAX_TIME, MemoryItem
 from ..storage.sqlite_store import SQLiteStore
@@ -78,11 +87,15 @@ from ..storage.store import StoreError
 from .cli_arguments import READING, parse
 from .manager import MemoryManager
 from .manager import log as recall_log
+from .tasks import TASK_KIND
 
 __all__ = ["main", "run_piped"]
 
 AUDIT_FIELDS = ("item_id", "operation", "reason", "at", "weight", "user_id")
 INTERRUPTED = 130  # 128 + SIGINT (V18)
+
+# The line breaks of `str.splitlines` that JSON leaves raw inside a string (V20).
+LINE_BREAKS_LEFT_RAW = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 class UsageError(Exception):
@@ -103,6 +116,28 @@ def _audit_of(data: dict) -> AuditEntry:
     return AuditEntry(**{name: data[name] for name in AUDIT_FIELDS})
 
 
+def _json_line(data: dict) -> str:
+    """Return `data` as one JSON line that no line reader splits (V20)."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    # Outside a string JSON allows none of them, so each one met is inside a string.
+    for character, escaped in LINE_BREAKS_LEFT_RAW.items():
+        text = text.replace(character, escaped)
+    return text
+
+
+def _check_layer(item: MemoryItem) -> None:
+    """Raise ValueError if the item is read back by a layer that could not read it (H5, FA4)."""
+    if item.level == "procedural":
+        procedure_of(item)
+    elif item.level == "semantic":
+        check_semantic_item(item)
+
+
+def _is_task(item: MemoryItem) -> bool:
+    """Return whether the item holds a task in progress (N1)."""
+    return item.level == "working" and item.metadata.get("kind") == TASK_KIND
+
+
 def _lines(handle, limit: int):
     """Yield (number, bytes) for each line; refuse one past `limit` bytes, unread beyond (V14)."""
     number = 0
@@ -116,13 +151,16 @@ def _lines(handle, limit: int):
         yield number, line
 
 
-def _read_lines(name: str, limit: int) -> tuple[list[MemoryItem], list[tuple[int, AuditEntry]]]:
-    """Return the items and the audit records (each with its line number), checked (V12)."""
+def _read_lines(
+    name: str, limit: int
+) -> tuple[list[tuple[int, MemoryItem]], list[tuple[int, AuditEntry]]]:
+    """Return the items and the audit records, each with its line number, checked (V12)."""
     # Bytes, decoded line by line, so that invalid UTF-8 is reported with its line number.
     handle = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115 - closed below
     items = []
     records = []
     lines_of_ids: dict[str, int] = {}
+    lines_of_tasks: dict[str, int] = {}
     with handle:
         for number, line in _lines(handle, limit):
             if line.strip():
@@ -133,17 +171,81 @@ def _read_lines(name: str, limit: int) -> tuple[list[MemoryItem], list[tuple[int
                         records.append((number, _audit_of(data["audit"])))
                         continue
                     item = MemoryItem.from_dict(data)
+                    _check_layer(item)
                     first = lines_of_ids.setdefault(item.id, number)
                     if first != number:
                         raise ValueError(f"V12: id {item.id!r} is already on line {first}")
-                    items.append(item)
+                    if _is_task(item):
+                        first = lines_of_tasks.setdefault(item.user_id, number)
+                        if first != number:
+                            raise ValueError(
+                                f"N1: user {item.user_id!r} already has a task in progress, "
+                                f"on line {first}"
+                            )
+                    items.append((number, item))
                 except RecursionError:
                     raise ValueError(f"line {number}: JSON nested too deeply") from None
                 except (ValueError, TypeError) as error:
                     raise ValueError(f"line {number}: {error}") from None
-    owners = {item.id: item.user_id for item in items}
+    owners = {item.id: item.user_id for _, item in items}
     _refuse_others_items(records, lambda record: owners.get(record.item_id))
     return items, records
+
+
+def _new_items(store, items: list[tuple[int, MemoryItem]]) -> list[tuple[int, MemoryItem]]:
+    """Return the items the store does not hold; refuse one stored with other fields (V19)."""
+    ids_of_users: dict[str, list[str]] = {}
+    for _, item in items:
+        ids_of_users.setdefault(item.user_id, []).append(item.id)
+    stored = {
+        (user, item_id): kept
+        for user, ids in ids_of_users.items()
+        for item_id, kept in store.get_many(user, ids).items()
+    }
+    new = []
+    for number, item in items:
+        kept = stored.get((item.user_id, item.id))
+        if kept is None:
+            new.append((number, item))
+            continue
+        line = item.to_dict()
+        held = kept.to_dict()
+        different = [field for field in sorted(line) if line[field] != held[field]]
+        if different:
+            raise ValueError(
+                f"line {number}: V19: id {item.id!r} is stored already, with other fields: "
+                f"{', '.join(different)}; nothing was imported"
+            )
+    return new
+
+
+def _new_records(store, records: list[tuple[int, AuditEntry]]) -> list[AuditEntry]:
+    """Return the records the store does not hold, each stored one skipped once (V19)."""
+    stored = Counter(
+        record
+        for user in {record.user_id for _, record in records}
+        for record in store.audit(user)
+    )
+    new = []
+    for _, record in records:
+        if stored[record]:
+            stored[record] -= 1  # two equal lines need two equal records stored to be skipped
+        else:
+            new.append(record)
+    return new
+
+
+def _refuse_second_tasks(store, items: list[tuple[int, MemoryItem]]) -> None:
+    """Raise ValueError at the first task line of a user with a task stored in progress (N1)."""
+    for number, item in items:
+        if not _is_task(item):
+            continue
+        held = [task.id for task in store.list(item.user_id, "working") if _is_task(task)]
+        if held:
+            raise ValueError(
+                f"line {number}: N1: user {item.user_id!r} already has a task in progress "
+                f"(item {held[0]!r}); nothing was imported"
+            )
 
 
 def _refuse_others_items(records: list[tuple[int, AuditEntry]], owner_of) -> None:
@@ -266,10 +368,10 @@ def _search(store: SQLiteStore, arguments):
 def _export(store: SQLiteStore, arguments):
     for item in store.list(arguments.user):
         data = item.to_dict()
-        yield data, json.dumps(data, ensure_ascii=False, sort_keys=True)
+        yield data, _json_line(data)
     for record in store.audit(arguments.user) if arguments.with_audit else ():
         data = {"audit": asdict(record)}
-        yield data, json.dumps(data, ensure_ascii=False, sort_keys=True)
+        yield data, _json_line(data)
 
 
 def _reading(store: SQLiteStore, arguments):
@@ -338,7 +440,8 @@ def _refuse_forgotten(store, items: list[MemoryItem], records: list[AuditEntry],
 
 def _import(arguments, open_store) -> tuple[dict, str]:
     # Read and checked before any file is opened (V8).
-    items, numbered = _read_lines(arguments.file, arguments.max_line_bytes)
+    lines, numbered = _read_lines(arguments.file, arguments.max_line_bytes)
+    items = [item for _, item in lines]
     records = [record for _, record in numbered]
     path = Path(arguments.db)
     companions = [
@@ -352,13 +455,19 @@ def _import(arguments, open_store) -> tuple[dict, str]:
         if not arguments.restore_forgotten:
             _refuse_forgotten(store, items, records, arguments.db)
         _refuse_others_items(numbered, _stored_owner(store, store.users()))
-        now = max((item.created_at for item in items), default=0.0)
+        new = _new_items(store, lines)
+        _refuse_second_tasks(store, new)
+        new_items = [item for _, item in new]
+        new_records = _new_records(store, numbered)
+        now = max((item.created_at for item in new_items), default=0.0)
         why = "imported from JSON Lines"
         audit = [
-            *records,
-            *(AuditEntry(item.id, "import", why, now, None, item.user_id) for item in items),
+            *new_records,
+            *(AuditEntry(item.id, "import", why, now, None, item.user_id) for item in new_items),
         ]
-        store.put(items, audit)  # one transaction: all lines or none, with their audit (V3, V9)
+        if audit:  # a file the database holds already writes nothing (V19)
+            # One transaction: all lines or none, with their audit (V3, V9).
+            store.put(new_items, audit)
     except BaseException:
         if store is not None:
             store.close()
@@ -367,20 +476,29 @@ def _import(arguments, open_store) -> tuple[dict, str]:
                 companion.unlink(missing_ok=True)
         raise
     store.close()
-    # Ids are distinct (V12), so every item read is one item stored.
-    data = {"imported_items": len(items), "imported_audit_records": len(records)}
-    trail = f" and {len(records)} audit records" if records else ""
-    return data, f"imported {len(items)} items{trail}"
+    # Ids are distinct (V12), so every new item read is one item stored.
+    data = {
+        "imported_items": len(new_items),
+        "imported_audit_records": len(new_records),
+        "skipped_items": len(items) - len(new_items),
+        "skipped_audit_records": len(records) - len(new_records),
+    }
+    trail = f" and {len(new_records)} audit records" if new_records else ""
+    skipped = data["skipped_items"] + data["skipped_audit_records"]
+    held = (
+        f"; skipped {data['skipped_items']} items and {data['skipped_audit_records']} audit "
+        "records the database holds already"
+        if skipped
+        else ""
+    )
+    return data, f"imported {len(new_items)} items{trail}{held}"
 
 
 def _show(data: dict | None, text: str, arguments, out) -> None:
     if data is None:
         print(text, file=sys.stderr)
     else:
-        print(
-            json.dumps(data, ensure_ascii=False, sort_keys=True) if arguments.json else text,
-            file=out,
-        )
+        print(_json_line(data) if arguments.json else text, file=out)
 
 
 def _run(arguments, out, open_store) -> None:

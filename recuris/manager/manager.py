@@ -22,11 +22,15 @@ Invariants:
     MG7 after `forget_memory(item, U)` the item is in neither the store nor the queue, no
         audit entry of U quotes its text or names it (a recall's naming a procedure quotes
         its trigger; S13, SE1, G12), no loaded layer holds it and it counts toward no
-        consolidation (UL3); a fact consolidated from it (its sources matched whole, FA4)
+        consolidation (UL3); a fact consolidated from it (its sources read whole, FA4)
         goes with it once every other source of the fact is gone too, and one with a source
         left stays; any other memory that states the same text stays. The forget is
         audited, and so is a fact's; an id that is not U's forgets nothing and says no
         more than an unknown one.
+    MG8 a stored item that is no fact (FA4) or no procedure (H5), edited by hand or written
+        by a fork, takes no call of its user down: recall, `start_task`, fact writes and
+        `forget_memory` leave it out, unchanged in the store, with a warning naming its id and
+        the rule, and a recall counts the user's such items in its result's `skipped`.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -50,7 +54,7 @@ from ..core.working import WorkingSettings
 from ..evolution.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
-from ..evolution.stored_facts import cited_sources
+from ..evolution.stored_facts import sources_of
 from ..retrieval.scoring import forget_words
 from ..storage.audit import AuditEntry
 from ..storage.buffered_store import ACCESS_BATCH, BufferedStore, QueuedErasureError
@@ -321,6 +325,8 @@ class MemoryManager:
                     if procedure.id in stored
                 ]
                 task_id = task and task.id
+                # A fact the layers could not read is no fact to recall either (MG8).
+                skipped = layers.skipped
                 found = gather(
                     self.store,
                     user_id,
@@ -330,6 +336,7 @@ class MemoryManager:
                     task_id,
                     procedures,
                     include_invalid,
+                    frozenset(skipped),
                 )
                 chosen, text = assemble(rank(found)[:top_k], token_budget)
                 if count_access:
@@ -337,7 +344,7 @@ class MemoryManager:
             except StoreError as error:
                 log.warning("memory unavailable, recalling nothing: %s", error)
                 return RecallResult((), "", degraded=True, query_truncated=cut)
-            return RecallResult(tuple(chosen), text, query_truncated=cut)
+            return RecallResult(tuple(chosen), text, query_truncated=cut, skipped=len(skipped))
 
     # -- the task lifecycle, carried out by `tasks` ---------------------------------------
 
@@ -441,17 +448,22 @@ class MemoryManager:
             return bool(erased)
 
     def _erase_facts_made_from(self, user_id: str, item_id: str) -> list[str]:
-        """Erase the facts naming the erased item whose every other source is gone too (MG7)."""
-        # Sources are whole ids (FA4): a fact citing item-199 is not made from item-1.
-        cited = [(fact, cited_sources(fact)) for fact in self.store.list(user_id, "semantic")]
-        orphaned = [
-            fact.id
-            for fact, sources in cited
-            if item_id in sources
-            and all(
-                self.store.get(user_id, source) is None for source in sources if source != item_id
-            )
-        ]
+        """Erase the facts naming the erased item whose every other source is gone too (MG7).
+
+        A fact whose sources cannot be read (FA4) is left as it is (MG8).
+        """
+        orphaned = []
+        for fact in self.store.list(user_id, "semantic"):
+            try:
+                sources = sources_of(fact)
+            except ValueError as error:
+                log.warning("%s; not erased with %s", error, item_id)
+                continue
+            others = [source for source in sources if source != item_id]
+            if item_id in sources and all(
+                self.store.get(user_id, source) is None for source in others
+            ):
+                orphaned.append(fact.id)
         if orphaned:
             self.store.erase(user_id, orphaned)
             for fact_id in orphaned:

@@ -62,6 +62,13 @@ class Layers:
     loaded_episodic: EpisodicMemory | None = None
 
     @property
+    def skipped(self) -> tuple[str, ...]:
+        """The ids of the user's stored items left out as no fact (FA4) or no procedure (H5)."""
+        facts = self.semantic.archive
+        left_out = facts.skipped if isinstance(facts, StoredFacts) else ()
+        return (*left_out, *self.procedural.skipped)
+
+    @property
     def episodic(self) -> EpisodicMemory:
         # Loaded on first use: recall searches the store, so it never indexes every episode.
         if self.loaded_episodic is None:

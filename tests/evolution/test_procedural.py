@@ -1,8 +1,11 @@
-"""Example tests for recuris.evolution.procedural.ProceduralMemory (H1-H4)."""
+"""Example tests for recuris.evolution.procedural.ProceduralMemory (H1-H5)."""
+
+import logging
 
 import pytest
 
-from recuris import ManualClock, ProceduralMemory
+from recuris import InMemoryStore, ManualClock, MemoryItem, ProceduralMemory
+from recuris.evolution.procedural import procedure_of
 
 
 @pytest.fixture
@@ -65,3 +68,49 @@ def test_triggers_and_steps_that_are_not_lists_of_text_are_refused_naming_the_ru
         with pytest.raises(TypeError, match=f"H2: {field} must be a collection of str"):
             memory.add("release", **arguments)
     assert [procedure.name for procedure in memory.procedures] == ["deploy"]
+
+
+def stored_procedure(**metadata) -> MemoryItem:
+    """Return a procedural item as `add` stores it, its metadata changed by `metadata`."""
+    kept = {"name": "deploy", "steps": ["build", "ship"], "task_types": [], "keywords": ["deploy"]}
+    return MemoryItem(
+        id="procedure-9",
+        user_id="ana",
+        level="procedural",
+        content="deploy: build -> ship",
+        metadata={key: value for key, value in {**kept, **metadata}.items() if value is not None},
+    )
+
+
+@pytest.mark.parametrize(
+    "metadata, said",
+    [
+        ({"keywords": None}, "['keywords']"),
+        ({"name": None}, "['name']"),
+        ({"steps": "build"}, "steps must be a list of text"),
+        ({"steps": {"build": 1}}, "steps must be a list of text"),
+        ({"steps": []}, "no step"),
+        ({"keywords": []}, "no trigger"),
+        ({"task_types": [5]}, "task_types must be a str"),
+    ],
+    ids=["no-keywords", "no-name", "steps-text", "steps-object", "no-step", "no-trigger", "type-5"],
+)
+def test_an_item_whose_metadata_is_no_procedure_is_refused_naming_h5(metadata, said):
+    """H5: name as text and steps, task_types, keywords as lists of text (H2), or ValueError."""
+    with pytest.raises(ValueError, match="H5") as refused:
+        procedure_of(stored_procedure(**metadata))
+    assert said in str(refused.value) and "'procedure-9'" in str(refused.value)
+
+
+def test_a_stored_item_that_is_no_procedure_is_left_out_with_a_warning(caplog):
+    """H5: the layer loads the other procedures, warns naming the item and H5, lists it."""
+    store = InMemoryStore()
+    store.put([stored_procedure(keywords=None)])
+    memory = ProceduralMemory(store, "ana", ManualClock(0))
+    memory.add("review", ["read", "comment"], keywords=["review"])
+    with caplog.at_level(logging.WARNING, "recuris.evolution.procedural"):
+        loaded = ProceduralMemory(store, "ana", ManualClock(0))
+    assert [procedure.name for procedure, _ in loaded.match("deploy and review")] == ["review"]
+    assert loaded.skipped == ("procedure-9",)
+    assert "procedure-9" in caplog.text and "H5" in caplog.text
+    assert store.get("ana", "procedure-9") == stored_procedure(keywords=None)

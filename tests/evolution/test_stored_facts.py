@@ -1,10 +1,12 @@
 """Example tests for recuris.evolution.stored_facts:
 semantic memory's facts kept in a Store (FA1-FA4)."""
 
+import logging
+
 import pytest
 
-from recuris import InMemoryStore, ManualClock, SemanticMemory, SQLiteStore
-from recuris.evolution.stored_facts import StoredFacts
+from recuris import InMemoryStore, ManualClock, MemoryItem, SemanticMemory, SQLiteStore
+from recuris.evolution.stored_facts import StoredFacts, check_semantic_item, item_to_fact
 
 
 @pytest.fixture
@@ -69,21 +71,55 @@ def test_an_archive_sees_only_its_own_user(store):
     assert len(facts(store, "ana")) == 0
 
 
-def test_a_source_id_written_as_text_is_one_whole_id(store):
-    """FA4: a `source_ids` text is one id, not its characters; a list gives its texts."""
-    from recuris import MemoryItem
-    from recuris.evolution.stored_facts import cited_sources, item_to_fact
+def stored_fact(**metadata) -> MemoryItem:
+    """Return a fact's item as the archive stores it, its metadata changed by `metadata`."""
+    kept = {"subject": "database", "value": "PostgreSQL", "source_ids": ["e1"]}
+    return MemoryItem(
+        id="fact-9",
+        user_id="ana",
+        level="semantic",
+        content="database: PostgreSQL",
+        metadata={key: value for key, value in {**kept, **metadata}.items() if value is not None},
+    )
 
-    def item(source_ids):
-        return MemoryItem(
-            id="fact-9",
-            user_id="ana",
-            level="semantic",
-            content="city: Lisbon",
-            metadata={"subject": "city", "value": "Lisbon", "source_ids": source_ids},
-        )
 
-    assert cited_sources(item("item-199")) == ("item-199",)
-    assert item_to_fact(item("item-199")).source_ids == ("item-199",)
-    assert cited_sources(item(["item-1", 7, "item-2"])) == ("item-1", "item-2")
-    assert cited_sources(item({"item-1": True})) == ()
+@pytest.mark.parametrize(
+    "metadata, said",
+    [
+        ({"source_ids": None}, "['source_ids']"),
+        ({"source_ids": []}, "F3"),
+        ({"source_ids": 5}, "source_ids must be a list of text"),
+        ({"source_ids": "e1"}, "source_ids must be a list of text"),
+        ({"value": None}, "['value']"),
+        ({"subject": " "}, "subject must not be empty"),
+    ],
+    ids=["no-sources", "sources-empty", "sources-5", "sources-text", "no-value", "blank-subject"],
+)
+def test_an_item_whose_metadata_is_no_fact_is_refused_naming_fa4(metadata, said):
+    """FA4: a fact has text subject and value and a non-empty list of text sources (F3)."""
+    for check in (item_to_fact, check_semantic_item):
+        with pytest.raises(ValueError, match="FA4") as refused:
+            check(stored_fact(**metadata))
+        assert said in str(refused.value) and "'fact-9'" in str(refused.value)
+
+
+def test_any_semantic_items_sources_are_a_list_of_text():
+    """FA4: an insight (no subject) may name no source, but not sources that are no list."""
+    insight = stored_fact(subject=None, value=None, source_ids=None)
+    check_semantic_item(insight)
+    with pytest.raises(ValueError, match="FA4"):
+        check_semantic_item(stored_fact(subject=None, value=None, source_ids=5))
+
+
+def test_a_stored_item_that_is_no_fact_is_left_out_with_a_warning(store, caplog):
+    """FA4: the archive loads the other facts, warns naming the item and FA4, lists it."""
+    store.put([stored_fact(source_ids=[])])
+    facts(store).add("editor", "vim", ["e2"])
+    archive = StoredFacts(store, "ana")
+    with caplog.at_level(logging.WARNING, "recuris.evolution.stored_facts"):
+        memory = SemanticMemory(archive, ManualClock(20))
+    assert [fact.subject for fact in memory.facts] == ["editor"]
+    assert archive.skipped == ("fact-9",)
+    assert "fact-9" in caplog.text and "FA4" in caplog.text
+    memory.add("database", "SQLite", ["e3"])  # a write on the subject goes on (F3 not raised)
+    assert store.get("ana", "fact-9") == stored_fact(source_ids=[])

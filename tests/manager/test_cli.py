@@ -23,7 +23,7 @@ from databases import (
 )
 from interrupted import interrupted_reading
 
-from recuris import ManualClock, MemoryManager, SQLiteStore
+from recuris import ManualClock, MemoryItem, MemoryManager, SQLiteStore
 from recuris.manager.cli import main, run_piped
 from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE
 
@@ -549,6 +549,121 @@ def test_import_reads_a_file_that_begins_with_a_byte_order_mark(database, tmp_pa
     assert (status, text) == (0, "imported 1 items\n")
 
 
+def with_procedure(database):
+    """Give ana a procedure in the database; return her exported lines, audit included."""
+    manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
+    manager.write(
+        "deploy", "ana", level="procedural", metadata={"steps": ["build"], "keywords": ["deploy"]}
+    )
+    manager.store.close()
+    return exported_lines(database, "ana", "--with-audit")
+
+
+EDITS = {
+    "procedure-without-keywords": ("procedural", "keywords", None, "H5"),
+    "procedure-without-name": ("procedural", "name", None, "H5"),
+    "procedure-with-steps-as-text": ("procedural", "steps", "build", "H5"),
+    "fact-without-sources": ("semantic", "source_ids", None, "FA4"),
+    "fact-with-no-source": ("semantic", "source_ids", [], "FA4"),
+    "fact-with-sources-5": ("semantic", "source_ids", 5, "FA4"),
+}
+
+
+@pytest.mark.parametrize("level, field, value, rule", EDITS.values(), ids=EDITS)
+def test_import_refuses_a_procedure_or_fact_line_its_layer_cannot_read(
+    database, tmp_path, level, field, value, rule
+):
+    """V12, H5, FA4: a procedure's or a fact's metadata edited in an export is refused, naming
+    the line and the rule; nothing is stored."""
+    lines = with_procedure(database)
+    [number, line] = next(
+        (number, line) for number, line in enumerate(lines, 1) if line.get("level") == level
+    )
+    metadata = {key: kept for key, kept in line["metadata"].items() if key != field}
+    edited = {**line, "metadata": metadata if value is None else {**metadata, field: value}}
+    lines[number - 1] = edited
+    status, out, error = import_lines(tmp_path / "copy.db", tmp_path, lines)
+    assert status == 1 and out == "" and f"line {number}: {rule}" in error
+    assert not (tmp_path / "copy.db").exists()
+
+
+def test_import_refuses_a_second_task_in_progress_of_a_user(database, tmp_path):
+    """V12, N1: a task line of a user with a task in progress, stored or on an earlier line, is
+    refused, naming the line and N1; nothing is stored."""
+    manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
+    manager.start_task("ana", "move the database to PostgreSQL")
+    manager.store.close()
+    [task] = [line for line in exported_lines(database, "ana") if line["level"] == "working"]
+    other = {**task, "id": "item-77", "task_id": "task-77"}
+    status, out, error = import_lines(database, tmp_path, [other])
+    assert status == 1 and out == "" and "line 1: N1" in error and task["id"] in error
+    status, out, error = import_lines(tmp_path / "copy.db", tmp_path, [task, other])
+    assert status == 1 and out == "" and "line 2: N1" in error and "line 1" in error
+    assert not (tmp_path / "copy.db").exists()
+    assert [line["id"] for line in exported_lines(database, "ana")].count("item-77") == 0
+
+
+@pytest.mark.parametrize("into", ["a copy", "the database exported"])
+def test_importing_one_file_again_changes_nothing(database, tmp_path, into):
+    """V19: lines equal to what is stored are skipped, audited by no record, and said so."""
+    lines = with_procedure(database)
+    target = tmp_path / "copy.db" if into == "a copy" else database
+    if into == "a copy":
+        assert import_lines(target, tmp_path, lines)[0] == 0
+    before = exported_lines(target, "ana", "--with-audit")
+    items = sum("audit" not in line for line in lines)
+    status, out, _ = import_lines(target, tmp_path, lines)
+    skipped = f"skipped {items} items and {len(lines) - items} audit records"
+    assert status == 0 and out.startswith("imported 0 items;") and skipped in out
+    assert exported_lines(target, "ana", "--with-audit") == before
+
+
+def test_import_refuses_a_line_whose_id_is_stored_with_other_fields(database, tmp_path):
+    """V19: an item line whose id is stored with another value is refused, naming the line,
+    the id and the fields; nothing is stored, the stored fact is unchanged."""
+    lines = exported_lines(database, "ana")
+    before = exported_lines(database, "ana", "--with-audit")
+    [number, fact] = next((n, line) for n, line in enumerate(lines, 1) if line["id"] == "fact-2")
+    changed = {**fact, "content": "database: SQLite", "metadata": {**fact["metadata"]}}
+    changed["metadata"]["value"] = "SQLite"
+    lines[number - 1] = changed
+    status, out, error = import_lines(database, tmp_path, [*lines, {**fact, "id": "fact-new"}])
+    assert status == 1 and out == "" and f"line {number}: V19" in error and "'fact-2'" in error
+    assert "content, metadata" in error
+    assert exported_lines(database, "ana", "--with-audit") == before
+
+
+def test_export_escapes_the_line_breaks_json_leaves_raw(database, tmp_path):
+    """V20: U+0085, U+2028 and U+2029 in a memory are written escaped, so a line reader that
+    splits on them reads one line per item; import reads the text back as it was."""
+    text = "first\u2028second\u2029third\x85fourth"
+    manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
+    manager.write(text, "eve", level="episodic")
+    manager.store.close()
+    for options in ([], ["--json"]):
+        _, exported = cli("--db", str(database), "export", "--user", "eve", *options)
+        assert len(exported.splitlines()) == 1 and "\\u2028" in exported
+    (tmp_path / "eve.jsonl").write_text(exported, encoding="utf-8")
+    assert cli("--db", str(tmp_path / "copy.db"), "import", str(tmp_path / "eve.jsonl"))[0] == 0
+    assert [line["content"] for line in exported_lines(tmp_path / "copy.db", "eve")] == [text]
+
+
+def test_search_beside_a_stored_item_its_layer_cannot_read_answers_and_warns(database):
+    """MG8, H5: a procedure stored without keywords (written by a fork, say) is left out of
+    `search`, which answers with the rest, exit 0, and names the item and H5 on stderr."""
+    broken = {"name": "deploy", "steps": ["build"], "task_types": []}
+    store = SQLiteStore(database)
+    item = MemoryItem(
+        id="procedure-9", user_id="ana", level="procedural", content="deploy", metadata=broken
+    )
+    store.put([item])
+    store.close()
+    found = shell("search", "database", "--user", "ana", "--db", str(database))
+    assert found.returncode == 0 and "PostgreSQL" in found.stdout
+    assert "procedure-9" in found.stderr and "H5" in found.stderr
+    assert "Traceback" not in found.stderr
+
+
 def test_an_item_line_missing_fields_is_named_in_words(database, tmp_path):
     """V15: a line missing required fields names them, not a Python signature."""
     status, _, error = import_lines(database, tmp_path, [{"id": "x"}])
@@ -594,7 +709,15 @@ def test_a_reading_command_that_finds_nothing_says_so_on_stderr(database, capsys
     "command, expected",
     [
         (["forget-user", "bob", "--yes"], {"user": "bob", "deleted_items": 1}),
-        (["import", "FILE"], {"imported_items": 1, "imported_audit_records": 0}),
+        (
+            ["import", "FILE"],
+            {
+                "imported_items": 1,
+                "imported_audit_records": 0,
+                "skipped_items": 0,
+                "skipped_audit_records": 0,
+            },
+        ),
     ],
     ids=["forget-user", "import"],
 )

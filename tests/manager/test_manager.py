@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.manager: routing, recall, isolation, privacy (MG1-MG6, TS1)."""
+"""Example tests for recuris.manager.manager: routing, recall, isolation, privacy (MG1-MG8, TS1)."""
 
 import ast
 import inspect
@@ -701,3 +701,50 @@ def test_forgetting_a_queued_memory_is_reported_and_audited_as_it_happened(clock
     [*_, forget] = manager.history("ana", queued.id)
     assert forget.operation == "forget" and forget.reason.startswith("erased on request")
     assert "PIN" not in repr(manager.history("ana"))
+
+
+def unreadable(level: str, item_id: str, metadata: dict) -> MemoryItem:
+    """Return an item of a layer whose metadata that layer cannot read (H5, FA4)."""
+    return MemoryItem(
+        id=item_id, user_id="ana", level=level, content="deploy database notes", metadata=metadata
+    )
+
+
+UNREADABLE = {
+    "procedure-without-keywords": unreadable(
+        "procedural", "procedure-9", {"name": "deploy", "steps": ["build"], "task_types": []}
+    ),
+    "procedure-with-steps-as-text": unreadable(
+        "procedural",
+        "procedure-9",
+        {"name": "deploy", "steps": "build", "task_types": [], "keywords": ["deploy"]},
+    ),
+    "fact-without-sources": unreadable(
+        "semantic", "fact-9", {"subject": "database", "value": "PostgreSQL"}
+    ),
+    "fact-with-no-source": unreadable(
+        "semantic", "fact-9", {"subject": "database", "value": "PostgreSQL", "source_ids": []}
+    ),
+    "fact-with-sources-5": unreadable(
+        "semantic", "fact-9", {"subject": "database", "value": "PostgreSQL", "source_ids": 5}
+    ),
+}
+
+
+@pytest.mark.parametrize("stored", UNREADABLE.values(), ids=UNREADABLE)
+def test_a_stored_item_no_layer_can_read_takes_no_call_of_the_user_down(clock, caplog, stored):
+    """MG8: recall, start_task, a fact write and forget_memory go on beside an unreadable fact
+    or procedure; recall leaves it out, counts it, and a warning names its id and rule."""
+    store = InMemoryStore()
+    manager = MemoryManager(store, clock=clock)
+    event = manager.write("we deploy the database on Fridays", "ana")
+    store.put([stored])
+    with caplog.at_level(logging.WARNING):
+        found = manager.recall("deploy database", "ana")
+    assert [result.item.id for result in found.results] == [event.id]
+    assert found.skipped == 1 and not found.degraded
+    assert stored.id in caplog.text and ("H5" in caplog.text or "FA4" in caplog.text)
+    manager.start_task("ana", "plan the next deploy")
+    assert manager.write("editor: vim", "ana", level="semantic") is not None
+    assert manager.forget_memory(event.id, "ana") is True
+    assert store.get("ana", stored.id) == stored  # left in the store as it was

@@ -17,7 +17,7 @@ import pytest
 from mcp_client import ROOT, PipeClient, call, initialize, request
 from outages import Outage
 
-from recuris import MemoryManager, SQLiteStore
+from recuris import MemoryItem, MemoryManager, SQLiteStore
 from recuris.mcp.server import _closed, main
 from recuris.mcp.session import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
@@ -46,6 +46,31 @@ def test_a_client_over_pipes_meets_every_kind_of_message(tmp_path):
     assert client.ask(request(7, "ping")) == {"jsonrpc": "2.0", "id": 7, "result": {}}
     status, rest, errors = client.close()
     assert (status, rest) == (0, b"") and b"Traceback" not in errors
+
+
+def test_search_beside_a_stored_fact_no_layer_can_read_answers_with_the_rest(tmp_path):
+    """MG8, FA4: a fact stored with `source_ids: []` leaves `search_memory` answering, not
+    -32603: the fact is left out, the other memories found."""
+    store = SQLiteStore(tmp_path / "m.db")
+    broken = {"subject": "database", "value": "PostgreSQL", "source_ids": []}
+    item = MemoryItem(
+        id="fact-9", user_id="ana", level="semantic", content="database", metadata=broken
+    )
+    store.put([item])
+    store.close()
+    client = PipeClient(tmp_path / "m.db", "ana")
+    client.ask(initialize())
+    stored = client.ask(call(2, "remember", {"content": "the database runs on host db-7"}))
+    client.send(call(3, "search_memory", {"query": "database"}))
+    messages = [client.receive()]
+    while "id" not in messages[-1]:  # the server's log notifications come before the answer
+        messages.append(client.receive())
+    *notes, found = messages
+    results = found["result"]["structuredContent"]["results"]
+    assert any("fact-9" in note["params"]["data"] for note in notes)
+    assert [r["id"] for r in results] == [stored["result"]["structuredContent"]["id"]]
+    status, _, errors = client.close()
+    assert status == 0 and b"Traceback" not in errors
 
 
 def test_end_of_input_closes_the_manager_and_what_was_written_stays(tmp_path):
