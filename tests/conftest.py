@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile("dev", max_examples=100, deadline=None)
+# No profile times Hypothesis: a deadline per example, or the health check of slow drawing,
+# fails a property that holds whenever the machine is busy enough (its load, not the code).
+UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("ci", max_examples=60, **UNTIMED)
+settings.register_profile("dev", max_examples=100, **UNTIMED)
 # The edit-test loop (README): `--hypothesis-profile quick` tries each property on a few
 # examples; the full run, and CI, try each on 100 (60 on CI).
-settings.register_profile("quick", max_examples=10, deadline=None)
+settings.register_profile("quick", max_examples=10, **UNTIMED)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 MEMORY_FOLDER = "/dev/shm"

@@ -1,6 +1,7 @@
 """What SQLite did during a call: the commits, and each statement's virtual-machine steps.
 
-Work counted, never time: the tests of SX1 (steps per statement), Q6 and G10 (commits).
+Work counted, never time: the tests of SX1 (steps per statement), Q6 and G10 (commits),
+SQ4 (waits for the write lock).
 """
 
 
@@ -28,3 +29,19 @@ def statements_of(store, call) -> list[tuple[str, int]]:
 def commits_of(store, call) -> int:
     """Return how many transactions `call` commits on a SQLiteStore."""
     return [statement for statement, _ in statements_of(store, call)].count("COMMIT")
+
+
+def lock_waits_of(store, call) -> int:
+    """Return how many times `call` asks a SQLiteStore for the write lock allowing a wait.
+
+    Each such BEGIN IMMEDIATE waits up to the store's `timeout` while another connection holds
+    the lock; one run with `PRAGMA busy_timeout = 0` in force takes the lock only if it is free.
+    """
+    waits = 0
+    allowed = store.timeout > 0  # the connection opens with busy_timeout = timeout
+    for statement, _ in statements_of(store, call):
+        if statement.startswith("PRAGMA busy_timeout"):
+            allowed = int(statement.rpartition("=")[2]) > 0
+        elif statement.startswith("BEGIN IMMEDIATE") and allowed:
+            waits += 1
+    return waits

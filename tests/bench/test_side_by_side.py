@@ -1,9 +1,11 @@
 """Example tests for recuris.bench.side_by_side: turns and spreads (SB1-SB3)."""
 
 import statistics
+from types import SimpleNamespace
 
 import pytest
 
+from recuris.bench import side_by_side
 from recuris.bench.side_by_side import Turns, differences, in_turns, ratios, spread, timed_ms
 
 
@@ -27,13 +29,23 @@ def test_turns_made_reversed_first_begin_with_the_last_side():
     assert ran == ["plain", "ours", "ours", "plain"]
 
 
-def test_a_side_that_works_longer_is_given_more_seconds():
-    """SB1: the seconds added are the side's own: a side that sums a million numbers takes
-    longer than one that does nothing."""
+def test_a_side_is_given_the_seconds_its_own_work_took(monkeypatch):
+    """SB1: the seconds added are the side's own: on clocks that move only while a side works,
+    a side that takes 3 s (2 s of CPU) is given those, one that does nothing is given none."""
+    wall = [100.0]
+    cpu = [10.0]
+    # The module's clocks, driven by the sides themselves: a loaded machine cannot add to them
+    clocks = SimpleNamespace(perf_counter=lambda: wall[0], process_time=lambda: cpu[0])
+    monkeypatch.setattr(side_by_side, "time", clocks)
+
+    def busy() -> None:
+        wall[0] += 3.0
+        cpu[0] += 2.0
+
     turns = Turns()
-    turns.take({"busy": lambda: sum(range(1_000_000)), "idle": lambda: None})
-    assert turns.seconds["busy"] > turns.seconds["idle"]
-    assert turns.seconds["busy_cpu"] > turns.seconds["idle_cpu"]
+    for _ in range(2):
+        turns.take({"busy": busy, "idle": lambda: None})
+    assert turns.seconds == {"busy": 6.0, "busy_cpu": 4.0, "idle": 0.0, "idle_cpu": 0.0}
 
 
 def test_spread_gives_the_median_lowest_highest_and_count():

@@ -26,6 +26,11 @@ def item(id, content="ok then", **fields):
     return MemoryItem(id=id, user_id="ana", level="episodic", content=content, **fields)
 
 
+# Seconds the first creator waits for the others to arrive: a wait for something that must
+# happen (six processes starting took several seconds at a load of 5 on 2 cores), so generous;
+# the others wait for the lock longer than that, so that none gives up while it is held.
+ARRIVALS = 30
+
 CREATOR = f"""
 import os, sqlite3, sys, time
 from pathlib import Path
@@ -38,7 +43,7 @@ connect = sqlite3.connect
 
 class Pausing(sqlite3.Connection):
     # Pause point: a creator about to write the schema version waits until every creator
-    # has reached it, or is waiting for the lock that guards it (at most 5 s).
+    # has reached it, or is waiting for the lock that guards it (at most ARRIVALS seconds).
     arrived = False
 
     def execute(self, statement, *arguments):
@@ -47,13 +52,13 @@ class Pausing(sqlite3.Connection):
             self.arrived = True
             (arrivals / str(os.getpid())).touch()
         if statement.startswith("INSERT INTO schema_version"):
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + {ARRIVALS}
             while len(list(arrivals.iterdir())) < creators and time.monotonic() < deadline:
                 time.sleep(0.01)
         return super().execute(statement, *arguments)
 
 sqlite3.connect = lambda *arguments, **keywords: connect(*arguments, factory=Pausing, **keywords)
-SQLiteStore(sys.argv[1]).close()
+SQLiteStore(sys.argv[1], timeout={3 * ARRIVALS}).close()
 print("opened")
 """
 
@@ -76,7 +81,7 @@ def test_processes_creating_one_new_file_at_once_leave_one_schema_version(tmp_pa
         )
         for _ in range(creators)
     ]
-    outputs = [child.communicate(timeout=30) for child in children]
+    outputs = [child.communicate(timeout=6 * ARRIVALS) for child in children]
     assert [errors for out, errors in outputs if out != "opened\n"] == []
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
