@@ -9,6 +9,7 @@ from dataclasses import fields
 
 import pytest
 from outages import Outage, ReadCountingQueue
+from watched_lock import WatchedLock, waits_or_ends
 
 from recuris import (
     ConsolidationSettings,
@@ -356,13 +357,13 @@ def test_the_manager_gives_its_one_lock_to_each_part():
 def test_a_public_method_waits_while_another_thread_holds_the_lock():
     """TS1: while one operation runs, another thread's call waits for it to finish."""
     manager = MemoryManager()
+    # Watched, the manager's lock says when the other thread's call waits for it.
+    manager._lock = lock = WatchedLock(manager._lock)
     finished = []
-    with manager._lock:
-        worker = threading.Thread(target=lambda: finished.append(manager.list("ana")))
-        worker.start()
-        worker.join(timeout=0.2)
-        assert finished == []  # blocked on the lock
-    worker.join(timeout=5)
+    worker = threading.Thread(target=lambda: finished.append(manager.list("ana")))
+    with lock:
+        assert waits_or_ends(lock, worker) and finished == []
+    worker.join(timeout=60)
     assert finished == [[]]
 
 

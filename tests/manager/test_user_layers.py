@@ -4,6 +4,7 @@ import threading
 
 import pytest
 from outages import Outage
+from watched_lock import WatchedLock, waits_or_ends
 
 from recuris import Episode, ManualClock, MemoryManager, SQLiteStore
 from recuris.manager.recall import Recalled
@@ -142,15 +143,13 @@ def test_a_part_standing_alone_makes_its_own_reentrant_lock():
 def test_a_call_waits_while_another_thread_holds_the_lock_it_was_given():
     """UL2: every public method runs under the lock the manager gives."""
     clock = ManualClock(0.0)
-    lock = threading.RLock()
+    lock = WatchedLock()
     users = UserLayers(BufferedStore(InMemoryStore(), clock), clock, lock=lock)
     done = []
+    worker = threading.Thread(target=lambda: done.append(users.get("ana")))
     with lock:
-        worker = threading.Thread(target=lambda: done.append(users.get("ana")))
-        worker.start()
-        worker.join(timeout=0.2)
-        assert done == []
-    worker.join(timeout=5)
+        assert waits_or_ends(lock, worker) and done == []
+    worker.join(timeout=60)
     assert len(done) == 1
 
 
