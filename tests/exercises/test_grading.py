@@ -21,6 +21,7 @@ from layout import ROOT
 
 from recuris.exercises import grading
 from recuris.exercises.catalog import EXERCISES, find
+from recuris.exercises.plugin import RUNNING
 from recuris.exercises.skeleton import skeleton
 
 
@@ -367,7 +368,10 @@ def test_a_killed_check_ends_its_child_and_removes_its_copy(tmp_path, name):
         )
     finally:
         signal.signal(signal.SIGINT, ignored)
-    assert until(lambda: in_folder(scratch)), "the check's child never started"
+    # Signalled once the child runs a test (it writes the test's id down, PG5), not as soon as
+    # it shows in /proc: that may be within the check's call that starts it, before the check
+    # holds it, and a check signalled there cannot end it.
+    assert until(lambda: list(scratch.glob(f"*/{RUNNING}"))), "the check's child ran no test"
     grader.send_signal(getattr(signal, name))
     grader.wait(timeout=60)
     # Waited for, not slept on: a process killed a moment ago may linger in /proc a while.
