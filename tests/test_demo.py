@@ -20,16 +20,21 @@ GOLDEN = ROOT / "tests" / "golden" / "agent_demo.txt"
 PROMPT_LINE = re.compile(r"^      (.{16})\| ")
 
 
-def run_demo() -> str:
-    completed = subprocess.run(
-        [sys.executable, "agent_demo.py"],
+def python(*arguments: str, interpreter: str = sys.executable, **options):
+    """Run `interpreter ARGUMENTS` from the repository's root; return the completed process."""
+    return subprocess.run(
+        [interpreter, *arguments],
         cwd=ROOT,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        check=True,
-        timeout=60,
+        timeout=120,
+        **options,
     )
+
+
+def run_demo() -> str:
+    completed = python("agent_demo.py", check=True)
     assert completed.stderr == ""
     return completed.stdout
 
@@ -140,10 +145,7 @@ def over_http() -> tuple[subprocess.CompletedProcess, int]:
     from stub_openai import StubServer
 
     with StubServer() as stub:
-        command = [sys.executable, "agent_demo.py", "--llm", stub.url, "--model", "stub"]
-        completed = subprocess.run(
-            command, cwd=ROOT, capture_output=True, text=True, encoding="utf-8", timeout=120
-        )
+        completed = python("agent_demo.py", "--llm", stub.url, "--model", "stub")
         sent = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
     return completed, len(sent)
 
@@ -180,14 +182,7 @@ def test_an_endpoint_that_cannot_be_reached_stops_the_tour_at_once_with_exit_1()
     first prompt; no task runs on, no "cannot reach" lesson is stored or narrated."""
     with an_unused_port() as bound:
         url = f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
-        completed = subprocess.run(
-            [sys.executable, "agent_demo.py", "--llm", url, "--model", "m"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=120,
-        )
+        completed = python("agent_demo.py", "--llm", url, "--model", "m")
     [line] = completed.stderr.splitlines()
     assert completed.returncode == 1 and line.startswith("error: cannot reach http://127.0.0.1:")
     assert completed.stdout.count(">>> prompt sent:") == 1
@@ -212,15 +207,7 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_the_tour_starts(arguments,
         for name, value in os.environ.items()
         if name not in ("RECURIS_MODEL", "OPENAI_BASE_URL")
     }
-    completed = subprocess.run(
-        [sys.executable, "agent_demo.py", *arguments],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=environment,
-        timeout=60,
-    )
+    completed = python("agent_demo.py", *arguments, env=environment)
     errors = [line for line in completed.stderr.splitlines() if "error:" in line]
     assert completed.returncode == 2 and completed.stdout == ""
     assert len(errors) == 1 and said in errors[0] and "Traceback" not in completed.stderr
@@ -275,14 +262,7 @@ def test_what_python_3_9_reads_before_the_version_check_is_python_3_9(path):
 @pytest.mark.parametrize("command", [["agent_demo.py"], ["-m", "recuris", "stats"]], ids=" ".join)
 def test_python_3_9_is_told_in_one_line_that_3_10_is_needed(command):
     """On Python 3.9 the demo and `python -m recuris` say in one line that they need 3.10."""
-    completed = subprocess.run(
-        [PYTHON_3_9, *command],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-    )
+    completed = python(*command, interpreter=PYTHON_3_9)
     [line] = completed.stderr.splitlines()
     assert completed.returncode == 1 and "needs Python 3.10 or newer" in line
 
