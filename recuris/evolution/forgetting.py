@@ -20,8 +20,14 @@ Invariants:
     O5  without `itemized`, a report holds counts only (forgotten, merged, size before and
         after) and no item, so its memory stays flat however large the store.
     O6  a cycle runs whole under the lock it is given (the manager's, TS1).
+    O7  an item's `source_ids` and `merged_ids`, where present, are lists of text (for a
+        semantic item's `source_ids`, FA4), each text one id, never read letter by letter;
+        `merge_sources` raises ValueError naming O7 (and the item's id) for one that is not.
+        A cycle leaves such an item out of the merge band, unchanged, logging a warning that
+        names its id and O7; it is weighed, and forgotten below the threshold, as any other.
 """
 
+import logging
 import sys
 import threading
 from array import array
@@ -33,11 +39,13 @@ from ..core.decay import DecayManager
 from ..storage.audit import AuditEntry
 from ..core.text import tokenize
 from ..core.validation import require_number
-from ..storage.item import MemoryItem
+from ..storage.item import MemoryItem, require_texts
 from ..storage.store import Store
 from .join import rank_tokens, similar_pairs
 
-__all__ = ["ForgettingCycle", "ForgettingReport"]
+__all__ = ["CYCLED_LEVELS", "ForgettingCycle", "ForgettingReport", "merge_sources"]
+
+log = logging.getLogger("recuris.evolution.forgetting")
 
 CYCLED_LEVELS = ("episodic", "semantic")
 # Forgotten items deleted per transaction (ids and audit tuples held until then).
@@ -58,17 +66,37 @@ class ForgettingReport:
     merged_count: int = 0  # items merged away into a survivor
 
 
-def _sources(item: MemoryItem) -> list[str]:
-    return list(item.metadata.get("source_ids", [])) + list(item.metadata.get("merged_ids", []))
+def _ids(item: MemoryItem, field: str) -> list[str]:
+    """Return the ids an item's metadata lists under `field`, none if absent (O7)."""
+    ids = item.metadata.get(field, [])
+    # A JSON object would pass as its keys, and a text as its characters.
+    if not isinstance(ids, list | tuple):
+        raise TypeError(f"{field} must be a list of text, got {type(ids).__name__}")
+    return require_texts(field, ids)
+
+
+def merge_sources(item: MemoryItem) -> tuple[list[str], list[str]]:
+    """Return the ids an item lists as its sources and as merged into it (O3).
+
+    Raises ValueError naming O7 (and the item's id) for a field that is not a list of text.
+    """
+    try:
+        return _ids(item, "source_ids"), _ids(item, "merged_ids")
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"O7: item {item.id!r} cannot be merged: {error}") from None
 
 
 def merge(group: list[MemoryItem]) -> MemoryItem:
-    """Fold near-duplicates into the first: every source id kept, the highest importance (O3)."""
+    """Fold near-duplicates into the first: every source id kept, the highest importance (O3).
+
+    Raises ValueError naming O7 for an item whose sources cannot be read.
+    """
     survivor = group[0]
     others = group[1:]
-    merged_ids = list(survivor.metadata.get("merged_ids", []))
+    _, merged_ids = merge_sources(survivor)
     for other in others:
-        merged_ids += [other.id, *_sources(other)]
+        sources, merged = merge_sources(other)
+        merged_ids += [other.id, *sources, *merged]
     metadata = {**survivor.metadata, "merged_ids": list(dict.fromkeys(merged_ids))}
     return replace(
         survivor,
@@ -77,6 +105,18 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
         last_access_at=max(item.last_access_at for item in group),
         metadata=metadata,
     )
+
+
+def _mergeable(item: MemoryItem) -> bool:
+    """Return whether the item's sources can be read; warn, naming O7, if they cannot."""
+    try:
+        merge_sources(item)
+    except ValueError as error:
+        # One item edited by hand or written by a fork must not take the cycle down, nor be
+        # rewritten with its sources read letter by letter: it is left as it is (O7).
+        log.warning("%s; left out of the merge", error)
+        return False
+    return True
 
 
 class _Band:
@@ -199,7 +239,7 @@ class ForgettingCycle:
                 (r.item_id, r.operation, r.reason, r.at, r.weight, user_id) for r in decided.audit
             ]
             for item in decided.kept:
-                if item.is_valid and decided.weights[item.id] < merge_ceiling:
+                if item.is_valid and decided.weights[item.id] < merge_ceiling and _mergeable(item):
                     band.add(item, decided.weights[item.id])
             if itemized:
                 forgotten += decided.forgotten

@@ -20,8 +20,14 @@ Invariants:
     Y7  an insight at or above `min_confidence` (MIN_INSIGHT_CONFIDENCE) is stored naming the
         interactions it came from, each kept raw as an episode; one below it is reported as
         skipped, and not stored.
+    Y8  a stored insight (a semantic item whose metadata's `kind` is "insight") holds `type`
+        as one of INSIGHT_TYPES and `source_ids` as a list of text (FA4); `check_insight`
+        raises ValueError naming Y8 (and the item's id) for one that does not, and `reflect`
+        leaves it out of the insights it merges into, unchanged in the store, logging a
+        warning that names its id and Y8.
 """
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,9 +37,22 @@ from ..core.text import flatten, normalize, statement, tokenize
 from ..core.validation import require_count, require_text
 from ..storage.item import MemoryItem
 from ..storage.store import append_superseding
-from .extraction import Insight, ask, parse_insights, reflection_prompt
+from .extraction import INSIGHT_TYPES, Insight, ask, parse_insights, reflection_prompt
+from .stored_facts import sources_of
 
-__all__ = ["ReflectionCallback", "Interaction", "ReflectionReport", "MIN_INSIGHT_CONFIDENCE"]
+__all__ = [
+    "ReflectionCallback",
+    "Interaction",
+    "ReflectionReport",
+    "MIN_INSIGHT_CONFIDENCE",
+    "INSIGHT_KIND",
+    "check_insight",
+]
+
+log = logging.getLogger("recuris.evolution.reflection")
+
+# The `kind` in the metadata of a semantic item that holds a reflected insight (Y8).
+INSIGHT_KIND = "insight"
 
 # The least confidence at which an insight is stored. It is the floor of the importance an
 # insight is stored with (max(0.5, confidence)), so each stored insight ranks by its own
@@ -62,6 +81,31 @@ class ReflectionReport:
     skipped: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     failed: bool = False
+
+
+def check_insight(item: MemoryItem) -> None:
+    """Raise ValueError naming Y8 (and the item's id) if a stored insight cannot be read."""
+    kind = item.metadata.get("type")
+    try:
+        if kind not in INSIGHT_TYPES:
+            raise ValueError(f"its type must be one of {INSIGHT_TYPES}, got {kind!r}")
+        if "source_ids" not in item.metadata:
+            raise ValueError("it lacks the field source_ids")
+        sources_of(item)
+    except ValueError as error:
+        raise ValueError(f"Y8: insight {item.id!r} cannot be read: {error}") from None
+
+
+def _readable(item: MemoryItem) -> bool:
+    """Return whether a stored insight can be read; warn, naming Y8, if it cannot."""
+    try:
+        check_insight(item)
+    except ValueError as error:
+        # One item edited by hand or written by a fork must not fail every reflection: it is
+        # left in the store, unread (Y8).
+        log.warning("%s; left out of reflection", error)
+        return False
+    return True
 
 
 class ReflectionCallback:
@@ -206,7 +250,8 @@ class ReflectionCallback:
 
     def _insights(self) -> list[MemoryItem]:
         items = self.manager.store.list(self.user_id, "semantic")
-        return [item for item in items if item.is_valid and item.metadata.get("kind") == "insight"]
+        insights = [item for item in items if item.metadata.get("kind") == INSIGHT_KIND]
+        return [item for item in insights if item.is_valid and _readable(item)]
 
     def _similar(self, insight: Insight, candidates: list[MemoryItem]) -> MemoryItem | None:
         # Two statements about one subject ("deploy region: ...") are the same memory;
@@ -239,7 +284,7 @@ class ReflectionCallback:
             created_at=self.manager.clock(),
             importance=max(0.5, insight.confidence),
             metadata={
-                "kind": "insight",
+                "kind": INSIGHT_KIND,
                 "type": insight.type,
                 "confidence": insight.confidence,
                 "source_ids": list(dict.fromkeys(kept + sources)),

@@ -116,7 +116,8 @@ def gather(
 ) -> list[Recalled]:
     """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1).
 
-    `unreadable` names stored facts the user's layers could not read (FA4): no candidates (MG8).
+    `unreadable` names stored facts and tasks the user's layers and tasks could not read (FA4,
+    N8): no candidates (MG8).
     """
     terms = analyze(query)
     working = _hits(store, user_id, "working", query, terms, policy)
@@ -126,6 +127,7 @@ def gather(
     matched = [
         Candidate(item, relevant.get(item.id, 0.0), reason)
         for item in store.list(user_id, "working", task_id)
+        if item.id not in unreadable
     ]
     facts = [
         (item, raw)

@@ -40,11 +40,12 @@ Invariants:
     V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back
         as they were; a UTF-8 byte-order mark before the first line is read past.
     V12 `import` checks every line as a write does (an item by I1 and I2, a procedure's
-        metadata by H5, a fact's by FA4; an audit record's ids and operation as text, its
-        reason as Unicode text, its time within ±MAX_TIME, its weight a finite number or null)
-        and refuses, naming the line, an id given twice, an audit record of an item another
-        user owns, in the file or stored, and a second task in progress of a user, in the
-        file or stored (N1). What it prints counts what it stored.
+        metadata by H5, a fact's by FA4, an insight's by Y8, an episode's by AR4, a task's by
+        N8, the sources of an episodic or semantic item by O7; an audit record's ids and
+        operation as text, its reason as Unicode text, its time within ±MAX_TIME, its weight
+        a finite number or null) and refuses, naming the line, an id given twice, an audit
+        record of an item another user owns, in the file or stored, and a second task in
+        progress of a user, in the file or stored (N1). What it prints counts what it stored.
     V13 `import` refuses the items and audit records of a user forgotten in the database,
         saying how many, unless `--restore-forgotten` is given.
     V14 `import` refuses a line longer than `--max-line-bytes` (default MAX_LINE_BYTES,
@@ -78,8 +79,12 @@ from pathlib import Path
 
 from ..core.clock import ManualClock
 from ..core.validation import require_number, require_text, unicode_problem
+from ..core.working import WorkingSettings
+from ..evolution.forgetting import CYCLED_LEVELS, merge_sources
 from ..evolution.procedural import procedure_of
+from ..evolution.reflection import INSIGHT_KIND, check_insight
 from ..evolution.stored_facts import check_semantic_item
+from ..storage.archives import EPISODE_KIND, item_to_episode
 from ..storage.audit import AuditEntry
 from ..storage.item import LEVELS, MAX_TIME, MemoryItem
 from ..storage.sqlite_store import SQLiteStore
@@ -87,7 +92,7 @@ from ..storage.store import StoreError
 from .cli_arguments import READING, parse
 from .manager import MemoryManager
 from .manager import log as recall_log
-from .tasks import TASK_KIND
+from .tasks import TASK_KIND, task_of
 
 __all__ = ["main", "run_piped"]
 
@@ -126,11 +131,21 @@ def _json_line(data: dict) -> str:
 
 
 def _check_layer(item: MemoryItem) -> None:
-    """Raise ValueError if the item is read back by a layer that could not read it (H5, FA4)."""
+    """Raise ValueError if a part that reads the item back could not read it (V12)."""
+    kind = item.metadata.get("kind")
     if item.level == "procedural":
         procedure_of(item)
     elif item.level == "semantic":
         check_semantic_item(item)
+        if kind == INSIGHT_KIND:
+            check_insight(item)
+    elif item.level == "episodic" and kind == EPISODE_KIND:
+        item_to_episode(item)
+    elif _is_task(item):
+        # The settings change how a task's working memory is fitted, never whether it is read.
+        task_of(item, WorkingSettings())
+    if item.level in CYCLED_LEVELS:
+        merge_sources(item)
 
 
 def _is_task(item: MemoryItem) -> bool:

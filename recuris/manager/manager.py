@@ -27,10 +27,12 @@ Invariants:
         left stays; any other memory that states the same text stays. The forget is
         audited, and so is a fact's; an id that is not U's forgets nothing and says no
         more than an unknown one.
-    MG8 a stored item that is no fact (FA4) or no procedure (H5), edited by hand or written
-        by a fork, takes no call of its user down: recall, `start_task`, fact writes and
-        `forget_memory` leave it out, unchanged in the store, with a warning naming its id and
-        the rule, and a recall counts the user's such items in its result's `skipped`.
+    MG8 a stored item that is no fact (FA4), no procedure (H5), no task (N8), no episode
+        (AR4), no insight (Y8) or no item to merge (O7), edited by hand or written by a fork,
+        takes no call of its user down: recall, `start_task`, `finish_task`, fact writes,
+        `forget_memory`, reflection and forgetting cycles leave it out, unchanged in the
+        store, with a warning naming its id and the rule, and a recall counts the user's such
+        facts, procedures and tasks (those it reads) in its result's `skipped`.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -73,7 +75,7 @@ from .experience import (
 )
 from .recall import RecallPolicy, RecallResult, assemble, rank
 from .routing import MIN_CONTENT_CHARS, is_trivial, route
-from .tasks import FinishReport, Tasks
+from .tasks import DEFAULT_TASK_TYPE, FinishReport, Tasks
 from .user_layers import Layers, UserLayers
 
 __all__ = ["MemoryManager", "ManagerSettings", "RecallResult"]
@@ -325,8 +327,8 @@ class MemoryManager:
                     if procedure.id in stored
                 ]
                 task_id = task and task.id
-                # A fact the layers could not read is no fact to recall either (MG8).
-                skipped = layers.skipped
+                # A fact, procedure or task that could not be read is none to recall either (MG8).
+                skipped = (*layers.skipped, *self.tasks.skipped.get(user_id, ()))
                 found = gather(
                     self.store,
                     user_id,
@@ -348,7 +350,7 @@ class MemoryManager:
 
     # -- the task lifecycle, carried out by `tasks` ---------------------------------------
 
-    def start_task(self, user_id: str, goal: str, task_type: str = "task") -> str:
+    def start_task(self, user_id: str, goal: str, task_type: str = DEFAULT_TASK_TYPE) -> str:
         """Start a task for the user: a working memory with this goal, stored. Return its id.
 
         Raises ValueError if the user already has a task in progress (N1).

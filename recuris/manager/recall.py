@@ -202,7 +202,8 @@ class RecallResult:
     text: str
     degraded: bool = False
     query_truncated: bool = False  # the query was cut to MAX_QUERY_CHARS (BD2)
-    # The user's stored items left out as unreadable: no fact (FA4), no procedure (H5) (MG8).
+    # The user's stored items left out as unreadable: no fact (FA4), no procedure (H5), no
+    # task (N8) (MG8).
     skipped: int = 0
 
 

@@ -31,6 +31,12 @@ Invariants:
         summary (W9) and their items deleted, each audited, in the put that rewrites the
         task's item. While the store fails (writes queued, reads refused), the notes wait for
         the next step or note the store takes.
+    N8  a stored task (a working item whose metadata's `kind` is "task") has a task id, a
+        `task_type` as text where present, and a `working` memory that W8 reads back with a
+        goal; `task_of` raises ValueError naming N8 (and the item's id) for one that does
+        not. Such a task is not loaded (N5), with a warning naming its id and N8: `start_task`
+        starts a task beside it, `record_step` and `finish_task` see no task in progress, and
+        a recall counts it in its result's `skipped` (MG8).
 """
 
 import logging
@@ -56,13 +62,15 @@ from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
 from .user_layers import UserLayers
 
-__all__ = ["Tasks", "TaskState", "FinishReport", "TASK_KIND"]
+__all__ = ["Tasks", "TaskState", "FinishReport", "TASK_KIND", "DEFAULT_TASK_TYPE", "task_of"]
 
 log = logging.getLogger("recuris.manager.tasks")
 
 # The `kind` in the metadata of the item that holds a task in progress (N1); a working item
 # written by `MemoryManager.write` during the task is an "event" of it.
 TASK_KIND = "task"
+# The task type of a stored task whose metadata names none.
+DEFAULT_TASK_TYPE = "task"
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,24 @@ class TaskState:
         )
 
 
+def task_of(item: MemoryItem, settings: WorkingSettings) -> TaskState:
+    """Return the task in progress a task item holds, its working memory under `settings`.
+
+    Raises ValueError naming N8 (and the item's id) for an item that holds no task.
+    """
+    try:
+        require_text("task_id", item.task_id)
+        task_type = require_text("task_type", item.metadata.get("task_type", DEFAULT_TASK_TYPE))
+        working = WorkingMemory.from_dict(item.metadata.get("working"), settings)
+        if not working.goal:
+            raise ValueError("its working memory has no goal")
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"N8: task item {item.id!r} cannot be read as a task in progress: {error}"
+        ) from None
+    return TaskState(item.task_id, task_type, working, item)
+
+
 class Tasks:
     """Each user's task in progress (at most one, N1), from start to settled episode."""
 
@@ -125,6 +151,8 @@ class Tasks:
         self.working_settings = working_settings
         # The tasks this manager has loaded or started: user id -> their task (N5).
         self.in_progress: dict[str, TaskState] = {}
+        # user id -> the ids of their stored tasks the last load found unreadable (N8).
+        self.skipped: dict[str, tuple[str, ...]] = {}
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self.in_progress))
@@ -156,21 +184,20 @@ class Tasks:
             if item.metadata.get("kind") == TASK_KIND
         ]
         # The latest, should a file hold several (tasks of a process that died, migrated).
+        skipped = []
+        found = None
         for item in reversed(held):
             try:
-                working = WorkingMemory.from_dict(
-                    item.metadata.get("working"), self.working_settings
-                )
-            except (TypeError, ValueError) as error:
+                found = task_of(item, self.working_settings)
+            except ValueError as error:
                 # A task whose stored state cannot be read (edited by hand, written by a fork)
                 # is left in the store as it is, never dropped; the user goes on without it.
-                log.warning(
-                    "task item %s of a user cannot be read, left as it is: %s", item.id, error
-                )
+                log.warning("%s; left as it is", error)
+                skipped.append(item.id)
                 continue
-            task_type = item.metadata.get("task_type", "task")
-            return TaskState(item.task_id, task_type, working, item)
-        return None
+            break
+        self.skipped[user_id] = tuple(skipped)
+        return found
 
     def current(self, user_id: str) -> TaskState:
         """Return the user's task in progress; raise ValueError if there is none (N1)."""
@@ -183,8 +210,9 @@ class Tasks:
         """Let the user's loaded task go, unsettled: the user was forgotten (UL1)."""
         with self.lock:
             self.in_progress.pop(user_id, None)
+            self.skipped.pop(user_id, None)
 
-    def start(self, user_id: str, goal: str, task_type: str = "task") -> str:
+    def start(self, user_id: str, goal: str, task_type: str = DEFAULT_TASK_TYPE) -> str:
         """Start a task for the user: a working memory with this goal, stored. Return the task id.
 
         Raises ValueError if the user already has a task in progress (N1), and for a goal,

@@ -15,8 +15,15 @@ Invariants:
     AR2 `save_with` and `settle` commit an episode, its audit records and the deletions given
         in one `put`.
     AR3 an archive reads and writes only its own user's items.
+    AR4 a stored episode (an episodic item whose metadata's `kind` is "episode") holds
+        `task_type`, `goal`, `status`, `summary` and `failure_reason` as an Episode's (R2)
+        and `trajectory` as a list of [index, action, result, failed] steps, numbered from 1
+        (R1); `item_to_episode` raises ValueError naming AR4 (and the item's id) for one that
+        does not, and `load` leaves it out, unchanged in the store, logging a warning that
+        names its id and AR4, and lists it in `skipped`.
 """
 
+import logging
 from collections.abc import Iterable, Sequence
 
 from ..core.episodic import EpisodicMemory
@@ -25,14 +32,21 @@ from .audit import AuditEntry
 from .item import MemoryItem
 from .store import Store
 
-__all__ = ["StoredEpisodes", "episode_to_item", "item_to_episode"]
+__all__ = ["EPISODE_KIND", "StoredEpisodes", "episode_to_item", "item_to_episode"]
+
+log = logging.getLogger("recuris.storage.archives")
+
+# The `kind` in the metadata of an episodic item that holds an episode (AR4).
+EPISODE_KIND = "episode"
+
+EPISODE_FIELDS = ("task_type", "goal", "status", "summary", "failure_reason", "trajectory")
 
 
 def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
     """Map an episode onto the stored record: its text as content, its structure as metadata."""
     steps = [[step.index, step.action, step.result, step.failed] for step in episode.trajectory]
     metadata = {
-        "kind": "episode",
+        "kind": EPISODE_KIND,
         "task_type": episode.task_type,
         "goal": episode.goal,
         "status": episode.status,
@@ -53,22 +67,50 @@ def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
     )
 
 
+def _steps(trajectory: object) -> tuple[Step, ...]:
+    """Return the steps of a stored trajectory; raise TypeError or ValueError for a bad one."""
+    # A JSON object would pass as its keys, and a text as its characters.
+    if not isinstance(trajectory, list | tuple):
+        raise TypeError(f"trajectory must be a list of steps, got {type(trajectory).__name__}")
+    steps = []
+    for position, row in enumerate(trajectory, start=1):
+        if not isinstance(row, list | tuple) or len(row) != 4:
+            raise ValueError(f"step {position} is not [{position}, action, result, failed]")
+        index, action, result, failed = row
+        if index != position or isinstance(index, bool) or not isinstance(failed, bool):
+            raise ValueError(f"step {position} is not [{position}, action, result, failed]")
+        steps.append(Step.observed(index, action, result, failed))
+    return tuple(steps)
+
+
 def item_to_episode(item: MemoryItem) -> Episode:
-    """Rebuild the episode that `episode_to_item` stored (AR1)."""
+    """Rebuild the episode that `episode_to_item` stored (AR1).
+
+    Raises ValueError naming AR4 (and the item's id) for metadata that is not an episode's.
+    """
     meta = item.metadata
-    return Episode(
-        task_type=meta["task_type"],
-        goal=meta["goal"],
-        status=meta["status"],
-        id=item.id,
-        trajectory=tuple(Step(*step) for step in meta["trajectory"]),
-        summary=meta["summary"],
-        failure_reason=meta["failure_reason"],
-        created_at=item.created_at,
-        importance=item.importance,
-        last_access_at=item.last_access_at,
-        access_count=item.access_count,
-    )
+    try:
+        missing = [key for key in EPISODE_FIELDS if key not in meta]
+        if missing:
+            raise ValueError(f"it lacks the fields {missing}")
+        for field in ("summary", "failure_reason"):
+            if not isinstance(meta[field], str):
+                raise TypeError(f"{field} must be text, got {type(meta[field]).__name__}")
+        return Episode(
+            task_type=meta["task_type"],
+            goal=meta["goal"],
+            status=meta["status"],
+            id=item.id,
+            trajectory=_steps(meta["trajectory"]),
+            summary=meta["summary"],
+            failure_reason=meta["failure_reason"],
+            created_at=item.created_at,
+            importance=item.importance,
+            last_access_at=item.last_access_at,
+            access_count=item.access_count,
+        )
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"AR4: episodic item {item.id!r} is not an episode: {error}") from None
 
 
 class StoredEpisodes:
@@ -77,13 +119,26 @@ class StoredEpisodes:
     def __init__(self, store: Store, user_id: str) -> None:
         self.store = store
         self.user_id = user_id
+        # The ids of the stored items that `load` found not to be episodes, left out (AR4).
+        self.skipped: tuple[str, ...] = ()
 
     def load(self) -> Iterable[tuple[Episode, Sequence | None]]:
-        """Yield each of the user's episodes with the terms stored beside it, or None."""
+        """Yield each of the user's episodes with the terms stored beside it, or None (AR4)."""
+        skipped = []
         for item in self.store.list(self.user_id, "episodic"):
             # Reflection's raw turns are episodic items too; only episodes are loaded.
-            if item.metadata.get("kind") == "episode":
-                yield item_to_episode(item), item.metadata.get("embedding")
+            if item.metadata.get("kind") != EPISODE_KIND:
+                continue
+            try:
+                episode = item_to_episode(item)
+            except ValueError as error:
+                # One item edited by hand or written by a fork must not take the user's
+                # episodic memory down: it is left in the store, unread (AR4).
+                log.warning("%s; left out of the user's episodes", error)
+                skipped.append(item.id)
+                continue
+            yield episode, item.metadata.get("embedding")
+        self.skipped = tuple(skipped)
 
     def new_id(self) -> str:
         """Return a new episode id, unique in the store."""

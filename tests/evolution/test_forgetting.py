@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.forgetting: cycles over a manager's store (O1-O6, D4, D5)."""
+"""Example tests for recuris.evolution.forgetting: cycles over a manager's store (O1-O7, D4, D5)."""
 
 from dataclasses import replace
 
@@ -164,3 +164,30 @@ def test_an_item_similar_to_two_leads_is_merged_into_one_group_only(manager, clo
     groups = [[survivor.id, *(item.id for item in merged)] for survivor, merged in report.merged]
     assert groups == [[a.id, b.id]]
     assert manager.get(c.id, "ana") is not None and manager.get(b.id, "ana") is None
+
+
+UNMERGEABLE = {
+    "merged-ids-as-text": {"merged_ids": "item-1"},
+    "merged-ids-as-number": {"merged_ids": 5},
+    "merged-ids-as-object": {"merged_ids": {"item-1": True}},
+    "source-ids-as-number": {"source_ids": 7},
+}
+
+
+@pytest.mark.parametrize("edit", UNMERGEABLE.values(), ids=UNMERGEABLE)
+@pytest.mark.parametrize("stronger", [True, False], ids=["edited-leads", "edited-follows"])
+def test_an_item_whose_sources_are_not_a_list_of_text_is_left_out_of_the_merge(
+    manager, clock, caplog, edit, stronger
+):
+    """O7: an item whose `merged_ids` or `source_ids` is no list of text takes no cycle down and
+    is merged with nothing, unchanged (never read letter by letter); a warning names it and O7."""
+    a = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.6)
+    b = manager.write("deploy failed: the DB_URL variable was missing", "ana", importance=0.6)
+    edited = replace(a, importance=0.7 if stronger else 0.5, metadata={**a.metadata, **edit})
+    manager.store.put([edited])
+    clock.advance(8 * DAY)  # both weigh between 0.2 and 0.4: in the merge band
+    with caplog.at_level("WARNING"):
+        report = manager.run_decay("ana")
+    assert report.merged == () and report.forgotten == ()
+    assert manager.get(a.id, "ana") == edited and manager.get(b.id, "ana") == b
+    assert f"O7: item {a.id!r}" in caplog.text

@@ -1,6 +1,8 @@
-"""Example tests for recuris.evolution.reflection.ReflectionCallback (Y1-Y4)."""
+"""Example tests for recuris.evolution.reflection.ReflectionCallback (Y1-Y8)."""
 
+import logging
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -192,3 +194,27 @@ def test_while_the_model_keeps_failing_the_buffer_and_the_prompt_stay_bounded(ma
     kept = [item.content for item in manager.list("ana") if item.metadata["kind"] == "interaction"]
     assert kept == [f"user: message {n} | agent: reply" for n in range(15)]
     assert "reflect-overflow" in [record.operation for record in manager.history("ana")]
+
+
+UNREADABLE_INSIGHTS = {
+    "without-type": lambda metadata: {k: v for k, v in metadata.items() if k != "type"},
+    "type-as-number": lambda metadata: {**metadata, "type": 5},
+    "without-sources": lambda metadata: {k: v for k, v in metadata.items() if k != "source_ids"},
+}
+
+
+@pytest.mark.parametrize("edit", UNREADABLE_INSIGHTS.values(), ids=UNREADABLE_INSIGHTS)
+def test_a_stored_insight_that_cannot_be_read_fails_no_reflection(manager, caplog, edit):
+    """Y8: an insight whose type or sources were edited away is left out of reflection, unchanged
+    in the store, with a warning naming its id and Y8; reflection goes on and stores its insight."""
+    callback = ReflectionCallback(ReflectingLLM(), manager, user_id="ana")
+    callback.add_interaction("Our deploy region is eu-west.", "Noted.")
+    [old] = callback.reflect().stored
+    edited = replace(old, metadata=edit(old.metadata))
+    manager.store.put([edited])
+    callback.add_interaction("Correction: our deploy region is us-east.", "Updated.")
+    with caplog.at_level(logging.WARNING):
+        report = callback.reflect()
+    assert not report.failed and [i.content for i in report.stored] == ["deploy region: us-east"]
+    assert manager.get(old.id, "ana") == edited
+    assert f"Y8: insight {old.id!r}" in caplog.text

@@ -23,7 +23,7 @@ from databases import (
 )
 from interrupted import interrupted_reading
 
-from recuris import ManualClock, MemoryItem, MemoryManager, SQLiteStore
+from recuris import ManualClock, MemoryItem, MemoryManager, ReflectionCallback, SQLiteStore
 from recuris.manager.cli import main, run_piped
 from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE
 
@@ -578,6 +578,66 @@ def test_import_refuses_a_procedure_or_fact_line_its_layer_cannot_read(
     lines = with_procedure(database)
     [number, line] = next(
         (number, line) for number, line in enumerate(lines, 1) if line.get("level") == level
+    )
+    metadata = {key: kept for key, kept in line["metadata"].items() if key != field}
+    edited = {**line, "metadata": metadata if value is None else {**metadata, field: value}}
+    lines[number - 1] = edited
+    status, out, error = import_lines(tmp_path / "copy.db", tmp_path, lines)
+    assert status == 1 and out == "" and f"line {number}: {rule}" in error
+    assert not (tmp_path / "copy.db").exists()
+
+
+def with_episode_insight_and_task(database):
+    """Give ana an episode, an insight and a task in progress; return her exported lines."""
+    manager = MemoryManager(SQLiteStore(database), clock=ManualClock(1_000))
+    manager.start_task("ana", "deploy the api", "deploy")
+    manager.record_step("ana", "build", "ok")
+    manager.finish_task("ana")
+    manager.start_task("ana", "deploy the api again", "deploy")
+    reply = (
+        '{"insights": [{"type": "user_fact", "content": "deploys on Fridays", '
+        '"confidence": 0.9, "supersedes": null}]}'
+    )
+    callback = ReflectionCallback(lambda prompt: reply, manager, user_id="ana")
+    callback.add_interaction("We deploy on Fridays.", "Noted.")
+    assert not callback.reflect().failed
+    manager.store.close()
+    return exported_lines(database, "ana")
+
+
+KINDS = {
+    "episode": lambda line: line["metadata"].get("kind") == "episode",
+    "insight": lambda line: line["metadata"].get("kind") == "insight",
+    "task": lambda line: line["metadata"].get("kind") == "task",
+    "event": lambda line: line["metadata"].get("kind") == "event",
+}
+
+UNREADABLE_LINES = {
+    "episode-without-trajectory": ("episode", "trajectory", None, "AR4"),
+    "episode-with-trajectory-as-text": ("episode", "trajectory", "build", "AR4"),
+    "episode-with-an-unknown-status": ("episode", "status", "weird", "AR4"),
+    "insight-without-type": ("insight", "type", None, "Y8"),
+    "insight-without-sources": ("insight", "source_ids", None, "Y8"),
+    "task-with-type-as-number": ("task", "task_type", 5, "N8"),
+    "task-without-working-memory": ("task", "working", None, "N8"),
+    "event-with-merged-ids-as-text": ("event", "merged_ids", "item-1", "O7"),
+    "event-with-sources-as-object": ("event", "source_ids", {"item-1": True}, "O7"),
+    "insight-with-merged-ids-as-number": ("insight", "merged_ids", 5, "O7"),
+}
+
+
+@pytest.mark.parametrize(
+    "kind, field, value, rule", UNREADABLE_LINES.values(), ids=UNREADABLE_LINES
+)
+def test_import_refuses_an_episode_insight_task_or_item_to_merge_its_reader_cannot_read(
+    database, tmp_path, kind, field, value, rule
+):
+    """V12, AR4, Y8, N8, O7: an episode's, an insight's, a task's or an episodic or semantic
+    item's sources edited in an export are refused, naming the line and the rule; nothing is
+    stored."""
+    lines = [*with_episode_insight_and_task(database), *exported_lines(database, "bob")]
+    [number, line] = next(
+        (number, line) for number, line in enumerate(lines, 1) if KINDS[kind](line)
     )
     metadata = {key: kept for key, kept in line["metadata"].items() if key != field}
     edited = {**line, "metadata": metadata if value is None else {**metadata, field: value}}

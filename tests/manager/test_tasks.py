@@ -1,6 +1,7 @@
 """Example tests for recuris.manager.tasks: the task lifecycle, its working memory kept in
-the store, the context and LLM extraction (N1-N7)."""
+the store, the context and LLM extraction (N1-N8)."""
 
+import logging
 from dataclasses import replace
 
 import pytest
@@ -133,6 +134,37 @@ def test_a_task_whose_stored_state_cannot_be_read_is_kept_and_not_loaded(caplog)
     assert kept.metadata == broken.metadata and kept.content == broken.content
     assert second.tasks.get("ana").goal == "ship release 3"
     assert "cannot be read" in caplog.text
+
+
+NO_TASKS = {
+    "task-type-as-number": lambda metadata: {**metadata, "task_type": 5},
+    "working-without-goal": lambda metadata: {
+        **metadata,
+        "working": {key: value for key, value in metadata["working"].items() if key != "goal"},
+    },
+}
+
+
+@pytest.mark.parametrize("edit", NO_TASKS.values(), ids=NO_TASKS)
+def test_a_stored_task_that_cannot_be_read_takes_no_call_of_its_user_down(caplog, edit):
+    """N8: a task item whose type or goal was edited is not loaded, stays stored as it was, and
+    a warning names its id and N8; recall counts it as skipped, and a new task starts,
+    records its steps and finishes."""
+    store = InMemoryStore()
+    first = MemoryManager(store, clock=ManualClock(1_000))
+    first.start_task("ana", "ship release 2", "release")
+    [held] = first.list("ana", "working")
+    broken = replace(held, metadata=edit(held.metadata))
+    store.put([broken])
+    second = MemoryManager(store, clock=ManualClock(2_000))
+    with caplog.at_level(logging.WARNING):
+        assert second.recall("release", "ana").skipped == 1
+    assert f"N8: task item {held.id!r}" in caplog.text
+    second.start_task("ana", "ship release 3", "release")
+    second.record_step("ana", "build", "ok")
+    report = second.finish_task("ana")
+    assert report.episode.goal == "ship release 3" and report.episode.task_type == "release"
+    assert store.get("ana", held.id) == broken
 
 
 def test_a_step_the_clock_refuses_is_not_added():

@@ -1,8 +1,19 @@
-"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR3)."""
+"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR4)."""
+
+import logging
+from dataclasses import replace
 
 import pytest
 
-from recuris import Episode, EpisodicMemory, InMemoryStore, SQLiteStore, Step
+from recuris import (
+    Episode,
+    EpisodicMemory,
+    InMemoryStore,
+    ManualClock,
+    MemoryManager,
+    SQLiteStore,
+    Step,
+)
 from recuris.storage.archives import StoredEpisodes
 
 
@@ -96,3 +107,46 @@ def test_settle_refuses_an_id_the_memory_holds_and_writes_nothing():
     with pytest.raises(ValueError, match="E5"):
         archive.settle(memory, again)
     assert [item.metadata["goal"] for item in store.list("ana")] == ["first"]
+
+
+def without(field):
+    return lambda metadata: {key: value for key, value in metadata.items() if key != field}
+
+
+def with_value(field, value):
+    return lambda metadata: {**metadata, field: value}
+
+
+NO_EPISODES = {
+    "without-trajectory": without("trajectory"),
+    "trajectory-as-text": with_value("trajectory", "build"),
+    "trajectory-as-object": with_value("trajectory", {"build": "ok"}),
+    "step-without-result": with_value("trajectory", [[1, "build"]]),
+    "without-goal": without("goal"),
+    "goal-as-number": with_value("goal", 5),
+    "unknown-status": with_value("status", "weird"),
+    "summary-as-number": with_value("summary", 7),
+}
+
+
+@pytest.mark.parametrize("edit", NO_EPISODES.values(), ids=NO_EPISODES)
+def test_a_stored_item_that_is_no_episode_takes_no_task_of_its_user_down(caplog, edit):
+    """AR4: an episode whose metadata was edited is left out of the user's episodes, unchanged
+    in the store, with a warning naming its id and AR4; the next task starts and finishes."""
+    store = InMemoryStore()
+    manager = MemoryManager(store, clock=ManualClock(1_000))
+    manager.start_task("ana", "deploy the api", "deploy")
+    manager.record_step("ana", "build", "ok")
+    first = manager.finish_task("ana").episode
+    stored = store.get("ana", first.id)
+    edited = replace(stored, metadata=edit(stored.metadata))
+    store.put([edited])
+    manager = MemoryManager(store, clock=ManualClock(2_000))
+    manager.start_task("ana", "deploy the api again", "deploy")
+    manager.record_step("ana", "build", "ok")
+    with caplog.at_level(logging.WARNING):
+        second = manager.finish_task("ana").episode
+    archive = StoredEpisodes(store, "ana")
+    assert [episode.id for episode in EpisodicMemory(archive=archive).episodes] == [second.id]
+    assert archive.skipped == (first.id,) and store.get("ana", first.id) == edited
+    assert f"AR4: episodic item {first.id!r}" in caplog.text
