@@ -41,7 +41,8 @@ Invariants:
         for writes (it is not asked to erase what it does not hold) or down (QueuedErasureError).
     G13 a write queued while the store fails reads no batch of the queue but its first (the
         retry) and its own: its work, and that of `holds` after it, is the same with ten
-        batches queued or ten thousand.
+        batches queued or ten thousand. Each queued batch is replayed onto its users' replays
+        as it is queued, and `holds` and every read answer from them (QR3).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from dataclasses import replace
 from ..core.validation import require_count
 from .audit import AuditEntry
 from .item import MemoryItem
-from .queued_reads import Counted, QueuedReads, QueuedView
+from .queued_reads import Counted, QueuedReads, QueuedView, Replay, replay, replay_batch
 from .store import Access, Store, StoreError, erased_forms, mentions_erased
 
 __all__ = ["BufferedStore", "QueuedView", "QueuedErasureError", "ACCESS_BATCH"]
@@ -103,10 +104,10 @@ class BufferedStore(QueuedReads):
         self._deferred_calls = 0
         # A queued put keeps the arguments of `put`: items, audit, delete; accesses are a Counted.
         self._pending: list[tuple[list, list, list] | Counted] = []
-        # (user, id) -> whether the queue's last put or deletion of the item is a put: kept as
-        # batches are appended, so that `holds` reads no queue (G13); None once the queue
-        # changed otherwise (written out, a user's writes dropped), built again when asked.
-        self._queued_puts: dict[tuple[str, str], bool] | None = {}
+        # User id -> their replay of the queue: kept as batches are appended, so that `holds`
+        # and reads replay no queue (G13, QR3); None once batches were written out and some
+        # are left, made again by the next read.
+        self._replays: dict[str, Replay] | None = {}
         self._offline = 0
         self._failing = False  # an outage is under way and was warned of (G11)
         self._generations: dict[str, int] = {}  # per user: the forget generation last read (S6)
@@ -155,7 +156,8 @@ class BufferedStore(QueuedReads):
                     # Refused by a rule (S2, S6), not by an outage: retrying cannot help.
                     log.error("store refused a queued batch, which is dropped: %s", error)
                 self._pending.pop(0)
-                self._queued_puts = None
+                # An empty queue replays to nothing; a shorter one is replayed again when read.
+                self._replays = None if self._pending else {}
                 written += 1
             if self._failing and written:
                 log.info("store back: %d batch(es) queued during the outage written", written)
@@ -182,9 +184,13 @@ class BufferedStore(QueuedReads):
         ):  # a put: queued as copies, which the caller cannot change
             items, audit, delete = entry
             entry = [item.copy() for item in items], audit, delete
-            if self._queued_puts is not None:
-                _note_puts(self._queued_puts, entry)
+        self._queue(entry)
+
+    def _queue(self, entry) -> None:
+        # Appended, and replayed onto its users' replays at once (G13, QR3).
         self._pending.append(entry)
+        if self._replays is not None:
+            replay_batch(self._replays, entry)
 
     def put(
         self,
@@ -201,12 +207,7 @@ class BufferedStore(QueuedReads):
         with self._lock:
             if not self._pending:
                 return False
-            if self._queued_puts is None:
-                self._queued_puts = {}
-                for queued in self._pending:
-                    if not isinstance(queued, Counted):
-                        _note_puts(self._queued_puts, queued)
-            return self._queued_puts.get((item.user_id, item.id), False)
+            return item.id in self._view(item.user_id).fresh
 
     def append_audit(self, records: Iterable[AuditEntry]) -> None:
         with self._lock:
@@ -224,10 +225,13 @@ class BufferedStore(QueuedReads):
             if self._pending and self._pending[-1] is self._deferred:
                 self._deferred.extend(counted)
                 self._deferred.audit.extend(counted.audit)
+                if self._replays is not None:
+                    # The last batch grew: its new accesses are replayed after the rest (QR3).
+                    replay_batch(self._replays, counted)
             else:
                 self._deferred = counted
                 self._deferred_calls = 0
-                self._pending.append(counted)
+                self._queue(counted)
             self._deferred_calls += 1
             if self._deferred_calls >= self.access_batch:
                 self.flush()
@@ -258,13 +262,14 @@ class BufferedStore(QueuedReads):
             )
 
         keep = lambda part: [entry for entry in part if not doomed(entry)]  # noqa: E731
-        self._queued_puts = None
         self._pending = [
             Counted(keep(queued), keep(queued.audit))
             if isinstance(queued, Counted)
             else tuple(map(keep, queued))
             for queued in self._pending
         ]
+        # Replayed again: dropping them has read the whole queue already (QR3).
+        self._replays = replay(self._pending)
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         with self._lock:
@@ -284,7 +289,7 @@ class BufferedStore(QueuedReads):
         """
         with self._lock:
             item_ids = set(item_ids)
-            queued = self._view(user_id)[0] if self._pending else {}
+            queued = self._view(user_id).fresh
             dropped = {key for key in item_ids if key in queued}
             # The queue is emptied of them before the store is asked anything: a store that
             # cannot answer must not keep a queued copy alive (G12).
@@ -357,15 +362,6 @@ class BufferedStore(QueuedReads):
         """Return the store's users: one whose every item is still queued is listed once written."""
         with self._lock:
             return self.inner.users()
-
-
-def _note_puts(queued_puts: dict[tuple[str, str], bool], batch: tuple[list, list, list]) -> None:
-    # A batch's deletions come before its items, as `_view` replays them (QR1).
-    items, _, delete = batch
-    for old in delete:
-        queued_puts[old.user_id, old.id] = False
-    for item in items:
-        queued_puts[item.user_id, item.id] = True
 
 
 def _entries(queued) -> list:

@@ -14,6 +14,13 @@ Invariants:
         the queued records (those queued with accesses too).
     QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
         Store protocol, each written out, to its buffered store unchanged.
+    QR3 a read replays no batch of the queue: each user's `Replay` of it is kept as batches are
+        queued, and made again in one pass only after the queue changed otherwise (written out
+        in part, a user's writes dropped); a read of some ids, or of one level, overlays only
+        the queued copies of those ids or of that level. So a write queued while the store
+        fails (an event, a fact, a procedure, a task's start, step or note, the first call for
+        a user not loaded) reads no batch of the queue but its retry (G13): its work grows with
+        the user's queued items of the level it reads, never with the queue's length.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from .item import MemoryItem
 from .memory_store import InMemoryStore
 from .store import Access, TermCounts, TermStatistics
 
-__all__ = ["Counted", "QueuedReads", "QueuedView"]
+__all__ = ["Counted", "QueuedReads", "QueuedView", "Replay", "replay", "replay_batch"]
 
 
 class Counted(list):
@@ -49,63 +56,141 @@ def _in(level: str | None, task_id: str | None):
     return lambda item: level in (None, item.level) and task_id in (None, item.task_id)
 
 
+class Replay:
+    """One user's queue replayed in order: newest copies, deleted ids, accesses to stored ones.
+
+    `fresh` keeps the queue's order: an item put again keeps its place, one deleted and put
+    again comes last. Each level's items are indexed, so that a read of one level reads no
+    other (QR3).
+    """
+
+    def __init__(self) -> None:
+        self.fresh: dict[str, MemoryItem] = {}
+        self.gone: set[str] = set()
+        self.counted: dict[str, tuple[int, float]] = {}
+        # Level -> {id: the id's place in `fresh`}: a level's items in the queue's order.
+        self._levels: dict[str, dict[str, int]] = {}
+        self._places: dict[str, int] = {}
+        self._next_place = 0
+
+    @property
+    def changes(self) -> bool:
+        """Whether the queue changes anything of the user."""
+        return bool(self.fresh or self.gone or self.counted)
+
+    def put(self, item: MemoryItem) -> None:
+        """Replay a queued put of the item: it carries its own access count."""
+        old = self.fresh.get(item.id)
+        if old is None:
+            self._places[item.id] = self._next_place
+            self._next_place += 1
+        elif old.level != item.level:
+            del self._levels[old.level][item.id]
+        self._levels.setdefault(item.level, {})[item.id] = self._places[item.id]
+        self.fresh[item.id] = item
+        self.gone.discard(item.id)
+        self.counted.pop(item.id, None)
+
+    def delete(self, item_id: str) -> None:
+        """Replay a queued deletion: deleted, then put again, an item comes last (MS1)."""
+        old = self.fresh.pop(item_id, None)
+        if old is not None:
+            del self._levels[old.level][item_id]
+            del self._places[item_id]
+        self.counted.pop(item_id, None)
+        self.gone.add(item_id)
+
+    def access(self, access: Access) -> None:
+        """Replay a queued access: counted on the queued copy, or on the stored item."""
+        if access.id in self.gone:
+            return
+        if access.id in self.fresh:
+            self.fresh[access.id] = _counted(self.fresh[access.id], 1, access.at)
+        else:
+            self.counted[access.id] = (self.counted.get(access.id, (0, 0.0))[0] + 1, access.at)
+
+    def at_level(self, level: str | None) -> list[MemoryItem]:
+        """Return the queued copies of the level (of every level for None), in queue order."""
+        if level is None:
+            return list(self.fresh.values())
+        places = self._levels.get(level, {})
+        return [self.fresh[key] for key in sorted(places, key=places.__getitem__)]
+
+
+def replay_batch(replays: dict[str, Replay], batch) -> None:
+    """Replay one queued batch onto every user's `Replay`: deletions first, as a put does them."""
+    if isinstance(batch, Counted):
+        for access in batch:
+            replays.setdefault(access.user_id, Replay()).access(access)
+        return
+    items, _, delete = batch
+    for old in delete:
+        replays.setdefault(old.user_id, Replay()).delete(old.id)
+    for item in items:
+        replays.setdefault(item.user_id, Replay()).put(item)
+
+
+def replay(batches: Iterable) -> dict[str, Replay]:
+    """Replay a queue in order, in one pass: user id -> their `Replay`."""
+    replays: dict[str, Replay] = {}
+    for batch in batches:
+        replay_batch(replays, batch)
+    return replays
+
+
 class QueuedReads:
     """The item and audit reads of BufferedStore, overlaid with its queue `_pending` (QR1).
 
-    Each read but `iterate` runs under the buffered store's re-entrant `_lock` (G9).
+    `_replays` is each user's `Replay` of the queue, or None until the next read makes it
+    again (QR3). Each read but `iterate` runs under the buffered store's re-entrant `_lock` (G9).
     """
 
-    def _view(
-        self, user_id: str
-    ) -> tuple[dict[str, MemoryItem], set[str], dict[str, tuple[int, float]]]:
-        """Replay the user's queue in order: newest copies, deleted ids, accesses to stored ones."""
-        fresh: dict[str, MemoryItem] = {}
-        gone: set[str] = set()
-        counted: dict[str, tuple[int, float]] = {}
-        for entry in self._pending:
-            if isinstance(entry, Counted):
-                for access in entry:
-                    if access.user_id != user_id or access.id in gone:
-                        continue
-                    if access.id in fresh:
-                        fresh[access.id] = _counted(fresh[access.id], 1, access.at)
-                    else:
-                        counted[access.id] = (counted.get(access.id, (0, 0.0))[0] + 1, access.at)
-                continue
-            items, _, delete = entry
-            for old in delete:
-                if old.user_id == user_id:  # deleted, then put again, an item comes last (MS1)
-                    fresh.pop(old.id, None)
-                    counted.pop(old.id, None)
-                    gone.add(old.id)
-            for item in items:
-                if item.user_id == user_id:  # a put carries its own access count
-                    fresh[item.id] = item
-                    gone.discard(item.id)
-                    counted.pop(item.id, None)
-        return fresh, gone, counted
+    def _view(self, user_id: str) -> Replay:
+        """Return the user's replay of the queue, made in one pass if the queue changed (QR3)."""
+        if self._replays is None:
+            self._replays = replay(self._pending)
+        return self._replays.get(user_id) or Replay()
 
-    def _overlay(self, view: tuple, stored: list[MemoryItem], wanted) -> list[MemoryItem]:
-        # `view` is `_view`'s replay of the queue, made by the read that calls this. A queued
-        # copy is newer than the stored one: it takes its place, or comes after.
-        fresh, gone, counted = view
-        merged = {item.id: item for item in stored if item.id not in gone}
-        for key, (times, at) in counted.items():
-            if key in merged:
-                merged[key] = _counted(merged[key], times, at)
-        merged.update((key, copy.deepcopy(item)) for key, item in fresh.items())
-        return [item for item in merged.values() if wanted(item)]
+    def _changes(self, user_id: str) -> bool:
+        """Return whether the queue changes anything of the user, under the store's lock (G9)."""
+        with self._lock:
+            return bool(self._pending) and self._view(user_id).changes
+
+    def _overlay(
+        self,
+        view: Replay,
+        stored: list[MemoryItem],
+        wanted,
+        candidates: Iterable[MemoryItem] | None = None,
+    ) -> list[MemoryItem]:
+        # `view` is the user's replay of the queue. A queued copy is newer than the stored one:
+        # it takes its place, or comes after. Only `candidates` (by default every queued copy)
+        # can come after, so they must hold each queued copy `wanted` keeps (QR3).
+        fresh = view.fresh
+        merged: dict[str, MemoryItem] = {}
+        for item in stored:
+            if item.id in fresh:
+                merged[item.id] = fresh[item.id]
+            elif item.id in view.counted:
+                merged[item.id] = _counted(item, *view.counted[item.id])
+            elif item.id not in view.gone:
+                merged[item.id] = item
+        for item in fresh.values() if candidates is None else candidates:
+            merged.setdefault(item.id, item)
+        # Queued copies are copied: the caller may change what it is given, never the queue.
+        return [
+            copy.deepcopy(item) if fresh.get(item.id) is item else item
+            for item in merged.values()
+            if wanted(item)
+        ]
 
     def queued(
         self, user_id: str, level: str | None = None, task_id: str | None = None
     ) -> list[MemoryItem]:
         """Return copies of the user's items still queued (their newest copies), in queue order."""
         with self._lock:
-            return [
-                copy.deepcopy(item)
-                for item in self._view(user_id)[0].values()
-                if _in(level, task_id)(item)
-            ]
+            held = self._view(user_id).at_level(level)
+            return [copy.deepcopy(item) for item in held if _in(level, task_id)(item)]
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         with self._lock:
@@ -119,10 +204,13 @@ class QueuedReads:
             # A queued copy is answered without the store, which is asked for the rest; a
             # queued deletion hides an item, a queued access counts on it.
             view = self._view(user_id)
-            unqueued = [item_id for item_id in asked if item_id not in view[0]]
+            queued = [view.fresh[item_id] for item_id in asked if item_id in view.fresh]
+            unqueued = [item_id for item_id in asked if item_id not in view.fresh]
             stored = self.inner.get_many(user_id, unqueued) if unqueued else {}
             wanted = set(asked)
-            found = self._overlay(view, list(stored.values()), lambda item: item.id in wanted)
+            found = self._overlay(
+                view, list(stored.values()), lambda item: item.id in wanted, queued
+            )
             current = {item.id: item for item in found}
             return {item_id: current[item_id] for item_id in asked if item_id in current}
 
@@ -133,14 +221,15 @@ class QueuedReads:
             stored = self.inner.list(user_id, level, task_id)
             if not self._pending:
                 return stored
-            return self._overlay(self._view(user_id), stored, _in(level, task_id))
+            view = self._view(user_id)
+            return self._overlay(view, stored, _in(level, task_id), view.at_level(level))
 
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
     ) -> Iterator[list]:
         """Yield `list` in batches (S11): the store's, or `list`'s while writes are queued."""
         require_count("S11: batch_size", batch_size, 1)
-        if not self._pending or not any(self._view(user_id)):
+        if not self._changes(user_id):
             yield from self.inner.iterate(user_id, level, batch_size)
             return
         items = self.list(user_id, level)  # the queue is replayed over all of them at once
@@ -153,10 +242,12 @@ class QueuedReads:
             stored = self.inner.matching(user_id, level, terms)
             if not self._pending:
                 return stored
+            view = self._view(user_id)
             return self._overlay(
-                self._view(user_id),
+                view,
                 stored,
                 lambda item: item.level == level and not terms.isdisjoint(analyze(item.content)),
+                view.at_level(level),
             )
 
     def _replica(self, user_id: str, level: str | None = None) -> InMemoryStore | None:
@@ -165,8 +256,8 @@ class QueuedReads:
         # Queued access counts change neither, so they cost no copy (the results are overlaid).
         if not self._pending:
             return None
-        fresh, gone, _ = self._view(user_id)
-        if not fresh and not gone:
+        view = self._view(user_id)
+        if not view.fresh and not view.gone:
             return None
         replica = InMemoryStore(getattr(self.inner, "bm25", BM25Settings()))
         replica.put(self.list(user_id, level))
@@ -182,7 +273,8 @@ class QueuedReads:
             found = self.inner.search(user_id, level, terms, limit)
             if not self._pending:
                 return found
-            overlaid = self._overlay(self._view(user_id), [item for item, _ in found], bool)
+            # No queued copy comes after: with one queued, the replica answered.
+            overlaid = self._overlay(self._view(user_id), [item for item, _ in found], bool, ())
             current = {item.id: item for item in overlaid}
             return [(current[item.id], score) for item, score in found]
 

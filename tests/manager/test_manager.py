@@ -262,6 +262,103 @@ def test_a_write_queued_in_an_outage_reads_no_more_of_a_long_queue_than_of_a_sho
     assert reads == {10: 4, 2_000: 4} and manager.store.pending == 2_000 + 4
 
 
+# One more write the manager queues in an outage, by route: (user, call, text it stores).
+QUEUED_ROUTES = {
+    "a routed statement": ("ana", lambda m: m.write("database: Oracle", "ana"), "database: Oracle"),
+    "a fact": (
+        "ana",
+        lambda m: m.write("database: PostgreSQL", "ana", level="semantic"),
+        "database: PostgreSQL",
+    ),
+    "a procedure": (
+        "ana",
+        lambda m: m.write(
+            "deploy checklist",
+            "ana",
+            level="procedural",
+            tags=["deploy"],
+            metadata={"steps": ["tag the build", "roll it out"]},
+        ),
+        "roll it out",
+    ),
+    "a task's start": ("cy", lambda m: m.start_task("cy", "ship release 3"), "ship release 3"),
+    "a task's step": ("ana", lambda m: m.record_step("ana", "roll back", "ok"), "roll back"),
+    "a task's note": (
+        "ana",
+        lambda m: m.write("waiting for the database", "ana", level="working"),
+        "waiting for the database",
+    ),
+    "a user's first call": (
+        "bob",
+        lambda m: m.write("database: SQLite", "bob", level="semantic"),
+        "database: SQLite",
+    ),
+    "a note of a user not loaded": (
+        "bob",
+        lambda m: m.write("waiting for the database", "bob", level="working"),
+        "waiting for the database",
+    ),
+}
+
+
+@pytest.mark.parametrize("route", QUEUED_ROUTES)
+@pytest.mark.parametrize("down", ["writes", "all"])
+def test_a_write_queued_in_an_outage_reads_no_batch_of_the_queue_but_its_retry(
+    clock, down, route
+):
+    """QR3, G13: a fact, a procedure, a task's start, step or note, or the first call for a user
+    not loaded, queued while the store fails, reads the queue's first batch only (its retry),
+    with 10 writes queued or 2,000; it lands once the store is back."""
+    user, call, text = QUEUED_ROUTES[route]
+    reads = {}
+    for queued in (10, 2_000):
+        inner = Outage()
+        manager = MemoryManager(inner, clock=clock)
+        manager.write("database: MySQL", "ana", level="semantic")
+        manager.write(
+            "deploy checklist",
+            "ana",
+            level="procedural",
+            tags=["deploy"],
+            metadata={"steps": ["tag the build"]},
+        )
+        manager.start_task("ana", "ship release 2")
+        manager.write("editor: vim", "cy", level="semantic")  # cy loaded, bob not
+        inner.down = down
+        for number in range(queued):
+            manager.write(f"deploy failed on step {number}", ("ana", "bob", "cy")[number % 3])
+        manager.store._pending = queue = ReadCountingQueue(manager.store._pending)
+        call(manager)
+        reads[queued] = queue.reads
+    assert reads == {10: 1, 2_000: 1} and manager.store.pending == 2_000 + 1
+    inner.down = None
+    assert manager.store.flush()
+    assert any(text in str(item.to_dict()) for item in inner.list(user))
+
+
+def test_a_step_of_a_task_another_manager_started_reads_no_batch_of_the_queue_but_its_retry(
+    clock,
+):
+    """QR3, G13, N5: a step of a task another manager started, the first this manager records
+    while writes fail, reads the queue's first batch only, with 10 writes queued or 2,000."""
+    reads = {}
+    for queued in (10, 2_000):
+        inner = Outage()
+        MemoryManager(inner, clock=clock).start_task("ana", "ship release 2")
+        manager = MemoryManager(inner, clock=clock)
+        inner.down = "writes"
+        for number in range(queued):
+            manager.write(f"deploy failed on step {number}", ("ana", "bob")[number % 2])
+        manager.store._pending = queue = ReadCountingQueue(manager.store._pending)
+        manager.record_step("ana", "roll back", "ok")
+        reads[queued] = queue.reads
+    assert reads == {10: 1, 2_000: 1}
+    inner.down = None
+    assert manager.store.flush()
+    steps = MemoryManager(inner, clock=clock).tasks.current("ana").steps
+    assert [step.action for step in steps] == ["roll back"]
+
+
 def test_a_recall_that_read_a_fact_before_another_manager_superseded_it_does_not_reopen_it(clock):
     """MG2, S10: counting a use of a stale copy never rewrites its validity."""
 

@@ -1,7 +1,7 @@
-"""Example tests for recuris.storage.queued_reads: reads see the retry queue (QR1, QR2)."""
+"""Example tests for recuris.storage.queued_reads: reads see the retry queue (QR1-QR3)."""
 
 import pytest
-from outages import FlakyStore, Outage, protocol_operations
+from outages import FlakyStore, Outage, ReadCountingQueue, protocol_operations
 
 from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, StoreError
 from recuris.storage.audit import AuditEntry
@@ -216,3 +216,52 @@ def test_items_got_many_that_are_all_queued_need_no_store():
     inner, store = i2_queued()
     inner.down = "all"
     assert list(store.get_many("ana", ["i2"])) == ["i2"] and store.get("ana", "i2") is not None
+
+
+def test_reads_of_ids_or_of_a_level_replay_no_batch_of_the_queue():
+    """QR3: with writes queued, `get`, `get_many`, `list` of a level, `matching` and `queued`
+    read no batch of the queue, with 10 batches queued or 2,000, and see the queued writes."""
+    reads = {}
+    for queued in (10, 2_000):
+        inner = Outage()
+        store = BufferedStore(inner)
+        store.put([MemoryItem(id="f0", user_id="ana", level="semantic", content="editor: vim")])
+        inner.down = "writes"
+        for number in range(queued):
+            store.put([item(f"i{number}", user=("ana", "bob")[number % 2])])
+        fact = MemoryItem(id="f1", user_id="ana", level="semantic", content="database: MySQL")
+        store.put([fact], delete=[store.get("ana", "f0")])
+        store._pending = queue = ReadCountingQueue(store._pending)
+        assert store.get("ana", "i4").content == "event i4" and store.get("ana", "f0") is None
+        assert list(store.get_many("ana", ["f1", "i2", "x"])) == ["f1", "i2"]
+        assert [found.id for found in store.list("ana", "semantic")] == ["f1"]
+        assert [found.id for found in store.matching("ana", "semantic", ["databas"])] == ["f1"]
+        assert [found.id for found in store.queued("bob", "semantic")] == []
+        reads[queued] = queue.reads
+    assert reads == {10: 0, 2_000: 0}
+
+
+def test_a_queue_written_out_in_part_is_replayed_again_once():
+    """QR3: after some batches are written and others still fail, the next read replays the
+    rest once, and reads see what they would have: the rest queued, the written ones stored."""
+
+    class FailsAfter(InMemoryStore):
+        puts_left = 0
+
+        def put(self, items, audit=(), delete=()):
+            if self.puts_left == 0:
+                raise StoreError("database is locked")
+            self.puts_left -= 1
+            super().put(items, audit, delete)
+
+    inner = FailsAfter()
+    store = BufferedStore(inner)
+    for number in range(5):
+        store.put([item(f"i{number}")])
+    inner.puts_left = 2
+    assert not store.flush() and store.pending == 3
+    store._pending = queue = ReadCountingQueue(store._pending)
+    assert [found.id for found in store.list("ana")] == [f"i{number}" for number in range(5)]
+    assert [found.id for found in store.queued("ana")] == ["i2", "i3", "i4"]
+    assert store.holds(item("i4")) and not store.holds(item("i1"))
+    assert queue.reads == 3
