@@ -22,7 +22,8 @@ Invariants:
     GR6 a check ends within its timeout: a test still running then is named, with the line
         of the learner's file it was at (exit 1).
     GR7 a check that ends in any way, killed included (SIGINT, SIGTERM, SIGHUP), ends its
-        child process and removes its copy.
+        child process and removes its copy: one of these signals that arrives while the child
+        starts is held until the check holds the child, then delivered.
 """
 
 import ast
@@ -35,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -49,6 +51,48 @@ __all__ = ["check", "TIMEOUT", "stop_on_signals"]
 TIMEOUT = 60.0
 # Calls that end the process from inside a test: pytest could report nothing (GR5).
 EXITS = {("sys", "exit"), ("os", "_exit"), ("os", "abort"), (None, "exit"), (None, "quit")}
+# The signals that end a check, which must end its child too (GR7).
+STOPS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+class _HeldStops:
+    """GR7: note the signals that end a check, instead of acting on them, until `release`.
+
+    `release` puts the handlers back and raises each noted signal again, where the caller is
+    ready to end what it started; leaving the `with` block releases too. Off the main thread
+    nothing is held: Python runs signal handlers in the main thread only.
+    """
+
+    def __init__(self) -> None:
+        self.noted: list[int] = []
+        self._handlers: dict[int, object] = {}
+
+    def __enter__(self) -> "_HeldStops":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in STOPS:
+            number = getattr(signal, name, None)
+            # An ignored signal ends nothing, and the child inherits it ignored; a handler set
+            # outside Python (None) could not be put back. Either is left alone.
+            if number is not None and signal.getsignal(number) not in (None, signal.SIG_IGN):
+                self._handlers[number] = signal.signal(number, self._note)
+        return self
+
+    def _note(self, number, frame) -> None:
+        self.noted.append(number)
+
+    def release(self) -> None:
+        """Put the handlers back, then raise each signal noted meanwhile again."""
+        for number, handler in self._handlers.items():
+            signal.signal(number, handler)
+        self._handlers.clear()
+        noted = self.noted
+        self.noted = []
+        for number in noted:
+            signal.raise_signal(number)
+
+    def __exit__(self, *raised) -> None:
+        self.release()
 
 
 def _refusal(exercise: Exercise, folder: Path) -> str | None:
@@ -164,25 +208,29 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
             "-q",
             "--tb=no",
         ]
-        # A session of its own: the whole group is ended with the check, however it ends (GR7)
-        process = subprocess.Popen(
-            command + ([] if every else ["-x"]),
-            cwd=tmp,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            hung = _hung(process, Path(tmp), timeout)
-            for target, learner in zip(targets, mine):
-                hung = hung.replace(str(target), learner)
-            return {"crash": hung}
-        finally:
-            _end(process)
+        # A signal that ends the check while the child starts waits until the `try` that
+        # ends the child holds it: acted on at once, it would leave the child running (GR7).
+        with _HeldStops() as held:
+            # A session of its own: the whole group is ended with the check, however it ends
+            process = subprocess.Popen(
+                command + ([] if every else ["-x"]),
+                cwd=tmp,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+            try:
+                held.release()
+                stdout, stderr = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                hung = _hung(process, Path(tmp), timeout)
+                for target, learner in zip(targets, mine):
+                    hung = hung.replace(str(target), learner)
+                return {"crash": hung}
+            finally:
+                _end(process)
         text = report.read_text(encoding="utf-8") if report.is_file() else stderr or stdout
         if not report.is_file():  # pytest stopped early; Python's own traceback names the lines
             probe = subprocess.run(
@@ -240,7 +288,8 @@ def stop_on_signals() -> None:
     def stop(number, frame):
         raise SystemExit(128 + number)
 
-    for name in ("SIGTERM", "SIGHUP"):
+    # SIGINT raises KeyboardInterrupt already.
+    for name in (name for name in STOPS if name != "SIGINT"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), stop)
 

@@ -368,15 +368,46 @@ def test_a_killed_check_ends_its_child_and_removes_its_copy(tmp_path, name):
         )
     finally:
         signal.signal(signal.SIGINT, ignored)
-    # Signalled once the child runs a test (it writes the test's id down, PG5), not as soon as
-    # it shows in /proc: that may be within the check's call that starts it, before the check
-    # holds it, and a check signalled there cannot end it.
+    # Signalled once the child runs a test (it writes the test's id down, PG5), so that the
+    # signal meets a check at work; one that meets the child's start is the next test's.
     assert until(lambda: list(scratch.glob(f"*/{RUNNING}"))), "the check's child ran no test"
     grader.send_signal(getattr(signal, name))
     grader.wait(timeout=60)
     # Waited for, not slept on: a process killed a moment ago may linger in /proc a while.
     gone = until(lambda: in_folder(scratch) == [] and list(scratch.iterdir()) == [])
     assert gone, (in_folder(scratch), list(scratch.iterdir()))
+
+
+@pytest.mark.processes
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="ends a process group")
+def test_a_sigint_that_arrives_as_the_child_starts_ends_the_child(tmp_path, monkeypatch):
+    """GR7: SIGINT in the instant the check's child has started, before the check holds it, is
+    held and then delivered: the check stops with KeyboardInterrupt and its child is ended."""
+    learner = tmp_path / "learner"
+    learner.mkdir()
+    exercise = planted(learner, "text", "text.py")
+    started = []
+    start = subprocess.Popen
+
+    def interrupted_start(command, **options):
+        # A child that would outlive the check, then SIGINT at once, as the start returns.
+        started.append(start([sys.executable, "-c", "import time; time.sleep(600)"], **options))
+        signal.raise_signal(signal.SIGINT)
+        return started[0]
+
+    monkeypatch.setattr(grading.subprocess, "Popen", interrupted_start)
+    # The handler a terminal's process has: one run in the background inherits SIGINT ignored.
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            grading._run(exercise, learner, False, "quick", 60.0)
+        assert started and started[0].poll() is not None
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+        for child in started:  # left running by a check that could not end it
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.communicate()
 
 
 def until(condition, seconds: float = 60) -> bool:
