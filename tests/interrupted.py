@@ -17,6 +17,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def with_ctrl_c() -> None:
+    """In the child before it runs: give SIGINT its default action, as a terminal's job has.
+
+    A shell starts a background job (a suite run with `&`, a CI runner's step) with SIGINT
+    ignored, and a child inherits that: Python then installs no KeyboardInterrupt, and the
+    signal this module sends would be lost. Pass as `preexec_fn`.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt(child: subprocess.Popen) -> tuple[int, str, str]:
     """Send SIGINT, as Ctrl-C does; return the exit status, standard output and error."""
     child.send_signal(signal.SIGINT)
@@ -34,6 +44,7 @@ def interrupted_reading(fifo: Path, *arguments: str) -> tuple[int, str, str]:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=with_ctrl_c,
     )
     while True:
         try:

@@ -216,7 +216,7 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_the_tour_starts(arguments,
 @pytest.mark.processes
 def test_ctrl_c_ends_the_tour_with_one_line_and_status_130():
     """V18: Ctrl-C while the tour waits for a model's reply prints one line and exits 130."""
-    from interrupted import interrupt
+    from interrupted import interrupt, with_ctrl_c
     from stub_openai import StubServer
 
     with StubServer() as stub:
@@ -228,6 +228,7 @@ def test_ctrl_c_ends_the_tour_with_one_line_and_status_130():
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
+            preexec_fn=with_ctrl_c,
         )
         # The request is recorded as it arrives: the tour is then waiting for its reply.
         while not stub.requests and child.poll() is None:

@@ -183,7 +183,10 @@ def test_a_summary_that_overwrites_instead_of_merging_is_named_M1(tmp_path):
         tmp_path,
         "compression",
         "compression.py",
-        ("parts = parse(old_summary)", 'parts = parse("")'),
+        (
+            "parts = parse(old_summary)\n        for step in evicted_steps:",
+            'parts = parse("")\n        for step in evicted_steps:',
+        ),
     )
     assert code == 1 and "\nM1 broken: merging loses no count" in output, output
 
