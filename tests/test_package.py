@@ -5,9 +5,11 @@ the plain style (short lines, one statement a line).
 
 import ast
 import importlib
+import json
 import re
 import subprocess
 import sys
+import textwrap
 import tokenize
 from pathlib import Path
 
@@ -70,6 +72,118 @@ def test_public_api_is_exported():
         "DecayManager",
         "RecurisAgent",
     } <= set(recuris.__all__)
+
+
+def test_every_public_name_is_the_object_its_defining_module_holds():
+    """`from recuris import X` gives, for each public name, what its DEFINED_IN module defines."""
+    assert recuris.__all__ == list(recuris.DEFINED_IN)
+    for name, module in recuris.DEFINED_IN.items():
+        home = importlib.import_module(f"recuris.{module}")
+        namespace = {}
+        exec(f"from recuris import {name}", namespace)
+        assert namespace[name] is getattr(home, name), name
+        assert namespace[name].__module__ == home.__name__, f"{name} is defined elsewhere"
+
+
+def test_dir_of_the_package_lists_every_public_name():
+    """`dir(recuris)` lists every name of `__all__`, imported yet or not."""
+    assert set(recuris.__all__) <= set(dir(recuris))
+
+
+def test_an_unknown_name_of_the_package_is_an_attribute_error_naming_it():
+    """Asking the package for a name it does not export raises AttributeError naming the name."""
+    with pytest.raises(AttributeError, match="'NoSuchName'"):
+        recuris.NoSuchName  # noqa: B018
+    with pytest.raises(ImportError, match="NoSuchName"):
+        exec("from recuris import NoSuchName", {})
+
+
+def test_a_type_checker_reads_the_names_defined_in_names():
+    """The package's `if TYPE_CHECKING:` imports name each public name from its DEFINED_IN module.
+
+    A type checker reads these; the interpreter reads DEFINED_IN: a test keeps them one list.
+    """
+    tree = ast.parse((ROOT / "recuris" / "__init__.py").read_text(encoding="utf-8"))
+    [block] = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    imported = {
+        alias.name: statement.module
+        for statement in block.body
+        for alias in statement.names
+    }
+    assert imported == recuris.DEFINED_IN
+
+
+def loaded_by(code: str) -> tuple[list[str], bool]:
+    """Run `code` in a fresh interpreter at the root; return the recuris modules it loaded (the
+    packages' `__init__` included) and whether it loaded sqlite3."""
+    probe = "\n".join(
+        [
+            "import json, sys",
+            "try:",
+            textwrap.indent(code, "    "),
+            "finally:",
+            "    names = sorted(name for name in sys.modules if name.split('.')[0] == 'recuris')",
+            "    print(json.dumps([names, 'sqlite3' in sys.modules]))",
+        ]
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    names, sqlite = json.loads(completed.stdout.splitlines()[-1])
+    return names, sqlite
+
+
+def test_importing_the_package_loads_none_of_its_modules():
+    """`import recuris` loads the package alone: no module of it and no sqlite3."""
+    assert loaded_by("import recuris") == (["recuris"], False)
+
+
+@pytest.mark.parametrize("part", GROUPS)
+def test_importing_a_part_loads_none_of_its_modules(part):
+    """`import recuris.PART` loads that part's package alone; its names are imported when used."""
+    assert loaded_by(f"import recuris.{part}") == (["recuris", f"recuris.{part}"], False)
+
+
+def test_the_benchmarks_command_is_imported_from_its_part_on_first_use():
+    """`from recuris.bench import main` is the benchmarks' command, imported from command.py."""
+    from recuris import bench
+    from recuris.bench import command, main
+
+    assert main is command.main is bench.main
+
+
+@pytest.mark.parametrize("name", [name for name in MODULES if name.startswith("core.")])
+def test_a_module_of_the_core_loads_the_core_alone(name):
+    """Importing a module of recuris/core loads nothing of recuris outside the core, nor sqlite3."""
+    names, sqlite = loaded_by(f"import recuris.{name}")
+    the_core = {"recuris", "recuris.core"}
+    outside = [loaded for loaded in names if ".".join(loaded.split(".")[:2]) not in the_core]
+    assert (outside, sqlite) == ([], False)
+
+
+# What docs/README.md says each entry loads, and the code that loads it in a fresh interpreter.
+ENTRIES = {
+    "`import recuris`": "import recuris",
+    "`import recuris.core.decay`": "import recuris.core.decay",
+    "`python agent_demo.py`": "import runpy\n"
+    "sys.argv = ['agent_demo.py']\n"
+    "runpy.run_path('agent_demo.py', run_name='__main__')",
+}
+
+
+def test_the_guide_says_how_many_modules_each_entry_loads():
+    """docs/README.md's counts of the modules `import recuris`, `import recuris.core.decay` and
+    `python agent_demo.py` load, out of the package's, are the ones counted here."""
+    guide = " ".join((ROOT / "docs" / "README.md").read_text(encoding="utf-8").split())
+    stated = {entry: int(count) for entry, count in re.findall(r"(`[^`]+`) loads (\d+)", guide)}
+    [total] = re.findall(r"Of recuris's (\d+) modules", guide)
+    counted = {entry: len(loaded_by(code)[0]) for entry, code in ENTRIES.items()}
+    assert stated == counted
+    assert int(total) == len(PACKAGE_SOURCES)
 
 
 @pytest.mark.parametrize("name", MODULES)

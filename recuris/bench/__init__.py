@@ -2,8 +2,23 @@
 
 evaluation's metrics, the LoCoMo and long-horizon benchmarks, speed and scale, the
 simulated year of forgetting, and the mock environment the A/B runs in.
+
+`main` is imported from command.py when it is first asked for: command.py imports every
+benchmark, and `import recuris.bench.svg` need not load them.
 """
 
-from .command import main
+import importlib
+from typing import TYPE_CHECKING
+
+# A type checker does not run `__getattr__`: it reads `main` from this import, which never runs.
+if TYPE_CHECKING:
+    from .command import main
 
 __all__ = ["main"]
+
+
+def __getattr__(name: str) -> object:
+    """Return `main` from command.py, imported on first use (PEP 562)."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
+    return importlib.import_module(f"{__name__}.command").main

@@ -232,20 +232,26 @@ def _run(exercise: Exercise, folder: Path, every: bool, profile: str, timeout: f
             finally:
                 _end(process)
         text = report.read_text(encoding="utf-8") if report.is_file() else stderr or stdout
-        if not report.is_file():  # pytest stopped early; Python's own traceback names the lines
+        crashed = not report.is_file()
+        # pytest stopped early, or could not import a test file: Python's own traceback of
+        # importing the learner's modules names the lines (importing `recuris` alone imports
+        # none of them: the package is lazy).
+        if crashed or json.loads(text)["errors"]:
+            modules = ", ".join(f"recuris.{module}" for module in exercise.modules)
             probe = subprocess.run(
-                [sys.executable, "-c", "import recuris"],
+                [sys.executable, "-c", f"import {modules}"],
                 cwd=tmp,
                 env=env,
                 capture_output=True,
                 text=True,
                 timeout=timeout,
             )
+            crashed = crashed or probe.returncode != 0
             text = probe.stderr if probe.returncode else text
         for target, learner in zip(targets, mine):  # the learner's files by the learner's names
             text = text.replace(str(target), learner)
         text = text.replace(str(copy), "recuris")
-        return json.loads(text) if report.is_file() else {"crash": _crash(text, mine)}
+        return {"crash": _crash(text, mine)} if crashed else json.loads(text)
 
 
 def _end(process: subprocess.Popen) -> None:
@@ -296,7 +302,9 @@ def stop_on_signals() -> None:
 
 def _crash(output: str, mine: list[str]) -> str:
     """Why pytest stopped before any test: the frames in the package or your files, the error."""
-    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s+(.*)', output)
+    # A frame's source line is indented four spaces; `python -c`'s frame has none, and the
+    # next frame's line (indented two) is not taken for it.
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n {4}(\S.*)', output)
     lines = [
         f"  {path}, line {n}, in {name}: {code}"
         for path, n, name, code in frames
