@@ -23,7 +23,6 @@ from pathlib import Path
 HELD_IN_WINDOWS = (
     "import statistics, tempfile, time\n"
     "from pathlib import Path\n"
-    "from recuris.bench import recall_scale\n"
     "from recuris.retrieval.scoring import analyze\n"
     "from recuris.storage.sqlite_store import SQLiteStore\n"
     "texts = recall_scale.corpus(20_000, SEED)\n"
@@ -54,21 +53,22 @@ MEASURES = {
         # The write measure moved to write_speed, with a plainer baseline: a ratio is only
         # compared between checkouts that take it from the same module.
         "try:\n"
-        "    from recuris.bench.write_speed import single_writes\n"
+        "    from benchmarks.write_speed import single_writes\n"
         "except ImportError:\n"
-        "    from recuris.bench.recall_scale import single_writes\n"
+        "    try:\n"
+        "        from recuris.bench.write_speed import single_writes\n"
+        "    except ImportError:\n"
+        "        from recuris.bench.recall_scale import single_writes\n"
         "d = single_writes(500, SEED)\n"
         "print(json.dumps(d['write_ms'] / d['raw_ms']))"
     ),
     "rare-word recall above one FTS5 query at 100,000 items, warm (ms)": (
-        "from recuris.bench import recall_scale\n"
-        "rows = recall_scale.query_classes(100_000, 9, SEED)['rows']\n"
+            "rows = recall_scale.query_classes(100_000, 9, SEED)['rows']\n"
         "row = next(r for r in rows if (r['class'], r['state']) == ('rare', 'warm'))\n"
         "print(json.dumps(row['above_ms']['median']))"
     ),
     "rare-word recall over a chat above one FTS5 query at 100,000 items, warm (ms)": (
-        "from recuris.bench import recall_scale\n"
-        "rows = recall_scale.in_sessions(100_000, 9, seed=SEED)['rows']\n"
+            "rows = recall_scale.in_sessions(100_000, 9, seed=SEED)['rows']\n"
         "row = next(r for r in rows if r['class'] == 'rare')\n"
         "print(json.dumps(row['above_fts5_ms']['median']))"
     ),
@@ -78,8 +78,7 @@ MEASURES = {
         # median of 200 reads.
         "import statistics, tempfile, time\n"
         "from pathlib import Path\n"
-        "from recuris.bench import recall_scale\n"
-        "from recuris.storage.sqlite_store import SQLiteStore\n"
+            "from recuris.storage.sqlite_store import SQLiteStore\n"
         "texts = recall_scale.corpus(20_000, SEED)\n"
         "hits = [f'i{n}' for n in range(7, 20_000, 1_000)]\n"
         "terms = texts[7].split()[:1]\n"
@@ -103,48 +102,50 @@ MEASURES = {
         HELD_IN_WINDOWS % "common"
     ),
     "forgetting cycle at 100,000 items (s)": (
-        "from recuris.bench import scale\n"
         "print(json.dumps(scale.forgetting_cycle(100_000, quiet=True)['cycle_s']))"
     ),
     "forgetting cycle in memory at 100,000 items (s)": (
-        "from recuris.bench import scale\n"
         "cycle = scale.forgetting_cycle(100_000, quiet=True, store='memory')\n"
         "print(json.dumps(cycle['cycle_s']))"
     ),
     "semantic writes in memory, 100,000 (s)": (
-        "from recuris.bench import scale\n"
         "print(json.dumps(scale.semantic_writes(100_000, quiet=True)['seconds']))"
     ),
     "semantic writes on SQLite, 2,000 (s)": (
-        "from recuris.bench import scale\n"
         "print(json.dumps(scale.semantic_writes(2_000, quiet=True, sqlite=True)['seconds']))"
     ),
     "semantic writes on SQLite, 20,000 (s)": (
-        "from recuris.bench import scale\n"
         "print(json.dumps(scale.semantic_writes(20_000, quiet=True, sqlite=True)['seconds']))"
     ),
 }
 # With --million: the forgetting cycle and the in-memory semantic writes at a million.
 MILLION = {
     "forgetting cycle at 1,000,000 items (s)": (
-        "from recuris.bench import scale\n"
         "print(json.dumps(scale.forgetting_cycle(1_000_000, quiet=True)['cycle_s']))"
     ),
     "forgetting cycle in memory at 1,000,000 items (s)": (
-        "from recuris.bench import scale\n"
         "cycle = scale.forgetting_cycle(1_000_000, quiet=True, store='memory')\n"
         "print(json.dumps(cycle['cycle_s']))"
     ),
     "semantic writes in memory, 1,000,000 (s)": (
-        "from recuris.bench import scale\n"
         "print(json.dumps(scale.semantic_writes(1_000_000, quiet=True)['seconds']))"
     ),
 }
 
 
+# The measures' modules, where the checkout keeps them: benchmarks/ since they left the
+# package, recuris/bench/ before; `benchmarks` of an older checkout is a bare folder of scripts.
+MEASURING = (
+    "try:\n"
+    "    from benchmarks import recall_scale, scale\n"
+    "except ImportError:\n"
+    "    from recuris.bench import recall_scale, scale\n"
+)
+
+
 def measure(root: Path, code: str, seed: int) -> float:
     """Run one measure in a fresh process on the checkout at root; return its number."""
-    program = "import json\nSEED = %d\n%s" % (seed, code)
+    program = "import json\nSEED = %d\n%s%s" % (seed, MEASURING, code)
     completed = subprocess.run(
         [sys.executable, "-c", program],
         cwd=root,

@@ -47,7 +47,7 @@ from pathlib import Path
 from hypothesis import settings
 
 from recuris import BM25Scorer, InMemoryStore, JaccardScorer, SQLiteStore, StructuredSummarizer
-from recuris.bench.command import factory_of
+from recuris.manager.factory_spec import factory_of
 
 
 def memory_store(folder: Path):
@@ -72,7 +72,7 @@ def _named(variable: str) -> dict[str, Callable]:
     """Return the factories RECURIS_<PART> names, by their spec, imported.
 
     Raises ValueError naming the variable, the spec and the expected form when a spec names
-    no factory (the bench's `--store` reads a spec the same way).
+    no factory (FK2; the bench's `--store` reads a spec through the same `factory_of`).
     """
     return {
         spec: factory_of(spec, variable)

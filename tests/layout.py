@@ -27,6 +27,14 @@ MODULES = {
     for group in GROUPS
     for path in sorted((ROOT / "recuris" / group).glob("[!_]*.py"))
 }
+# The measurements beside the package (benchmarks/, run from a clone, never installed) that
+# declare invariants, "benchmarks.module" -> path: each has its chapter in docs/benchmarks/ and
+# its tests in benchmarks/tests/, as a module of the package has.
+MEASURES = {
+    f"benchmarks.{path.stem}": path
+    for path in sorted((ROOT / "benchmarks").glob("[!_]*.py"))
+    if "\nInvariants:\n" in path.read_text(encoding="utf-8")
+}
 CHAPTERS = sorted((ROOT / "docs").rglob("*.md"))
 INVARIANT = re.compile(r"^\s+([A-Z]{1,2}\d+)\s", re.MULTILINE)
 

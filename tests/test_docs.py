@@ -1,6 +1,7 @@
 """The documentation cannot drift: its examples run,
 and each chapter names its module's invariants."""
 
+import ast
 import doctest
 import importlib
 import re
@@ -10,7 +11,7 @@ import sys
 
 import pytest
 
-from layout import CHAPTERS, INVARIANT, MODULES, ROOT, chapter_modules
+from layout import CHAPTERS, INVARIANT, MEASURES, MODULES, ROOT, chapter_modules
 
 MODULE_CHAPTERS = [p for p in CHAPTERS if chapter_modules(p)]
 
@@ -49,11 +50,32 @@ def test_chapter_names_every_invariant_of_its_module(path):
         assert declared(module) and [i for i in declared(module) if f"**{i}**" not in text] == []
 
 
+@pytest.mark.parametrize("name", MEASURES)
+def test_every_measure_beside_the_package_has_a_chapter_naming_its_invariants(name):
+    """Each module of benchmarks/ that declares invariants is told by a chapter of
+    docs/benchmarks/, whose `Module:` line names it and which states each invariant by number."""
+    path = MEASURES[name]
+    told = [
+        chapter
+        for chapter in sorted((ROOT / "docs" / "benchmarks").glob("*.md"))
+        if f"Module: `benchmarks/{path.stem}.py`" in chapter.read_text(encoding="utf-8")
+    ]
+    assert len(told) == 1, told
+    invariants = INVARIANT.findall(ast.get_docstring(ast.parse(path.read_text("utf-8"))))
+    text = told[0].read_text(encoding="utf-8")
+    assert invariants and [i for i in invariants if f"**{i}**" not in text] == []
+
+
 def test_each_module_has_its_own_invariant_prefix():
-    """An invariant prefix (the letters of W3) belongs to one module: an id means one thing."""
+    """An invariant prefix (the letters of W3) belongs to one module, in the package or beside
+    it in benchmarks/: an id means one thing."""
     owner = {}
-    for module in MODULES:
-        for prefix in {re.match(r"[A-Z]+", invariant).group(0) for invariant in declared(module)}:
+    beside = {
+        name: INVARIANT.findall(ast.get_docstring(ast.parse(path.read_text("utf-8"))))
+        for name, path in MEASURES.items()
+    }
+    for module, invariants in [*((m, declared(m)) for m in MODULES), *beside.items()]:
+        for prefix in {re.match(r"[A-Z]+", invariant).group(0) for invariant in invariants}:
             assert owner.setdefault(prefix, module) == module, (prefix, owner[prefix], module)
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import recuris
 
-from layout import GROUPS, INVARIANT, MODULES, PARTS, ROOT
+from layout import GROUPS, INVARIANT, MEASURES, MODULES, PARTS, ROOT
 
 
 def imported_roots(path: Path):
@@ -41,6 +41,42 @@ def test_only_the_standard_library_is_imported(path):
         if name != "recuris" and name not in sys.stdlib_module_names
     }
     assert outside == set()
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((ROOT / "recuris").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py")),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_neither_the_package_nor_its_tests_import_the_benchmarks(path):
+    """benchmarks/ runs from a clone and is not installed: nothing in recuris/ or tests/
+    imports it, at any level, functions' bodies included."""
+    assert "benchmarks" not in set(imported_roots(path))
+
+
+# What measuring speed and size reads: the package itself never times or weighs its own work.
+MEASURING = {"perf_counter", "perf_counter_ns", "process_time", "getloadavg", "getrusage"}
+MEASURING_MODULES = {"tracemalloc", "resource"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "recuris").rglob("*.py")), ids=lambda p: p.name)
+def test_no_module_of_the_package_measures_speed_or_size(path):
+    """Speed and scale measurement lives in benchmarks/, beside the package: no module of
+    recuris reads a timer, the load or the memory it takes, at any level."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    read = {
+        node.attr if isinstance(node, ast.Attribute) else node.id
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Attribute, ast.Name))
+    }
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    assert (read | imported) & MEASURING == set()
+    assert set(imported_roots(path)) & MEASURING_MODULES == set()
 
 
 def test_importing_recuris_prints_nothing():
@@ -288,6 +324,16 @@ def test_the_reading_order_follows_the_layering():
     assert list(dict.fromkeys(table)) == module_map
 
 
+def test_every_measure_beside_the_package_has_a_test_file_named_after_it():
+    """Each module of benchmarks/ that declares invariants has benchmarks/tests/test_<module>.py."""
+    missing = [
+        name
+        for name, path in MEASURES.items()
+        if not (ROOT / "benchmarks" / "tests" / f"test_{path.stem}.py").exists()
+    ]
+    assert MEASURES and missing == []
+
+
 def test_every_module_has_a_test_file_named_after_it():
     """Each module of the design has tests/<part>/test_<module>.py, where its rules are tested."""
     missing = set()
@@ -473,15 +519,17 @@ IDS = re.compile(r"[A-Z]{1,2}\d+(?:\s*[,-]\s*[A-Z]{1,2}\d+)*")
 
 
 def test_every_invariant_a_test_names_is_declared_by_a_module():
-    """An id a test's docstring opens with (W3 in "W3: ...") is declared by a module's docstring:
-    a test keeps the ids of the module it checks, never an old or a mistyped one."""
+    """An id a test's docstring opens with (W3 in "W3: ...") is declared by a module's docstring,
+    in the package or beside it in benchmarks/: a test keeps the ids of the module it checks,
+    never an old or a mistyped one."""
     declared = {
         invariant
-        for path in MODULES.values()
+        for path in [*MODULES.values(), *MEASURES.values()]
         for invariant in INVARIANT.findall(ast.get_docstring(ast.parse(path.read_text("utf-8"))))
     }
     stale = []
-    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+    tests = [*(ROOT / "tests").rglob("test_*.py"), *(ROOT / "benchmarks").rglob("test_*.py")]
+    for path in sorted(tests):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                 opening = (ast.get_docstring(node) or "").partition(":")[0]

@@ -1,6 +1,6 @@
 """The PostgreSQL store beside the plainest PostgreSQL a user would write: `run.sh --measure`.
 
-docs/beyond-one-machine.md, "Measured": as recuris/bench/recall_scale.py and write_speed.py
+docs/beyond-one-machine.md, "Measured": as benchmarks/recall_scale.py and write_speed.py
 do for SQLite, two figures, each a ratio within a pair of turns (A, B, then B, A):
     - warm recall: `MemoryManager.recall(query, top_k=10, count_access=False)` on the store
       holding SIZE items of one user, beside one full-text query on a plain table of the same
@@ -23,9 +23,9 @@ from postgres_factory import conninfo
 from postgres_store import PostgresStore, columns_of
 from psycopg import sql
 
+from benchmarks.recall_scale import CLASSES, class_queries, corpus, fill, items_of
+from benchmarks.side_by_side import Turns, spread, timed_ms
 from recuris import ManualClock, MemoryManager
-from recuris.bench.recall_scale import CLASSES, class_queries, corpus, fill, items_of
-from recuris.bench.side_by_side import Turns, spread, timed_ms
 from recuris.core.clock import DAY
 
 SCHEMA = "recuris_bench"

@@ -87,7 +87,8 @@ export PYTHONPATH="$here"
 cd "$root"
 
 if [ "${1:-}" = "--measure" ]; then
-    "$python" "$here/bench_postgres.py" "${2:-100000}"
+    # The clone's root on the path too: the measures it shares live in benchmarks/, not installed.
+    PYTHONPATH="$here:$root" "$python" "$here/bench_postgres.py" "${2:-100000}"
     exit 0
 fi
 
@@ -108,7 +109,7 @@ TMPDIR="$work" "$python" "$here/check_processes.py"
 say "LoCoMo through the PostgreSQL store"
 if [ -z "${LOCOMO:-}" ]; then
     "$python" -c 'import json, sys
-sys.path.insert(0, "tests/bench")
+sys.path.insert(0, "tests")
 from locomo_conversation import CONVERSATION
 json.dump(CONVERSATION, open(sys.argv[1], "w"))' "$work/conversation.json"
     LOCOMO="$work/conversation.json"

@@ -1,7 +1,8 @@
-"""Measuring it: `python -m recuris.bench locomo PATH...` and `python -m recuris.bench speed`.
+"""Measuring it: `python -m recuris.bench locomo PATH...` and `python -m recuris.bench experience`.
 
-evaluation's metrics, the LoCoMo and long-horizon benchmarks, speed and scale, the
-simulated year of forgetting, and the mock environment the A/B runs in.
+Document 003 §6's evaluation: its metrics, the LoCoMo and long-horizon benchmarks, the
+experience benchmark, the simulated year of forgetting, and the mock environment the A/B
+runs in. Speed and scale are measured from a clone, in benchmarks/ beside the package.
 
 `main` is imported from command.py when it is first asked for: command.py imports every
 benchmark, and `import recuris.bench.svg` need not load them.

@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m recuris.bench locomo PATH...` or `... speed`."""
+"""Run the benchmarks: `python -m recuris.bench locomo PATH...` or `... experience`."""
 
 import sys
 

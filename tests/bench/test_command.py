@@ -8,7 +8,9 @@ from interrupted import interrupted_reading
 from locomo_conversation import CONVERSATION
 
 from recuris import bench
-from recuris.bench.locomo import ABLATIONS, RETRIEVERS
+from recuris.bench.command import run_locomo
+from recuris.bench.locomo import ABLATIONS, RETRIEVERS, through_manager
+from recuris.storage.memory_store import InMemoryStore
 
 
 @pytest.fixture
@@ -49,6 +51,16 @@ def test_a_store_named_by_a_spec_adds_its_row_and_ranks_as_the_store_it_makes(pa
     named = [row for row in rows if "default, factories:sqlite_store |" in row]
     assert len(named) == len(built_in) == 2
     assert [row.split(" | ")[1:] for row in named] == [row.split(" | ")[1:] for row in built_in]
+
+
+def test_further_retrievers_are_rows_after_the_built_in_ones_in_both_tables(path, capsys):
+    """BC4: a retriever `run_locomo` is given by name adds its row after the built-in rows,
+    overall and per category."""
+    assert run_locomo([str(path)], more={"mine": through_manager(InMemoryStore)}) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    tables = [rows[: len(rows) // 2], rows[len(rows) // 2 :]]
+    assert [table[-1].split(" | ")[0] for table in tables] == ["| mine", "| mine"]
+    assert sum(row.startswith("| mine |") for row in rows) == 2
 
 
 @pytest.mark.parametrize("spec", ["factories", "factories:no_such_factory", "no_such_fork:make"])

@@ -4,9 +4,9 @@ import re
 
 import pytest
 from sqlite_counting import statements_of
+from zipf_corpus import corpus
 
 from recuris import BM25Settings, MemoryItem, MemoryManager, SQLiteStore
-from recuris.bench.recall_scale import corpus
 from recuris.core.clock import ManualClock
 from recuris.retrieval.bm25 import bm25_idf
 from recuris.retrieval.scoring import analyze

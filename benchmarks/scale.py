@@ -1,13 +1,13 @@
 """Costs at scale: the forgetting cycle and semantic writes from 10,000 to a million items.
 
 Document 004 §2 runs a forgetting cycle over all of a user's memory and quotes MemoryBank
-slowing down past a few hundred items; docs/bench/speed.md measures up to 100,000. Here each cost is
-measured at growing sizes and printed with its growth exponent, log(t2 / t1) / log(n2 / n1):
-1 is linear, 2 quadratic; the forgetting cycle on either store. The forgetting workload
-merges at every size: each memory holds six words of a 2,000-word Zipf vocabulary and two
-specific tokens (names, numbers) from a pool that grows with the store, and one in ten is a
-near-copy of a recent one. Each
-measurement runs in a fresh child interpreter, so that its peak memory is its own.
+slowing down past a few hundred items; docs/benchmarks/speed.md measures up to 100,000.
+Here each cost is measured at growing sizes and printed with its growth exponent,
+log(t2 / t1) / log(n2 / n1): 1 is linear, 2 quadratic; the forgetting cycle on either store.
+The forgetting workload merges at every size: each memory holds six words of a 2,000-word
+Zipf vocabulary and two specific tokens (names, numbers) from a pool that grows with the
+store, and one in ten is a near-copy of a recent one. Each measurement runs in a fresh child
+interpreter, so that its peak memory is its own.
 
 Invariants:
     SZ1 the workload is a pure function of (size, seed), is written by batched `put` from a
@@ -32,12 +32,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ..core.clock import DAY, ManualClock
-from ..manager.manager import MemoryManager
-from ..storage.item import MemoryItem
-from ..storage.memory_store import InMemoryStore
-from ..storage.sqlite_store import SQLiteStore
-from .side_by_side import in_turns
+from benchmarks.side_by_side import in_turns
+from recuris.core.clock import DAY, ManualClock
+from recuris.manager.manager import MemoryManager
+from recuris.storage.item import MemoryItem
+from recuris.storage.memory_store import InMemoryStore
+from recuris.storage.sqlite_store import SQLiteStore
 
 __all__ = [
     "Progress",

@@ -1,8 +1,8 @@
-"""Example tests for recuris.bench.write_speed, small: the same rows on both sides (WS1-WS3)."""
+"""Example tests for benchmarks/write_speed.py, small: the same rows on both sides (WS1-WS3)."""
 
 import sqlite3
 
-from recuris.bench import write_speed
+from benchmarks import write_speed
 from recuris.storage.sqlite_store import SQLiteStore
 
 

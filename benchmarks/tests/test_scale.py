@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.scale: the workload
+"""Example tests for benchmarks/scale.py: the workload
 merges, and progress keeps off pipes (SZ1-SZ3)."""
 
 import io
@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from recuris.bench import scale
+from benchmarks import scale
 
 
 class Terminal(io.StringIO):

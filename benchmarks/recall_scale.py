@@ -26,15 +26,15 @@ import tracemalloc
 from collections import Counter
 from pathlib import Path
 
-from ..core.clock import DAY, ManualClock
-from ..manager.context import Context
-from ..manager.manager import ManagerSettings, MemoryManager
-from ..manager.recall import RecallPolicy
-from ..storage.item import MemoryItem
-from ..storage.memory_store import InMemoryStore
-from ..storage.sqlite_store import SQLiteStore
-from ..storage.store import Store
-from .side_by_side import differences, in_turns, ratios, spread, timed_ms
+from benchmarks.side_by_side import differences, in_turns, ratios, spread, timed_ms
+from recuris.core.clock import DAY, ManualClock
+from recuris.manager.context import Context
+from recuris.manager.manager import ManagerSettings, MemoryManager
+from recuris.manager.recall import RecallPolicy
+from recuris.storage.item import MemoryItem
+from recuris.storage.memory_store import InMemoryStore
+from recuris.storage.sqlite_store import SQLiteStore
+from recuris.storage.store import Store
 
 __all__ = [
     "corpus",

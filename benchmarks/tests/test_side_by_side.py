@@ -1,12 +1,12 @@
-"""Example tests for recuris.bench.side_by_side: turns and spreads (SB1-SB3)."""
+"""Example tests for benchmarks/side_by_side.py: turns and spreads (SB1-SB3)."""
 
 import statistics
 from types import SimpleNamespace
 
 import pytest
 
-from recuris.bench import side_by_side
-from recuris.bench.side_by_side import Turns, differences, in_turns, ratios, spread, timed_ms
+from benchmarks import side_by_side
+from benchmarks.side_by_side import Turns, differences, in_turns, ratios, spread, timed_ms
 
 
 def test_turns_run_the_sides_in_the_order_given_then_reversed_and_add_up_their_seconds():

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.locomo_tried: what was tried on the product (LT1-LT3)."""
+"""Example tests for benchmarks/locomo_tried.py: what was tried on the product (LT1-LT4)."""
 
 import json
 from datetime import datetime, timezone
@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 import pytest
 from locomo_conversation import CONVERSATION
 
+from benchmarks.locomo_tried import TRIED, dated, fuse, key_phrases, main, normalised
 from recuris import MemoryItem
-from recuris.bench.locomo import load, through_manager
-from recuris.bench.locomo_tried import TRIED, dated, fuse, key_phrases, normalised
+from recuris.bench.locomo import ABLATIONS, RETRIEVERS, load, through_manager
 from recuris.storage.memory_store import InMemoryStore
 
 
@@ -84,3 +84,26 @@ def test_LT3_key_phrases_are_runs_of_words_between_stop_words():
     text = "I joined a local pottery class and the pottery teacher was kind"
     phrases = key_phrases(text, count=2)
     assert phrases == ["local pottery class", "pottery teacher"]
+
+
+def test_LT4_the_command_adds_a_row_per_way_tried_after_the_built_in_rows(tmp_path, capsys):
+    """LT4: `python -m benchmarks.locomo_tried PATH` prints the locomo tables, each with a row
+    per way tried after the built-in rows."""
+    path = tmp_path / "fixture.json"
+    path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    assert main([str(path)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    rows = [row for row in rows if "---" not in row]
+    built_in = 1 + 2 + 1 + len(ABLATIONS) + len(RETRIEVERS)  # a header, then the rows
+    table = built_in + len(TRIED)
+    assert len(rows) == 2 * table
+    for rows_of_one_table in (rows[:table], rows[table:]):
+        names = [row.split(" | ")[0] for row in rows_of_one_table[built_in:]]
+        assert names == [f"| tried: {name}" for name in TRIED]
+
+
+def test_LT4_a_folder_without_conversations_exits_1_as_locomo_does(tmp_path, capsys):
+    """LT4: the command exits 1, printing no table, where `locomo` would (BC5)."""
+    assert main([str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "BC5: no LoCoMo conversation" in captured.err and captured.out == ""

@@ -1,6 +1,6 @@
-"""Example tests for recuris.bench.recall_scale at small sizes: both sides, the same rows (RS1)."""
+"""Example tests for benchmarks/recall_scale.py at small sizes: both sides, the same rows (RS1)."""
 
-from recuris.bench import recall_scale
+from benchmarks import recall_scale
 
 
 def test_the_corpus_is_deterministic_and_zipf_like():

@@ -2,8 +2,8 @@
 
 Document 003 §6.1 asks that a retrieval change be measured before it is kept. Each way of
 ranking, or of writing a turn, here is written on the public API (`MemoryManager.write`,
-`recall` and the store's `statistics`), as a fork would try it, and
-`python -m recuris.bench locomo --tried` prints its rows beside the default's, so a figure
+`recall` and the store's `statistics`), as a fork would try it, and, from a clone's root,
+`python -m benchmarks.locomo_tried PATH...` prints its rows beside the default's, so a figure
 in docs/benchmarks.md's "tried" table comes from a command.
 
 Invariants:
@@ -17,19 +17,27 @@ Invariants:
         them with one date per relative date found, resolved against the turn's own time;
         `key_phrases` gives at most `count` phrases, each a run of the text's words holding
         no stop word.
+    LT4 `python -m benchmarks.locomo_tried PATH...` prints `python -m recuris.bench locomo`'s
+        tables with a row per way of TRIED after the built-in rows, each on the in-memory
+        store; it exits 1 as `locomo` does (BC5).
 """
 
+import argparse
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ..manager.manager import MemoryManager
-from ..retrieval.bm25 import bm25_idf
-from ..retrieval.scoring import STOP_WORDS, analyze
-from ..storage.item import MemoryItem
-from .locomo import Turn, top_ten
+from recuris.bench.command import run_locomo
+from recuris.bench.locomo import Turn, through_manager, top_ten
+from recuris.manager.cli import run_piped
+from recuris.manager.manager import MemoryManager
+from recuris.retrieval.bm25 import bm25_idf
+from recuris.retrieval.scoring import STOP_WORDS, analyze
+from recuris.storage.item import MemoryItem
+from recuris.storage.memory_store import InMemoryStore
 
 __all__ = [
     "FUSION",
@@ -42,6 +50,7 @@ __all__ = [
     "key_phrases",
     "Tried",
     "TRIED",
+    "main",
 ]
 
 FUSION = 60  # the constant of reciprocal rank fusion, as its authors set it
@@ -292,3 +301,21 @@ TRIED: dict[str, Tried] = {
         normalised_question, _normalised_turn
     ),
 }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the rankings tried on LoCoMo files or folders of them (LT4); return the status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.locomo_tried", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("paths", nargs="+", help="LoCoMo conversations, or folders of them")
+    arguments = parser.parse_args(argv)
+    tried = {
+        f"tried: {name}": through_manager(InMemoryStore, ranking=way.ranking, written=way.written)
+        for name, way in TRIED.items()
+    }
+    return run_piped(lambda: run_locomo(arguments.paths, more=tried))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

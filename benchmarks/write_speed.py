@@ -6,7 +6,7 @@ beside a plain database doing the same storing: a table with the columns and ind
 recuris's `items`, filled with plain `INSERT`s, and an FTS5 table filled with
 `INSERT INTO texts (rowid, content) VALUES (?, ?)` in the same transaction, so that the
 texts can be searched. Both sides run with the same journal mode and `synchronous`.
-The speed bench prints the rows; docs/bench/write-speed.md describes both sides.
+`python -m benchmarks.speed` prints the rows; docs/benchmarks/write-speed.md describes both sides.
 
 Invariants:
     WS1 the two sides store the same rows, in fresh files, with the same journal mode and
@@ -27,13 +27,13 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from ..core.clock import ManualClock
-from ..manager.manager import MemoryManager
-from ..storage.item import MemoryItem
-from ..storage.sqlite_schema import COLUMNS, ITEMS, ITEMS_INDEXES, SCHEMA, row_of, term_counts
-from ..storage.sqlite_store import SQLiteStore
-from .recall_scale import corpus, fill, items_of
-from .side_by_side import Turns, ratios, spread
+from benchmarks.recall_scale import corpus, fill, items_of
+from benchmarks.side_by_side import Turns, ratios, spread
+from recuris.core.clock import ManualClock
+from recuris.manager.manager import MemoryManager
+from recuris.storage.item import MemoryItem
+from recuris.storage.sqlite_schema import COLUMNS, ITEMS, ITEMS_INDEXES, SCHEMA, row_of, term_counts
+from recuris.storage.sqlite_store import SQLiteStore
 
 __all__ = [
     "batched_writes",

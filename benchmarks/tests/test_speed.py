@@ -1,6 +1,6 @@
-"""Example tests for recuris.bench.speed at small sizes: the benchmarks run and self-check (SP1)."""
+"""Example tests for benchmarks/speed.py at small sizes: the benchmarks run and self-check (SP1)."""
 
-from recuris.bench import speed
+from benchmarks import speed
 
 
 def test_retrieval_timing_checks_index_against_scan():
