@@ -1,6 +1,15 @@
-"""Example tests for benchmarks/speed.py at small sizes: the benchmarks run and self-check (SP1)."""
+"""Example tests for benchmarks/speed.py at small sizes: the benchmarks run and self-check
+(SP1); the command runs from a clone's root (SP2)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from benchmarks import speed
+
+CLONE = Path(__file__).resolve().parents[2]
 
 
 def test_retrieval_timing_checks_index_against_scan():
@@ -22,3 +31,20 @@ def test_decay_cycle_and_sqlite_report_their_figures():
     assert 0 < cycle["forgotten"] < 2000 and cycle["after"] <= 2000 - cycle["forgotten"]
     store = speed.sqlite(2000, batch=500)
     assert store["items_per_s"] > 0 and store["reopen_ms"] >= 0 and store["recall"][0] >= 0
+
+
+
+@pytest.mark.processes
+def test_SP2_the_command_runs_as_a_module_from_a_clones_root_without_an_install():
+    """SP2: `python -m benchmarks.speed` runs from a clone's root, nothing on the path but the
+    root itself (the package beside it is not installed), and offers its three options."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks.speed", "--help"],
+        cwd=CLONE,
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert all(option in completed.stdout for option in ("--quick", "--large", "--quiet"))
