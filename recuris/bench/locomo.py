@@ -214,8 +214,9 @@ def through_manager(
 
 # The default recall with one of its choices undone, to show what each choice does.
 ABLATIONS = {
-    "relevance weight only (no recency, no importance)": RecallPolicy(
-        weights=Weights(relevance=1.0, recency=0.0, importance=0.0, context=1.0)
+    # The terms kept are named; every other term, one added later included, is 0 (Q8).
+    "relevance weight only (no recency, no importance, no speaker)": RecallPolicy(
+        weights=Weights.only("relevance", "context")
     ),
     "recency at a fixed 7-day half-life": RecallPolicy(stretch_half_life=False),
     "no context (each turn scored alone)": RecallPolicy(context=Context(width=0)),

@@ -1,12 +1,14 @@
-"""Decay: forget what has not been used, on an exponential (half-life) curve.
+"""Decay: forget what has not been used, on a forgetting curve (by default, a half-life).
 
 Document 004 §2 (after Ebbinghaus): a memory's weight is
 
-    importance · 2^(−elapsed / half_life) + min(cap, per_access · access_count)
+    importance · curve(elapsed, half_life) + min(cap, per_access · access_count)
 
-where `elapsed` runs from the last access; every access resets that clock and adds to the
-reinforcement, so memories in use survive. A periodic cycle forgets, with an audit record,
-the items below a retention threshold; it only *decides*: their owner removes them.
+where `elapsed` runs from the last access and the curve is document 004's exponential,
+2^(−elapsed / half_life), unless another is set in `DecaySettings`; every access resets that
+clock and adds to the reinforcement, so memories in use survive. A periodic cycle forgets,
+with an audit record, the items below a retention threshold; it only *decides*: their owner
+removes them.
 
 Invariants:
     D1  at a fixed access count, weight never increases as time passes.
@@ -19,35 +21,82 @@ Invariants:
         store's (the manager writes every cycle's records there).
     D7  `weight` is the formula above, `elapsed` never below 0; `on_access` resets it and adds
         one access.
+    D8  the curve (`DecaySettings.curve`, a `ForgettingCurve`) is the one shape of forgetting:
+        1 at no time, 1/2 after one half-life (the exponential exactly, D2), never increasing
+        with time, and `elapsed_for` is its inverse (the curve at elapsed_for(w) is w, for w in
+        (0, 1]). Decay, recall's recency and the experience benchmark's horizon all read it.
 """
 
+import math
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from .clock import DAY
 from .records import AuditRecord
 from .validation import require_count, require_number
 
-__all__ = ["DecayManager", "DecayReport", "DecaySettings", "Decaying", "halved"]
+__all__ = [
+    "DecayManager",
+    "DecayReport",
+    "DecaySettings",
+    "Decaying",
+    "Exponential",
+    "ForgettingCurve",
+]
 
 
-def halved(elapsed: float, half_life: float) -> float:
-    """Return 2^(-elapsed / half_life): 1 at no time, exactly 1/2 after one half-life (D2).
+@runtime_checkable
+class ForgettingCurve(Protocol):
+    """The shape of forgetting: how much of a memory is left after time unused (D8).
 
-    Elapsed time below 0 (clock skew, an imported record) counts as 0, so the result is never
-    above 1. This is the one half-life curve of recuris: decay and recall's recency both use it.
+    `elapsed` and `half_life` are in one unit, any unit; `half_life` is above 0.
     """
-    # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
-    return 0.5 ** (max(0.0, elapsed) / half_life)
+
+    def weight(self, elapsed: float, half_life: float) -> float:
+        """Return the share left after `elapsed`: 1 at 0 or before, exactly 1/2 at `half_life`."""
+        ...
+
+    def elapsed_for(self, weight: float, half_life: float) -> float:
+        """Return the elapsed time after which the share left is `weight`: the inverse of `weight`.
+
+        0 for a weight of 1 or more; infinity for a weight of 0 or less, never reached.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class Exponential:
+    """Document 004's curve, 2^(−elapsed / half_life): each half-life halves what is left."""
+
+    def weight(self, elapsed: float, half_life: float) -> float:
+        """Return 2^(−elapsed / half_life): 1 at no time, exactly 1/2 after one half-life (D2).
+
+        Elapsed time below 0 (clock skew, an imported record) counts as 0, so the result is never
+        above 1 (D7).
+        """
+        # 0.5 ** x rather than exp(-ln 2 · x): the same curve, but exactly 1/2 at x = 1 (D2).
+        return 0.5 ** (max(0.0, elapsed) / half_life)
+
+    def elapsed_for(self, weight: float, half_life: float) -> float:
+        """Return half_life · log2(1 / weight), the inverse of `weight` (D8)."""
+        if weight >= 1.0:
+            return 0.0
+        if weight <= 0.0:
+            return math.inf
+        return half_life * math.log2(1.0 / weight)
 
 
 @dataclass(frozen=True)
 class DecaySettings:
-    """The forgetting curve, the reinforcement by use, and the threshold below which to forget."""
+    """The forgetting curve, the reinforcement by use, and the threshold below which to forget.
+
+    Raises ValueError naming the broken rule for a number out of range, TypeError naming D8 for
+    a curve that is not a `ForgettingCurve`.
+    """
 
     half_life_days: float = 7.0  # days for an unused memory's decayed part to halve (D2)
     retention_threshold: float = 0.15  # a cycle forgets the items weighing less (D4)
@@ -55,6 +104,9 @@ class DecaySettings:
     reinforcement_cap: float = 0.3  # ... up to this much in all (D3)
     consolidated_slowdown: float = 3.0  # how many times longer consolidated memory lasts (D5)
     max_audit_log: int = 1_000  # audit records kept in memory, the newest (D6)
+    # The shape of forgetting (D8): decay, recall's recency and the benchmark's horizon read it.
+    # One frozen instance, shared, so that `DecaySettings.curve` names the default elsewhere.
+    curve: ForgettingCurve = field(default=Exponential())
 
     def __post_init__(self) -> None:
         require_number("D2: half_life_days", self.half_life_days, 0.0, above_minimum=True)
@@ -64,6 +116,9 @@ class DecaySettings:
         slowdown = self.consolidated_slowdown
         require_number("D5: consolidated_slowdown", slowdown, 0.0, above_minimum=True)
         require_count("D6: max_audit_log", self.max_audit_log, minimum=0)
+        if not isinstance(self.curve, ForgettingCurve):
+            kind = type(self.curve).__name__
+            raise TypeError(f"D8: curve must be a ForgettingCurve (weight, elapsed_for): {kind}")
 
     @property
     def half_life_seconds(self) -> float:
@@ -126,9 +181,10 @@ class DecayManager:
         """Return the item's retention weight at `now` (default: the clock)."""
         settings = self.settings
         now = self.clock() if now is None else now
-        # A last access "in the future" counts as now (`halved`), so that weight can never
-        # exceed importance plus the cap.
-        decayed = item.importance * halved(now - item.last_access_at, self.half_life(item))
+        # A last access "in the future" counts as now (the curve's 1, D8), so that weight can
+        # never exceed importance plus the cap.
+        elapsed = now - item.last_access_at
+        decayed = item.importance * settings.curve.weight(elapsed, self.half_life(item))
         reinforcement = min(
             settings.reinforcement_cap, settings.reinforcement_per_access * item.access_count
         )

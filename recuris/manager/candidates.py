@@ -37,6 +37,7 @@ Invariants:
 from collections.abc import Iterable
 
 from ..core.clock import DAY
+from ..core.decay import DecaySettings, ForgettingCurve
 from ..core.text import tokenize
 from ..retrieval.scoring import analyze
 from ..storage.item import MemoryItem
@@ -113,11 +114,13 @@ def gather(
     procedures: Iterable[tuple[MemoryItem, str]],
     include_invalid: bool = False,
     unreadable: frozenset[str] = frozenset(),
+    curve: ForgettingCurve = DecaySettings.curve,
 ) -> list[Recalled]:
     """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1).
 
     `unreadable` names stored facts and tasks the user's layers and tasks could not read (FA4,
     N8): no candidates (MG8).
+    Recency falls along `curve`, the forgetting curve of the caller's decay (Q9).
     """
     terms = analyze(query)
     working = _hits(store, user_id, "working", query, terms, policy)
@@ -148,5 +151,6 @@ def gather(
         Candidate(item, best, f"procedure triggered by {trigger}") for item, trigger in procedures
     ]
     candidates = matched + triggered
-    scale = Scale(now, best, _half_life(candidates, now, policy), _named(candidates, query))
+    half_life = _half_life(candidates, now, policy)
+    scale = Scale(now, best, half_life, _named(candidates, query), curve)
     return [score(candidate, scale, policy.weights) for candidate in candidates]

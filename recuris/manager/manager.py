@@ -339,6 +339,7 @@ class MemoryManager:
                     procedures,
                     include_invalid,
                     frozenset(skipped),
+                    self.forgetting.decay.settings.curve,  # recency is decay's curve (Q9)
                 )
                 chosen, text = assemble(rank(found)[:top_k], token_budget)
                 if count_access:

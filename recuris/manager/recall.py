@@ -29,12 +29,17 @@ Invariants:
         with `access_batch` above 1 defers them, G10); a recall that chose nothing writes nothing.
     Q7  a candidate's speaker term is 1 when every word of its `speaker` (MemoryManager.write)
         is a word of the query, else 0: a recall naming nobody ranks as if the term were not.
+    Q8  weights are given by name only: `Weights` takes keywords, never positions, and
+        `Weights.only(names)` keeps exactly the named terms at their defaults and zeroes every
+        other, so a term added later is 0 in an ablation written before it.
+    Q9  recency is the forgetting curve of decay (D8), the one `Scale.curve` carries, over the
+        recall's half-life: the manager hands recall its decay's curve.
 """
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 
-from ..core.decay import halved
+from ..core.decay import DecaySettings, ForgettingCurve
 from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
 from ..core.text import estimate_tokens, normalize
@@ -59,11 +64,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Weights:
-    """How much each term of `terms` counts in the total: one field per term (Q2, Q5).
+    """How much each term of `terms` counts in the total: one field per term, by name (Q2, Q5, Q8).
 
-    Raises ValueError naming Q2 for a weight that is negative or not finite, or all zero.
+    Raises ValueError naming Q2 for a weight that is negative or not finite, or all zero; a
+    weight given by position raises TypeError (Q8).
     """
 
     # How well the memory's words match the query, relative to the recall's best match: the
@@ -85,6 +91,18 @@ class Weights:
             require_number(f"Q2: weight of {term.name}", getattr(self, term.name), 0)
         if not any(getattr(self, term.name) for term in fields(self)):
             raise ValueError(f"Q2: the weights must not all be 0, got {self!r}")
+
+    @classmethod
+    def only(cls, *names: str) -> "Weights":
+        """Return the default weights of the named terms, every other term's weight 0 (Q8).
+
+        Raises ValueError naming Q8 for a name that is not a term of `terms`.
+        """
+        known = [term.name for term in fields(cls)]
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ValueError(f"Q8: {unknown} are not terms of the weights, which are {known}")
+        return cls(**{name: 0.0 for name in known if name not in names})
 
 
 @dataclass(frozen=True)
@@ -136,6 +154,7 @@ class Scale:
     best: float  # the best raw relevance among the recall's candidates, above 0
     half_life: float  # seconds over which recency halves
     named: frozenset[str] = field(default_factory=frozenset)  # speakers the query names (Q7)
+    curve: ForgettingCurve = DecaySettings.curve  # the shape recency falls by: decay's (Q9)
 
 
 def terms(candidate: Candidate, scale: Scale) -> dict[str, float]:
@@ -149,7 +168,7 @@ def terms(candidate: Candidate, scale: Scale) -> dict[str, float]:
     own = candidate.raw - candidate.context
     return {
         "relevance": min(1.0, max(0.0, own / scale.best)),
-        "recency": halved(scale.now - item.last_access_at, scale.half_life),
+        "recency": scale.curve.weight(scale.now - item.last_access_at, scale.half_life),
         "importance": item.importance,
         "speaker": 1.0 if item.metadata.get("speaker") in scale.named else 0.0,
         "context": min(1.0, max(0.0, candidate.context / scale.best)),

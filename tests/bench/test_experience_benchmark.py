@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ElementTree
 from contextlib import redirect_stdout
 
 import pytest
+from power_law import PowerLaw
 
 from recuris.bench import experience_benchmark
 from recuris.bench.command import main as bench_main
@@ -19,6 +20,9 @@ from recuris.bench.experience_benchmark import (
     svg,
 )
 from recuris.bench.experience_tasks import parse
+from recuris.core.clock import DAY
+from recuris.core.decay import DecayManager, DecaySettings
+from recuris.core.records import Episode
 
 KEYS = (
     "success_rate",
@@ -164,9 +168,23 @@ def test_a_quiet_family_returns_past_the_horizon_without_its_episode():
     assert kept.encounter is None and kept.success
 
 
-def test_the_forgetting_horizon_follows_the_decay_settings():
-    """XP4: an unused episode falls below the threshold after 7 · log2(1 / 0.15) days."""
-    assert round(forgetting_horizon(), 1) == 19.2
+def test_the_forgetting_horizon_is_where_an_unused_episode_weighs_the_threshold():
+    """XP6: at the horizon an unused episode of importance 1 weighs the retention threshold."""
+    settings = DecaySettings()
+    horizon = forgetting_horizon(settings)
+    unused = Episode(task_type="t", goal="g", status="success", importance=1.0, last_access_at=0.0)
+    weight = DecayManager(settings).weight(unused, horizon * DAY)
+    assert weight == pytest.approx(settings.retention_threshold)
+
+
+def test_another_forgetting_curve_moves_the_horizon():
+    """XP6: under a power law the horizon moves: 26.7 days, where the exponential gives 19.2."""
+    settings = DecaySettings(curve=PowerLaw(exponent=2.0))
+    unused = Episode(task_type="t", goal="g", status="success", importance=1.0, last_access_at=0.0)
+    horizon = forgetting_horizon(settings)
+    assert (round(forgetting_horizon(), 1), round(horizon, 1)) == (19.2, 26.7)
+    weight = DecayManager(settings).weight(unused, horizon * DAY)
+    assert weight == pytest.approx(settings.retention_threshold)
 
 
 def test_the_svg_holds_both_plots_in_one_document(quick, tmp_path):

@@ -1,8 +1,9 @@
-"""Example tests for recuris.core.decay.DecayManager (D1-D4, D6, D7)."""
+"""Example tests for recuris.core.decay.DecayManager (D1-D4, D6-D8)."""
 
 import math
 
 import pytest
+from power_law import PowerLaw
 
 from recuris import DecayManager, DecaySettings, Episode, ManualClock
 from recuris.core.clock import DAY
@@ -128,3 +129,23 @@ def test_consolidated_memory_decays_more_slowly_by_the_slowdown(clock):
 def test_an_episode_is_raw_memory():
     """D5: an Episode is never consolidated; decay weighs it at the plain half-life."""
     assert item().consolidated is False
+
+
+def test_decay_weighs_by_the_curve_its_settings_name(clock):
+    """D8: the decayed part follows `DecaySettings.curve`: under 1 / (1 + t / h), 1/4 at 3h."""
+    clock.advance(21 * DAY)
+    settings = DecaySettings(half_life_days=7, curve=PowerLaw(exponent=1.0))
+    assert DecayManager(settings, clock=clock).weight(item()) == pytest.approx(0.25)
+
+
+def test_a_curve_without_weight_and_inverse_is_refused():
+    """D8: a curve that is not a ForgettingCurve (weight, elapsed_for) raises TypeError."""
+    with pytest.raises(TypeError, match="D8"):
+        DecaySettings(curve=lambda elapsed, half_life: 1.0)
+
+
+def test_the_curves_inverse_at_its_ends():
+    """D8: a weight of 1 or more is reached at once; a weight of 0 or less never."""
+    curve = DecaySettings().curve
+    assert curve.elapsed_for(1.0, 7.0) == 0.0 and curve.elapsed_for(1.5, 7.0) == 0.0
+    assert curve.elapsed_for(0.0, 7.0) == math.inf

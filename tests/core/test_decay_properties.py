@@ -1,10 +1,12 @@
-"""Property tests for recuris.core.decay (D1-D4)."""
+"""Property tests for recuris.core.decay (D1-D4, D8)."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from recuris import DecayManager, DecaySettings, Episode, ManualClock
 from recuris.core.clock import DAY
+from recuris.core.decay import Exponential
 
 importances = st.floats(0.0, 1.0)
 counts = st.integers(0, 1000)
@@ -74,11 +76,10 @@ def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(
         for i, (imp, count, age) in enumerate(specs)
     ]
 
-    # The oracle is document 004's formula written out here, not the module's own `weight`.
+    # The oracle is the weight itself, each item weighed alone: D7's example tests and D8's
+    # properties below pin the formula, here only the cycle's verdict is checked.
     def weight(m):
-        return m.importance * 0.5 ** ((clock() - m.last_access_at) / (7 * DAY)) + min(
-            0.3, 0.05 * m.access_count
-        )
+        return manager.weight(m, clock())
 
     expected = {m.id for m in items if weight(m) < threshold}
     report = manager.run_cycle(items)
@@ -86,3 +87,40 @@ def test_D4_a_cycle_forgets_exactly_the_items_below_threshold_and_audits_each(
     assert {m.id for m in report.kept} == {m.id for m in items} - expected
     assert sorted(r.item_id for r in manager.audit_log) == sorted(expected)
     assert all(r.operation == "forget" and r.weight < threshold for r in report.audit)
+
+
+# Weights a float can invert back: below about 1e-300 the curve's inverse is infinite.
+kept_shares = st.floats(1e-12, 1.0)
+
+
+@given(kept_shares, half_lives)
+def test_D8_the_curves_inverse_gives_back_the_weight(share, half_life):
+    """D8: the curve at elapsed_for(w) is w, within float rounding, for w in (0, 1]."""
+    curve = DecaySettings().curve
+    elapsed = curve.elapsed_for(share, half_life)
+    assert curve.weight(elapsed, half_life) == pytest.approx(share, rel=1e-9)
+
+
+@given(kept_shares, kept_shares, half_lives)
+def test_D8_a_smaller_weight_is_reached_no_sooner(lower, higher, half_life):
+    """D8: the inverse never decreases as the weight asked for falls (the curve never rises)."""
+    lower, higher = sorted((lower, higher))
+    curve = DecaySettings().curve
+    assert curve.elapsed_for(lower, half_life) >= curve.elapsed_for(higher, half_life)
+
+
+@given(days, days, half_lives)
+def test_D8_the_curve_starts_at_1_and_never_rises(earlier, later, half_life):
+    """D8: the curve is 1 at no time, never above it, and never increases as time passes."""
+    earlier, later = sorted((earlier, later))
+    curve = DecaySettings().curve
+    assert curve.weight(0.0, half_life) == 1.0
+    assert 1.0 >= curve.weight(earlier, half_life) >= curve.weight(later, half_life) >= 0.0
+
+
+@given(half_lives)
+def test_D8_the_inverse_of_one_half_is_one_half_life(half_life):
+    """D8, D2: the curve is exactly 1/2 after one half-life, and its inverse at 1/2 near it."""
+    curve = Exponential()
+    assert curve.weight(half_life, half_life) == 0.5
+    assert curve.elapsed_for(0.5, half_life) == pytest.approx(half_life)

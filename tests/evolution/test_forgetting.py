@@ -5,7 +5,6 @@ from dataclasses import replace
 import pytest
 
 from recuris import DecayManager, ManualClock, MemoryManager
-from recuris.core.decay import halved
 from recuris.bench.simulation import simulate
 
 DAY = 86_400.0
@@ -86,7 +85,7 @@ def test_consolidated_memory_decays_more_slowly(clock):
     clock.advance(30 * DAY)
     stored_fact = manager.get(fact.id, "ana")
     half_life = decay.settings.half_life_days * DAY * decay.settings.consolidated_slowdown
-    expected = stored_fact.importance * halved(30 * DAY, half_life)
+    expected = stored_fact.importance * decay.settings.curve.weight(30 * DAY, half_life)
     assert decay.weight(stored_fact) == pytest.approx(expected)
     # Wait until the event falls below the threshold, whatever the curve: the fact outlives it.
     threshold = decay.settings.retention_threshold

@@ -1,11 +1,13 @@
-"""Example tests for recuris.manager.recall: breakdowns, ranking, budgets, use counted (Q1-Q6)."""
+"""Example tests for recuris.manager.recall: breakdowns, ranking, budgets, use counted (Q1-Q9)."""
 
 import pytest
+from power_law import PowerLaw
 from sqlite_counting import commits_of
 
 from dataclasses import fields
 
-from recuris import MemoryItem, MemoryManager, RecallPolicy, SQLiteStore, Weights
+from recuris import DecayManager, DecaySettings, MemoryItem, MemoryManager, RecallPolicy
+from recuris import SQLiteStore, Weights
 from recuris.core.clock import ManualClock
 from recuris.manager.manager import ManagerSettings
 from recuris.core.text import estimate_tokens
@@ -61,7 +63,49 @@ def test_weights_must_be_non_negative_and_not_all_zero():
     with pytest.raises(ValueError, match="Q2"):
         Weights(relevance=-1)
     with pytest.raises(ValueError, match="Q2"):
+        Weights(relevance=0, recency=0, importance=0, speaker=0, context=0)
+
+
+def test_weights_are_given_by_name_only():
+    """Q8: a weight given by position raises TypeError, so a new term cannot shift the others."""
+    with pytest.raises(TypeError):
         Weights(0, 0, 0, 0, 0)
+    with pytest.raises(TypeError):
+        Weights(1.0)
+
+
+def test_an_ablation_keeps_exactly_the_terms_it_names():
+    """Q8: Weights.only keeps the named terms at their defaults and every other term at 0."""
+    kept = Weights.only("relevance", "context")
+    default = Weights()
+    for term in fields(Weights):
+        named = term.name in ("relevance", "context")
+        assert getattr(kept, term.name) == (getattr(default, term.name) if named else 0.0)
+
+
+def test_an_ablation_naming_no_term_of_the_weights_is_refused():
+    """Q8: a name that is not a term of the weights raises ValueError naming Q8."""
+    with pytest.raises(ValueError, match="Q8"):
+        Weights.only("relevance", "freshness")
+
+
+def test_recency_falls_along_the_scales_curve():
+    """Q9: recency is the scale's forgetting curve: 1 / (1 + t / h) is 1/4 at three half-lives."""
+    scale = Scale(3 * DAY, 1.0, DAY, curve=PowerLaw(exponent=1.0))
+    assert terms(Candidate(item("a", "x"), 1.0, ""), scale)["recency"] == pytest.approx(0.25)
+
+
+def test_the_manager_recalls_with_its_decays_curve():
+    """Q9: a manager whose decay has another curve ranks recency along that curve."""
+    clock = ManualClock(0.0)
+    decay = DecayManager(DecaySettings(curve=PowerLaw(exponent=1.0)), clock=clock)
+    # A fixed half-life: stretched to the only candidate's age, any curve would give 1/2 (CA3).
+    policy = RecallPolicy(stretch_half_life=False)
+    manager = MemoryManager(clock=clock, decay=decay, settings=ManagerSettings(recall=policy))
+    manager.write("the zebra crossing", "ana", level="semantic")
+    clock.advance(21 * DAY)  # three of recall's 7-day half-lives
+    [found] = manager.recall("zebra", "ana", count_access=False).results
+    assert found.breakdown()["recency"] == pytest.approx(0.25)
 
 
 def test_the_same_content_is_assembled_once():
@@ -92,7 +136,8 @@ def test_the_explanation_names_every_term_that_counts():
     memory = item("a", "x", importance=0.8)
     line = scored(memory, 0.5, now=DAY, reason="semantic fact").explain()
     assert line == "0.545 = relevance 0.50, recency 0.50, importance 0.80 (semantic fact)"
-    alone = scored(memory, 0.5, now=DAY, weights=Weights(1.0, 0.0, 0.0), reason="fact")
+    weights = Weights(relevance=1.0, recency=0.0, importance=0.0)
+    alone = scored(memory, 0.5, now=DAY, weights=weights, reason="fact")
     assert alone.explain() == "0.500 = relevance 0.50 (fact)"
     assert list(alone.breakdown()) == [*(weight.name for weight in fields(Weights)), "total"]
 

@@ -12,7 +12,7 @@ from recuris.manager.recall import Candidate, Scale, assemble, rank, score
 weights = (
     st.tuples(st.floats(0, 2), st.floats(0, 2), st.floats(0, 2))
     .filter(any)
-    .map(lambda w: Weights(*w))
+    .map(lambda w: Weights(relevance=w[0], recency=w[1], importance=w[2]))
 )
 candidates = st.lists(
     st.tuples(
