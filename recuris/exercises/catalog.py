@@ -163,10 +163,11 @@ EXERCISES = (
         ("core.decay",),
         ("docs/core/decay.md",),
         (
-            "weight = importance * 0.5 ** (elapsed / half_life) + min(cap, per_access * "
-            "access_count): write 0.5 ** x, not exp(-ln 2 * x), so one half-life gives exactly "
-            "half (D2); the min is the cap (D3); clamp elapsed at 0 so an access in the future "
-            "cannot raise the weight (D1).",
+            "weight = importance * curve.weight(elapsed, half_life) + min(cap, per_access * "
+            "access_count), where Exponential.weight is 0.5 ** (elapsed / half_life): write "
+            "0.5 ** x, not exp(-ln 2 * x), so one half-life gives exactly half (D2), and its "
+            "elapsed_for the inverse, half_life * log2(1 / weight) (D8); the min is the cap "
+            "(D3); clamp elapsed at 0 so an access in the future cannot raise the weight (D1).",
             "on_access moves last_access_at to the clock and counts one access; run_cycle weighs "
             "every item once at the same now and audits each forgotten one once (D4), into a "
             "deque(maxlen=max_audit_log) (D6); semantic and procedural items get the longer "

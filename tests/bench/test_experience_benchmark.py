@@ -21,7 +21,7 @@ from recuris.bench.experience_benchmark import (
 )
 from recuris.bench.experience_tasks import parse
 from recuris.core.clock import DAY
-from recuris.core.decay import DecayManager, DecaySettings
+from recuris.core.decay import DecayManager, DecaySettings, Exponential
 from recuris.core.records import Episode
 
 KEYS = (
@@ -182,7 +182,8 @@ def test_another_forgetting_curve_moves_the_horizon():
     settings = DecaySettings(curve=PowerLaw(exponent=2.0))
     unused = Episode(task_type="t", goal="g", status="success", importance=1.0, last_access_at=0.0)
     horizon = forgetting_horizon(settings)
-    assert (round(forgetting_horizon(), 1), round(horizon, 1)) == (19.2, 26.7)
+    exponential = forgetting_horizon(DecaySettings(curve=Exponential()))
+    assert (round(exponential, 1), round(horizon, 1)) == (19.2, 26.7)
     weight = DecayManager(settings).weight(unused, horizon * DAY)
     assert weight == pytest.approx(settings.retention_threshold)
 

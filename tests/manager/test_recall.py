@@ -63,7 +63,7 @@ def test_weights_must_be_non_negative_and_not_all_zero():
     with pytest.raises(ValueError, match="Q2"):
         Weights(relevance=-1)
     with pytest.raises(ValueError, match="Q2"):
-        Weights(relevance=0, recency=0, importance=0, speaker=0, context=0)
+        Weights(**{term.name: 0 for term in fields(Weights)})
 
 
 def test_weights_are_given_by_name_only():
