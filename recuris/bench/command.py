@@ -52,7 +52,8 @@ def _files(paths: list[str]) -> list[Path]:
         if not inside:
             raise ValueError(
                 f"BC5: no LoCoMo conversation in {path}: a folder is read for its *.json files, "
-                "one conversation each (docs/bench/locomo.md says where they come from)"
+                "each one conversation or a list of them (docs/bench/locomo.md says where "
+                "they come from)"
             )
         found += inside
     return found
@@ -81,7 +82,7 @@ def _locomo_tables(
     Raises ValueError when there is nothing to measure (BC5) or a spec names no factory (FK2).
     """
     factories = {spec: factory_of(spec, "--store") for spec in stores}
-    conversations = [locomo.load(path) for path in _files(paths)]
+    conversations = [found for path in _files(paths) for found in locomo.load_all(path)]
     questions = sum(len(c.questions) for c in conversations)
     if not questions:
         raise ValueError(

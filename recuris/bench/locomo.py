@@ -23,6 +23,11 @@ Invariants:
         `speaker: text` followed by its image caption when it has one (`said` without the
         speaker), numbered by its session and dated at the session's date plus a minute per
         turn before it.
+    LC4 a file holds one conversation (an object, its turns flat or nested under
+        `conversation`, as the dev set's files) or the release's JSON list of them
+        (`locomo10.json`); a malformed one is refused with a ValueError of one line naming
+        the file, the conversation (its `sample_id`, else its place in the list) and the
+        field missing or of the wrong type.
 """
 
 import json
@@ -47,6 +52,7 @@ __all__ = [
     "Question",
     "Conversation",
     "load",
+    "load_all",
     "RETRIEVERS",
     "evaluate",
     "through_manager",
@@ -93,31 +99,92 @@ class Conversation:
 
 
 def load(path: str | Path) -> Conversation:
-    """Read one LoCoMo conversation file (LC2). Raises ValueError for a file of another shape."""
+    """Read a file of one LoCoMo conversation (LC2, LC4). Raises ValueError for another shape,
+    or for a file of several conversations (`load_all` reads those)."""
+    conversations = load_all(path)
+    if len(conversations) != 1:
+        raise ValueError(
+            f"LC4: {path} holds {len(conversations)} conversations, not one; load_all reads them"
+        )
+    return conversations[0]
+
+
+def load_all(path: str | Path) -> tuple[Conversation, ...]:
+    """Read every LoCoMo conversation of a file: one object, or the release's list (LC4).
+
+    Raises ValueError, in one line naming the file, the conversation and the field, for a
+    file of another shape (LC2).
+    """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        data.get("conversation", data)["speaker_a"]  # the released files nest, the dev set does not
-    except (ValueError, KeyError, AttributeError, TypeError) as error:
+    except (ValueError, RecursionError) as error:
         raise ValueError(f"LC2: {path} is not a LoCoMo conversation: {error}") from None
-    body = data.get("conversation", data)
+    if isinstance(data, dict):
+        return (_conversation(data, Path(path).stem, str(path)),)
+    if not isinstance(data, list) or not data:
+        raise ValueError(
+            f"LC4: {path} is not a LoCoMo conversation: it holds neither one conversation "
+            "(a JSON object) nor a list of them"
+        )
+    conversations = []
+    for place, conversation in enumerate(data, 1):
+        named = conversation.get("sample_id") if isinstance(conversation, dict) else None
+        name = named if isinstance(named, str) and named else f"{Path(path).stem}-{place}"
+        where = f"{path}, conversation {name}" if named else f"{path}, conversation {place}"
+        conversations.append(_conversation(conversation, name, where))
+    return tuple(conversations)
+
+
+_KINDS = {str: "text", list: "a list", dict: "an object"}
+
+
+def _field(data: object, key: str, kind: type, where: str):
+    """Return data[key], or refuse the file, naming where the field is missing (LC4)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"LC4: {where}: not an object")
+    if key not in data:
+        raise ValueError(f"LC4: {where}: no field {key!r}")
+    if not isinstance(data[key], kind):
+        raise ValueError(f"LC4: {where}: the field {key!r} is not {_KINDS[kind]}")
+    return data[key]
+
+
+def _conversation(data: object, name: str, where: str) -> Conversation:
+    """Return the conversation an object holds, flat or nested under `conversation` (LC3)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"LC4: {where}: not a LoCoMo conversation (an object)")
+    # The release nests the sessions under `conversation`; the dev set's files do not.
+    body = _field(data, "conversation", dict, where) if "conversation" in data else data
+    if not isinstance(body.get("speaker_a"), str):
+        raise ValueError(f"LC2: {where} is not a LoCoMo conversation: no field 'speaker_a' (text)")
     turns = []
     for number in range(1, 1000):
         session = body.get(f"session_{number}")
         if session is None and f"session_{number}_date_time" not in body:
             break
         date = _date(body.get(f"session_{number}_date_time"))
+        if session is not None:
+            _field(body, f"session_{number}", list, where)
         for index, turn in enumerate(session or ()):
-            caption = f" {turn['blip_caption']}" if turn.get("blip_caption") else ""
-            said = f"{turn['text']}{caption}"
-            text = f"{turn['speaker']}: {said}"
+            place = f"{where}, session_{number} turn {index + 1}"
+            speaker = _field(turn, "speaker", str, place)
+            said = _field(turn, "text", str, place)
+            caption = turn.get("blip_caption")
+            said = f"{said} {caption}" if caption else said
             at = date + 60.0 * index  # a minute a turn (LC3)
-            turns.append(Turn(turn["dia_id"], text, at, number, turn["speaker"], said))
-    questions = tuple(
-        Question(str(q["question"]), tuple(q["evidence"]), int(q["category"]))
-        for q in data.get("qa", ())
-        if q.get("category") in (1, 2, 3, 4) and q.get("evidence")
-    )
-    return Conversation(Path(path).stem, tuple(turns), questions)
+            turn_id = _field(turn, "dia_id", str, place)
+            turns.append(Turn(turn_id, f"{speaker}: {said}", at, number, speaker, said))
+    questions = []
+    asked = _field(data, "qa", list, where) if "qa" in data else []
+    for index, question in enumerate(asked):
+        place = f"{where}, question {index + 1}"
+        if not isinstance(question, dict):
+            raise ValueError(f"LC4: {place}: not an object")
+        if question.get("category") in (1, 2, 3, 4) and question.get("evidence"):
+            text = _field(question, "question", str, place)
+            evidence = _field(question, "evidence", list, place)
+            questions.append(Question(text, tuple(evidence), int(question["category"])))
+    return Conversation(name, tuple(turns), tuple(questions))
 
 
 Ranker = Callable[[str], list[str]]

@@ -2,6 +2,9 @@
 -m recuris.bench` on a LoCoMo fixture (BC1-BC5)."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from interrupted import interrupted_reading
@@ -95,3 +98,42 @@ def test_ctrl_c_ends_the_benchmark_with_one_line_and_status_130(tmp_path):
     fifo = tmp_path / "conversation.json"
     status, out, err = interrupted_reading(fifo, "-m", "recuris.bench", "locomo", str(fifo))
     assert (status, out, err) == (130, "", "interrupted (Ctrl-C)\n")
+
+
+def bench_locomo(*paths):
+    """Run `python -m recuris.bench locomo PATHS` as a user does; return the completed process."""
+    return subprocess.run(
+        [sys.executable, "-m", "recuris.bench", "locomo", *map(str, paths)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+
+
+def test_the_releases_file_of_several_conversations_is_measured(tmp_path):
+    """LC4, BC2: `locomo locomo10.json`, the release's JSON list of conversations, measures
+    every conversation in it."""
+    body = {key: value for key, value in CONVERSATION.items() if key != "qa"}
+    release = [
+        {"qa": CONVERSATION["qa"], "conversation": body, "sample_id": f"conv-{number}"}
+        for number in (1, 2)
+    ]
+    (tmp_path / "locomo10.json").write_text(json.dumps(release), encoding="utf-8")
+    measured = bench_locomo(tmp_path / "locomo10.json")
+    assert measured.returncode == 0 and measured.stderr == ""
+    assert measured.stdout.startswith("LoCoMo retrieval: 2 conversations, 4 questions")
+
+
+def test_a_conversation_without_speakers_exits_1_with_one_line_naming_it(tmp_path):
+    """LC4, BC2: a conversation of the list without its speakers exits 1 with one line naming
+    the file, the conversation and the field; no traceback, no KeyError's text."""
+    body = {key: value for key, value in CONVERSATION.items() if not key.startswith("speaker")}
+    release = [{"qa": CONVERSATION["qa"], "conversation": body, "sample_id": "conv-7"}]
+    (tmp_path / "locomo10.json").write_text(json.dumps(release), encoding="utf-8")
+    refused = bench_locomo(tmp_path / "locomo10.json")
+    [line] = refused.stderr.splitlines()
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert line.startswith("error: LC2: ") and "conversation conv-7" in line
+    assert "no field 'speaker_a'" in line

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo` (LC1-LC3)."""
+"""Example tests for recuris.bench.locomo and `python -m recuris.bench locomo` (LC1-LC4)."""
 
 import json
 
@@ -6,7 +6,7 @@ import pytest
 from locomo_conversation import CONVERSATION
 
 from recuris import bench
-from recuris.bench.locomo import RETRIEVERS, evaluate, load, through_manager
+from recuris.bench.locomo import RETRIEVERS, evaluate, load, load_all, through_manager
 from recuris.storage.memory_store import InMemoryStore
 
 
@@ -89,3 +89,65 @@ def test_through_manager_writes_each_turn_as_written_says(path):
     # Their neighbours follow through the context (CX2); the two come first.
     assert set(rank("zebra")[:2]) == marked
     assert through_manager(InMemoryStore)(conversation)("zebra") == []
+
+
+def released(sample_id: str) -> dict:
+    """Return the fixture as the release writes a conversation: its turns nested, named."""
+    body = {key: value for key, value in CONVERSATION.items() if key != "qa"}
+    return {"qa": CONVERSATION["qa"], "conversation": body, "sample_id": sample_id}
+
+
+def test_the_releases_list_of_conversations_is_read_as_its_conversations(path, tmp_path):
+    """LC4: a JSON list of conversations, as the release's locomo10.json, gives each one, named
+    by its sample_id, with the turns and questions of the same conversation in one file."""
+    release = tmp_path / "locomo10.json"
+    release.write_text(json.dumps([released("conv-1"), released("conv-2")]), encoding="utf-8")
+    one = load(path)
+    found = load_all(release)
+    assert [conversation.name for conversation in found] == ["conv-1", "conv-2"]
+    for conversation in found:
+        assert (conversation.turns, conversation.questions) == (one.turns, one.questions)
+    assert load_all(path) == (one,)
+
+
+def without(data: dict, *keys) -> dict:
+    """Return a copy of data with the field at the end of `keys` (a path into it) removed."""
+    copy = json.loads(json.dumps(data))
+    *inner, last = keys
+    place = copy
+    for key in inner:
+        place = place[key]
+    del place[last]
+    return copy
+
+
+MISSING = {
+    "speakers": (
+        ("conversation", "speaker_a"),
+        "conversation conv-2 is not a LoCoMo conversation: no field 'speaker_a'",
+    ),
+    "turn-id": (
+        ("conversation", "session_2", 1, "dia_id"),
+        "conversation conv-2, session_2 turn 2: no field 'dia_id'",
+    ),
+    "turn-text": (
+        ("conversation", "session_1", 0, "text"),
+        "conversation conv-2, session_1 turn 1: no field 'text'",
+    ),
+    "question": (("qa", 0, "question"), "conversation conv-2, question 1: no field 'question'"),
+}
+
+
+@pytest.mark.parametrize("keys, said", MISSING.values(), ids=MISSING)
+def test_a_malformed_conversation_is_refused_naming_file_conversation_and_field(
+    tmp_path, keys, said
+):
+    """LC4: a conversation lacking a field is refused with one line naming the file, the
+    conversation and the field, not the text of a KeyError."""
+    release = tmp_path / "locomo10.json"
+    broken = without(released("conv-2"), *keys)
+    release.write_text(json.dumps([released("conv-1"), broken]), encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        load_all(release)
+    [line] = str(refused.value).splitlines()
+    assert line.startswith(("LC2: ", "LC4: ")) and f"{release}, {said}" in line
