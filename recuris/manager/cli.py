@@ -12,7 +12,7 @@ with every option's help, is cli_arguments.py):
     history ITEM_ID [--user U]          the audit trail of one item
     forget-user U --yes                 delete the user's items and scrub their audit text
     export --user U [--with-audit]      the user's items (and audit trail) as JSON Lines
-    import FILE [--restore-forgotten] [--max-line-bytes N]
+    import FILE [--restore-forgotten] [--skip-unreadable] [--max-line-bytes N]
                                         JSON Lines items ("-" for standard input), all or none
 
 Invariants:
@@ -38,7 +38,11 @@ Invariants:
     V10 every database is opened through `main`'s `open_store` (`SQLiteStore` by default),
         so a fork's store gets the whole command line by passing its own opener.
     V11 `export` writes JSON Lines that `import` (a FILE, or `-` for standard input) reads back
-        as they were; a UTF-8 byte-order mark before the first line is read past.
+        as they were; a UTF-8 byte-order mark before the first line is read past. `export`
+        writes every item of the user: one no layer can read (V12; MG8) is written too and
+        named on standard error, one line each, with the rule `import` refuses it by, and the
+        export exits 0; `import` refuses such a file whole (V3) unless told to leave those
+        lines out (V21).
     V12 `import` checks every line as a write does (an item by I1 and I2, a procedure's
         metadata by H5, a fact's by FA4, an insight's by Y8, an episode's by AR4, a task's by
         N8, the sources of an episodic or semantic item by O7; an audit record's ids and
@@ -47,7 +51,10 @@ Invariants:
         record of an item another user owns, in the file or stored, and a second task in
         progress of a user, in the file or stored (N1). What it prints counts what it stored.
     V13 `import` refuses the items and audit records of a user forgotten in the database,
-        saying how many, unless `--restore-forgotten` is given.
+        saying how many, and an item the user's audit says was forgotten (a `forget` record
+        of its id: erased on request, with its last source, or by decay), naming its line and
+        id, unless `--restore-forgotten` is given. The guard reads only the forget record's
+        id and operation, which every erasure keeps (S13).
     V14 `import` refuses a line longer than `--max-line-bytes` (default MAX_LINE_BYTES,
         1,000,000), having read no more of it than the cap and a byte.
     V15 a message names no Python class: a damaged file is called damaged, a lock waited out
@@ -66,6 +73,9 @@ Invariants:
         stored with other fields is refused, naming the line, the id and the fields.
     V20 a JSON line written (`export`, `--json`) holds no character a line reader splits on:
         U+0085, U+2028 and U+2029 are written escaped, as JSON escapes the control characters.
+    V21 `import --skip-unreadable` leaves out each item line no layer can read (V12's H5, FA4,
+        Y8, AR4, N8, O7), naming its line, id and rule on standard error, one line each, and
+        counts them; every other refusal of V12-V19 stands, and nothing is skipped silently.
 """
 
 import json
@@ -167,13 +177,15 @@ def _lines(handle, limit: int):
 
 
 def _read_lines(
-    name: str, limit: int
-) -> tuple[list[tuple[int, MemoryItem]], list[tuple[int, AuditEntry]]]:
-    """Return the items and the audit records, each with its line number, checked (V12)."""
+    name: str, limit: int, skip_unreadable: bool = False
+) -> tuple[list[tuple[int, MemoryItem]], list[tuple[int, AuditEntry]], list[str]]:
+    """Return the items and the audit records, each with its line number, checked (V12), and
+    what was said of each item line left out because no layer can read it (V21)."""
     # Bytes, decoded line by line, so that invalid UTF-8 is reported with its line number.
     handle = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115 - closed below
     items = []
     records = []
+    skipped = []
     lines_of_ids: dict[str, int] = {}
     lines_of_tasks: dict[str, int] = {}
     with handle:
@@ -186,10 +198,15 @@ def _read_lines(
                         records.append((number, _audit_of(data["audit"])))
                         continue
                     item = MemoryItem.from_dict(data)
-                    _check_layer(item)
                     first = lines_of_ids.setdefault(item.id, number)
                     if first != number:
                         raise ValueError(f"V12: id {item.id!r} is already on line {first}")
+                    problem = _layer_problem(item)
+                    if problem and skip_unreadable:
+                        skipped.append(f"line {number}: left out item {item.id!r}: {problem}")
+                        continue
+                    if problem:
+                        raise ValueError(f"{problem}; --skip-unreadable imports the other lines")
                     if _is_task(item):
                         first = lines_of_tasks.setdefault(item.user_id, number)
                         if first != number:
@@ -204,7 +221,16 @@ def _read_lines(
                     raise ValueError(f"line {number}: {error}") from None
     owners = {item.id: item.user_id for _, item in items}
     _refuse_others_items(records, lambda record: owners.get(record.item_id))
-    return items, records
+    return items, records, skipped
+
+
+def _layer_problem(item: MemoryItem) -> str | None:
+    """Return the rule by which no layer can read the item, in words, or None (V12, MG8)."""
+    try:
+        _check_layer(item)
+    except (ValueError, TypeError) as error:
+        return str(error)
+    return None
 
 
 def _new_items(store, items: list[tuple[int, MemoryItem]]) -> list[tuple[int, MemoryItem]]:
@@ -384,6 +410,13 @@ def _export(store: SQLiteStore, arguments):
     for item in store.list(arguments.user):
         data = item.to_dict()
         yield data, _json_line(data)
+        # Written all the same: an export is the user's whole memory (V11).
+        problem = _layer_problem(item)
+        if problem:
+            yield None, (
+                f"item {item.id!r} is written, but no layer can read it ({problem}): import "
+                "refuses its line, and leaves it out with --skip-unreadable (V11)"
+            )
     for record in store.audit(arguments.user) if arguments.with_audit else ():
         data = {"audit": asdict(record)}
         yield data, _json_line(data)
@@ -413,8 +446,8 @@ def _reading(store: SQLiteStore, arguments):
         for record in records:
             yield asdict(record), f"{record.render()} (user {record.user_id})"
         if not records:
-            whose = f" for user {arguments.user!r}" if arguments.user else ""
-            yield None, f"no audit record of item {arguments.item_id!r}{whose} {where}"
+            whose = f"user {arguments.user!r}" if arguments.user else "any user"
+            yield None, f"no audit record of item {arguments.item_id!r} of {whose} {where}"
     else:
         empty = True
         for data, text in _export(store, arguments):
@@ -453,9 +486,32 @@ def _refuse_forgotten(store, items: list[MemoryItem], records: list[AuditEntry],
         )
 
 
+def _refuse_forgotten_items(store, items: list[tuple[int, MemoryItem]], db) -> None:
+    """Raise ValueError at the first item line the user's audit says was forgotten (V13)."""
+    forgotten: dict[str, set[str]] = {}
+    for _, item in items:
+        if item.user_id not in forgotten:
+            # The forget's record keeps its id and operation through every erasure (S13).
+            trail = store.audit(item.user_id)
+            forgotten[item.user_id] = {
+                record.item_id for record in trail if record.operation == "forget"
+            }
+    back = [(number, item) for number, item in items if item.id in forgotten[item.user_id]]
+    if back:
+        [(number, item), *more] = back
+        others = f" (and {len(more)} more)" if more else ""
+        raise ValueError(
+            f"line {number}: V13: item {item.id!r} of {item.user_id!r}{others} was forgotten "
+            f"in {db} and would come back; nothing was imported "
+            "(--restore-forgotten imports it)"
+        )
+
+
 def _import(arguments, open_store) -> tuple[dict, str]:
     # Read and checked before any file is opened (V8).
-    lines, numbered = _read_lines(arguments.file, arguments.max_line_bytes)
+    lines, numbered, skipped = _read_lines(
+        arguments.file, arguments.max_line_bytes, arguments.skip_unreadable
+    )
     items = [item for _, item in lines]
     records = [record for _, record in numbered]
     path = Path(arguments.db)
@@ -471,6 +527,8 @@ def _import(arguments, open_store) -> tuple[dict, str]:
             _refuse_forgotten(store, items, records, arguments.db)
         _refuse_others_items(numbered, _stored_owner(store, store.users()))
         new = _new_items(store, lines)
+        if not arguments.restore_forgotten:
+            _refuse_forgotten_items(store, new, arguments.db)
         _refuse_second_tasks(store, new)
         new_items = [item for _, item in new]
         new_records = _new_records(store, numbered)
@@ -499,14 +557,19 @@ def _import(arguments, open_store) -> tuple[dict, str]:
         "skipped_audit_records": len(records) - len(new_records),
     }
     trail = f" and {len(new_records)} audit records" if new_records else ""
-    skipped = data["skipped_items"] + data["skipped_audit_records"]
     held = (
         f"; skipped {data['skipped_items']} items and {data['skipped_audit_records']} audit "
         "records the database holds already"
-        if skipped
+        if data["skipped_items"] + data["skipped_audit_records"]
         else ""
     )
-    return data, f"imported {len(new_items)} items{trail}{held}"
+    left_out = ""
+    if arguments.skip_unreadable:
+        data["unreadable_items_left_out"] = len(skipped)
+        left_out = f"; left out {len(skipped)} items no layer can read" if skipped else ""
+    for said in skipped:  # one line each, once the import is done (V21)
+        print(said, file=sys.stderr)
+    return data, f"imported {len(new_items)} items{trail}{held}{left_out}"
 
 
 def _show(data: dict | None, text: str, arguments, out) -> None:

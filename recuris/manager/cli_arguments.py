@@ -20,8 +20,12 @@ Invariants:
         `import` creates must exist; a file a command writes (`file_to_write`: the demo's
         `--html`, the benchmarks' and the simulation's `--svg`) must not be a folder, and its
         folder must exist.
-    VA7 `search` refuses, as usage errors, a query in which the tokenizer finds no word and
+    VA7 `search` refuses, as usage errors, a query with no word to search for once the
+        scorer's stop words are left out (`analyze`, SR3: "!!!" and "the of and" alike) and
         an `--at` outside the clock's range, ±MAX_TIME seconds (I4).
+    VA8 every command refuses a blank user (`--user ""`, `forget-user " "`) or one that is not
+        Unicode text as a usage error (exit 2), before any file is opened, as a write refuses
+        it (VL1).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..core.text import tokenize
+from ..core.validation import require_text
+from ..retrieval.scoring import analyze
 from ..storage.item import LEVELS, MAX_TIME
 
 __all__ = [
@@ -108,6 +113,14 @@ def _on_the_clock(text: str, value: float) -> float:
     return value
 
 
+def user_name(text: str) -> str:
+    """Return text as a user's id, or refuse a blank one as a usage error (VA8)."""
+    try:
+        return require_text("VA8: a user", text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def file_to_write(text: str) -> str:
     """Return the path of a file to write, or refuse it: a folder, or in none (VA6)."""
     path = Path(text)
@@ -161,11 +174,13 @@ def parser() -> argparse.ArgumentParser:
 
     command("stats", "users, items per level, audit records, integrity")
     listing = command("list", "a user's items, oldest first")
-    listing.add_argument("--user", required=True, help="whose items")
+    listing.add_argument("--user", required=True, type=user_name, help="whose items")
     listing.add_argument("--level", choices=LEVELS, help="only items of this level")
     search = command("search", "recall with each score's breakdown and reason (counts no access)")
     search.add_argument("query", help="what to recall, in words")
-    search.add_argument("--user", required=True, help="whose memory to search")
+    search.add_argument(
+        "--user", required=True, type=user_name, help="whose memory to search"
+    )
     search.add_argument(
         "--top-k", type=positive_int, default=5, help="how many results, 1 or more (default 5)"
     )
@@ -179,14 +194,18 @@ def parser() -> argparse.ArgumentParser:
     )
     history = command("history", "the audit trail of one item")
     history.add_argument("item_id", help="the item's id, as list or search print it")
-    history.add_argument("--user", help="only this user's records (default: whoever owns the item)")
+    history.add_argument(
+        "--user",
+        type=user_name,
+        help="only this user's records (default: whoever owns the item)",
+    )
     forget = command("forget-user", "delete a user's items and scrub their audit text")
-    forget.add_argument("user", help="whose memory to delete")
+    forget.add_argument("user", type=user_name, help="whose memory to delete")
     forget.add_argument(
         "--yes", action="store_true", help="do it (without it, say what would be deleted)"
     )
     export = command("export", "a user's items as JSON Lines on standard output")
-    export.add_argument("--user", required=True, help="whose items")
+    export.add_argument("--user", required=True, type=user_name, help="whose items")
     export.add_argument(
         "--with-audit",
         action="store_true",
@@ -201,6 +220,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also import the items and audit records of users forgotten in this database "
         "(refused without it)",
+    )
+    importing.add_argument(
+        "--skip-unreadable",
+        action="store_true",
+        help="leave out, naming each, the item lines no layer can read (refused without it)",
     )
     importing.add_argument(
         "--max-line-bytes",
@@ -247,6 +271,10 @@ def _path_problem(arguments: argparse.Namespace) -> str | None:
 
 def _query_problem(arguments: argparse.Namespace) -> str | None:
     """Say why a search query cannot find anything, if it cannot (VA7)."""
-    if arguments.command == "search" and not tokenize(arguments.query):
-        return f"VA7: the query {arguments.query!r} has no word to search for"
+    # The scorer's own analysis, so that the words refused are exactly those it never finds.
+    if arguments.command == "search" and not analyze(arguments.query):
+        return (
+            f"VA7: the query {arguments.query!r} has no word to search for "
+            "(punctuation and stop words such as 'the' find nothing)"
+        )
     return None

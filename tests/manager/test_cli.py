@@ -1,4 +1,4 @@
-"""The command line, `python -m recuris`, as an operator runs it (V1-V11, VA1-VA4).
+"""The command line, `python -m recuris`, as an operator runs it (V1-V21, VA1-VA8).
 
 Through `subprocess` where the rule is about the shell (exit status, environment, standard
 streams), in process where it is about data.
@@ -887,3 +887,118 @@ def test_stats_on_a_folder_says_it_is_a_folder(tmp_path):
     """VA6: `stats --db FOLDER` says the database named is a folder, exit 2, not "no database"."""
     completed = shell("stats", "--db", str(tmp_path))
     assert completed.returncode == 2 and f"--db {tmp_path} is a folder" in completed.stderr
+
+
+def test_an_item_forgotten_on_request_is_not_imported_back_unless_told(database, tmp_path):
+    """V13: an earlier export does not bring back an item the user asked to forget: the import
+    exits 1 naming its line, its id and V13, and stores nothing; the forget record it relies
+    on keeps the id through the erasure; `--restore-forgotten` imports it."""
+    exported = shell("export", "--user", "ana", "--db", str(database)).stdout
+    (tmp_path / "ana.jsonl").write_text(exported, encoding="utf-8")
+    number, erased = next(
+        (number, json.loads(line)["id"])
+        for number, line in enumerate(exported.splitlines(), 1)
+        if "deploy failed" in line
+    )
+    manager = MemoryManager(SQLiteStore(database), clock=ManualClock(2_000))
+    assert manager.forget_memory(erased, "ana")
+    manager.store.close()
+    before = shell("export", "--user", "ana", "--with-audit", "--db", str(database)).stdout
+    refused = shell("import", str(tmp_path / "ana.jsonl"), "--db", str(database))
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert f"line {number}: V13: item {erased!r} of 'ana'" in refused.stderr
+    assert "nothing was imported" in refused.stderr and "--restore-forgotten" in refused.stderr
+    assert shell("export", "--user", "ana", "--with-audit", "--db", str(database)).stdout == before
+    trail = shell("history", erased, "--user", "ana", "--db", str(database)).stdout
+    assert f"forget {erased}" in trail and "deploy failed" not in trail
+    file = str(tmp_path / "ana.jsonl")
+    again = shell("import", file, "--restore-forgotten", "--db", str(database))
+    assert again.returncode == 0 and again.stdout.startswith("imported 1 items")
+    assert "deploy failed" in shell("list", "--user", "ana", "--db", str(database)).stdout
+
+
+def with_unreadable_procedure(database):
+    """Store for ana a procedure no layer can read (no keywords, H5), as a fork might."""
+    broken = {"name": "deploy", "steps": ["build"], "task_types": []}
+    store = SQLiteStore(database)
+    item = MemoryItem(
+        id="procedure-9", user_id="ana", level="procedural", content="deploy", metadata=broken
+    )
+    store.put([item])
+    store.close()
+
+
+def test_export_writes_an_item_no_layer_can_read_and_names_it_with_its_rule(database):
+    """V11, MG8: export writes every item, one no layer can read too, exits 0, and names that
+    one on stderr, one line, with the rule import refuses it by."""
+    with_unreadable_procedure(database)
+    exported = shell("export", "--user", "ana", "--db", str(database))
+    assert exported.returncode == 0
+    assert [json.loads(line)["id"] for line in exported.stdout.splitlines()].count("procedure-9")
+    [said] = exported.stderr.splitlines()
+    assert "'procedure-9'" in said and "H5" in said and "--skip-unreadable" in said
+
+
+def test_import_leaves_out_an_unreadable_item_only_when_told_and_names_it(database, tmp_path):
+    """V21, V3: without `--skip-unreadable` a line no layer can read refuses the whole file,
+    naming the option; with it the other lines are stored and the line left out is named,
+    with its id and rule, on stderr."""
+    with_unreadable_procedure(database)
+    exported = shell("export", "--user", "ana", "--with-audit", "--db", str(database)).stdout
+    (tmp_path / "ana.jsonl").write_text(exported, encoding="utf-8")
+    number = next(
+        number for number, line in enumerate(exported.splitlines(), 1) if "procedure-9" in line
+    )
+    copy = tmp_path / "copy.db"
+    refused = shell("import", str(tmp_path / "ana.jsonl"), "--db", str(copy))
+    assert refused.returncode == 1 and f"line {number}: H5" in refused.stderr
+    assert "--skip-unreadable" in refused.stderr and not copy.exists()
+    done = shell("import", str(tmp_path / "ana.jsonl"), "--skip-unreadable", "--db", str(copy))
+    assert done.returncode == 0 and "left out 1 items no layer can read" in done.stdout
+    [said] = done.stderr.splitlines()
+    assert said.startswith(f"line {number}: left out item 'procedure-9': H5")
+    kept = [json.loads(line) for line in exported.splitlines() if "procedure-9" not in line]
+    items = [line for line in kept if "audit" not in line]
+    copied = shell("export", "--user", "ana", "--db", str(copy)).stdout
+    assert [json.loads(line) for line in copied.splitlines()] == items
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list", "--user", ""],
+        ["search", "deploy", "--user", ""],
+        ["history", "fact-1", "--user", " "],
+        ["export", "--user", ""],
+        ["forget-user", "", "--yes"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_blank_user_exits_2_on_every_command_before_the_file_is_opened(tmp_path, command):
+    """VA8, V2: every command refuses a blank user as a usage error, naming the rule, and
+    opens no file: a database that does not exist is not created."""
+    missing = tmp_path / "missing.db"
+    refused = shell(*command, "--db", str(missing))
+    assert refused.returncode == 2 and "VA8" in refused.stderr and not missing.exists()
+
+
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        (["history", "no-such-id"], "no audit record of item 'no-such-id' of any user in"),
+        (["history", "fact-1", "--user", "bob"], "no audit record of item 'fact-1' of user 'bob'"),
+    ],
+)
+def test_history_that_finds_nothing_names_the_user_it_looked_at(database, command, said):
+    """V16: the note of a history that finds nothing names the user asked about, or says
+    that every user was."""
+    found = shell(*command, "--db", str(database))
+    assert found.returncode == 0 and said in found.stderr
+
+
+def test_a_query_of_stop_words_only_exits_2_as_one_of_punctuation_does(database):
+    """VA7, V2: `search "the of and"` is the usage error `search "!!!"` is, not exit 0 with
+    "nothing found"."""
+    for query in ("the of and", "!!!"):
+        refused = shell("search", query, "--user", "ana", "--db", str(database))
+        assert refused.returncode == 2 and "VA7" in refused.stderr and refused.stdout == ""

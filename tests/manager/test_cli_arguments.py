@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.cli_arguments: the command line's grammar (VA1-VA7)."""
+"""Example tests for recuris.manager.cli_arguments: the command line's grammar (VA1-VA8)."""
 
 import argparse
 
@@ -12,6 +12,7 @@ from recuris.manager.cli_arguments import (
     parser,
     seconds,
 )
+from recuris.retrieval.scoring import STOP_WORDS
 from recuris.storage.item import MAX_TIME
 
 
@@ -147,3 +148,33 @@ def test_a_search_query_without_a_word_is_a_usage_error(query, capsys):
     """VA7: a query in which the tokenizer finds no word exits 2, not 0 with "nothing found"."""
     line = refused(["search", query, "--user", "ana", "--db", "m.db"], capsys)
     assert "VA7" in line and "no word to search for" in line
+
+
+@pytest.mark.parametrize("query", ["the of and", "What was it?", " ".join(sorted(STOP_WORDS))])
+def test_a_search_query_of_stop_words_only_is_the_same_usage_error(query, capsys):
+    """VA7: a query whose every word is one of the scorer's stop words (SR3) exits 2, as one
+    with no word does: the scorer would find nothing for it."""
+    line = refused(["search", query, "--user", "ana", "--db", "m.db"], capsys)
+    assert "VA7" in line and "no word to search for" in line
+
+
+def test_a_query_with_one_word_beside_stop_words_is_searched():
+    """VA7: one word the scorer keeps is enough; the stop words around it refuse nothing."""
+    assert parse(["search", "the of deploy", "--user", "ana", "--db", "m.db"], {}).query
+
+
+USER_COMMANDS = [
+    ["list", "--user"],
+    ["search", "deploy", "--user"],
+    ["history", "fact-1", "--user"],
+    ["export", "--user"],
+    ["forget-user"],
+]
+
+
+@pytest.mark.parametrize("user", ["", "  "])
+@pytest.mark.parametrize("command", USER_COMMANDS, ids=lambda command: command[0])
+def test_a_blank_user_is_a_usage_error_on_every_command(command, user, capsys):
+    """VA8: a blank user exits 2 on every command that names one, naming the rule."""
+    line = refused([*command, user, "--db", "m.db"], capsys)
+    assert "VA8: a user must not be empty" in line
