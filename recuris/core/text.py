@@ -10,6 +10,9 @@ Invariants:
     T2  `estimate_tokens` is 0 only for the empty string and never decreases when text
         is appended.
     T3  `statement` returns (subject, value) with both non-empty, or None.
+    T4  `escape_line_breaks` returns JSON text that reads as the same JSON and holds no
+        character `str.splitlines` splits on: U+0085, U+2028 and U+2029, which JSON leaves
+        raw inside a string, are written escaped, as JSON escapes the control characters.
 """
 
 import math
@@ -23,6 +26,7 @@ __all__ = [
     "flatten",
     "normalize",
     "statement",
+    "escape_line_breaks",
 ]
 
 # Han ideographs (with extension A and compatibility forms), kana and Hangul: scripts
@@ -35,6 +39,9 @@ _ASCII_WORD = re.compile(r"[^\W_]+")  # the same words in text without CJK
 
 CJK_CHARS_PER_TOKEN = 1.5
 OTHER_CHARS_PER_TOKEN = 4.0
+
+# The line breaks of `str.splitlines` that JSON leaves raw inside a string (T4).
+LINE_BREAKS_LEFT_RAW = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 # The default failure test of document 000's loop, shared by the agent and the summary.
 FAILURE_MARKERS = ("error", "fail", "失败")
@@ -108,3 +115,11 @@ def statement(content: str) -> tuple[str, str] | None:
     """Split `subject: value` (or `subject = value`) into its two parts, or return None (T3)."""
     match = _STATEMENT.match(content)
     return (match.group(1).strip(), match.group(2).strip()) if match else None
+
+
+def escape_line_breaks(json_text: str) -> str:
+    """Return JSON text with the line breaks JSON leaves raw written escaped (T4)."""
+    # Outside a string JSON allows none of them, so each one met is inside a string.
+    for character, escaped in LINE_BREAKS_LEFT_RAW.items():
+        json_text = json_text.replace(character, escaped)
+    return json_text

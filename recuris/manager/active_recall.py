@@ -32,6 +32,9 @@ Invariants:
         SEARCH_TOKEN_BUDGET estimated tokens together, whatever one memory holds: a content
         longer than its share is cut to it, and its result's "content_truncated" says so.
         The shortest contents are served first, so a memory that fits its share stays whole.
+    Z9  every `handle_search_memory` answer that is no error says in "skipped" how many
+        stored items recall left out because it could not read them (MG8), 0 included, so
+        that an answer short of what is stored says why.
 """
 
 import json
@@ -54,6 +57,7 @@ __all__ = [
     "read_answer",
     "ask_memory",
     "SEARCH_TOKEN_BUDGET",
+    "fitted_contents",
 ]
 
 MAX_RESULTS = 10
@@ -74,7 +78,8 @@ def search_memory_tool() -> dict:
             "name": "search_memory",
             "description": (
                 "Search long-term memory for the user's preferences, past decisions and lessons "
-                "learned. Call it only when the task needs something you do not see in the prompt."
+                "learned. Call it only when the task needs something you do not see in the prompt. "
+                "The answer's skipped counts stored memories that could not be read."
             ),
             "parameters": {
                 "type": "object",
@@ -154,7 +159,7 @@ class ActiveRecall:
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return _sent({"error": f"search_memory: {flatten(str(error), 200)}"})
-        contents = _fitted([r.item.content for r in found.results], SEARCH_TOKEN_BUDGET)
+        contents = fitted_contents([r.item.content for r in found.results], SEARCH_TOKEN_BUDGET)
         results = [
             {
                 "id": r.item.id,
@@ -172,6 +177,7 @@ class ActiveRecall:
                 "query_truncated": cut,
                 "results": results,
                 "degraded": found.degraded,
+                "skipped": found.skipped,  # Z9: unreadable stored items left out (MG8)
             }
         )
 
@@ -249,7 +255,7 @@ class ActiveRecall:
         return [result.render() for result in chosen]
 
 
-def _fitted(contents: list[str], budget: int) -> list[str]:
+def fitted_contents(contents: list[str], budget: int) -> list[str]:
     """Return the contents, each cut to its share of `budget` tokens, shortest served first (Z8)."""
     costs = [estimate_tokens(content) for content in contents]
     fitted = list(contents)

@@ -72,7 +72,7 @@ Invariants:
         stored one of its user) is skipped and audited by no record; an item line whose id is
         stored with other fields is refused, naming the line, the id and the fields.
     V20 a JSON line written (`export`, `--json`) holds no character a line reader splits on:
-        U+0085, U+2028 and U+2029 are written escaped, as JSON escapes the control characters.
+        U+0085, U+2028 and U+2029 are written escaped (`escape_line_breaks`, T4).
     V21 `import --skip-unreadable` leaves out each item line no layer can read (V12's H5, FA4,
         Y8, AR4, N8, O7), naming its line, id and rule on standard error, one line each, and
         counts them; every other refusal of V12-V19 stands, and nothing is skipped silently.
@@ -83,11 +83,12 @@ import logging
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
 from ..core.clock import ManualClock
+from ..core.text import escape_line_breaks
 from ..core.validation import require_number, require_text, unicode_problem
 from ..core.working import WorkingSettings
 from ..evolution.forgetting import CYCLED_LEVELS, merge_sources
@@ -104,13 +105,10 @@ from .manager import MemoryManager
 from .manager import log as recall_log
 from .tasks import TASK_KIND, task_of
 
-__all__ = ["main", "run_piped"]
+__all__ = ["main", "run_piped", "export_lines"]
 
 AUDIT_FIELDS = ("item_id", "operation", "reason", "at", "weight", "user_id")
 INTERRUPTED = 130  # 128 + SIGINT (V18)
-
-# The line breaks of `str.splitlines` that JSON leaves raw inside a string (V20).
-LINE_BREAKS_LEFT_RAW = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 class UsageError(Exception):
@@ -133,11 +131,7 @@ def _audit_of(data: dict) -> AuditEntry:
 
 def _json_line(data: dict) -> str:
     """Return `data` as one JSON line that no line reader splits (V20)."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
-    # Outside a string JSON allows none of them, so each one met is inside a string.
-    for character, escaped in LINE_BREAKS_LEFT_RAW.items():
-        text = text.replace(character, escaped)
-    return text
+    return escape_line_breaks(json.dumps(data, ensure_ascii=False, sort_keys=True))
 
 
 def _check_layer(item: MemoryItem) -> None:
@@ -406,8 +400,13 @@ def _search(store: SQLiteStore, arguments):
         yield data, f"{result.item.id}\t{result.explain()}\n\t{result.render()}"
 
 
-def _export(store: SQLiteStore, arguments):
-    for item in store.list(arguments.user):
+def export_lines(items: Iterable[MemoryItem], records: Iterable[AuditEntry] = ()) -> Iterator:
+    """Yield (data, JSON line) for each item, then each audit record, as `import` reads them.
+
+    After an item no layer can read comes (None, a note naming it and its rule) for standard
+    error (V9, V11, V20).
+    """
+    for item in items:
         data = item.to_dict()
         yield data, _json_line(data)
         # Written all the same: an export is the user's whole memory (V11).
@@ -417,9 +416,17 @@ def _export(store: SQLiteStore, arguments):
                 f"item {item.id!r} is written, but no layer can read it ({problem}): import "
                 "refuses its line, and leaves it out with --skip-unreadable (V11)"
             )
-    for record in store.audit(arguments.user) if arguments.with_audit else ():
+    for record in records:
         data = {"audit": asdict(record)}
         yield data, _json_line(data)
+
+
+def _export(store: SQLiteStore, arguments):
+    def records():
+        # Read once the items are written, so that a damaged audit hides no item (V17).
+        yield from store.audit(arguments.user) if arguments.with_audit else ()
+
+    yield from export_lines(store.list(arguments.user), records())
 
 
 def _reading(store: SQLiteStore, arguments):

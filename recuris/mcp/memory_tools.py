@@ -16,7 +16,7 @@ Invariants:
         a value out of range) is answered as a tool error (`isError`), naming the argument,
         and changes nothing; an unknown tool is a JSON-RPC error (INVALID_PARAMS).
     MT3 the store failing never fails a call: search_memory answers nothing with
-        `degraded` (MG5), remember keeps the write queued and says so (G1), forget answers
+        `degraded` (MG5), remember keeps the write queued and says so (G1, MT9), forget answers
         a tool error saying nothing was forgotten (or that only a queued copy was, G12) and
         forgets a memory that was only queued as any other; reading a resource answers
         MEMORY_DOWN.
@@ -32,6 +32,12 @@ Invariants:
     MT7 remember's schema offers only the levels it can store (REMEMBERED_LEVELS); a
         procedure needs steps and a trigger (H2), which it does not take, so "procedural" is
         answered as a tool error naming MT7 and stores nothing.
+    MT8 the recent-memories resource is bounded as search_memory is (Z8): its memories'
+        contents hold at most SEARCH_TOKEN_BUDGET estimated tokens together, each longer
+        than its share cut to it (`fitted_contents`) and flagged `content_truncated`.
+    MT9 remember answers `stored: true` only for a write the store took: one left in the
+        retry queue (G1) is answered `stored: false, queued: true` with its id and a
+        `reason` saying it is not in the database yet (the server saves it at exit, MC6).
 """
 
 from __future__ import annotations
@@ -44,7 +50,12 @@ from urllib.parse import quote, unquote
 
 from ..core.text import flatten
 from ..core.validation import require_text, unicode_problem
-from ..manager.active_recall import ActiveRecall, search_memory_tool
+from ..manager.active_recall import (
+    SEARCH_TOKEN_BUDGET,
+    ActiveRecall,
+    fitted_contents,
+    search_memory_tool,
+)
 from ..manager.manager import MemoryManager
 from ..storage.buffered_store import QueuedErasureError
 from ..storage.item import LEVELS, MemoryItem
@@ -73,6 +84,11 @@ NO_ITEM_MARKS = ("-", "*")
 _JSON = "application/json"
 # The levels remember stores (MT7): a procedure needs steps and a trigger (H2), not given here.
 REMEMBERED_LEVELS = tuple(level for level in LEVELS if level != "procedural")
+# What remember says of a write the store could not take yet (MT9, MC6).
+QUEUED_REASON = (
+    "the database cannot be written now: the memory waits in this server's queue, is written "
+    "once it can be, and is saved to a file beside the database if the server ends first"
+)
 
 REMEMBER = {
     "name": "remember",
@@ -211,8 +227,10 @@ class MemoryTools:
         if item is None:
             return _result({"stored": False, "reason": "too short to be worth remembering"})
         # G1: while the store fails the write waits in the queue, and is written when it is back.
-        queued = self.manager.store.pending > 0
-        return _result({"stored": True, "id": item.id, "level": item.level, "queued": queued})
+        if self.manager.store.holds(item):
+            queued = {"stored": False, "queued": True, "id": item.id, "level": item.level}
+            return _result({**queued, "reason": QUEUED_REASON})  # MT9
+        return _result({"stored": True, "id": item.id, "level": item.level, "queued": False})
 
     def _forget(self, arguments: dict) -> dict:
         item_id = arguments.get("id")
@@ -263,7 +281,10 @@ class MemoryTools:
         """Return a resource's contents; raise RequestError for a URI the user has none at."""
         if uri == RECENT_URI:
             recent = list(reversed(self._items()))[:RECENT]
-            return _contents(uri, {"memories": [_shown(item) for item in recent]})
+            # MT8: a pasted document must not fill the client's context in one read.
+            contents = fitted_contents([item.content for item in recent], SEARCH_TOKEN_BUDGET)
+            memories = [_shown(item, content) for item, content in zip(recent, contents)]
+            return _contents(uri, {"memories": memories})
         match = _HISTORY.match(uri)
         item_id = unquote(match.group(1)) if match else None
         if item_id in NO_ITEM_MARKS or (item_id and unicode_problem(item_id)):
@@ -313,11 +334,13 @@ def _history_resource(item: MemoryItem) -> dict:
     }
 
 
-def _shown(item: MemoryItem) -> dict:
+def _shown(item: MemoryItem, content: str) -> dict:
+    """Return a memory as the recent-memories resource shows it, its content fitted (MT8)."""
     return {
         "id": item.id,
         "level": item.level,
-        "content": item.content,
+        "content": content,
+        "content_truncated": content != item.content,
         "created_at": item.created_at,
         "importance": item.importance,
         "valid": item.invalidated_at is None,

@@ -16,9 +16,9 @@ Invariants:
         standard error.
     MC2 standard output carries the protocol alone (TP1): the HTTP address, warnings and
         errors go to standard error.
-    MC3 when serving ends (end of input, SIGINT or SIGTERM) the manager is closed; queued
-        writes that could not be written are named on standard error and the exit status
-        is 1; otherwise it is 0.
+    MC3 when serving ends (end of input, SIGINT or SIGTERM) the manager is closed; if queued
+        writes could still not be written they are saved (MC6) and the exit status is 1;
+        otherwise it is 0.
     MC4 the database's folder is made when it is missing (`~` read as the home folder); a
         database that cannot be opened, or that SQLite can read but not write, exits 1
         before anything is served, saying so in one line on standard error: no write is
@@ -26,6 +26,12 @@ Invariants:
     MC5 with `--http` the address is bound before the database is opened: an address that
         cannot be bound (a port in use) exits 1, saying so in one line on standard error,
         and leaves no database file behind.
+    MC6 no write acknowledged is lost at exit: when closing leaves writes queued (another
+        process holds the database's lock, say), they are retried until `--timeout` has
+        passed once more; what is still queued is saved, items then audit records, as the
+        JSON Lines `python -m recuris export` writes (V11), to a new file
+        `DB.unsaved-TIME-PID.jsonl` beside the database, and one line on standard error names
+        the file and the `python -m recuris import` command that stores it.
 """
 
 from __future__ import annotations
@@ -33,13 +39,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import signal
 import sqlite3
 import sys
+import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from ..core.validation import require_text
+from ..manager.cli import export_lines
 from ..manager.cli_arguments import ENVIRONMENT_DATABASE, seconds
 from ..manager.manager import MemoryManager
 from ..storage.sqlite_store import SQLiteStore
@@ -49,6 +58,10 @@ from .session import Session
 from .transports import Endpoint, Tokens, is_loopback, serve_http, serve_stdio
 
 __all__ = ["main", "parser"]
+
+# Between two tries at writing the queue at exit (MC6): a lock is waited for within each try
+# (the store's busy timeout), so the pause only spaces out tries that fail at once.
+RETRY_PAUSE_SECONDS = 0.1
 
 
 def parser() -> argparse.ArgumentParser:
@@ -157,7 +170,7 @@ def main(argv: list[str] | None = None, environ: dict | None = None) -> int:
             _serve(server, address[0])
     except (KeyboardInterrupt, BrokenPipeError):
         pass
-    return _closed(manager)
+    return _closed(manager, Path(database).expanduser(), arguments.timeout)
 
 
 def _opened(database: str, timeout: float) -> MemoryManager:
@@ -207,11 +220,53 @@ def _serve(server: ThreadingHTTPServer, host: str) -> None:
         server.server_close()
 
 
-def _closed(manager: MemoryManager) -> int:
-    """Close the manager; say on standard error what could not be written (MC3)."""
+def _closed(manager: MemoryManager, database: Path, timeout: float) -> int:
+    """Close the manager, retrying for `timeout` seconds; save what it cannot write (MC3, MC6)."""
     try:
         manager.close()
+        return 0
     except StoreError as error:
-        print(f"error: {error}", file=sys.stderr)
+        failure = error
+    # MC6: the queue is tried once more for a timeout: another process's lock may be gone.
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(RETRY_PAUSE_SECONDS)
+        try:
+            manager.close()
+            return 0
+        except StoreError as error:
+            failure = error
+    items, records = manager.store.unwritten()
+    if not items and not records:
+        print(f"error: {failure}", file=sys.stderr)
         return 1
-    return 0
+    try:
+        saved = _saved(database, items, records)
+    except OSError as error:
+        print(f"error: {failure}; MC6: they could not be saved either: {error}", file=sys.stderr)
+        return 1
+    named = " --db ".join(shlex.quote(str(path)) for path in (saved, database))
+    print(
+        f"error: MC6: the database could not take {len(items)} queued memories and "
+        f"{len(records)} audit records; they are saved in {saved}; once it can be written, "
+        f"store them with: python -m recuris import {named}",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _saved(database: Path, items: list, records: list) -> Path:
+    """Write the items and audit records to a new file beside the database; return it (MC6).
+
+    Raises OSError if the file cannot be made or written there.
+    """
+    # The process id tells apart two servers of one database that end in the same second.
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = database.with_name(f"{database.name}.unsaved-{stamp}-{os.getpid()}.jsonl")
+    with open(path, "x", encoding="utf-8") as file:  # never over a file already there
+        for data, line in export_lines(items, records):
+            if data is not None:  # a note on an item no layer reads is for a person, not the file
+                file.write(line + "\n")
+        file.flush()
+        os.fsync(file.fileno())
+    return path

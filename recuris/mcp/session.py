@@ -27,8 +27,13 @@ Invariants:
         as `notifications/message`, in order, whatever the "recuris" logger's own level
         (lowered for the request's time, then given back); the log (stderr) has it too.
     MP6 every answer can be sent: `encode` makes one line of UTF-8 of strict JSON (no
-        newline inside, a lone surrogate replaced, no NaN or Infinity), whatever the answer
+        character a line reader splits on inside: a newline, U+0085, U+2028 and U+2029 are
+        escaped (T4); a lone surrogate replaced; no NaN or Infinity), whatever the answer
         holds: one it cannot carry becomes an INTERNAL_ERROR with the answer's id.
+    MP7 a request's id comes back exactly as it came: an id that is not an integer or a
+        string of Unicode text (a lone surrogate, "\\ud800", which UTF-8 cannot carry and
+        MP6 would replace) is refused with INVALID_REQUEST and a null id, as JSON-RPC 2.0
+        answers a request whose id cannot be read.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 
-from ..core.validation import replace_surrogates
+from ..core.text import escape_line_breaks
+from ..core.validation import replace_surrogates, unicode_problem
 
 __all__ = [
     "Session",
@@ -97,13 +103,14 @@ class RequestError(Exception):
 def encode(message: dict) -> bytes:
     """Return a message as one line of UTF-8 of strict JSON, newline included (MP6)."""
     try:
-        # json.dumps escapes every control character, so no newline can fall inside the line.
+        # json.dumps escapes every control character, so no newline can fall inside the line;
+        # the other line breaks a reader may split on are escaped below (T4).
         text = json.dumps(message, ensure_ascii=False, allow_nan=False)
     except ValueError:
         log.error("an answer held a number JSON cannot carry (NaN or Infinity)")
         refused = error_object(message.get("id"), INTERNAL_ERROR, "Internal error: see the log")
         text = json.dumps(refused, ensure_ascii=False)
-    return (replace_surrogates(text) + "\n").encode("utf-8")
+    return (escape_line_breaks(replace_surrogates(text)) + "\n").encode("utf-8")
 
 
 def parse(data: bytes | str) -> tuple[dict | None, dict | None]:
@@ -223,7 +230,11 @@ class Session:
         request_id = message["id"]
         if not _valid_id(request_id):
             return [
-                error_object(None, INVALID_REQUEST, "Invalid Request: an id is a string or integer")
+                error_object(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: MP7: an id is an integer or a string of Unicode text",
+                )
             ]
         notes = _Notes(self.level)
         recuris = logging.getLogger("recuris")
@@ -307,10 +318,11 @@ class Session:
 
 
 def _valid_id(request_id: object) -> bool:
-    # JSON-RPC allows null too; MCP does not: a request's id is a string or an integer.
-    return isinstance(request_id, str) or (
-        isinstance(request_id, int) and not isinstance(request_id, bool)
-    )
+    # JSON-RPC allows null too; MCP does not: a request's id is a string or an integer. A
+    # string holding a lone surrogate could only come back altered (MP6), so it is none (MP7).
+    if isinstance(request_id, str):
+        return not unicode_problem(request_id)
+    return isinstance(request_id, int) and not isinstance(request_id, bool)
 
 
 def oversized(size: int) -> dict:

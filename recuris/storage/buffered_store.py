@@ -43,6 +43,9 @@ Invariants:
         retry) and its own: its work, and that of `holds` after it, is the same with ten
         batches queued or ten thousand. Each queued batch is replayed onto its users' replays
         as it is queued, and `holds` and every read answer from them (QR3).
+    G14 `unwritten` returns what the queue holds as the store would once written: the newest
+        queued copy of each item not deleted since (user by user, each user's in queue order)
+        and every queued audit record in queue order; the queue is left as it is.
 """
 
 from __future__ import annotations
@@ -235,6 +238,18 @@ class BufferedStore(QueuedReads):
             self._deferred_calls += 1
             if self._deferred_calls >= self.access_batch:
                 self.flush()
+
+    def unwritten(self) -> tuple[list[MemoryItem], list[AuditEntry]]:
+        """Return copies of the queued items (each one's newest copy) and audit records (G14)."""
+        with self._lock:
+            users = {entry.user_id: None for queued in self._pending for entry in _entries(queued)}
+            items = [item for user in users for item in self.queued(user)]
+            records = [
+                record
+                for queued in self._pending
+                for record in (queued.audit if isinstance(queued, Counted) else queued[1])
+            ]
+            return items, records
 
     def close(self) -> None:
         """Flush, then close the inner store; raise StoreError naming what is still queued (G5)."""

@@ -1,9 +1,12 @@
-"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2, T3)."""
+"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2, T3, T4)."""
+
+import json
 
 import pytest
 
 from recuris.core.text import (
     clip,
+    escape_line_breaks,
     estimate_tokens,
     flatten,
     looks_like_failure,
@@ -119,3 +122,10 @@ def test_statement_splits_subject_and_value():
     assert statement("no separator here") is None
     assert statement("two\nlines: x") is None
     assert statement("0:\r") is None and statement("\r= x") is None
+
+
+def test_escaped_json_reads_the_same_and_holds_no_line_break_a_reader_splits_on():
+    """T4: U+0085, U+2028 and U+2029 inside JSON strings are escaped; the JSON is unchanged."""
+    data = {"content": "a\u0085b\u2028c\u2029d\ne", "id": "x\u2028"}
+    text = escape_line_breaks(json.dumps(data, ensure_ascii=False))
+    assert text.splitlines() == [text] and json.loads(text) == data

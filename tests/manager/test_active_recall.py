@@ -1,11 +1,11 @@
-"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z7)."""
+"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z9)."""
 
 import json
 from dataclasses import fields
 
 import pytest
 
-from recuris import ManualClock, MemoryManager, Weights, WorkingMemory
+from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, Weights, WorkingMemory
 from recuris.core.text import estimate_tokens
 from recuris.manager.active_recall import (
     SEARCH_TOKEN_BUDGET,
@@ -223,3 +223,22 @@ def test_a_search_answer_holds_at_most_the_token_budget_and_says_what_it_cut():
     assert len(document) > 200_000 and set(contents) == {True, False}
     assert contents[False] == "deploy region: eu-west" and document.startswith(contents[True])
     assert sum(estimate_tokens(text) for text in contents.values()) <= SEARCH_TOKEN_BUDGET
+
+
+
+
+def test_a_search_answer_counts_the_stored_items_recall_could_not_read():
+    """Z9: a stored fact without its sources (FA4) is left out and counted; none left out is 0."""
+    store = InMemoryStore()
+    manager = MemoryManager(store, clock=ManualClock(0))
+    manager.write("we deploy the database on Fridays", "ana")
+    manager.write("we deploy the database on Mondays", "bob")
+    metadata = {"subject": "database", "value": "PostgreSQL"}
+    fact = MemoryItem(
+        id="fact-9", user_id="ana", level="semantic", content="database", metadata=metadata
+    )
+    store.put([fact])
+    ana = json.loads(ActiveRecall(manager, "ana").handle_search_memory({"query": "deploy"}))
+    bob = json.loads(ActiveRecall(manager, "bob").handle_search_memory({"query": "deploy"}))
+    assert (ana["skipped"], len(ana["results"])) == (1, 1)
+    assert (bob["skipped"], len(bob["results"])) == (0, 1)

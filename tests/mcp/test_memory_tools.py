@@ -5,13 +5,21 @@ import json
 import pytest
 from outages import Outage
 
-from recuris import ManualClock, MemoryManager, SQLiteStore, search_memory_tool
+from recuris import (
+    InMemoryStore,
+    ManualClock,
+    MemoryItem,
+    MemoryManager,
+    SQLiteStore,
+    search_memory_tool,
+)
 from recuris.core.text import estimate_tokens
 from recuris.manager.active_recall import SEARCH_TOKEN_BUDGET
 from recuris.manager.bounds import MAX_QUERY_CHARS
 from recuris.mcp.memory_tools import (
     MEMORY_DOWN,
     PAGE_SIZE,
+    QUEUED_REASON,
     RECENT_URI,
     REMEMBERED_LEVELS,
     MemoryTools,
@@ -117,7 +125,7 @@ def test_a_failing_store_degrades_every_tool_and_fails_no_call():
     kept = said(tools.call("remember", {"content": "the deploy region is eu-west"}))
     store.down = "writes"
     queued = said(tools.call("remember", {"content": "the staging host is stage-7"}))
-    assert queued["stored"] is True and queued["queued"] is True
+    assert queued["stored"] is False and queued["queued"] is True
     forget = tools.call("forget", {"id": kept["id"]})
     assert forget["isError"] and "nothing forgotten" in said(forget)["error"]
     store.down = "all"
@@ -248,3 +256,46 @@ def test_a_memory_of_200000_characters_is_cut_to_the_search_budget(manager):
     [result] = found["results"]
     assert result["content_truncated"] is True
     assert estimate_tokens(result["content"]) <= SEARCH_TOKEN_BUDGET
+
+
+def test_the_recent_memories_are_cut_to_the_search_budget_and_say_so(manager):
+    """MT8: ten 195 KB memories read as the recent ones hold the search budget at most."""
+    for number in range(10):
+        manager.write(f"notes {number}: " + "the region is eu-west, host stage-7. " * 5_300, "ana")
+    manager.write("the deploy region is eu-west", "ana")
+    recent = read(MemoryTools(manager, "ana"), RECENT_URI)["memories"]
+    assert len(recent) == 11 and len(recent[1]["content"]) < len(manager.list("ana")[0].content)
+    assert [memory["content_truncated"] for memory in recent] == [False] + [True] * 10
+    assert recent[0]["content"] == "the deploy region is eu-west"
+    assert sum(estimate_tokens(memory["content"]) for memory in recent) <= SEARCH_TOKEN_BUDGET
+
+
+def test_search_memory_says_how_many_stored_items_it_could_not_read():
+    """MT5, Z9: a stored fact recall cannot read (FA4) is counted in the answer's skipped."""
+    store = InMemoryStore()
+    manager = MemoryManager(store, clock=ManualClock(1_000_000.0))
+    manager.write("we deploy the database on Fridays", "ana")
+    metadata = {"subject": "database", "value": "PostgreSQL"}
+    store.put(
+        [MemoryItem(id="fact-9", user_id="ana", level="semantic", content="db", metadata=metadata)]
+    )
+    found = said(MemoryTools(manager, "ana").call("search_memory", {"query": "deploy"}))
+    assert (found["skipped"], len(found["results"])) == (1, 1)
+
+
+def test_remember_says_a_queued_write_is_not_stored_yet():
+    """MT9: a write the store could not take is `stored: false, queued: true`, with a reason."""
+    store = Outage()
+    tools = MemoryTools(MemoryManager(store), "ana")
+    store.down = "writes"
+    queued = said(tools.call("remember", {"content": "the staging host is stage-7"}))
+    assert queued == {
+        "stored": False,
+        "queued": True,
+        "id": queued["id"],
+        "level": "episodic",
+        "reason": QUEUED_REASON,
+    }
+    store.down = None
+    stored = said(tools.call("remember", {"content": "the deploy region is eu-west"}))
+    assert (stored["stored"], stored["queued"]) == (True, False)

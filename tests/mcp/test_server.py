@@ -7,6 +7,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import urllib.request
@@ -17,6 +18,7 @@ import pytest
 from mcp_client import ROOT, PipeClient, call, initialize, request
 from outages import Outage
 
+import recuris.mcp.server as program
 from recuris import MemoryItem, MemoryManager, SQLiteStore
 from recuris.mcp.server import _closed, main
 from recuris.mcp.session import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
@@ -139,14 +141,63 @@ def test_http_through_the_command_serves_a_client_and_ends_cleanly_on_sigterm(tm
     manager.close()
 
 
-def test_writes_that_cannot_be_written_at_shutdown_are_named_and_exit_1(capsys):
-    """MC3: a close that leaves writes queued says so on standard error; the status is 1."""
+def test_writes_that_cannot_be_written_at_shutdown_are_saved_and_exit_1(tmp_path, capsys):
+    """MC3, MC6: a close that leaves writes queued saves them, names the file; the status is 1."""
     store = Outage()
     manager = MemoryManager(store)
     store.down = "writes"
     manager.write("the staging host is stage-7", "ana")
-    assert _closed(manager) == 1
-    assert "G5" in capsys.readouterr().err
+    assert _closed(manager, tmp_path / "m.db", 0.0) == 1
+    [saved] = tmp_path.glob("m.db.unsaved-*.jsonl")
+    assert "MC6" in capsys.readouterr().err
+    assert json.loads(saved.read_text().splitlines()[0])["content"] == "the staging host is stage-7"
+
+
+def test_a_store_back_within_the_timeout_at_exit_takes_the_queue_and_nothing_is_saved(
+    tmp_path, monkeypatch
+):
+    """MC6: the first close fails; the store is back at the retry: written, no file, status 0."""
+    store = Outage()
+    manager = MemoryManager(store)
+    store.down = "writes"
+    manager.write("the staging host is stage-7", "ana")
+    # The pause between two tries is where another process would let its lock go.
+    monkeypatch.setattr(program.time, "sleep", lambda seconds: setattr(store, "down", None))
+    assert _closed(manager, tmp_path / "m.db", 60.0) == 0
+    assert list(tmp_path.iterdir()) == []
+    assert [item.content for item in store.list("ana")] == ["the staging host is stage-7"]
+
+
+def test_a_memory_queued_behind_another_process_lock_is_saved_at_exit_and_imports(tmp_path):
+    """MC6, MT9: while another connection holds the database's lock until the server ends,
+    remember says the memory is queued, not stored; at exit it is saved beside the database,
+    one line names the file and the import command, and that command stores the memory."""
+    database = tmp_path / "m.db"
+    SQLiteStore(database).close()
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    client = PipeClient(database, "ana", "--timeout", "0.2")
+    asked = [initialize(), call(2, "remember", {"content": "the vault code is 4711"})]
+    lines = b"".join(json.dumps(message).encode() + b"\n" for message in asked)
+    output, errors = client.process.communicate(lines, timeout=60)
+    holder.execute("ROLLBACK")
+    holder.close()
+    [remembered] = [json.loads(line) for line in output.splitlines() if b'"id": 2' in line]
+    answer = remembered["result"]["structuredContent"]
+    assert (answer["stored"], answer["queued"], client.process.returncode) == (False, True, 1)
+    said = errors.decode().splitlines()[-1]
+    [saved] = tmp_path.glob("m.db.unsaved-*.jsonl")
+    assert said.startswith("error: MC6: ") and str(saved) in said
+    command = said.split("store them with: ")[1]
+    assert command == f"python -m recuris import {saved} --db {database}"
+    imported = subprocess.run(
+        [sys.executable, *command.split()[1:]], cwd=ROOT, capture_output=True, timeout=60
+    )
+    assert imported.returncode == 0, imported.stderr
+    store = SQLiteStore(database)
+    assert [item.content for item in store.list("ana")] == ["the vault code is 4711"]
+    assert [record.operation for record in store.audit("ana", answer["id"])] == ["write", "import"]
+    store.close()
 
 
 def test_the_configured_database_folder_is_made_on_a_new_machine(tmp_path):

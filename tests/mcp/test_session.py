@@ -4,7 +4,7 @@ import json
 import logging
 
 import pytest
-from mcp_client import VERSION, answer, call, initialize, request, started
+from mcp_client import VERSION, PipeClient, answer, call, initialize, request, started
 from outages import Outage
 
 from recuris import MemoryManager
@@ -197,3 +197,36 @@ def test_a_message_holding_nan_is_not_json():
     session = started(MemoryManager())
     sent = '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": NaN}}'
     assert error_of(session.receive(sent)[0]) == (None, PARSE_ERROR)
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_line_breaks_json_leaves_raw_are_escaped_in_what_the_server_writes(tmp_path):
+    """MP6, T4: U+0085, U+2028 and U+2029 in memories leave stdio escaped: one message a line."""
+    client = PipeClient(tmp_path / "m.db")
+    content = "deploy notes:\u2028region eu-west\u2029host stage-7\u0085done"
+    asked = [
+        initialize(),
+        call(2, "remember", {"content": content}),
+        call(3, "search_memory", {"query": "deploy notes"}),
+        request(4, "resources/read", {"uri": "memory://recent"}),
+        request(5, "ping"),
+    ]
+    lines = b"".join(json.dumps(message).encode() + b"\n" for message in asked)
+    output, errors = client.process.communicate(lines, timeout=30)
+    written = output.decode("utf-8")
+    assert not {"\u0085", "\u2028", "\u2029"} & set(written)
+    replies = [json.loads(line) for line in written.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2, 3, 4, 5]
+    [found] = json.loads(replies[2]["result"]["content"][0]["text"])["results"]
+    assert found["content"] == content and client.process.returncode == 0
+
+
+def test_an_id_that_is_not_unicode_text_is_refused_not_altered():
+    """MP7: the id "\\ud800" (a lone surrogate) is refused as INVALID_REQUEST with id null."""
+    session = started()
+    sent = b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}'
+    assert error_of(session.receive(sent)[-1]) == (None, INVALID_REQUEST)
+    assert "MP7" in session.receive(sent)[-1]["error"]["message"]
+    kept = b'{"jsonrpc": "2.0", "id": "\\ud83d\\ude00 \\u2028", "method": "ping"}'
+    assert session.receive(kept)[-1]["id"] == "\U0001f600 \u2028"

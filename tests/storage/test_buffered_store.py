@@ -365,3 +365,21 @@ def test_holds_follows_queued_deletions_writes_and_forgets():
     assert not store.holds(item("i1", user="bob")) and store.holds(item("i2"))
     inner.down = None
     assert store.flush() and not store.holds(item("i2"))
+
+
+def test_what_is_unwritten_is_each_queued_items_newest_copy_and_every_queued_record(flaky):
+    """G14: an item queued twice is given once, newest; a deleted one not; the queue stays."""
+    store = BufferedStore(flaky)
+    flaky.down = True
+    first = item("i1")
+    store.put([first], [AuditEntry("i1", "write", "", 1.0, None, "ana")])
+    store.put([item("i2", user="bob")], [AuditEntry("i2", "write", "", 2.0, None, "bob")])
+    store.put([item("i3")])
+    first.content = "event i1, changed"
+    store.put([first], [AuditEntry("i1", "update", "", 3.0, None, "ana")])
+    flaky.down = False  # a delete goes to the store too, which holds nothing yet
+    store.delete("ana", ["i3"])
+    items, records = store.unwritten()
+    assert [(i.id, i.content) for i in items] == [("i1", "event i1, changed"), ("i2", "event i2")]
+    assert [record.operation for record in records] == ["write", "write", "update"]
+    assert store.pending == 4 and flaky.list("ana") == []
