@@ -28,11 +28,13 @@ Invariants:
         audited, and so is a fact's; an id that is not U's forgets nothing and says no
         more than an unknown one.
     MG8 a stored item that is no fact (FA4), no procedure (H5), no task (N8), no episode
-        (AR4), no insight (Y8) or no item to merge (O7), edited by hand or written by a fork,
-        takes no call of its user down: recall, `start_task`, `finish_task`, fact writes,
-        `forget_memory`, reflection and forgetting cycles leave it out, unchanged in the
-        store, with a warning naming its id and the rule, and a recall counts the user's such
-        facts, procedures and tasks (those it reads) in its result's `skipped`.
+        (AR4), no insight (Y8) or no item to merge (O7), or a row that is no item at all
+        (SH5), edited by hand or written by a fork, takes no call of its user down: recall,
+        `list`, `start_task`, `finish_task`, fact writes, `forget_memory`, reflection and
+        forgetting cycles leave it out, unchanged in the store, with a warning naming its id
+        and the rule, and a recall counts the user's such facts, procedures and tasks (those
+        it reads) and such rows (those the store met) in its result's `skipped`; a
+        `forget_memory` naming such a row erases it.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -328,7 +330,7 @@ class MemoryManager:
                 ]
                 task_id = task and task.id
                 # A fact, procedure or task that could not be read is none to recall either (MG8).
-                skipped = (*layers.skipped, *self.tasks.skipped.get(user_id, ()))
+                skipped = {*layers.skipped, *self.tasks.skipped.get(user_id, ())}
                 found = gather(
                     self.store,
                     user_id,
@@ -341,6 +343,8 @@ class MemoryManager:
                     frozenset(skipped),
                     self.forgetting.decay.settings.curve,  # recency is decay's curve (Q9)
                 )
+                # Rows the store met and could not read, gathering or before (SH5), count too.
+                skipped.update(self.store.unreadable(user_id))
                 chosen, text = assemble(rank(found)[:top_k], token_budget)
                 if count_access:
                     self.users.count_access(user_id, chosen)

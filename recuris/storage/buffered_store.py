@@ -313,6 +313,8 @@ class BufferedStore(QueuedReads):
                 stored = {key: self.inner.get(user_id, key) for key in item_ids}
                 held = {key for key, item in stored.items() if item is not None}
                 self._forget_queued(user_id, item_ids, [stored[key] for key in held])
+                # A row reads could not read is stored all the same, and erased (SH5).
+                held |= item_ids.intersection(self.unreadable(user_id))
                 erased = self.inner.erase(user_id, item_ids) if held else 0
             except StoreError as error:
                 if not dropped:
@@ -335,6 +337,14 @@ class BufferedStore(QueuedReads):
             user_id,
             lambda record: record.item_id in item_ids or mentions_erased(record, named, forms),
         )
+
+    def unreadable(self, user_id: str) -> tuple[str, ...]:
+        """Return the ids of the user's stored rows that reads left out, unreadable (SH5).
+
+        None for a store whose every row reads as an item.
+        """
+        method = getattr(self.inner, "unreadable", None)
+        return method(user_id) if method is not None else ()
 
     def delete_user(self, user_id: str) -> int:
         with self._lock:

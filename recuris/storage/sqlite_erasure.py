@@ -71,7 +71,9 @@ class SQLiteErasure:
 
     def delete(self, user_id: str, item_ids: Iterable[str]) -> int:
         # One statement per batch, the ids as one JSON array; `+` keeps SQLite on the id index.
-        ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
+        item_ids = list(dict.fromkeys(item_ids))
+        self.rows.forget(user_id, item_ids)  # SH5: a row deleted is unreadable no more
+        ids = json.dumps(item_ids, ensure_ascii=False)
         return self._delete(
             "id IN (SELECT value FROM json_each(?)) AND +user_id = ?", [(ids, user_id)]
         )
@@ -110,6 +112,7 @@ class SQLiteErasure:
             _record_erasure(db, f"user {user_id!r}")
             return deleted, self._generation(db, user_id)
 
+        self.rows.forget(user_id)
         deleted, self._seen[user_id] = self._transaction(forget)  # this object's own forget is seen
         self._checkpoint(f"user {user_id!r}", deleted)
         return deleted
@@ -120,7 +123,9 @@ class SQLiteErasure:
         The deletion and the blanking are one transaction. Raises ErasureIncompleteError when
         old copies may remain in the log (SE1).
         """
-        ids = json.dumps(list(dict.fromkeys(item_ids)), ensure_ascii=False)
+        item_ids = list(dict.fromkeys(item_ids))
+        self.rows.forget(user_id, item_ids)
+        ids = json.dumps(item_ids, ensure_ascii=False)
         where = "id IN (SELECT value FROM json_each(?)) AND +user_id = ?"
         what = f"items of user {user_id!r}"
 

@@ -24,11 +24,17 @@ Invariants:
     SH4 postings and write order refer to an item by `number`, a declared integer key, which
         VACUUM, a dump (`.dump`, `iterdump`) and its restore keep: after any of them every
         search finds the same items.
+    SH5 a row whose metadata is not a JSON object (a file edited by hand) is no item to any
+        read: `get`, `get_many`, `list`, `iterate`, `matching` and `search` leave it out, with
+        a warning naming its id and SH5, and the store counts its id among its user's
+        `unreadable` ones; the row stays in the file unchanged, until it is erased.
 """
 
 import json
+import logging
 import re
 import sqlite3
+from collections.abc import Iterable
 from operator import attrgetter, itemgetter
 
 from ..core.working import WorkingMemory
@@ -41,6 +47,7 @@ __all__ = [
     "COLUMNS",
     "row_of",
     "item_of",
+    "RowReader",
     "term_counts",
     "reindex",
     "write",
@@ -48,6 +55,8 @@ __all__ = [
     "stored_rows",
     "merge_task_items",
 ]
+
+log = logging.getLogger("recuris.storage.sqlite_schema")
 
 SCHEMA_VERSION = 7
 # Versions a writing open upgrades in place: their items are all still here.
@@ -144,13 +153,48 @@ def row_of(item: MemoryItem) -> tuple:
 
 
 def item_of(row: tuple) -> MemoryItem:
+    """Return the item a row holds; raise ValueError naming SH5 if its metadata is unreadable."""
     data = dict(zip(COLUMNS, row, strict=True))
     text = data["metadata"]
     # `row_of` writes empty metadata as "{}": read back without the decoder, an item costs
     # 3.4 µs instead of 7.4, a tenth of a rare word's recall (which builds its whole pool).
-    data["metadata"] = {} if text == "{}" else json.loads(text)
+    try:
+        data["metadata"] = {} if text == "{}" else json.loads(text)
+    except (TypeError, ValueError):
+        data["metadata"] = None
+    if not isinstance(data["metadata"], dict):
+        raise ValueError(f"SH5: item {data['id']!r} has metadata that is not a JSON object")
     # The row was checked when it was written; re-checking 100k rows would be most of a recall.
     return MemoryItem.trusted(data)
+
+
+class RowReader:
+    """Rows to items, leaving out and remembering, per user, those SH5 makes unreadable."""
+
+    def __init__(self) -> None:
+        # user id -> the ids of their rows met and left out (SH5).
+        self.unreadable: dict[str, set[str]] = {}
+
+    def item(self, row: tuple) -> MemoryItem | None:
+        """Return the item a row holds, or None, warned and remembered, if it is unreadable."""
+        try:
+            return item_of(row)
+        except ValueError as error:
+            # COLUMNS begins with the id and the user.
+            self.unreadable.setdefault(row[1], set()).add(row[0])
+            log.warning("%s; left out, unchanged in the file", error)
+            return None
+
+    def items(self, rows: Iterable[tuple]) -> list[MemoryItem]:
+        """Return the items the rows hold, in order, leaving out the unreadable ones (SH5)."""
+        return [item for item in map(self.item, rows) if item is not None]
+
+    def forget(self, user_id: str, item_ids: Iterable[str] | None = None) -> None:
+        """Forget the user's unreadable rows among `item_ids` (all if None): they are deleted."""
+        if item_ids is None:
+            self.unreadable.pop(user_id, None)
+        elif user_id in self.unreadable:
+            self.unreadable[user_id].difference_update(item_ids)
 
 
 SCOPE = "SELECT id, documents, length FROM scopes WHERE user_id = ? AND level = ?"

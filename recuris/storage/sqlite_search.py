@@ -31,7 +31,7 @@ from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings, bm25_idf
 from .audit import AuditEntry
 from .item import MemoryItem
-from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, item_of
+from .sqlite_schema import COLUMNS, SCOPE, SELECT_ITEMS, RowReader
 from .store import SCORE_DIGITS, TermCounts, TermStatistics, held_from_rows, padded_neighbours
 
 __all__ = [
@@ -170,14 +170,16 @@ def _scope(run, user_id: str, level: str) -> tuple[int, int, int] | None:
     return rows[0] if rows else None
 
 
-def matching(run: Run, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
+def matching(
+    run: Run, read: RowReader, user_id: str, level: str, terms: Iterable[str]
+) -> list[MemoryItem]:
     """Return the user's items at a level whose analysed terms share one with `terms` (S7)."""
     terms = sorted(set(terms))
     scope = _scope(run, user_id, level)
     if not terms or scope is None:
         return []
     statement = MATCHING.format(marks(len(terms)))
-    return [item_of(row) for row in run(statement, (scope[0], *terms))]
+    return read.items(run(statement, (scope[0], *terms)))
 
 
 def _frequencies(run: Run, scope_id: int, terms: list[str]) -> tuple[dict[str, int], bool]:
@@ -229,7 +231,13 @@ def held_terms(
 
 
 def search(
-    run: Run, user_id: str, level: str, terms: Sequence[str], limit: int, bm25: BM25Settings
+    run: Run,
+    read: RowReader,
+    user_id: str,
+    level: str,
+    terms: Sequence[str],
+    limit: int,
+    bm25: BM25Settings,
 ) -> list[tuple[MemoryItem, float]]:
     """Return the `limit` best items by BM25 for `terms`, scored and cut in SQL (S8)."""
     terms = sorted(set(terms))
@@ -257,7 +265,8 @@ def search(
     )
     # Another process may delete an item between the two statements: it is simply not found.
     rows = run(search_statement(len(weighted), pending), parameters)
-    return [(item_of(row[:-2]), row[-1]) for row in rows]
+    scored = ((read.item(row[:-2]), row[-1]) for row in rows)
+    return [(item, score) for item, score in scored if item is not None]
 
 
 def _by_ids(
@@ -296,15 +305,18 @@ def adjacent(
     return found
 
 
-def get_many(run: Run, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
+def get_many(
+    run: Run, read: RowReader, user_id: str, item_ids: Iterable[str]
+) -> dict[str, MemoryItem]:
     """Return each of the user's items among the ids, keyed by id in the order named (S16)."""
     item_ids = list(dict.fromkeys(item_ids))
     found = _by_ids(run, BY_IDS, user_id, item_ids)
-    return {item_id: item_of(found[item_id]) for item_id in item_ids if item_id in found}
+    items = {item_id: read.item(found[item_id]) for item_id in item_ids if item_id in found}
+    return {item_id: item for item_id, item in items.items() if item is not None}
 
 
 def iterate(
-    run: Run, user_id: str, level: str | None, batch_size: int
+    run: Run, read: RowReader, user_id: str, level: str | None, batch_size: int
 ) -> Iterator[list[MemoryItem]]:
     """Yield the user's items (of one level, if given), oldest first, `batch_size` at a time (S11).
 
@@ -317,7 +329,7 @@ def iterate(
     statement = iterate_statement(bool(levels))
     while rows := run(statement, (user_id, *levels, last, batch_size)):
         last = rows[-1][-1]
-        yield [item_of(row[:-1]) for row in rows]
+        yield read.items(row[:-1] for row in rows)
 
 
 def audit(run: Run, user_id: str | None, item_id: str | None) -> list[AuditEntry]:

@@ -13,7 +13,8 @@ Invariants:
     SQ3 a batch is written whole or not at all, even if the process dies mid-batch.
     S7, S8, S9, S16 (store.py) hold here as in the in-memory store: `matching`, `search`,
         `adjacent` and `get_many` read the postings, the thread index and the ids' index
-        (sqlite_search.py).
+        (sqlite_search.py); a row whose metadata cannot be read is left out of every read and
+        listed by `unreadable` (SH5, sqlite_schema.py).
     SQ4 a write lock held by another connection delays a manager call by about `timeout`
         seconds at most: a write waits for it up to `timeout`, and once a wait has run out,
         for the next `timeout` seconds a write takes the lock only if it is free at once,
@@ -36,7 +37,7 @@ from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
 from .sqlite_file import SYNCHRONOUS, check_synchronous, open_database
 from .sqlite_ids import ID_BLOCK, NewIds
-from .sqlite_schema import SCHEMA_VERSION, item_of
+from .sqlite_schema import SCHEMA_VERSION, RowReader
 from .store import Access, StoreError, TermCounts, TermStatistics, check_owners, refuse_if_forgotten
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION", "ID_BLOCK"]
@@ -79,6 +80,8 @@ class SQLiteStore(SQLiteErasure):
         self._lock_wait_resumes = 0.0
         self._seen: dict[str, int] = {}  # per user: the forget generation this object last saw (S6)
         self.read_only = read_only
+        # Rows to items; it remembers each user's rows that cannot be read (SH5).
+        self.rows = RowReader()
         if not read_only:
             self._finish_pending_erasures()  # another process's, left for the next open (SE2)
 
@@ -167,10 +170,10 @@ class SQLiteStore(SQLiteErasure):
 
     def get(self, user_id: str, item_id: str) -> MemoryItem | None:
         rows = self._run(f"{schema.SELECT_ITEMS} WHERE id = ? AND user_id = ?", (item_id, user_id))
-        return item_of(rows[0]) if rows else None
+        return self.rows.item(rows[0]) if rows else None
 
     def get_many(self, user_id: str, item_ids: Iterable[str]) -> dict[str, MemoryItem]:
-        return sqlite_search.get_many(self._run, user_id, item_ids)
+        return sqlite_search.get_many(self._run, self.rows, user_id, item_ids)
 
     def list(
         self, user_id: str, level: str | None = None, task_id: str | None = None
@@ -184,26 +187,25 @@ class SQLiteStore(SQLiteErasure):
             if value is not None
         }
         where = " AND ".join(f"{column} = ?" for column in given)
-        return [
-            item_of(row)
-            for row in self._run(
+        return self.rows.items(
+            self._run(
                 f"{schema.SELECT_ITEMS} INDEXED BY items_thread WHERE {where} ORDER BY number",
                 tuple(given.values()),
             )
-        ]
+        )
 
     def matching(self, user_id: str, level: str, terms: Iterable[str]) -> list[MemoryItem]:
-        return sqlite_search.matching(self._run, user_id, level, terms)
+        return sqlite_search.matching(self._run, self.rows, user_id, level, terms)
 
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
     ) -> Iterator[list]:
-        return sqlite_search.iterate(self._run, user_id, level, batch_size)
+        return sqlite_search.iterate(self._run, self.rows, user_id, level, batch_size)
 
     def search(
         self, user_id: str, level: str, terms: Sequence[str], limit: int
     ) -> list[tuple[MemoryItem, float]]:
-        return sqlite_search.search(self._run, user_id, level, terms, limit, self.bm25)
+        return sqlite_search.search(self._run, self.rows, user_id, level, terms, limit, self.bm25)
 
     def adjacent(
         self, user_id: str, item_ids: Iterable[str], width: int = 1
@@ -217,6 +219,10 @@ class SQLiteStore(SQLiteErasure):
         self, user_id: str, level: str, item_ids: Iterable[str], terms: Iterable[str]
     ) -> dict[str, TermCounts]:
         return sqlite_search.held_terms(self._run, user_id, level, item_ids, terms)
+
+    def unreadable(self, user_id: str) -> tuple[str, ...]:
+        """Return the ids of the user's rows that reads met and left out, unreadable (SH5)."""
+        return tuple(sorted(self.rows.unreadable.get(user_id, ())))
 
     def users(self) -> list[str]:
         return [row[0] for row in self._run("SELECT DISTINCT user_id FROM items ORDER BY user_id")]

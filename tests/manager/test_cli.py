@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from dataclasses import asdict
@@ -1002,3 +1003,25 @@ def test_a_query_of_stop_words_only_exits_2_as_one_of_punctuation_does(database)
     for query in ("the of and", "!!!"):
         refused = shell("search", query, "--user", "ana", "--db", str(database))
         assert refused.returncode == 2 and "VA7" in refused.stderr and refused.stdout == ""
+
+
+def test_list_search_and_export_go_on_beside_a_row_whose_metadata_is_not_json(database):
+    """MG8 (SH5): `list`, `search` and `export` of a file whose row was edited by hand into
+    metadata that is not JSON exit 0 without it, warn naming its id and SH5, and keep the row."""
+    with sqlite3.connect(database) as db:
+        spoiled = db.execute("SELECT id FROM items WHERE content LIKE 'deploy%'").fetchone()[0]
+        db.execute("UPDATE items SET metadata = '{not json' WHERE id = ?", (spoiled,))
+        row = db.execute("SELECT * FROM items WHERE id = ?", (spoiled,)).fetchone()
+    db.close()
+    for command in (
+        ["list", "--user", "ana"],
+        ["search", "--user", "ana", "deploy database"],
+        ["export", "--user", "ana"],
+    ):
+        done = shell("--db", str(database), *command)
+        assert done.returncode == 0, done.stderr
+        assert spoiled not in done.stdout and "PostgreSQL" in done.stdout
+        assert spoiled in done.stderr and "SH5" in done.stderr
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT * FROM items WHERE id = ?", (spoiled,)).fetchone() == row
+    db.close()

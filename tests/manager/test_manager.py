@@ -846,3 +846,62 @@ def test_a_stored_item_no_layer_can_read_takes_no_call_of_the_user_down(clock, c
     assert manager.write("editor: vim", "ana", level="semantic") is not None
     assert manager.forget_memory(event.id, "ana") is True
     assert store.get("ana", stored.id) == stored  # left in the store as it was
+
+
+def spoil_metadata(path, item_id: str) -> tuple:
+    """Write metadata that is not JSON into an item's row, as a hand edit does; return the row."""
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE items SET metadata = '{not json' WHERE id = ?", (item_id,))
+        row = db.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
+    db.close()
+    return row
+
+
+@pytest.mark.parametrize("spoiled", ["event", "fact", "procedure"])
+def test_a_row_whose_metadata_is_not_json_takes_no_call_of_the_user_down(
+    tmp_path, clock, caplog, spoiled
+):
+    """MG8 (SH5): with a row's metadata made not JSON in the file, recall, list, start_task,
+    a fact write and the context go on without it, recall counts it in `skipped`, a warning
+    names its id, and the row stays as it was."""
+    path = tmp_path / "memory.db"
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    items = {
+        "event": manager.write("we deploy the database on Fridays", "ana"),
+        "fact": manager.write("database: PostgreSQL", "ana", level="semantic"),
+        "procedure": manager.write(
+            "deploy the database", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]},
+        ),
+    }
+    manager.close()
+    row = spoil_metadata(path, items[spoiled].id)
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    with caplog.at_level(logging.WARNING):
+        found = manager.recall("deploy database", "ana", task_type="release")
+        assert items[spoiled].id not in [result.item.id for result in found.results]
+        assert found.skipped == 1 and not found.degraded
+        assert items[spoiled].id not in [item.id for item in manager.list("ana")]
+        manager.start_task("ana", "plan the next database deploy")
+        assert manager.write("editor: vim", "ana", level="semantic") is not None
+        assert manager.write("database: SQLite", "ana", level="semantic") is not None
+        assert "plan the next database deploy" in manager.get_llm_context("ana")
+    assert items[spoiled].id in caplog.text and "SH5" in caplog.text
+    manager.close()
+    with sqlite3.connect(path) as db:
+        stored = db.execute("SELECT * FROM items WHERE id = ?", (items[spoiled].id,)).fetchone()
+        assert stored == row
+    db.close()
+
+
+def test_forget_memory_erases_a_row_whose_metadata_is_not_json(tmp_path, clock):
+    """MG8 (SH5): `forget_memory` naming a row no read can make an item erases it all the same."""
+    path = tmp_path / "memory.db"
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    event = manager.write("the door code is 4711", "ana")
+    manager.close()
+    spoil_metadata(path, event.id)
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    assert manager.list("ana") == []
+    assert manager.forget_memory(event.id, "ana") is True
+    manager.close()
+    assert b"4711" not in path.read_bytes()

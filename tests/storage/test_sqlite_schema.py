@@ -237,3 +237,59 @@ def test_a_version_6_migration_killed_midway_loses_nothing_and_runs_again(tmp_pa
     store = SQLiteStore(path)
     assert each_word_finds_its_item(store)
     assert store.integrity() == "ok"
+
+
+def spoil_metadata(path, item_id: str) -> bytes:
+    """Write metadata that is not JSON into an item's row, as a hand edit does; return the row."""
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE items SET metadata = '{not json' WHERE id = ?", (item_id,))
+    db.close()
+    return stored_row(path, item_id)
+
+
+def stored_row(path, item_id: str) -> bytes:
+    with sqlite3.connect(path) as db:
+        row = db.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
+    db.close()
+    return repr(row).encode()
+
+
+def test_a_row_whose_metadata_is_not_json_is_left_out_of_every_read_and_kept(tmp_path, caplog):
+    """SH5: get, get_many, list, iterate, matching and search leave out a row whose metadata is
+    not a JSON object, warn naming its id and SH5, count it as unreadable, and keep it whole."""
+    path = tmp_path / "memory.db"
+    store = SQLiteStore(path)
+    kept = MemoryItem(id="item-1", user_id="ana", level="episodic", content="deploy the database")
+    spoiled = MemoryItem(id="item-2", user_id="ana", level="episodic", content="deploy on Friday")
+    store.put([kept, spoiled])
+    store.close()
+    row = spoil_metadata(path, "item-2")
+    store = SQLiteStore(path)
+    with caplog.at_level("WARNING"):
+        assert store.get("ana", "item-2") is None
+        assert list(store.get_many("ana", ["item-1", "item-2"])) == ["item-1"]
+        assert [item.id for item in store.list("ana")] == ["item-1"]
+        assert [item.id for batch in store.iterate("ana") for item in batch] == ["item-1"]
+        assert [item.id for item in store.matching("ana", "episodic", ["deploy"])] == ["item-1"]
+        assert [item.id for item, _ in store.search("ana", "episodic", ["deploy"], 5)] == [
+            "item-1"
+        ]
+    assert "item-2" in caplog.text and "SH5" in caplog.text
+    assert store.unreadable("ana") == ("item-2",) and store.unreadable("bob") == ()
+    store.close()
+    assert stored_row(path, "item-2") == row
+
+
+def test_an_unreadable_row_erased_is_gone_and_unreadable_no_more(tmp_path):
+    """SH5: the row stays until it is erased; then it is gone and no longer counted."""
+    path = tmp_path / "memory.db"
+    store = SQLiteStore(path)
+    store.put([MemoryItem(id="item-2", user_id="ana", level="episodic", content="on Friday")])
+    store.close()
+    spoil_metadata(path, "item-2")
+    store = SQLiteStore(path)
+    assert store.list("ana") == [] and store.unreadable("ana") == ("item-2",)
+    assert store.erase("ana", ["item-2"]) == 1
+    assert store.unreadable("ana") == ()
+    store.close()
+    assert b"on Friday" not in path.read_bytes()
