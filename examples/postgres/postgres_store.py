@@ -62,6 +62,7 @@ from recuris.storage.store import (
     names_item,
     padded_neighbours,
     refuse_if_forgotten,
+    without_erased,
 )
 
 __all__ = ["PostgresStore", "SCHEMA_VERSION", "MIGRATES_FROM"]
@@ -136,6 +137,13 @@ HOLDING_ERASED_IDS = (
     "AND EXISTS (SELECT 1 FROM unnest(%s::text[]) AS erased(value) "
     "WHERE strpos(reason, erased.value) > 0)"
 )
+# S13: the user's items whose metadata holds an erased id as a JSON string somewhere; those
+# whose lists of quoted ids name it are rewritten without it (`without_erased`).
+QUOTING_ERASED = (
+    "SELECT id, metadata FROM items WHERE user_id = %s AND EXISTS (SELECT 1 FROM "
+    "unnest(%s::text[]) AS quoted(form) WHERE strpos(metadata, quoted.form) > 0)"
+)
+METADATA_UPDATE = "UPDATE items SET metadata = %s WHERE id = %s AND user_id = %s"
 BLANK_RECORDS = "UPDATE audit SET reason = '', weight = NULL WHERE seq = ANY(%s::bigint[])"
 ADD_USERS = (
     "INSERT INTO generations (user_id) SELECT unnest(%s::text[]) ORDER BY 1 ON CONFLICT DO NOTHING"
@@ -597,8 +605,10 @@ class PostgresStore:
 
         An audit record of the user is blanked when it names an erased item (filed under it,
         or its reason holding the id whole, `names_item`) or quotes its content
-        (`erased_forms`, S13). As with `delete_user`, the old row versions stay in the
-        table's pages until VACUUM, and in the write-ahead log (docs/beyond-one-machine.md).
+        (`erased_forms`, S13), and an item kept loses the erased ids from its `source_ids`
+        and `merged_ids` (`without_erased`, S13). As with `delete_user`, the old row
+        versions stay in the table's pages until VACUUM, and in the write-ahead log
+        (docs/beyond-one-machine.md).
         """
         ids = list(dict.fromkeys(item_ids))
 
@@ -621,7 +631,17 @@ class PostgresStore:
                 if any(names_item(unescape(reason), item_id) for item_id in found)
             ]
             cursor.execute(BLANK_RECORDS, (naming,))
-            return self._delete_rows(cursor, [(row[0], user_id) for row in rows])
+            deleted = self._delete_rows(cursor, [(row[0], user_id) for row in rows])
+            # The items kept that quote an erased id lose it from their lists of ids (S13).
+            quoted = [json.dumps(item_id, ensure_ascii=False) for item_id in found]
+            for item_id, text in cursor.execute(QUOTING_ERASED, (user_id, quoted)).fetchall():
+                try:
+                    rewritten = without_erased(json.loads(text), set(found))
+                except (AttributeError, ValueError):
+                    continue  # metadata no read makes an item's is left as it is (SH5)
+                if rewritten is not None:
+                    cursor.execute(METADATA_UPDATE, (_METADATA_JSON(rewritten), item_id, user_id))
+            return deleted
 
         return self._transaction(erase) if ids else 0
 

@@ -24,7 +24,8 @@ Invariants:
         its trigger; S13, SE1, G12), no loaded layer holds it and it counts toward no
         consolidation (UL3); a fact consolidated from it (its sources read whole, FA4)
         goes with it once every other source of the fact is gone too, and one with a source
-        left stays; any other memory that states the same text stays. The forget is
+        left stays, its id taken out of its sources (as out of every item's quoted ids,
+        S13); any other memory that states the same text stays. The forget is
         audited, and so is a fact's; an id that is not U's forgets nothing and says no
         more than an unknown one.
     MG8 a stored item that is no fact (FA4), no procedure (H5), no task (N8), no episode
@@ -439,9 +440,14 @@ class MemoryManager:
         with self._lock:
             erased: list[str] = []
             try:
+                # Read before the erase, which takes the id out of every fact's sources (S13).
+                orphaned = self._facts_made_only_from(user_id, item_id)
+            except StoreError:
+                orphaned = []  # the erase below says what the failing store leaves
+            try:
                 if self.store.erase(user_id, [item_id]) > 0:
                     erased.append(item_id)
-                    erased.extend(self._erase_facts_made_from(user_id, item_id))
+                    erased.extend(self._erase_facts(user_id, item_id, orphaned))
             except (ErasureIncompleteError, QueuedErasureError) as error:
                 erased.append(item_id)
                 self._audit(user_id, item_id, "forget", f"erased on request; {_unfinished(error)}")
@@ -454,10 +460,10 @@ class MemoryManager:
                 forget_words()  # nor a word of it in this process's memo of stems
             return bool(erased)
 
-    def _erase_facts_made_from(self, user_id: str, item_id: str) -> list[str]:
-        """Erase the facts naming the erased item whose every other source is gone too (MG7).
+    def _facts_made_only_from(self, user_id: str, item_id: str) -> list[str]:
+        """Return the facts naming the item whose every other source is gone (MG7).
 
-        A fact whose sources cannot be read (FA4) is left as it is (MG8).
+        A fact whose sources cannot be read (FA4) is left out, as it is (MG8).
         """
         orphaned = []
         for fact in self.store.list(user_id, "semantic"):
@@ -471,6 +477,10 @@ class MemoryManager:
                 self.store.get(user_id, source) is None for source in others
             ):
                 orphaned.append(fact.id)
+        return orphaned
+
+    def _erase_facts(self, user_id: str, item_id: str, orphaned: list[str]) -> list[str]:
+        """Erase the facts made only from the erased item, each audited (MG7)."""
         if orphaned:
             self.store.erase(user_id, orphaned)
             for fact_id in orphaned:

@@ -12,8 +12,9 @@ Invariants:
     G1  a write is either in the store or in the queue; nothing is dropped on an outage.
     G2  queued writes reach the store in the order they were made.
     G3  deleting a user's items also drops that user's queued writes, and scrubbing their audit
-        (or erasing items, S13) blanks their queued records, so a retry can never bring
-        deleted memory back.
+        (or erasing items, S13) blanks their queued records, and an erase takes the erased ids
+        out of the queued copies' `source_ids` and `merged_ids` (S13), so a retry can never
+        bring deleted memory back.
     G4  offline ids are unique across stores and processes: each holds a random token drawn
         once per BufferedStore (or injected), beside the time and a counter.
     G5  `close` flushes; if writes are still queued it raises StoreError naming them, keeps
@@ -61,7 +62,7 @@ from ..core.validation import require_count
 from .audit import AuditEntry
 from .item import MemoryItem
 from .queued_reads import Counted, QueuedReads, QueuedView, Replay, replay, replay_batch
-from .store import Access, Store, StoreError, erased_forms, mentions_erased
+from .store import Access, Store, StoreError, erased_forms, mentions_erased, without_erased
 
 __all__ = ["BufferedStore", "QueuedView", "QueuedErasureError", "ACCESS_BATCH"]
 
@@ -309,6 +310,7 @@ class BufferedStore(QueuedReads):
             # The queue is emptied of them before the store is asked anything: a store that
             # cannot answer must not keep a queued copy alive (G12).
             self._forget_queued(user_id, item_ids, [queued[key] for key in dropped])
+            held: set[str] = set()
             try:
                 stored = {key: self.inner.get(user_id, key) for key in item_ids}
                 held = {key for key, item in stored.items() if item is not None}
@@ -317,6 +319,7 @@ class BufferedStore(QueuedReads):
                 held |= item_ids.intersection(self.unreadable(user_id))
                 erased = self.inner.erase(user_id, item_ids) if held else 0
             except StoreError as error:
+                self._unquote_queued(user_id, dropped)
                 if not dropped:
                     raise
                 raise QueuedErasureError(
@@ -324,7 +327,34 @@ class BufferedStore(QueuedReads):
                     f"stored copy may remain: erase again once it is back ({error})",
                     len(dropped),
                 ) from error
+            self._unquote_queued(user_id, dropped | held)
             return max(erased, len(dropped | held))
+
+    def _unquote_queued(self, user_id: str, erased: set[str]) -> None:
+        # Queued copies of the user's items lose the erased ids from their lists of ids, as
+        # the stored ones do (S13): a retry must not write an erased id back.
+        changed = False
+
+        def unquote(items) -> list[MemoryItem]:
+            nonlocal changed
+            kept = []
+            for item in items:
+                mine = item.user_id == user_id
+                metadata = without_erased(item.metadata, erased) if mine else None
+                changed = changed or metadata is not None
+                kept.append(item if metadata is None else replace(item, metadata=metadata))
+            return kept
+
+        if not erased:
+            return
+        pending = [
+            queued if isinstance(queued, Counted) else (unquote(queued[0]), *queued[1:])
+            for queued in self._pending
+        ]
+        if changed:
+            self._pending = pending
+            # Replayed again, as after dropping writes (QR3).
+            self._replays = replay(self._pending)
 
     def _forget_queued(self, user_id: str, item_ids: set[str], found: list[MemoryItem]) -> None:
         # Drop the queued copies and blank the queued records that name or quote them (G3).

@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
 from ..core.validation import require_count
 from ..retrieval.bm25 import BM25Settings
@@ -32,6 +33,7 @@ from .store import (
     erased_forms,
     mentions_erased,
     refuse_if_forgotten,
+    without_erased,
 )
 from .term_index import TermIndex
 
@@ -170,12 +172,20 @@ class InMemoryStore:
         return len(doomed)
 
     def erase(self, user_id: str, item_ids: Iterable[str]) -> int:
-        """Delete the user's named items and blank the audit records about them (S13)."""
+        """Delete the user's named items, blank the audit records about them, and take their ids
+        out of the lists of ids the user's other items quote (S13)."""
         found = [self._items.get(key) for key in set(item_ids) if self._items.owner(key) == user_id]
         erased = {item.id for item in found}
         forms = erased_forms(item.content for item in found)
         self._audit.scrub(user_id, lambda record: mentions_erased(record, erased, forms))
-        return self.delete(user_id, erased)
+        deleted = self.delete(user_id, erased)
+        if erased:
+            # The items it keeps that quote an erased id, in their metadata alone (S13).
+            for item in self.list(user_id):
+                metadata = without_erased(item.metadata, erased)
+                if metadata is not None:
+                    self._items.put(item.id, self._items.encode(replace(item, metadata=metadata)))
+        return deleted
 
     def delete_user(self, user_id: str) -> int:
         """Forget the user: delete their items, blank their audit, raise their generation (S6)."""

@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from . import sqlite_schema as schema
-from .store import StoreError, erased_forms, names_item
+from .store import StoreError, erased_forms, names_item, without_erased
 
 __all__ = ["SQLiteErasure", "ErasureIncompleteError"]
 
@@ -47,9 +47,33 @@ HOLDING_ERASED_ID = "(instr(reason, ?) > 0 AND (reason GLOB ? OR reason GLOB ?))
 HOLDING_ERASED_IDS = "SELECT seq, reason FROM audit WHERE user_id = ? AND reason != '' AND ({})"
 # Erased ids sought per statement: 3 bound values each, far below SQLite's limit of 32,766.
 IDS_PER_SEARCH = 100
+# S13: the user's items whose metadata holds an erased id as a JSON string somewhere; those
+# whose QUOTING_FIELDS lists name it are rewritten without it (`without_erased`).
+QUOTING_ERASED_ID = "instr(metadata, ?) > 0"
+QUOTING_ERASED_IDS = "SELECT id, metadata FROM items WHERE user_id = ? AND ({})"
+METADATA_UPDATE = "UPDATE items SET metadata = ? WHERE id = ? AND user_id = ?"
 BLANK_RECORDS = (
     "UPDATE audit SET reason = '', weight = NULL WHERE seq IN (SELECT value FROM json_each(?))"
 )
+
+
+def _unquote(db: sqlite3.Connection, user_id: str, erased: list[str]) -> None:
+    """Take the erased ids out of the lists of ids the user's items quote (S13)."""
+    gone = set(erased)
+    for start in range(0, len(erased), IDS_PER_SEARCH):
+        batch = erased[start : start + IDS_PER_SEARCH]
+        either = " OR ".join([QUOTING_ERASED_ID] * len(batch))
+        quoted = [json.dumps(item_id, ensure_ascii=False) for item_id in batch]
+        found = db.execute(QUOTING_ERASED_IDS.format(either), (user_id, *quoted)).fetchall()
+        for item_id, text in found:
+            try:
+                metadata = json.loads(text)
+            except ValueError:
+                continue  # a row no read makes an item is left as it is (SH5)
+            if isinstance(metadata, dict):
+                rewritten = without_erased(metadata, gone)
+                if rewritten is not None:
+                    db.execute(METADATA_UPDATE, (schema.metadata_text(rewritten), item_id, user_id))
 
 
 class ErasureIncompleteError(StoreError):
@@ -149,6 +173,7 @@ class SQLiteErasure:
                 ]
             db.execute(BLANK_RECORDS, (json.dumps(naming),))
             deleted = self._delete_rows(db, where, [(ids, user_id)])
+            _unquote(db, user_id, found_ids)
             _record_erasure(db, what)
             return deleted
 

@@ -48,6 +48,7 @@ __all__ = [
     "row_of",
     "item_of",
     "RowReader",
+    "metadata_text",
     "term_counts",
     "reindex",
     "write",
@@ -148,8 +149,12 @@ def row_of(item: MemoryItem) -> tuple:
     """Return the item's row: its fields in column order, metadata as JSON text (I2's mapping)."""
     # Field by field rather than through `to_dict`: asdict deep-copies every value, and was
     # more than half the cost of a batched write.
-    metadata = _METADATA_JSON(item.metadata) if item.metadata else "{}"
-    return *_BEFORE_METADATA(item), metadata, *_AFTER_METADATA(item)
+    return *_BEFORE_METADATA(item), metadata_text(item.metadata), *_AFTER_METADATA(item)
+
+
+def metadata_text(metadata: dict) -> str:
+    """Return the metadata column's text for an item's metadata ("{}" when empty)."""
+    return _METADATA_JSON(metadata) if metadata else "{}"
 
 
 def item_of(row: tuple) -> MemoryItem:

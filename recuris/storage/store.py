@@ -50,7 +50,10 @@ Invariants:
         transaction blanks the reason and weight of each audit record of the user that
         names one of them (is filed under it, or its reason holds its id whole, `names_item`:
         a recall's record naming a procedure quotes its trigger) or quotes one's content
-        (`erased_forms`); a store that keeps old
+        (`erased_forms`); in the same transaction it takes the erased ids out of the
+        `QUOTING_FIELDS` lists (a fact's or insight's `source_ids`, a survivor's `merged_ids`)
+        of every item of the user it keeps (`without_erased`), which is otherwise unchanged
+        (a field that is not a list is left as it is). A store that keeps old
         copies elsewhere (SQLite's write-ahead log) returns only once none is left, or raises
         a StoreError saying so (SE1). Another user's ids erase nothing.
     S14 `statistics` gives the collection statistics S8's search scores with: how many
@@ -82,6 +85,8 @@ SCORE_DIGITS = 9
 
 __all__ = [
     "SCORE_DIGITS",
+    "QUOTING_FIELDS",
+    "without_erased",
     "Store",
     "StoreError",
     "ForgottenUserError",
@@ -233,6 +238,28 @@ def erased_forms(contents: Iterable[str]) -> list[str]:
     writes it inside its quotes (a superseding record quotes its successor so, S13)."""
     forms = {form for content in contents for form in (content, repr(content)[1:-1]) if form}
     return sorted(forms)
+
+
+# The metadata fields whose lists name other items by id: the sources of a fact or insight
+# (FA4, Y8) and the items merged into a survivor (O7). An erase takes its ids out (S13).
+QUOTING_FIELDS = ("source_ids", "merged_ids")
+
+
+def without_erased(metadata: dict, item_ids: set[str]) -> dict | None:
+    """Return the metadata with `item_ids` taken out of its QUOTING_FIELDS lists (S13).
+
+    None when no such list names one of them; a field that is not a list is left as it is.
+    """
+    changed = {}
+    for field in QUOTING_FIELDS:
+        quoted = metadata.get(field)
+        if not isinstance(quoted, list):
+            continue
+        # An entry that is not text (FA4, O7 broken) names no id, and stays.
+        kept = [entry for entry in quoted if not (isinstance(entry, str) and entry in item_ids)]
+        if len(kept) < len(quoted):
+            changed[field] = kept
+    return {**metadata, **changed} if changed else None
 
 
 def names_item(reason: str, item_id: str) -> bool:

@@ -5,7 +5,7 @@ import inspect
 import logging
 import sqlite3
 import threading
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 from outages import Outage, ReadCountingQueue
@@ -654,6 +654,27 @@ def test_forget_memory_erases_one_memory_everywhere_and_audits_it(tmp_path, cloc
         assert b"erase".hex().encode() not in on_disk  # nor in the term index's hex tokens
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_forget_memory_takes_the_id_out_of_a_fact_that_stays(tmp_path, clock, kind):
+    """MG7 (S13): a fact citing the forgotten item and another one stays, without the forgotten
+    id in its sources: not in the store, not in `export`, not in the file's bytes."""
+    store = SQLiteStore(tmp_path / "m.db") if kind == "sqlite" else InMemoryStore()
+    manager = MemoryManager(store, clock=clock)
+    first = manager.write("we moved the database to PostgreSQL", "ana")
+    second = manager.write("the database runs PostgreSQL since May", "ana")
+    fact = manager.users.get("ana").semantic.add("database", "PostgreSQL", [first.id, second.id])
+    assert manager.forget_memory(first.id, "ana") is True
+    assert manager.get(fact.id, "ana").metadata["source_ids"] == [second.id]
+    exported = repr(manager.export("ana"))
+    assert repr(first.id) not in exported and repr(second.id) in exported
+    assert manager.recall("database", "ana").results[0].item.id == fact.id
+    manager.close()
+    if kind == "sqlite":
+        on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+        assert f'"{first.id}"'.encode() not in on_disk
+        assert f'"{second.id}"'.encode() in on_disk
+
+
 def test_forget_memory_of_another_users_id_forgets_nothing_and_says_so(clock):
     """MG7: an id that is not the user's forgets nothing; the answer is an unknown id's."""
     manager = MemoryManager(clock=clock)
@@ -712,7 +733,10 @@ def test_forgetting_every_source_of_a_fact_forgets_the_fact(clock):
     second = manager.write("database: PostgreSQL", "ana")
     [fact] = manager.list("ana", "semantic")
     assert manager.forget_memory(first.id, "ana") is True
-    assert manager.list("ana", "semantic") == [fact]  # still made from a memory that is kept
+    # Still made from a memory that is kept, which alone it now cites (S13).
+    assert manager.list("ana", "semantic") == [
+        replace(fact, metadata={**fact.metadata, "source_ids": [second.id]})
+    ]
     assert manager.forget_memory(second.id, "ana") is True
     assert manager.list("ana") == [] and manager.users.get("ana").semantic.current() == ()
     assert [record.operation for record in manager.history("ana", fact.id)][-1] == "forget"
@@ -870,7 +894,10 @@ def test_a_row_whose_metadata_is_not_json_takes_no_call_of_the_user_down(
         "event": manager.write("we deploy the database on Fridays", "ana"),
         "fact": manager.write("database: PostgreSQL", "ana", level="semantic"),
         "procedure": manager.write(
-            "deploy the database", "ana", level="procedural", metadata={"steps": ["test", "ship"], "task_types": ["release"]},
+            "deploy the database",
+            "ana",
+            level="procedural",
+            metadata={"steps": ["test", "ship"], "task_types": ["release"]},
         ),
     }
     manager.close()

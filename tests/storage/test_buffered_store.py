@@ -334,6 +334,27 @@ def test_erase_drops_a_queued_copy_and_counts_it_whatever_the_store_does(down):
     assert "event e1" not in repr(store.audit("ana"))
 
 
+@pytest.mark.parametrize("queued", [False, True], ids=["stored", "queued"])
+def test_erase_takes_the_erased_id_out_of_a_queued_copy_that_quotes_it(queued):
+    """S13, G3: a queued fact citing an erased item is written without its id, the item
+    erased from the store (up again) or from the queue (the store down for writes)."""
+    inner = Outage()
+    store = BufferedStore(inner)
+    inner.down = "writes" if queued else None
+    store.put([item("e1"), item("e2")])
+    inner.down = "writes"
+    metadata = {"source_ids": ["e1", "e2"]}
+    fact = MemoryItem(id="f1", user_id="ana", level="semantic", content="a fact", metadata=metadata)
+    store.put([fact])
+    # Stored, e1 is erased with the store up again; the fact waits for the next write.
+    inner.down = "writes" if queued else None
+    assert store.erase("ana", ["e1"]) == 1
+    assert store.holds(fact) and inner.get("ana", "f1") is None
+    assert store.get("ana", "f1").metadata == {"source_ids": ["e2"]}
+    inner.down = None
+    assert store.flush() and inner.get("ana", "f1").metadata == {"source_ids": ["e2"]}
+
+
 def test_a_write_queued_in_an_outage_reads_no_more_of_a_long_queue_than_of_a_short_one(flaky):
     """G13: a put queued while the store fails, and `holds` after it, read the queue's first batch
     and no other, with 10 batches queued or 2,000."""

@@ -282,6 +282,32 @@ def test_erase_deletes_the_named_items_and_blanks_the_audit_about_them(store):
     assert store.matching("ana", "episodic", ["vault"]) == []
 
 
+def test_erase_takes_the_erased_ids_out_of_the_lists_of_ids_kept_items_quote(store):
+    """S13: erase takes the erased ids out of the `source_ids` and `merged_ids` of the user's
+    items it keeps, in the same erase; the rest of each item, and another user's, stay."""
+    fact = item(
+        "f1",
+        level="semantic",
+        content="database: PostgreSQL",
+        metadata={"subject": "database", "value": "PostgreSQL", "source_ids": ["i1", "i199"]},
+    )
+    survivor = item("s1", metadata={"merged_ids": ["i1", "i10"], "source_ids": "i1"})
+    bobs = item("b2", user="bob", metadata={"source_ids": ["i1"]})
+    store.put([item("i1"), item("i10"), fact, survivor, bobs])
+    assert store.erase("ana", ["i1"]) == 1
+    assert store.get("ana", "f1") == item(
+        "f1",
+        level="semantic",
+        content="database: PostgreSQL",
+        metadata={"subject": "database", "value": "PostgreSQL", "source_ids": ["i199"]},
+    )
+    # A field that is not a list (O7 broken) is left as it is.
+    assert store.get("ana", "s1").metadata == {"merged_ids": ["i10"], "source_ids": "i1"}
+    assert store.get("bob", "b2") == bobs
+    assert [i.id for i in store.list("ana")] == ["i10", "f1", "s1"]
+    assert [i.id for i in store.matching("ana", "semantic", ["postgresql"])] == ["f1"]
+
+
 def test_erase_blanks_the_records_whose_reason_names_an_erased_id_whole(store):
     """S13: erase blanks a record whose reason holds an erased id whole (a recall's, filed
     under no item, naming a procedure's trigger), not one holding it inside a longer id."""
