@@ -266,6 +266,9 @@ class MemoryManager:
         if task is not None and task.id == item.task_id:
             # A note of the task in progress: its working tier keeps to the budget (N7).
             self.tasks.fit(user_id)
+        elif chosen == "working" and task is None and item.task_id is None:
+            # A loose note: the user's loose notes keep to the same budget (N9).
+            self.tasks.fit_loose(user_id)
         if chosen == "semantic":
             # The consolidator audits a promotion itself.
             layers.consolidator.observe(*statement(content), item.id)

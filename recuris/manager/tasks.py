@@ -37,6 +37,16 @@ Invariants:
         not. Such a task is not loaded (N5), with a warning naming its id and N8: `start_task`
         starts a task beside it, `record_step` and `finish_task` see no task in progress, and
         a recall counts it in its result's `skipped` (MG8).
+    N9  after a working note is written while its user has no task in progress (a loose
+        note: a working item of no task, `fit_loose`), the user's loose notes and the one
+        summary of those folded before (a working item of no task whose `kind` is "notes")
+        together fit `token_budget` unless only one note is left: the oldest notes are
+        folded, one at a time, into that summary by the summarizer that folds a task's
+        notes (M5's `note:` lines, within `max_summary_chars`, M2, M3), and deleted, each
+        fold audited, in the one put that writes the summary; the newest note stays whole.
+        A task started later does not take them in: they were part of no task, so its
+        episode (N2) does not clear them; they stay the user's, within the same budget.
+        While the store fails, as in N7, the notes wait for the next loose note it takes.
 """
 
 import logging
@@ -48,6 +58,7 @@ from ..core.records import Episode, Step
 from ..storage.audit import AuditEntry
 from ..core.text import estimate_tokens, flatten
 from ..core.validation import require_number, require_text
+from ..core.compression import StructuredSummarizer
 from ..core.working import WorkingMemory, WorkingSettings
 from ..evolution.extraction import (
     MIN_KNOWLEDGE_CONFIDENCE,
@@ -62,13 +73,26 @@ from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
 from .user_layers import UserLayers
 
-__all__ = ["Tasks", "TaskState", "FinishReport", "TASK_KIND", "DEFAULT_TASK_TYPE", "task_of"]
+__all__ = [
+    "Tasks",
+    "TaskState",
+    "FinishReport",
+    "TASK_KIND",
+    "NOTES_KIND",
+    "DEFAULT_TASK_TYPE",
+    "task_of",
+]
 
 log = logging.getLogger("recuris.manager.tasks")
 
 # The `kind` in the metadata of the item that holds a task in progress (N1); a working item
 # written by `MemoryManager.write` during the task is an "event" of it.
 TASK_KIND = "task"
+# The `kind` in the metadata of the item that holds the summary of a user's loose working
+# notes, those written with no task in progress (N9).
+NOTES_KIND = "notes"
+# The working items of no task that are no loose note: a stale task's item, the summary (N9).
+LOOSE_KEPT = (TASK_KIND, NOTES_KIND)
 # The task type of a stored task whose metadata names none.
 DEFAULT_TASK_TYPE = "task"
 
@@ -153,6 +177,8 @@ class Tasks:
         self.in_progress: dict[str, TaskState] = {}
         # user id -> the ids of their stored tasks the last load found unreadable (N8).
         self.skipped: dict[str, tuple[str, ...]] = {}
+        # The summarizer a task's working memory folds its notes with (W9), for loose notes.
+        self.notes_summarizer = StructuredSummarizer(working_settings.max_summary_chars)
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self.in_progress))
@@ -268,6 +294,58 @@ class Tasks:
             task = self.get(user_id)
             if task is not None:
                 self._store(task, f"notes of task {task.id} folded", self.clock(), changed=False)
+
+    def fit_loose(self, user_id: str) -> None:
+        """Fold the user's oldest loose working notes while they pass the budget (N9).
+
+        The manager calls it after it writes a working item while the user has no task.
+        """
+        with self.lock:
+            budget = self.working_settings.token_budget
+            # While writes wait in the queue the notes wait for the store, as a task's (N7).
+            if budget is None or (isinstance(self.store, BufferedStore) and self.store.pending):
+                return
+            try:
+                held = [item for item in self.store.list(user_id, "working") if not item.task_id]
+            except StoreError:
+                return
+            summaries = [item for item in held if item.metadata.get("kind") == NOTES_KIND]
+            notes = [item for item in held if item.metadata.get("kind") not in LOOSE_KEPT]
+            summary = summaries[-1] if summaries else None
+            text = summary.content if summary is not None else ""
+            left = sum(estimate_tokens(note.content) for note in notes)
+            folded: list[MemoryItem] = []
+            while len(notes) - len(folded) > 1 and estimate_tokens(text) + left > budget:
+                note = notes[len(folded)]
+                # One at a time, oldest first: each note folded lengthens the summary.
+                text = self.notes_summarizer.with_notes(text, [note.content])
+                left -= estimate_tokens(note.content)
+                folded.append(note)
+            if folded:
+                self._store_loose(user_id, summary, text, folded)
+
+    def _store_loose(
+        self, user_id: str, summary: MemoryItem | None, text: str, folded: list[MemoryItem]
+    ) -> None:
+        # The summary is written, and the notes folded into it deleted, in one put (S5): a
+        # note is in its item or in the summary, never neither.
+        now = self.clock()
+        if summary is None:
+            summary = MemoryItem(
+                id=self.store.new_id("item"),
+                user_id=user_id,
+                level="working",
+                content=text,
+                created_at=now,
+                metadata={"kind": NOTES_KIND},
+            )
+        else:
+            summary = replace(summary, content=text)
+        why = f"{len(folded)} loose working note(s) folded into their summary"
+        written = AuditEntry(summary.id, "write", why, now, None, user_id)
+        reason = "loose working notes past the token budget: folded into their summary"
+        cleared = [AuditEntry(note.id, "fold", reason, now, None, user_id) for note in folded]
+        self.store.put([summary], [written, *cleared], folded)
 
     def _store(self, task: TaskState, why: str, now: float, changed: bool = True) -> None:
         # The task's item is rewritten with its working memory, and the notes folded into it

@@ -335,3 +335,76 @@ def test_during_an_outage_notes_are_kept_and_fold_once_the_store_is_back(down):
     assert manager.store.flush() and manager.store.pending == 0
     tokens, notes = tier(manager)
     assert tokens <= WorkingSettings().token_budget and notes[-1].content == long_note(25)
+
+
+def loose_tier(manager, user="ana"):
+    """Return the user's loose working tier in estimated tokens, its notes and its summaries."""
+    loose = [item for item in manager.list(user, "working") if item.task_id is None]
+    summaries = [item for item in loose if item.metadata.get("kind") == "notes"]
+    notes = [item for item in loose if item.metadata.get("kind") != "notes"]
+    return sum(estimate_tokens(item.content) for item in loose), notes, summaries
+
+
+def test_loose_notes_written_past_the_budget_fold_into_one_summary():
+    """N9: 40 working notes written with no task in progress leave the user's loose notes and
+    their one summary within the token budget; the oldest are folded, the newest kept whole."""
+    manager = manager_with()
+    written = [manager.write(long_note(number), "ana", level="working") for number in range(40)]
+    tokens, notes, [summary] = loose_tier(manager)
+    assert tokens <= WorkingSettings().token_budget and 1 < len(notes) < 40
+    assert [note.id for note in notes] == [note.id for note in written[-len(notes) :]]
+    assert notes[-1] == written[-1]
+    assert f"note: note {39 - len(notes)}: the build cache" in summary.content
+    assert len(summary.content) <= WorkingSettings().max_summary_chars
+
+
+def test_each_folded_loose_note_is_deleted_with_an_audit_record_saying_why():
+    """N9: a folded loose note leaves the store; its audit record says why, and the summary's
+    says how many it took in."""
+    manager = manager_with(working=WorkingSettings(token_budget=120))
+    written = [manager.write(long_note(number), "ana", level="working") for number in range(4)]
+    _, notes, [summary] = loose_tier(manager)
+    folded = [note for note in written if note not in notes]
+    assert folded and all(manager.get(note.id, "ana") is None for note in folded)
+    for note in folded:
+        [*_, last] = manager.history("ana", note.id)
+        assert last.operation == "fold" and "budget" in last.reason
+    assert all("folded into their summary" in r.reason for r in manager.history("ana", summary.id))
+
+
+def test_a_loose_note_past_the_budget_alone_is_kept_whole():
+    """N9: the newest loose note stays whole, even longer than the budget by itself."""
+    manager = manager_with(working=WorkingSettings(token_budget=20))
+    manager.write(long_note(1), "ana", level="working")
+    newest = manager.write(long_note(2) * 3, "ana", level="working")
+    _, notes, [summary] = loose_tier(manager)
+    assert notes == [newest] and "note: note 1" in summary.content
+
+
+def test_a_task_started_later_leaves_the_loose_notes_as_they_are():
+    """N9: a task started after loose notes neither takes them in nor, finished, clears them."""
+    manager = manager_with()
+    for number in range(40):
+        manager.write(long_note(number), "ana", level="working")
+    before = manager.list("ana", "working")
+    manager.start_task("ana", "ship release 2")
+    manager.write(long_note(99), "ana", level="working")
+    report = manager.finish_task("ana")
+    assert "note 3" not in report.episode.summary
+    assert manager.list("ana", "working") == before
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_loose_notes_fold_alike_on_every_store_and_stay_folded_when_reopened(tmp_path, kind):
+    """N9: on SQLite as in memory, a manager reopened on the store goes on with the same one
+    summary, and the tier keeps to the budget."""
+    store = SQLiteStore(tmp_path / "m.db") if kind == "sqlite" else InMemoryStore()
+    first = MemoryManager(store, clock=ManualClock(1_000))
+    for number in range(30):
+        first.write(long_note(number), "ana", level="working")
+    [summary] = loose_tier(first)[2]
+    second = MemoryManager(store, clock=ManualClock(2_000))
+    for number in range(30, 60):
+        second.write(long_note(number), "ana", level="working")
+    tokens, _, [again] = loose_tier(second)
+    assert again.id == summary.id and tokens <= WorkingSettings().token_budget

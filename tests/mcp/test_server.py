@@ -19,7 +19,8 @@ from mcp_client import ROOT, PipeClient, call, initialize, request
 from outages import Outage
 
 import recuris.mcp.server as program
-from recuris import MemoryItem, MemoryManager, SQLiteStore
+from recuris import MemoryItem, MemoryManager, SQLiteStore, WorkingSettings
+from recuris.core.text import estimate_tokens
 from recuris.mcp.server import _closed, main
 from recuris.mcp.session import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
@@ -73,6 +74,23 @@ def test_search_beside_a_stored_fact_no_layer_can_read_answers_with_the_rest(tmp
     assert [r["id"] for r in results] == [stored["result"]["structuredContent"]["id"]]
     status, _, errors = client.close()
     assert status == 0 and b"Traceback" not in errors
+
+
+def test_thirty_working_notes_remembered_leave_the_working_tier_within_the_budget(tmp_path):
+    """N9: the server has no task tool, so each `remember` at level working is a loose note;
+    30 of them leave the user's working tier within the token budget, the newest kept whole."""
+    client = PipeClient(tmp_path / "m.db", "ana")
+    client.ask(initialize())
+    for number in range(30):
+        note = f"note {number}: the build cache for release 2 is on host {number}. " * 3
+        client.ask(call(number + 2, "remember", {"content": note, "level": "working"}))
+    status, _, errors = client.close()
+    assert status == 0 and b"Traceback" not in errors
+    store = SQLiteStore(tmp_path / "m.db")
+    working = store.list("ana", "working")
+    store.close()
+    assert 1 < len(working) < 30 and working[-1].content == note
+    assert sum(estimate_tokens(item.content) for item in working) <= WorkingSettings().token_budget
 
 
 def test_end_of_input_closes_the_manager_and_what_was_written_stays(tmp_path):
