@@ -408,3 +408,19 @@ def test_loose_notes_fold_alike_on_every_store_and_stay_folded_when_reopened(tmp
         second.write(long_note(number), "ana", level="working")
     tokens, _, [again] = loose_tier(second)
     assert again.id == summary.id and tokens <= WorkingSettings().token_budget
+
+
+@pytest.mark.parametrize("down", ["writes", "all"])
+def test_during_an_outage_loose_notes_are_kept_and_fold_once_the_store_is_back(down):
+    """N9, G1: while the store fails no loose note is lost; folding waits for a write."""
+    inner = Outage()
+    manager = MemoryManager(inner, clock=ManualClock(1_000))
+    inner.down = down
+    written = [manager.write(long_note(number), "ana", level="working") for number in range(25)]
+    assert all(note is not None for note in written)
+    inner.down = None
+    manager.write(long_note(25), "ana", level="working")
+    assert manager.store.flush() and manager.store.pending == 0
+    tokens, notes, [summary] = loose_tier(manager)
+    assert tokens <= WorkingSettings().token_budget and notes[-1].content == long_note(25)
+    assert "note: note" in summary.content
