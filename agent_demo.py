@@ -11,8 +11,9 @@ E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K at the end of `main`.
 `--html FILE` also writes the whole tour as one self-contained page (recuris/bench/trace.py):
 every prompt cut into its sections, what each tier holds after each part, and plots.
 `--llm URL --model NAME` runs the same tour on a real OpenAI-compatible model; the narration
-says what that model did, and the tour stops at the first prompt the endpoint cannot be
-reached with. A bad argument is refused before the tour starts; Ctrl-C ends it with one line.
+says what that model did, and the tour stops at the first prompt the model gives no reply to
+(unreachable, an HTTP error, a timeout: any LLMError), with one line and exit status 1.
+A bad argument is refused before the tour starts; Ctrl-C ends it with one line.
 """
 
 import argparse
@@ -55,7 +56,7 @@ from recuris.core.clock import DAY
 from recuris.core.text import FAILURE_MARKERS
 from recuris.evolution.reflecting_llm import ReflectingLLM
 from recuris.evolution.reflection import ReflectionCallback
-from recuris.llm.llm_http import LLMConnectionError, OpenAICompatibleChat
+from recuris.llm.llm_http import LLMConnectionError, LLMError, OpenAICompatibleChat
 from recuris.manager.experience import model_on_manager
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
@@ -680,13 +681,14 @@ def http_models(base_url: str, model: str | None) -> tuple["ShowingLLM", "Showin
     return ShowingLLM(decide), ShowingLLM(reflect)
 
 
-class ModelUnreachable(BaseException):
-    """The endpoint could not be reached: the tour stops at the first prompt that found none.
+class ModelFailed(BaseException):
+    """A call to the model failed: the tour stops at the first prompt that got no reply.
 
     Not an Exception, on purpose: the agent ends a task as failed on a model's Exception
-    (A2) and reflection keeps it as a failed try (Y2), which is right for one bad reply; but
-    a model that is not there fails every step, and the tour would go on to store "cannot
-    reach ..." as an [avoid] lesson and narrate recoveries that never happened.
+    (A2) and reflection keeps it as a failed try (Y2), which is right for a task; but the
+    model's failure is not the task's. An endpoint that is not there, answers an HTTP error,
+    times out or sends no chat reply (any `LLMError`, LM3) would have the tour store
+    "llm_fn raised ..." as an [avoid] lesson and narrate recoveries that never happened.
     """
 
 
@@ -699,13 +701,16 @@ class ShowingLLM:
         self.name = f"{client.model} at {client.base_url}"
 
     def __call__(self, prompt: str) -> str:
-        """Return the model's reply; raise ModelUnreachable if the endpoint cannot be reached."""
+        """Return the model's reply; raise ModelFailed, naming the failure, if none came."""
         self.prompts.append(prompt)
         print("    >>> prompt sent:\n" + "\n".join(f"    | {line}" for line in prompt.splitlines()))
         try:
             reply = self.client(prompt)
         except LLMConnectionError as error:
-            raise ModelUnreachable(f"{error}; the tour stopped here") from None
+            raise ModelFailed(f"{error}; the tour stopped here") from None
+        except LLMError as error:
+            said = f"the model {self.name} failed: {error}; the tour stopped here"
+            raise ModelFailed(said) from None
         print(f"    <<< reply: {reply!r}")
         return reply
 
@@ -714,7 +719,7 @@ def run_tour(models: tuple, html: str | None) -> int:
     """Run the tour on `models` (none: the mocks); return 1, having said why, if it stopped."""
     try:
         main(*models, html=html)
-    except ModelUnreachable as error:
+    except ModelFailed as error:
         sys.stdout.flush()  # the prompt that could not be sent, before the line that says why
         print(f"error: {error}", file=sys.stderr)
         return 1

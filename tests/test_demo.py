@@ -191,14 +191,45 @@ def test_an_endpoint_that_cannot_be_reached_stops_the_tour_at_once_with_exit_1()
 
 
 @pytest.mark.parametrize(
+    "failure, said",
+    [(("status", 500, "boom"), "HTTP 500: boom"), (("garbage",), "not JSON")],
+    ids=["http-500", "no-chat-reply"],
+)
+def test_a_model_that_fails_after_good_replies_stops_the_tour_with_exit_1(failure, said):
+    """The model's failure is not the task's: at the first call that gets no reply (an HTTP
+    error, a reply that is no chat reply: any LLMError) the tour stops with one line naming
+    it, exit 1; no task fails of it, no lesson or prompt holds it."""
+    from stub_openai import StubServer
+
+    with StubServer() as stub:
+        # Three good replies, then the failure on every try (LM2 retries a 500)
+        stub.script = [("auto",)] * 3 + [failure] * 10
+        completed = python("agent_demo.py", "--llm", stub.url, "--model", "stub")
+    [line] = completed.stderr.splitlines()
+    assert completed.returncode == 1
+    assert line.startswith("error: the model stub at http://127.0.0.1:") and said in line
+    assert line.endswith("; the tour stopped here")
+    assert completed.stdout.count(">>> prompt sent:") == 4
+    assert "llm_fn raised" not in completed.stdout and "[avoid]" not in completed.stdout
+    assert "success=" not in completed.stdout
+
+
+@pytest.mark.parametrize(
     "arguments, said",
     [
         (["--html", "missing/trace.html"], "VA6: there is no folder"),
         (["--html", "tests"], "VA6: tests is a folder"),
+        (["--html", "/proc/trace.html"], "VA6: cannot write /proc/trace.html"),
         (["--llm", "http://127.0.0.1:9/v1"], "LM3: set base_url and model"),
         (["--llm", "notaurl", "--model", "m"], "LM3: base_url must be an http:// or https:// URL"),
     ],
-    ids=["html-in-no-folder", "html-a-folder", "llm-without-model", "llm-not-a-url"],
+    ids=[
+        "html-in-no-folder",
+        "html-a-folder",
+        "html-not-writable",
+        "llm-without-model",
+        "llm-not-a-url",
+    ],
 )
 def test_a_bad_argument_is_one_line_and_exit_2_before_the_tour_starts(arguments, said):
     """VA6, LM3: a trace that cannot be written or a model the client refuses is said in one

@@ -18,8 +18,9 @@ Invariants:
     VA6 a path is checked before any work starts, each a usage error (exit 2): `--db` must not
         be a folder; `import`'s FILE must be a file (or `-`); the folder of the database an
         `import` creates must exist; a file a command writes (`file_to_write`: the demo's
-        `--html`, the benchmarks' and the simulation's `--svg`) must not be a folder, and its
-        folder must exist.
+        `--html`, the benchmarks' and the simulation's `--svg`) must not be a folder, its
+        folder must exist, and it must be writable there, tried by opening it (a file that
+        exists is left as it was, one that does not is created and removed).
     VA7 `search` refuses, as usage errors, a query with no word to search for once the
         scorer's stop words are left out (`analyze`, SR3: "!!!" and "the of and" alike) and
         an `--at` outside the clock's range, ±MAX_TIME seconds (I4).
@@ -122,7 +123,10 @@ def user_name(text: str) -> str:
 
 
 def file_to_write(text: str) -> str:
-    """Return the path of a file to write, or refuse it: a folder, or in none (VA6)."""
+    """Return the path of a file to write, or refuse it: a folder, in none, or not writable (VA6).
+
+    A file that exists is left as it was; one that does not is created and removed again.
+    """
     path = Path(text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"VA6: {text} is a folder; name a file in it")
@@ -130,6 +134,20 @@ def file_to_write(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"VA6: there is no folder {str(path.parent)!r} to write {text} in"
         )
+    # Tried, not asked: os.access says root may write in /proc, where no file can be created.
+    # Opening to append writes no byte and changes no time.
+    try:
+        if path.exists():
+            with open(path, "a"):
+                pass
+        else:
+            with open(path, "x"):
+                pass
+            path.unlink()
+    except OSError as error:
+        raise argparse.ArgumentTypeError(
+            f"VA6: cannot write {text}: {error.strerror or error}"
+        ) from None
     return text
 
 

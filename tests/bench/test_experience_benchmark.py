@@ -206,11 +206,12 @@ def test_the_command_is_registered_and_refuses_a_bad_file(tmp_path, capsys):
     assert "families[1].plan: must not be empty" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("where", ["missing/out.svg", "."])
+@pytest.mark.parametrize("where", ["missing/out.svg", ".", "/proc/plot.svg"])
 def test_an_svg_that_cannot_be_written_is_refused_before_the_stream_runs(
     tmp_path, capsys, monkeypatch, where
 ):
-    """VA6: `experience --svg` into a missing folder or onto a folder exits 2, running nothing."""
+    """VA6: `experience --svg` into a missing folder, onto a folder or where no file can be
+    made (/proc) exits 2, running nothing."""
     ran = []
     monkeypatch.setattr(experience_benchmark, "run", lambda *arguments: ran.append(arguments))
     with pytest.raises(SystemExit) as exit:

@@ -60,11 +60,12 @@ def test_the_year_plot_has_a_tick_above_its_peak_and_whole_days():
     assert ticks["x-tick"] and all(tick == int(tick) for tick in ticks["x-tick"])
 
 
-@pytest.mark.parametrize("where", ["missing/year.svg", "."])
+@pytest.mark.parametrize("where", ["missing/year.svg", ".", "/proc/plot.svg"])
 def test_an_svg_that_cannot_be_written_is_refused_before_the_year_is_simulated(
     tmp_path, monkeypatch, capsys, where
 ):
-    """VA6: `--svg` into a missing folder or onto a folder exits 2 before anything is simulated."""
+    """VA6: `--svg` into a missing folder, onto a folder or where no file can be made (/proc)
+    exits 2 before anything is simulated."""
     simulated = []
     monkeypatch.setattr(simulation, "simulate", lambda: simulated.append(1))
     with pytest.raises(SystemExit) as exit:

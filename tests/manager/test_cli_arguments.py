@@ -136,6 +136,25 @@ def test_a_file_to_write_must_be_in_a_folder_and_not_be_one(tmp_path):
             file_to_write(str(bad))
 
 
+def test_a_file_to_write_where_no_file_can_be_made_is_refused():
+    """VA6: `file_to_write` refuses a file in a folder nothing can be written in (/proc: even
+    root may make no file there), naming the file."""
+    with pytest.raises(argparse.ArgumentTypeError, match="VA6: cannot write /proc/trace.html"):
+        file_to_write("/proc/trace.html")
+
+
+def test_checking_a_file_to_write_leaves_the_folder_and_an_existing_file_as_they_were(tmp_path):
+    """VA6: the check writes nothing: a file that was not there is not left behind, and one
+    that was keeps its bytes and its time."""
+    kept = tmp_path / "kept.svg"
+    kept.write_text("<svg/>")
+    before = kept.stat().st_mtime_ns
+    assert file_to_write(str(kept)) == str(kept)
+    assert file_to_write(str(tmp_path / "new.svg")) == str(tmp_path / "new.svg")
+    assert [path.name for path in tmp_path.iterdir()] == ["kept.svg"]
+    assert (kept.read_text(), kept.stat().st_mtime_ns) == ("<svg/>", before)
+
+
 @pytest.mark.parametrize("text", [f"{MAX_TIME * 10:.0f}", "99999999999999999"])
 def test_a_search_time_outside_the_clocks_range_is_a_usage_error(text, capsys):
     """VA7: an `--at` beyond ±MAX_TIME, which no clock may read (I4), exits 2, naming the range."""
