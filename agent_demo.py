@@ -93,6 +93,8 @@ class Tour:
         self.model = model
         # Whether task B took the other option; part E says so only if it did.
         self.avoided = False
+        # Whether task A failed and B's first prompt held that failure; part E says so only then.
+        self.failure_shown = False
         self.clock = ManualClock(START)
         self.recorder = Recorder(self.clock)
         self.working = WorkingMemory(WorkingSettings(window_size=6, max_summary_chars=300))
@@ -158,6 +160,9 @@ class Tour:
 def why_it_ended(run, agent) -> str:
     """Say which rule ended a run."""
     if run.success:
+        pending = len(agent.working.pending_subtasks)
+        if pending:
+            return f"the model replied FINISH with {pending} subtask(s) of the plan not ticked"
         return "the model replied FINISH: every subtask was ticked"
     reason = run.failure_reason
     if "failed:" in reason:
@@ -230,14 +235,18 @@ def failure_then_recovery(tour: Tour) -> tuple:
     signup = ["打开注册页", "填写邮箱", "设置密码", "提交表单 | 完成验证码后提交"]
     website = {"提交表单": "失败：需要先完成验证码"}
 
-    tour.part("A", "A first task fails, and the failure is remembered")
+    title = tour.foretold("fails, and the failure is remembered", "runs, and its episode is kept")
+    tour.part("A", f"A first task {title}")
     tour.say(f"task: {glossed('注册一个新账号')}, of type {glossed('网页表单填写')}")
     tour.say("plan, one subtask a line:")
     for number, step in enumerate(signup, 1):
         tour.say(f"{number}. {glossed(step)}", "      ")
     tour.say(
-        '" | " separates alternative actions for one subtask: the model takes the first one not '
-        "known to fail."
+        tour.foretold(
+            '" | " separates alternative actions for one subtask: the model takes the first one '
+            "not known to fail.",
+            '" | " separates alternative actions for one subtask.',
+        )
     )
     tour.say(
         f"the website answers 提交表单 with {glossed('失败：需要先完成验证码')}, "
@@ -268,8 +277,10 @@ def failure_then_recovery(tour: Tour) -> tuple:
     tour.settle()
 
     tour.clock.advance(2 * DAY)
-    outcome = tour.foretold("avoids the failed path", "is told which path failed")
-    tour.part("B", f"A similar task retrieves that episode and {outcome}")
+    title = tour.foretold(
+        "retrieves that episode and avoids the failed path", "and the experience its prompt holds"
+    )
+    tour.part("B", f"A similar task {title}")
     tour.say(f"task: {glossed('再注册一个测试账号')}: the same type, plan and website")
     calls = len(tour.llm.prompts)
     second = agent.run(
@@ -297,24 +308,28 @@ def failure_then_recovery(tour: Tour) -> tuple:
         )
     else:
         tour.say(f"why: {why_it_ended(second, agent)}.", "     ")
-    shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
-    tour.say(
-        f"The two goals share {len(shared)} space-separated words; their CJK bigrams "
-        "(注册, 账号, ...) bring the failure back, above the similarity threshold "
-        f"{agent.settings.retrieval.threshold}."
-    )
-    tour.say(
-        f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on "
-        f"{tour.day()} and it has {first.episode.access_count} access(es). Part E depends on this."
-    )
     after = tour.llm.prompts[calls]
+    # Told from B's first prompt, not foretold: a real model's task A may have succeeded
+    recalled = first.episode.render() in after
+    tour.failure_shown = recalled and not first.success
+    remembered = "the failure" if tour.failure_shown else "A's success"
+    if recalled:
+        shared = set("注册一个新账号".split()) & set("再注册一个测试账号".split())
+        tour.say(
+            f"The two goals share {len(shared)} space-separated words; their CJK bigrams "
+            f"(注册, 账号, ...) bring {remembered} back, above the similarity threshold "
+            f"{agent.settings.retrieval.threshold}."
+        )
+        tour.say(
+            f"Retrieving {first.episode.id} also reinforced it: its decay clock restarted on "
+            f"{tour.day()} and it has {first.episode.access_count} access(es). Part E depends on "
+            "this."
+        )
     changed = [
         label for (label, text), (_, old) in zip(sections(after), sections(before)) if text != old
     ]
-    tour.say(
-        f"Its first prompt, with the failure remembered; the sections that differ from A's: "
-        f"{', '.join(changed)}:"
-    )
+    held = f", with {remembered} remembered" if recalled else f", without {first.episode.id}"
+    tour.say(f"Its first prompt{held}; the sections that differ from A's: {', '.join(changed)}:")
     tour.show_prompt(after)
     tour.settle()
     return first, second
@@ -323,9 +338,11 @@ def failure_then_recovery(tour: Tour) -> tuple:
 def long_task(tour: Tour):
     """C: 32 steps through a window of 6; the goal and the pin stay, the prompt stays flat."""
     tour.clock.advance(DAY)
-    tour.part(
-        "C", "A long task: the window compresses, the goal and the pin stay, the prompt stays flat"
+    title = tour.foretold(
+        "the window compresses, the goal and the pin stay, the prompt stays flat",
+        f"through a window of {tour.working.window_size} recent steps, with a goal and a pin",
     )
+    tour.part("C", f"A long task: {title}")
     tables = [
         f"migrate table {name}"
         for name in (
@@ -469,7 +486,8 @@ def decay_cycle(tour: Tour, first) -> None:
                 else "it was written recently enough."
             )
         )
-    if first.episode in report.kept and any(e.status == "success" for e in report.forgotten):
+    successes_forgotten = any(e.status == "success" for e in report.forgotten)
+    if tour.failure_shown and first.episode in report.kept and successes_forgotten:
         failure = "the failure that saved task B" if tour.avoided else "the failure B was shown"
         tour.say(
             f"A memory survives by being used, not by being a success: {failure} stays, while "

@@ -161,14 +161,44 @@ def test_demo_runs_the_same_tour_against_an_http_endpoint_and_shows_the_prompts(
 
 def test_on_a_real_model_the_narration_tells_what_that_model_did(over_http):
     """`--llm`: the tour names the model in use, and foretells none of its choices: no "mock",
-    no title that says B avoids the failed path before B has run."""
+    no title that says B avoids the failed path before B has run; what it did, it says."""
     out = over_http[0].stdout
     assert "The model is stub at http://127.0.0.1:" in out and "mock" not in out
-    assert "=== B. A similar task retrieves that episode and is told which path failed" in out
+    assert "=== B. A similar task and the experience its prompt holds" in out
     assert "=== G. The agent on the manager is given a recalled procedure" in out
     # The stub decides as the mock does, so what it did is what the narration says it did.
     assert "why: at the last subtask the [avoid] line ruled out 提交表单" in out
+    assert "bring the failure back" in out and "the failure that saved task B stays" in out
     assert "it followed the procedure: run migrations -> set DB_URL -> roll out" in out
+
+
+def test_on_a_model_that_finishes_at_once_the_narration_says_only_what_happened():
+    """`--llm`: every sentence that states an outcome or what a prompt held is true of the run.
+    A model that answers FINISH at once succeeds at task A: nothing tells the mock's story of a
+    failure remembered, retrieved and kept, and what is said of A's success is so."""
+    from stub_openai import StubServer
+
+    with StubServer() as stub:
+        stub.script = [("text", "FINISH")] * 100
+        completed = python("agent_demo.py", "--llm", stub.url, "--model", "stub")
+    out = completed.stdout
+    assert completed.returncode == 0, completed.stderr
+    for mock_story in [
+        "A first task fails",
+        "the model takes the first one not known to fail",
+        "is told which path failed",
+        "bring the failure back",
+        "with the failure remembered",
+        "the failure B was shown stays",
+        "every subtask was ticked",
+        "the window compresses",
+    ]:
+        assert mock_story not in out
+    assert "-> success=True; stored as episode-2: [follow] 注册一个新账号" in out
+    assert out.count("why: the model replied FINISH with 4 subtask(s) of the plan not ticked") == 2
+    # B's first prompt held A's success, as the narration says
+    assert "|   - [follow] 注册一个新账号 (网页表单填写) succeeded: (no steps)" in out
+    assert "bring A's success back" in out and "Its first prompt, with A's success remembered" in out
 
 
 def an_unused_port() -> socket.socket:
