@@ -16,11 +16,7 @@ says what that model did, and the tour stops at the first prompt the model gives
 A bad argument is refused before the tour starts; Ctrl-C ends it with one line.
 """
 
-import argparse
 import sys
-import tempfile
-from collections import Counter
-from pathlib import Path
 
 # First, alone: on Python 3.9 the package says, in one line, which version it needs.
 try:
@@ -28,36 +24,46 @@ try:
 except ImportError as error:
     sys.exit(f"error: {error}")
 
-from recuris import (
-    AgentSettings,
-    ConsolidationSettings,
-    Consolidator,
-    DecayManager,
-    Episode,
-    EpisodicMemory,
-    ManualClock,
-    MemoryManager,
-    RecurisAgent,
-    RetrievalSettings,
-    SemanticMemory,
-    SQLiteStore,
-    WorkingMemory,
-    WorkingSettings,
-    estimate_tokens,
-)
-from recuris.manager.cli import run_piped
-from recuris.manager.cli_arguments import file_to_write
-from recuris.bench.mock_environment import MockEnvironment
-from recuris.bench.recorder import Recorder, full_history, sections
-from recuris.bench.simulation import simulate, year_plot
-from recuris.bench.trace import write_page
-from recuris.core.agent import EpisodicExperience
-from recuris.core.clock import DAY
-from recuris.core.text import FAILURE_MARKERS
-from recuris.evolution.reflecting_llm import ReflectingLLM
-from recuris.evolution.reflection import ReflectionCallback
-from recuris.llm.llm_http import LLMConnectionError, LLMError, OpenAICompatibleChat
-from recuris.manager.experience import model_on_manager
+from recuris.manager.entry import interrupted, run_piped
+
+# Ctrl-C while the tour's modules load ends it as Ctrl-C during the tour does (EN2).
+try:
+    import argparse
+    import tempfile
+    from collections import Counter
+    from pathlib import Path
+
+    from recuris import (
+        AgentSettings,
+        ConsolidationSettings,
+        Consolidator,
+        DecayManager,
+        Episode,
+        EpisodicMemory,
+        ManualClock,
+        MemoryManager,
+        RecurisAgent,
+        RetrievalSettings,
+        SemanticMemory,
+        SQLiteStore,
+        WorkingMemory,
+        WorkingSettings,
+        estimate_tokens,
+    )
+    from recuris.manager.cli_arguments import file_to_write
+    from recuris.bench.mock_environment import MockEnvironment
+    from recuris.bench.recorder import Recorder, full_history, sections
+    from recuris.bench.simulation import simulate, year_plot
+    from recuris.bench.trace import write_page
+    from recuris.core.agent import EpisodicExperience
+    from recuris.core.clock import DAY
+    from recuris.core.text import FAILURE_MARKERS
+    from recuris.evolution.reflecting_llm import ReflectingLLM
+    from recuris.evolution.reflection import ReflectionCallback
+    from recuris.llm.llm_http import LLMConnectionError, LLMError, OpenAICompatibleChat
+    from recuris.manager.experience import model_on_manager
+except KeyboardInterrupt:
+    sys.exit(interrupted())
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 
@@ -744,7 +750,8 @@ def run_tour(models: tuple, html: str | None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def command() -> int:
+    """Read the command line, then run the tour; return the exit status (a usage error: 2)."""
     parser = argparse.ArgumentParser(
         description="The recuris tour; offline and deterministic unless --llm is given."
     )
@@ -763,4 +770,8 @@ if __name__ == "__main__":
         models = http_models(arguments.llm, arguments.model) if arguments.llm else ()
     except ValueError as error:
         parser.error(f"--llm {arguments.llm}: {error}")
-    sys.exit(run_piped(lambda: run_tour(models, arguments.html)))
+    return run_tour(models, arguments.html)
+
+
+if __name__ == "__main__":
+    sys.exit(run_piped(command))

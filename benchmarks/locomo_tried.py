@@ -32,7 +32,7 @@ from datetime import datetime, timedelta, timezone
 
 from recuris.bench.command import run_locomo
 from recuris.bench.locomo import Turn, through_manager, top_ten
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 from recuris.manager.manager import MemoryManager
 from recuris.retrieval.bm25 import bm25_idf
 from recuris.retrieval.scoring import STOP_WORDS, analyze

@@ -7,7 +7,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 import sys
 
 from recuris import WorkingMemory, WorkingSettings
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 
 
 def main() -> None:

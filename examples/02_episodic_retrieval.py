@@ -9,7 +9,7 @@ import sys
 from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
 from recuris.bench.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 
 
 def main() -> None:

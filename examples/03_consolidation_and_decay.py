@@ -9,7 +9,7 @@ import sys
 from recuris import ConsolidationSettings, Consolidator, DecayManager, Episode, EpisodicMemory
 from recuris import ManualClock, SemanticMemory
 from recuris.core.clock import DAY
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 
 
 def main() -> None:

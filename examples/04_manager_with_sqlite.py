@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from recuris import ManualClock, MemoryManager, SQLiteStore
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 
 
 def tour(path: Path) -> None:

@@ -15,7 +15,7 @@ import os
 from recuris import AgentSettings, EpisodicMemory, RecurisAgent, WorkingMemory
 from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
 from recuris.bench.mock_environment import MockEnvironment
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 
 
 def main() -> None:

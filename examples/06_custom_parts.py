@@ -8,7 +8,7 @@ import sys
 
 from recuris import Episode, EpisodicMemory, InMemoryStore, MemoryManager, WorkingMemory
 from recuris import WorkingSettings
-from recuris.manager.cli import run_piped
+from recuris.manager.entry import run_piped
 
 
 class TrigramScorer(dict):

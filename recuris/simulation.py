@@ -2,8 +2,15 @@
 
 import sys
 
-from .manager.cli import run_piped
-from .bench.simulation import main
+from .manager.entry import run_piped
+
+
+def command() -> int | None:
+    """Load the simulation and run it; Ctrl-C while it loads ends it as EN1 says (EN2)."""
+    from .bench.simulation import main
+
+    return main()
+
 
 if __name__ == "__main__":
-    sys.exit(run_piped(main))
+    sys.exit(run_piped(command))

@@ -4,10 +4,18 @@
 opening a FIFO for reading waits for a writer, so once this side's open succeeds the child
 is inside its command, past start-up, waiting for its first line. SIGINT then lands where
 Ctrl-C would, in the middle of the work.
+
+`interrupted_importing` starts `python tests/interrupted.py MODULE ARGUMENTS`: run as a script,
+this file puts a finder first on the import path, then runs `python ARGUMENTS` (a script, or
+`-m` and a module) as Python would. When anything first imports MODULE, the finder sends SIGINT
+to its own process. kill() delivers a signal to the process that sends it before it returns,
+and Python raises KeyboardInterrupt at the next instruction of the main thread: inside that
+import, every time, whatever the machine's speed (EN2).
 """
 
 import errno
 import os
+import runpy
 import signal
 import subprocess
 import sys
@@ -62,3 +70,45 @@ def interrupted_reading(fifo: Path, *arguments: str) -> tuple[int, str, str]:
         return interrupt(child)
     finally:
         os.close(writer)
+
+
+def interrupted_importing(module: str, *arguments: str) -> tuple[int, str, str]:
+    """Run `python ARGUMENTS`, Ctrl-C it as it first imports `module`; return the exit status,
+    standard output and error."""
+    child = subprocess.run(
+        [sys.executable, __file__, module, *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=with_ctrl_c,
+    )
+    return child.returncode, child.stdout, child.stderr
+
+
+class InterruptOnImport:
+    """A finder that finds nothing: it sends SIGINT to this process when `module` is first asked
+    for, then leaves the import path, so that the import goes on as it would have."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def find_spec(self, name, path=None, target=None) -> None:
+        if name == self.module:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+if __name__ == "__main__":
+    module, *command = sys.argv[1:]
+    sys.path.remove(str(Path(__file__).parent))  # the command sees the path Python gives it
+    sys.meta_path.insert(0, InterruptOnImport(module))
+    if command[0] == "-m":
+        sys.argv = [command[1], *command[2:]]
+        runpy.run_module(command[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = command
+        sys.path.insert(0, str(ROOT / Path(command[0]).parent))
+        runpy.run_path(command[0], run_name="__main__")

@@ -198,7 +198,8 @@ def test_on_a_model_that_finishes_at_once_the_narration_says_only_what_happened(
     assert out.count("why: the model replied FINISH with 4 subtask(s) of the plan not ticked") == 2
     # B's first prompt held A's success, as the narration says
     assert "|   - [follow] 注册一个新账号 (网页表单填写) succeeded: (no steps)" in out
-    assert "bring A's success back" in out and "Its first prompt, with A's success remembered" in out
+    assert "bring A's success back" in out
+    assert "Its first prompt, with A's success remembered" in out
 
 
 def an_unused_port() -> socket.socket:

@@ -2,7 +2,15 @@
 
 import sys
 
-from .command import main
+from ..manager.entry import run_piped
+
+
+def command() -> int:
+    """Load the benchmarks and run one; Ctrl-C while they load ends it as EN1 says (EN2)."""
+    from .command import main
+
+    return main()
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_piped(command))

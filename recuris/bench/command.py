@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..manager.cli import run_piped
+from ..manager.entry import run_piped
 from ..manager.factory_spec import factory_of
 from ..storage.memory_store import InMemoryStore
 from ..storage.sqlite_store import SQLiteStore

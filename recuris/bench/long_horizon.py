@@ -41,7 +41,7 @@ from ..core.mock_llm import PromptFollowingLLM
 from ..core.text import estimate_tokens, normalize
 from ..core.validation import require_count
 from ..core.working import WorkingMemory, WorkingSettings
-from ..manager.cli import run_piped
+from ..manager.entry import run_piped
 from .evaluation import pollution_rate, prompt_tokens
 
 __all__ = [

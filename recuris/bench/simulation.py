@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecayManager, DecaySettings
-from ..manager.cli import run_piped
+from ..manager.entry import run_piped
 from ..manager.cli_arguments import file_to_write
 from ..manager.manager import MemoryManager
 from ..storage.memory_store import InMemoryStore

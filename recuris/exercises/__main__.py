@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 def piped(argv: list[str] | None = None) -> int:
     """Run `main`; a reader who stops early (`| head`) ends it quietly, with status 0.
 
-    The same as `recuris.manager.cli.run_piped`, written again: the exercises import nothing
+    The same as `recuris.manager.entry.run_piped`, written again: the exercises import nothing
     of the parts they grade, so that a broken part can still be graded.
     """
     try:

@@ -64,9 +64,10 @@ Invariants:
     V17 on a damaged file a reading command prints what it could read, names on standard
         error what it could not, and exits 1; `stats` reads its parts (users, items, audit
         records, integrity check) one by one, so that one damaged part hides no other.
-    V18 Ctrl-C ends a command run through `run_piped` (this command line, the demo, the
-        benchmarks, the simulation) with one line on standard error and exit status 130, as
-        a shell reports an interrupted command; an `import` it stops is undone (V3, V8).
+    V18 Ctrl-C ends a command run through `run_piped` (entry.py: this command line, the demo,
+        the benchmarks, the simulation, the MCP server) with one line on standard error and
+        exit status 130, as a shell reports an interrupted command, while its modules load
+        as much as while it works (EN1, EN2); an `import` it stops is undone (V3, V8).
     V19 importing a file the database already holds changes nothing: a line equal to what is
         stored (an item with the same id and every field equal, an audit record equal to a
         stored one of its user) is skipped and audited by no record; an item line whose id is
@@ -80,10 +81,9 @@ Invariants:
 
 import json
 import logging
-import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -101,14 +101,14 @@ from ..storage.item import LEVELS, MAX_TIME, MemoryItem
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import StoreError
 from .cli_arguments import READING, parse
+from .entry import run_piped
 from .manager import MemoryManager
 from .manager import log as recall_log
 from .tasks import TASK_KIND, task_of
 
-__all__ = ["main", "run_piped", "export_lines"]
+__all__ = ["main", "export_lines"]
 
 AUDIT_FIELDS = ("item_id", "operation", "reason", "at", "weight", "user_id")
-INTERRUPTED = 130  # 128 + SIGINT (V18)
 
 
 class UsageError(Exception):
@@ -619,24 +619,6 @@ def _in_words(error: Exception, arguments) -> str:
         hint = "" if arguments.command == "stats" else "; `stats` names the parts still readable"
         return f"{arguments.db} is damaged ({text}){hint}"
     return text
-
-
-def run_piped(command: Callable[[], int | None]) -> int:
-    """Run `command` and return its exit status; 0, silently, if standard output's reader
-    closed the pipe early (`| head`), as Unix tools end; 130, with one line, on Ctrl-C (V18)."""
-    try:
-        status = command()
-        sys.stdout.flush()  # inside the try: the last lines may meet the closed pipe here
-    except KeyboardInterrupt:
-        # One line: a traceback would only show where the work happened to be.
-        print("interrupted (Ctrl-C)", file=sys.stderr)
-        return INTERRUPTED
-    except BrokenPipeError:
-        # Standard output goes to the null device, so that the interpreter's last flush finds
-        # nothing to write and says nothing.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    return status or 0
 
 
 def main(argv: list[str] | None = None, out=None, environ=None, open_store=SQLiteStore) -> int:

@@ -2,7 +2,15 @@
 
 import sys
 
-from .server import main
+from ..manager.entry import run_piped
+
+
+def command() -> int:
+    """Load the server and run it; Ctrl-C while it loads ends it as EN1 says (EN2)."""
+    from .server import main
+
+    return main()
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_piped(command))
