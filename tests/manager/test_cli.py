@@ -26,8 +26,8 @@ from interrupted import interrupted_reading
 
 from recuris import ManualClock, MemoryItem, MemoryManager, ReflectionCallback, SQLiteStore
 from recuris.manager.cli import main
-from recuris.manager.entry import run_piped
 from recuris.manager.cli_arguments import ENVIRONMENT_DATABASE
+from recuris.manager.entry import run_piped
 
 ROOT = Path(__file__).resolve().parents[2]
 
