@@ -7,8 +7,8 @@ speaks, and changes nothing: it is the agent's `observer`, it wraps the model ca
 (`wrap`) to keep each prompt, and it wraps a `DecayManager` (`watch`) to keep each access
 and each cycle. The caller adds what only it knows: part titles, notes, what each tier
 holds after a part (`settle`), and what it shows beside the run: a prompt cut into its
-sections (`show_prompt`) and a table (`table`). `sections` cuts a prompt along the layout
-of `prompt.py`.
+sections (`show_prompt`) and a table (`table`). `sections` names the sections
+`prompt.read_sections` reads, the one reader of the layout.
 
 Invariants:
     RC1 the sections of a prompt partition it: their texts, joined in order, give back the
@@ -53,16 +53,18 @@ _STEP_LINE = re.compile(r"^\s+(\d+)\. ")
 def sections(prompt: str) -> list[tuple[str, str]]:
     """Cut a prompt into (label, text) sections at the layout's headers, losing nothing (RC1).
 
-    A line that starts no section (the goal line, an entry, a blank line) belongs to the one above.
+    The prompt is read by `prompt.read_sections` (P4). A line that starts no named section
+    (the goal line, an entry, a blank line) belongs to the one above.
     """
     found: list[list] = []
-    for line in prompt.splitlines(keepends=True):
-        label = None
-        if line[:1].strip():  # indented and blank lines never start a section
-            label = next((name for header, name in SECTION_LABELS if line.startswith(header)), None)
+    for section in layout.read_sections(prompt):
+        heading = section.heading or ""
+        label = next((name for header, name in SECTION_LABELS if heading.startswith(header)), None)
+        # The recorder's names: a section the layout reads apart (the goal line, the tools'
+        # own instruction, a blank line) is part of the named one above it.
         if label is not None or not found:
             found.append([label or "prompt", ""])
-        found[-1][1] += line
+        found[-1][1] += section.text
     return [(label, text) for label, text in found]
 
 

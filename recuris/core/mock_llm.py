@@ -87,40 +87,38 @@ def read_prompt(
 ) -> PromptView:
     """Parse a prompt laid out by `prompt.py` back into what it tells the model.
 
-    A value noted twice in the recent steps is read as the first one met, or with
-    `latest_wins` the last. `readers` reads the lines of the sections the core does not lay
-    out, by their header.
+    The prompt is cut by `prompt.read_sections` (P4); each indented line is read by the
+    section it stands under. A value noted twice in the recent steps is read as the first
+    one met, or with `latest_wins` the last. `readers` reads the lines of the sections the
+    core does not lay out, by their header.
     """
     readers = readers or {}
     view = PromptView(latest_wins=latest_wins)
     view.instruction = text.rsplit("\n\n", 1)[-1]  # the instruction ends the prompt (P1)
-    section = None
-    for line in text.splitlines():
-        if not line.startswith(layout.INDENT):
-            section = line
-            if line.startswith(layout.GOAL):
-                view.goal = line[len(layout.GOAL) :].strip()
-            continue
-        body = line.strip()
-        if section == layout.PINNED and body.startswith("- "):
-            view.pins.append(body[2:])
-        elif (section or "").startswith(layout.SUBTASKS) and body[:3] in layout.MARKS:
-            view.subtasks.append((body[:3] == layout.DONE_MARK, body[4:]))
-        elif section == layout.SUMMARY and body.startswith("done: "):
-            view.done.extend(_path(body[len("done: ") :], " -> "))
-        elif section == layout.SUMMARY and body.startswith("failed: "):
-            failures = _path(body[len("failed: ") :], "; ")
-            view.failed.extend(item.partition(": ")[0] for item in failures)
-        elif section == layout.RECENT and (match := layout.RECENT_STEP.match(body)):
-            (view.failed if match.group(3) else view.done).append(match.group(1))
-            for slot, value in layout.NOTE.findall(body):
-                view.note(slot, value)
-        elif section == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
-            view.follow.append(_path(match.group(1), " -> "))
-        elif section == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
-            view.avoid.append(match.group(1))
-        elif section in readers:
-            readers[section](body, view)
+    for section in layout.read_sections(text):
+        heading = section.heading
+        if heading is not None and heading.startswith(layout.GOAL):
+            view.goal = heading[len(layout.GOAL) :].strip()
+        for body in section.body():
+            if heading == layout.PINNED and body.startswith("- "):
+                view.pins.append(body[2:])
+            elif (heading or "").startswith(layout.SUBTASKS) and body[:3] in layout.MARKS:
+                view.subtasks.append((body[:3] == layout.DONE_MARK, body[4:]))
+            elif heading == layout.SUMMARY and body.startswith("done: "):
+                view.done.extend(_path(body[len("done: ") :], " -> "))
+            elif heading == layout.SUMMARY and body.startswith("failed: "):
+                failures = _path(body[len("failed: ") :], "; ")
+                view.failed.extend(item.partition(": ")[0] for item in failures)
+            elif heading == layout.RECENT and (match := layout.RECENT_STEP.match(body)):
+                (view.failed if match.group(3) else view.done).append(match.group(1))
+                for slot, value in layout.NOTE.findall(body):
+                    view.note(slot, value)
+            elif heading == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
+                view.follow.append(_path(match.group(1), " -> "))
+            elif heading == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
+                view.avoid.append(match.group(1))
+            elif heading in readers:
+                readers[heading](body, view)
     return view
 
 

@@ -3,7 +3,8 @@
 Document 000 §3.3 fixes the order: working memory first (goal, summary, recent steps),
 related experience after it, each in the same place on every step, so that the goal can
 never scroll out of sight. The labels below are spelled only here, so the writer
-(`WorkingMemory`, `RecurisAgent`) and the reader (`PromptFollowingLLM`) cannot disagree.
+(`WorkingMemory`, `RecurisAgent`) and the readers (`PromptFollowingLLM`, the demo's
+recorder) cannot disagree; `read_sections` is the one place a prompt is read back.
 A part of memory beyond the core (recall across layers, a tool's answer) brings its own
 `ContextSection`: its header, its lines and the values they state, in its own words.
 
@@ -15,18 +16,25 @@ Invariants:
         a subtask when it is one of its options, each `{slot}` filled with a value the run
         was given for the slot's text (a note in a step's result, or a value a section
         states); a slot no value fills matches only itself.
+    P4  `read_sections` cuts a prompt into sections, each opening at a line that is not
+        indented (a blank line included): their lines, joined in order, give back the prompt
+        exactly, and a `ContextSection` whose header and lines are each one line, without
+        white space around them, reads back as that header and those lines.
 """
 
 import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .records import Hit
 from .text import normalize
 
 __all__ = [
     "ContextSection",
+    "ReadSection",
+    "read_sections",
     "build_prompt",
     "render_experience",
     "subtask_options",
@@ -72,6 +80,38 @@ class ContextSection:
         """Render as the header, then each line indented; no lines render as "(none)"."""
         body = [f"{INDENT}{line}" for line in self.lines] or [f"{INDENT}{NONE}"]
         return "\n".join([self.header, *body])
+
+
+class ReadSection(NamedTuple):
+    """One section of a prompt as read back: the line that opens it and every line of it (P4)."""
+
+    # The unindented line that opens it, without its line break; None for indented lines
+    # that open the prompt, under no heading.
+    heading: str | None
+    lines: list[str]  # every line as written, its line break kept, the heading's first
+
+    @property
+    def text(self) -> str:
+        """The section's text exactly as the prompt holds it."""
+        return "".join(self.lines)
+
+    def body(self) -> list[str]:
+        """Return the indented lines under the heading, each without its indent or line break."""
+        return [line.strip() for line in self.lines if line.startswith(INDENT)]
+
+
+def read_sections(text: str) -> list[ReadSection]:
+    """Cut a prompt into its sections, in order, at each line that is not indented (P4)."""
+    found: list[ReadSection] = []
+    lines: list[str] | None = None  # the lines of the section being read
+    for line in text.splitlines(keepends=True):
+        indented = line.startswith(INDENT)
+        if not indented or lines is None:
+            lines = []
+            # The heading is the line without its break, whichever `splitlines` broke it at.
+            found.append(ReadSection(None if indented else line.splitlines()[0], lines))
+        lines.append(line)
+    return found
 
 
 def subtask_options(subtask: str) -> list[str]:

@@ -1,8 +1,10 @@
 """Text: the tokens every memory compares by, the token cost of a prompt, and statements.
 
 Document 000 §4.2 compares `str.split()` words, which finds nothing in Chinese (a sentence
-is one "word"); 001 §3 counts about 1.5 Chinese characters per model token. This module
-fixes the first and keeps the second; `statement` reads 003 §4.2's "database: PostgreSQL".
+is one "word"); 001 §3 counts about 1.5 Chinese characters per model token and fits a
+context to a token budget. This module fixes the first and keeps the second: `fits` is the
+one test of a budget and `fit` the one cut to it, whatever a caller fits (working memory's
+section, recall's lines, a tool's answer). `statement` reads 003 §4.2's "database: PostgreSQL".
 
 Invariants:
     T1  `tokenize` is deterministic and lower-cases; a run of CJK characters yields its
@@ -13,6 +15,9 @@ Invariants:
     T4  `escape_line_breaks` returns JSON text that reads as the same JSON and holds no
         character `str.splitlines` splits on: U+0085, U+2028 and U+2029, which JSON leaves
         raw inside a string, are written escaped, as JSON escapes the control characters.
+    T5  a text fits a budget of n tokens when its estimate is at most n (None: no budget);
+        `fit(text, n)` is the longest start of text that fits: the text whole when it fits,
+        never over the budget, and one character more would be.
 """
 
 import math
@@ -21,6 +26,8 @@ import re
 __all__ = [
     "tokenize",
     "estimate_tokens",
+    "fits",
+    "fit",
     "looks_like_failure",
     "clip",
     "flatten",
@@ -78,6 +85,28 @@ def estimate_tokens(text: str) -> int:
     cjk = sum(len(run) for run in _CJK_RUN.findall(text))
     other = len(text) - cjk
     return math.ceil(cjk / CJK_CHARS_PER_TOKEN + other / OTHER_CHARS_PER_TOKEN)
+
+
+def fits(text: str, tokens: int | None) -> bool:
+    """Return True if the text's estimated tokens are at most `tokens`; None is no budget (T5)."""
+    return tokens is None or estimate_tokens(text) <= tokens
+
+
+def fit(text: str, tokens: int | None) -> str:
+    """Return the longest start of text that `fits` `tokens`: the text itself if it fits (T5)."""
+    if fits(text, tokens):
+        return text
+    # No character costs less than 1 / OTHER_CHARS_PER_TOKEN of a token, which bounds the
+    # search; a longer start never costs less (T2), so the search can halve.
+    low = 0
+    high = min(len(text), int(tokens * OTHER_CHARS_PER_TOKEN))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(text[:middle], tokens):
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
 
 
 def looks_like_failure(result: str) -> bool:

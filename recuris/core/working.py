@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from . import prompt
 from .compression import MIN_CHARS, StructuredSummarizer
 from .records import Step
-from .text import clip, estimate_tokens, flatten
+from .text import clip, fits, flatten
 from .validation import require_count, require_text
 
 __all__ = ["WorkingMemory", "WorkingSettings", "Summarizer"]
@@ -182,12 +182,10 @@ class WorkingMemory:
         return step
 
     def _fit_budget(self) -> None:
-        # W7: past the token budget, the oldest recent steps are folded early, one at a
-        # time, while another stays to show; the goal, pins and subtasks are never folded.
-        budget = self.token_budget
-        if budget is None:
-            return
-        while len(self._recent) > 1 and estimate_tokens(self.to_prompt_section()) > budget:
+        # W7: past the token budget (text.fits, T5), the oldest recent steps are folded early,
+        # one at a time, while another stays to show; the goal, pins and subtasks are never
+        # folded. Working memory's policy: what is oldest goes first, and into the summary.
+        while len(self._recent) > 1 and not fits(self.to_prompt_section(), self.token_budget):
             self._fold([self._recent.popleft()])
 
     def _fold(self, evicted: list[Step]) -> None:

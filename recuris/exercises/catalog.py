@@ -90,7 +90,9 @@ EXERCISES = (
             "estimate_tokens: count CJK characters apart and round cjk/1.5 + other/4 up with "
             "math.ceil, so any non-empty text costs at least 1 and appending never lowers it "
             "(T2); statement: one anchored pattern, a short subject, then ':' or '=', then the "
-            "value, both stripped (T3).",
+            "value, both stripped (T3); fits compares the estimate with the budget, None fitting "
+            "anything, and fit halves its search for the longest start that fits, since a longer "
+            "start never costs less (T5).",
         ),
     ),
     Exercise(

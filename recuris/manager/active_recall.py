@@ -42,7 +42,7 @@ import re
 
 from ..core.mock_llm import PromptView
 from ..core.prompt import ContextSection
-from ..core.text import OTHER_CHARS_PER_TOKEN, estimate_tokens, flatten, normalize, statement
+from ..core.text import estimate_tokens, fit, fits, flatten, normalize, statement
 from ..core.validation import replace_surrogates, require_count, require_number, require_text
 from ..retrieval.scoring import analyze
 from .bounds import cap_query
@@ -246,42 +246,32 @@ class ActiveRecall:
         found = self.manager.recall(text, self.user_id, top_k=20, count_access=False)
         chosen = []
         used = 0
+        # Z1's policy: the best first, each memory costed alone, and a smaller one further
+        # down may fit what is left.
         for result in found.results:
-            cost = estimate_tokens(result.render())
-            if used + cost <= max_tokens:
+            line = result.render()
+            if fits(line, max_tokens - used):
                 chosen.append(result)
-                used += cost
+                used += estimate_tokens(line)
         self.manager.users.count_access(self.user_id, chosen)
         return [result.render() for result in chosen]
 
 
 def fitted_contents(contents: list[str], budget: int) -> list[str]:
-    """Return the contents, each cut to its share of `budget` tokens, shortest served first (Z8)."""
+    """Return the contents, each cut to its share of `budget` tokens, shortest served first (Z8).
+
+    Z8's policy: what is left of the budget is shared equally among the contents not yet
+    served, so that one long memory cannot crowd out the others; each is cut by `fit` (T5).
+    """
     costs = [estimate_tokens(content) for content in contents]
     fitted = list(contents)
     left = budget
     order = sorted(range(len(contents)), key=costs.__getitem__)
     for served, index in enumerate(order):
         share = left // (len(order) - served)
-        if costs[index] > share:
-            fitted[index] = _within(contents[index], share)
+        fitted[index] = fit(contents[index], share)
         left -= estimate_tokens(fitted[index])
     return fitted
-
-
-def _within(text: str, tokens: int) -> str:
-    """Return the longest start of text whose estimated tokens are at most `tokens`."""
-    # No character costs less than 1 / OTHER_CHARS_PER_TOKEN of a token, which bounds the
-    # search; a longer start never costs less (T2), so the search can halve.
-    low = 0
-    high = min(len(text), int(tokens * OTHER_CHARS_PER_TOKEN))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if estimate_tokens(text[:middle]) <= tokens:
-            low = middle
-        else:
-            high = middle - 1
-    return text[:low]
 
 
 def _sent(answer: dict) -> str:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, fields, replace
 from ..core.decay import DecaySettings, ForgettingCurve
 from ..storage.audit import AuditEntry
 from ..core.similarity import Scorer
-from ..core.text import estimate_tokens, normalize
+from ..core.text import fits, normalize
 from ..core.validation import require_count, require_number
 from ..storage.item import MemoryItem
 from ..storage.store import Access, Store
@@ -245,8 +245,8 @@ def assemble(ranked: Iterable[Recalled], token_budget: int | None) -> tuple[list
         key = normalize(result.item.content)
         if key in seen:
             continue  # the same memory stored twice (a fact and the events it came from)
-        if token_budget is not None and estimate_tokens("\n".join([*lines, line])) > token_budget:
-            continue  # a smaller item further down may still fit
+        if not fits("\n".join([*lines, line]), token_budget):
+            continue  # recall's policy: the best first, and a smaller item further down may fit
         chosen.append(result)
         lines.append(line)
         seen.add(key)

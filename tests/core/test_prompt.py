@@ -1,10 +1,12 @@
-"""Example tests for recuris.core.prompt, the layout shared by writer and reader (P1-P3)."""
+"""Example tests for recuris.core.prompt, the layout shared by writer and reader (P1-P4)."""
 
 from recuris import Episode, Hit, WorkingMemory
 from recuris.core.prompt import (
     EXPERIENCE_HEADER,
     INSTRUCTION,
+    ContextSection,
     build_prompt,
+    read_sections,
     render_experience,
     subtask_options,
 )
@@ -102,3 +104,26 @@ def test_the_core_layout_and_mock_name_no_tool_and_no_layer_above():
         source = inspect.getsource(module)
         assert "search_memory" not in source and "[procedural]" not in source
         assert "Recalled memory" not in source and "Recalled by" not in source
+
+
+def test_a_prompt_is_read_back_in_sections_at_each_line_not_indented():
+    """P4: each unindented line opens a section, blank lines too; indented lines stand under it."""
+    memory = WorkingMemory()
+    memory.init_task("register an account")
+    notes = ContextSection("## Notes", ("- region: eu-west",))
+    sections = read_sections(build_prompt(memory.to_prompt_section(), [], [notes]))
+    headings = [section.heading for section in sections]
+    assert headings[:3] == ["## Working memory", "Goal: register an account", "Pinned constraints:"]
+    assert headings[-3:] == ["## Notes", "", INSTRUCTION]
+    notes_read = sections[headings.index("## Notes")]
+    assert notes_read.body() == ["- region: eu-west"]
+    assert notes_read.text == "## Notes\n  - region: eu-west\n"
+
+
+def test_indented_lines_before_any_heading_stand_under_none():
+    """P4: a prompt opening with indented lines gives them a section whose heading is None."""
+    sections = read_sections("  - stray\n## Notes\n  - kept")
+    assert [(section.heading, section.body()) for section in sections] == [
+        (None, ["- stray"]),
+        ("## Notes", ["- kept"]),
+    ]

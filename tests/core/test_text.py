@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2, T3, T4)."""
+"""Example tests for recuris.core.text: tokens, Jaccard, token estimates (T1, J1, T2-T5)."""
 
 import json
 
@@ -8,6 +8,8 @@ from recuris.core.text import (
     clip,
     escape_line_breaks,
     estimate_tokens,
+    fit,
+    fits,
     flatten,
     looks_like_failure,
     normalize,
@@ -89,6 +91,17 @@ def test_estimate_tokens_of_empty_text_is_zero():
     """T2: only the empty string costs nothing."""
     assert estimate_tokens("") == 0
     assert estimate_tokens(" ") == 1
+
+
+def test_fit_cuts_a_text_to_the_longest_start_within_the_budget():
+    """T5: three tokens hold twelve Latin characters, or three CJK characters and no fourth."""
+    assert fit("register an account", 3) == "register an "
+    assert fit("注册一个新账号", 2) == "注册一"
+
+
+def test_no_budget_fits_any_text_whole():
+    """T5: None is no budget: every text fits it and comes back whole."""
+    assert fits("x" * 10_000, None) and fit("x" * 10_000, None) == "x" * 10_000
 
 
 def test_failure_markers_are_found_in_any_case_and_in_chinese():
