@@ -6,8 +6,8 @@ Each factory makes a new part for every test, so no test sees another's state.
 
 RECURIS_STORES
     A factory takes a fresh, empty folder (a `pathlib.Path`) and returns a new store. The
-    store contract (tests/storage/test_store.py), the store state machine against a naive
-    model (tests/storage/test_store_properties.py) and the manager state machine
+    store contract (tests/storage/test_store.py), the store state machine against the model
+    store (tests/storage/test_store_properties.py) and the manager state machine
     (tests/manager/test_manager_properties.py) run on it. A store that persists says so
     with `make_store.reopens = True`: called again on the same folder, the factory then
     returns a store holding what the first one held, and the manager state machine closes
@@ -48,6 +48,11 @@ from hypothesis import settings
 
 from recuris import BM25Scorer, InMemoryStore, JaccardScorer, SQLiteStore, StructuredSummarizer
 from recuris.manager.factory_spec import factory_of
+from recuris.storage.model_store import ModelStore
+
+
+def model_store(folder: Path):
+    return ModelStore()
 
 
 def memory_store(folder: Path):
@@ -60,7 +65,12 @@ def sqlite_store(folder: Path):
 
 sqlite_store.reopens = True  # the same folder, the same file: a second call reopens it
 
-BUILT_IN: dict[str, Callable[[Path], object]] = {"memory": memory_store, "sqlite": sqlite_store}
+# The model first: the store machine tests every other one against it (MO1-MO3).
+BUILT_IN: dict[str, Callable[[Path], object]] = {
+    "model": model_store,
+    "memory": memory_store,
+    "sqlite": sqlite_store,
+}
 BUILT_IN_SCORERS: dict[str, Callable[[], object]] = {
     "jaccard": JaccardScorer,
     "bm25": BM25Scorer,  # with its own analyzer: stop words dropped, light stemming

@@ -1,13 +1,14 @@
-"""The in-memory store: the default store, and the model the other stores are tested by.
+"""The in-memory store: the default store, indexed so that no read scans every item.
 
 Document 002 §4 isolates storage behind an interface; document 001 §2 indexes every tier by
-task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in plain
-Python: its items in write order and its audit log, kept as rows (rows.py), and beside them a
-`TermIndex` (term_index.py), so that no read scans every item. It is written to be obviously
-correct rather than fast, the two structures beside it holding what a scale goal needs: every
-invariant of store.py holds here (S1-S16);
-`tests/storage/test_store.py` runs the same contract on this store and on SQLite, and
-`tests/storage/test_store_properties.py` runs both against a naive model.
+task and type. `InMemoryStore` keeps what the `Store` protocol (store.py) asks in memory: its
+items in write order and its audit log, kept as rows (rows.py), and beside them a
+`TermIndex` (term_index.py), so that no read scans every item. Every invariant of store.py
+holds here (S1-S16): `tests/storage/test_store.py` runs the same contract on this store, the
+model and SQLite, and `tests/storage/test_store_properties.py` holds each read to the model's
+answer (model_store.py, a plain scan). It is `MemoryManager()`'s default and the retry
+queue's replica, not the scan, for speed: a recall's reads over 100,000 items take
+milliseconds here and seconds in the model (docs/storage/memory-store.md).
 
 Invariants:
     MS1 write order is the order of first `put`: `list` returns items in it, a rewrite keeps
@@ -46,7 +47,7 @@ def _place(item: MemoryItem) -> tuple:
 
 
 class InMemoryStore:
-    """Items in write order, with their audit log; the default store, and the others' model."""
+    """Items in write order, with their audit log and a term index; the default store."""
 
     def __init__(self, bm25: BM25Settings = BM25Settings()) -> None:  # noqa: B008 (frozen)
         self.bm25 = bm25

@@ -3,9 +3,10 @@
 Document 002 §4 isolates storage behind an interface so that the memory logic never
 knows where items live; document 001 §2 puts all tiers in one store indexed by task and
 type; document 003 §7 scopes every read to one user and asks that memory failures degrade
-the agent instead of stopping it. `InMemoryStore` (memory_store.py) is the default and
-the model of the others; `SQLiteStore` (sqlite_store.py) persists; `BufferedStore`
-(buffered_store.py) retries failed writes. The invariants below hold for every store.
+the agent instead of stopping it. `ModelStore` (model_store.py) states them as a plain scan, the
+model every other store is tested against; `InMemoryStore` (memory_store.py) is the
+default; `SQLiteStore` (sqlite_store.py) persists; `BufferedStore` (buffered_store.py)
+retries failed writes. The invariants below hold for every store.
 
 Invariants:
     S1 every item read is scoped to one user: no read returns another user's item (the
@@ -30,8 +31,9 @@ Invariants:
     S8 `search` returns the `limit` items of one user and level with the highest Okapi BM25
         score for the query's terms (`BM25Settings`'s weights over the items' analysed
         content; statistics of that user and level alone; the score rounded to
-        `SCORE_DIGITS` decimals), best first, ties to the later-written item; every store
-        returns the same items and scores.
+        `SCORE_DIGITS` decimals), best first, ties to the later-written item (the later in
+        S11's write order, where a rewrite keeps its place); every store returns the same
+        items, scores and order.
     S9 `adjacent` gives the ids of each item's `width` previous and `width` next items in
         write order among the user's items of the same level and task, as one tuple in that
         order (None beyond either end): with `width` 1, its previous and its next item. An

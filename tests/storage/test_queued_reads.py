@@ -6,6 +6,7 @@ from outages import FlakyStore, Outage, ReadCountingQueue, protocol_operations
 from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, StoreError
 from recuris.storage.audit import AuditEntry
 from recuris.storage.buffered_store import BufferedStore, QueuedView
+from recuris.storage.model_store import ModelStore
 from recuris.storage.store import Access
 
 
@@ -35,6 +36,29 @@ def test_reads_see_queued_writes(flaky):
     assert [(i.id, i.importance) for i in store.list("ana")] == [("i1", 0.9), ("i2", 0.5)]
     assert [i.id for i in store.matching("ana", "episodic", ["i2"])] == ["i2"]
     assert store.get("bob", "i2") is None and store.list("bob") == []
+
+
+def test_search_with_writes_queued_ranks_as_the_model_equal_scores_included(flaky):
+    """QR1: while writes are queued, search answers as the model holding them would: the same
+    items and scores, the later-written first among equal scores (S8), a rewrite in place."""
+    store = BufferedStore(flaky)
+    model = ModelStore()
+    same = [
+        MemoryItem(id=key, user_id="ana", level="episodic", content="deploy failed")
+        for key in ("a", "b", "c", "d")
+    ]
+    for target in (store, model):
+        target.put(same[:2])
+    flaky.down = True
+    for target in (store, model):
+        target.put(same[2:])
+        target.put([same[0]])  # rewritten while queued: it keeps its place
+    assert store.pending == 2
+    flaky.down = False  # reads work again; the queue is not written yet
+    found = store.search("ana", "episodic", ["deploy"], 3)
+    expected = model.search("ana", "episodic", ["deploy"], 3)
+    assert [(i.id, score) for i, score in found] == [(i.id, score) for i, score in expected]
+    assert [i.id for i, _ in found] == ["d", "c", "b"]
 
 
 def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):

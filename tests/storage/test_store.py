@@ -1,5 +1,5 @@
-"""The Store contract, run against every implementation:
-the in-memory model and SQLite (S1-S4, S9, S12, S16)."""
+"""The Store contract, run against every implementation: the model store, the in-memory store
+and SQLite, and a fork's (S1-S4, S9, S12, S16)."""
 
 import pytest
 
@@ -176,6 +176,17 @@ def test_matching_follows_updates_and_deletes(store):
     assert [i.id for i in store.matching("ana", "episodic", ["gamma"])] == ["i1"]
     store.delete("ana", ["i1"])
     assert store.matching("ana", "episodic", ["gamma"]) == []
+
+
+def test_search_gives_equal_scores_to_the_later_written_item_first(store):
+    """S8: among equal scores the later-written item comes first, a rewritten one keeping its
+    place in write order, and the limit cuts after that order."""
+    store.put([item(key, content="deploy failed") for key in ("a", "b", "c")])
+    store.put([item("a", content="deploy failed", task_id="t")])
+    ranked = store.search("ana", "episodic", ["deploy"], 3)
+    assert [i.id for i, _ in ranked] == ["c", "b", "a"]
+    assert len({score for _, score in ranked}) == 1
+    assert [i.id for i, _ in store.search("ana", "episodic", ["deploy"], 2)] == ["c", "b"]
 
 
 def test_an_id_written_twice_in_one_batch_keeps_its_last_version(store):
