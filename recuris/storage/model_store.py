@@ -45,6 +45,7 @@ from .store import (
     mentions_erased,
     padded_neighbours,
     refuse_if_forgotten,
+    without_erased,
 )
 
 __all__ = ["ModelStore"]
@@ -228,7 +229,12 @@ class ModelStore:
         erased = {item.id for item in found}
         forms = erased_forms(item.content for item in found)
         self._scrub(user_id, lambda record: mentions_erased(record, erased, forms))
-        return self.delete(user_id, erased)
+        deleted = self.delete(user_id, erased)
+        for item in self.list(user_id):  # the items kept that quote an erased id (S13)
+            metadata = without_erased(item.metadata, erased)
+            if metadata is not None:
+                self._items[item.id] = replace(item, metadata=metadata)
+        return deleted
 
     def delete_user(self, user_id: str) -> int:
         """Forget the user: delete their items, blank their audit, raise their generation (S6)."""

@@ -10,8 +10,10 @@ queue alone while the store cannot be read at all.
 Invariants:
     QR1 reads see queued writes: `get`, `get_many`, `list`, `iterate`, `matching`, `search`,
         `adjacent`, `statistics` and `held_terms` answer as if the queue were written (newest queued
-        copies, queued deletions and counted accesses applied in order), and `audit` adds
-        the queued records (those queued with accesses too).
+        copies, queued deletions and counted accesses applied in order), in the store's order
+        (S11: a queued rewrite in the item's place, even from another level, task or terms;
+        an item deleted and put again last), and `audit` adds the queued records (those
+        queued with accesses too).
     QR2 `QueuedView` answers `list` from the queue alone and hands every other operation of the
         Store protocol, each written out, to its buffered store unchanged.
     QR3 a read replays no batch of the queue: each user's `Replay` of it is kept as batches are
@@ -88,7 +90,8 @@ class Replay:
             del self._levels[old.level][item.id]
         self._levels.setdefault(item.level, {})[item.id] = self._places[item.id]
         self.fresh[item.id] = item
-        self.gone.discard(item.id)
+        # An id stays in `gone` once a queued put deletes it, even if put again: its stored
+        # copy is gone, and its queued copy comes after every stored item (S11).
         self.counted.pop(item.id, None)
 
     def delete(self, item_id: str) -> None:
@@ -102,11 +105,9 @@ class Replay:
 
     def access(self, access: Access) -> None:
         """Replay a queued access: counted on the queued copy, or on the stored item."""
-        if access.id in self.gone:
-            return
         if access.id in self.fresh:
             self.fresh[access.id] = _counted(self.fresh[access.id], 1, access.at)
-        else:
+        elif access.id not in self.gone:
             self.counted[access.id] = (self.counted.get(access.id, (0, 0.0))[0] + 1, access.at)
 
     def at_level(self, level: str | None) -> list[MemoryItem]:
@@ -169,11 +170,13 @@ class QueuedReads:
         fresh = view.fresh
         merged: dict[str, MemoryItem] = {}
         for item in stored:
+            if item.id in view.gone:
+                continue  # deleted by the queue: a copy put again comes after (S11)
             if item.id in fresh:
                 merged[item.id] = fresh[item.id]
             elif item.id in view.counted:
                 merged[item.id] = _counted(item, *view.counted[item.id])
-            elif item.id not in view.gone:
+            else:
                 merged[item.id] = item
         for item in fresh.values() if candidates is None else candidates:
             merged.setdefault(item.id, item)
@@ -183,6 +186,25 @@ class QueuedReads:
             for item in merged.values()
             if wanted(item)
         ]
+
+    def _placed(
+        self, user_id: str, view: Replay, stored: list[MemoryItem], wanted, candidates
+    ) -> list[MemoryItem]:
+        """Overlay the queue on `stored`, the store's answer for `wanted`, in the store's order.
+
+        A queued copy of an item the store holds but did not answer (moved to this level or
+        task, or now holding the terms asked) takes the stored item's place in write order
+        (S11): only then is the user's whole list read, to place it.
+        """
+        answered = {item.id for item in stored}
+        moved = [
+            item.id
+            for item in candidates
+            if item.id not in answered and item.id not in view.gone and wanted(item)
+        ]
+        if moved and self.inner.get_many(user_id, moved):
+            stored = self.inner.list(user_id)
+        return self._overlay(view, stored, wanted, candidates)
 
     def queued(
         self, user_id: str, level: str | None = None, task_id: str | None = None
@@ -222,7 +244,7 @@ class QueuedReads:
             if not self._pending:
                 return stored
             view = self._view(user_id)
-            return self._overlay(view, stored, _in(level, task_id), view.at_level(level))
+            return self._placed(user_id, view, stored, _in(level, task_id), view.at_level(level))
 
     def iterate(
         self, user_id: str, level: str | None = None, batch_size: int = 1000
@@ -243,7 +265,8 @@ class QueuedReads:
             if not self._pending:
                 return stored
             view = self._view(user_id)
-            return self._overlay(
+            return self._placed(
+                user_id,
                 view,
                 stored,
                 lambda item: item.level == level and not terms.isdisjoint(analyze(item.content)),

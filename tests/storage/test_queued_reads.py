@@ -61,6 +61,37 @@ def test_search_with_writes_queued_ranks_as_the_model_equal_scores_included(flak
     assert [i.id for i, _ in found] == ["d", "c", "b"]
 
 
+def test_a_queued_rewrite_keeps_its_place_even_from_another_level_task_or_terms(flaky):
+    """QR1: a queued rewrite that moves an item to the level, task or terms read keeps the
+    item's place in write order, as the store will once the queue is written (S11)."""
+    store = BufferedStore(flaky)
+    store.put([item("i1"), item("i2")])
+    store.put([MemoryItem(id="i3", user_id="ana", level="semantic", content="event i2")])
+    flaky.down = True
+    store.put([MemoryItem(id="i1", user_id="ana", level="semantic", content="event i2")])
+    flaky.down = False  # reads work again; the queue is not written yet
+    assert [i.id for i in store.list("ana", "semantic")] == ["i1", "i3"]
+    assert [i.id for i in store.matching("ana", "semantic", ["i2"])] == ["i1", "i3"]
+    assert [i.id for i, _ in store.search("ana", "semantic", ["i2"], 2)] == ["i3", "i1"]
+    store.flush()
+    assert [i.id for i in store.list("ana", "semantic")] == ["i1", "i3"]
+
+
+def test_an_item_deleted_and_put_again_in_the_queue_comes_last(flaky):
+    """QR1: a queued put that deletes an item, then one that puts it again, place it after every
+    stored item, as the store will once the queue is written (S11), its queued accesses kept."""
+    store = BufferedStore(flaky)
+    store.put([item("i1"), item("i2")])
+    flaky.down = True
+    store.put([], delete=[item("i1")])
+    store.put([item("i1")])
+    store.record_access([Access("ana", "i1", 9.0)])
+    flaky.down = False  # reads work again; the queue is not written yet
+    assert [(i.id, i.access_count) for i in store.list("ana")] == [("i2", 0), ("i1", 1)]
+    store.flush()
+    assert [(i.id, i.access_count) for i in store.list("ana")] == [("i2", 0), ("i1", 1)]
+
+
 def test_a_queued_item_is_got_even_when_the_store_is_gone(flaky):
     """QR1: the queue is newer than the store, so a queued item is returned without asking it."""
     store = BufferedStore(flaky)

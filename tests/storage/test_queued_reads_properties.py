@@ -37,11 +37,12 @@ class Switchable(InMemoryStore):
 
 
 def replayed_whole(store: BufferedStore, user: str, level: str | None) -> list[MemoryItem]:
-    """`list` as it was before QR3: the whole queue replayed, every queued copy overlaid."""
+    """`list` replayed naively: the whole queue over all of the user's stored items, in the
+    store's order (S11: a rewrite keeps its place, even from another level), then the level."""
     view = replay(store._pending).get(user)
-    stored = store.inner.list(user, level)
+    stored = store.inner.list(user)
     if view is None:
-        return stored
+        return [item for item in stored if level in (None, item.level)]
     merged = {item.id: item for item in stored if item.id not in view.gone}
     for key, (times, at) in view.counted.items():
         if key in merged:

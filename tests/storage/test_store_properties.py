@@ -4,8 +4,8 @@ MO2), the model's scores against the textbook formula, and new ids among ids cal
 here and in another process (S3).
 
 The model is `ModelStore` (recuris/storage/model_store.py), a scan of its items in write order;
-every other store the suite knows (the built-in ones, a BufferedStore over each, a fork's) must
-answer each read exactly as it does, so a store whose index drifts, whose SQL sums the wrong
+every other store the suite knows (the built-in ones, a BufferedStore over each, whose writes
+are at times refused and queued, a fork's) must answer each read exactly as it does, so a store whose index drifts, whose SQL sums the wrong
 statistics or which orders equal scores otherwise disagrees with it. The model's own scores are
 computed again here from scratch, term by term, with the textbook BM25.
 """
@@ -27,7 +27,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from recuris import MemoryItem, SQLiteStore
+from recuris import MemoryItem, SQLiteStore, StoreError
 from recuris.retrieval.bm25 import BM25Settings
 from recuris.retrieval.scoring import analyze
 from recuris.storage.buffered_store import BufferedStore
@@ -78,9 +78,33 @@ def naive_bm25(items: list[MemoryItem], query: list[str]) -> dict[str, float]:
     return scores
 
 
+class WritesRefused:
+    """A store whose writes are refused while `locked`, as a locked database refuses them; its
+    reads, and its new ids, still work."""
+
+    WRITES = {"put", "append_audit", "record_access", "delete", "erase", "delete_user"}
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.locked = False
+
+    def __getattr__(self, name):
+        if self.locked and name in self.WRITES:
+            raise StoreError("database is locked")
+        return getattr(self.inner, name)
+
+
 def buffered(make):
-    """Return a factory of a BufferedStore over the store `make` makes (G7: every call passes)."""
-    return lambda folder: BufferedStore(make(folder))
+    """Return a factory of a BufferedStore over the store `make` makes, whose writes a test may
+    refuse (its `inner`, a WritesRefused): its reads then overlay its queue (QR1)."""
+    return lambda folder: BufferedStore(WritesRefused(make(folder)))
+
+
+def innermost(store):
+    """Return the store under every wrapper (a BufferedStore's, a WritesRefused's)."""
+    while hasattr(store, "inner"):
+        store = store.inner
+    return store
 
 
 def stores_under_test() -> dict[str, object]:
@@ -109,8 +133,14 @@ class StoresAgainstAList(RuleBasedStateMachine):
         # A second connection to the same file stands for another process writing its own ids.
         self.elsewhere = [
             SQLiteStore(inner.path) if isinstance(inner, SQLiteStore) else None
-            for inner in (getattr(store, "inner", store) for store in self.stores.values())
+            for inner in map(innermost, self.stores.values())
         ]
+        # The buffered stores' inner stores, whose writes `lock` refuses: while they are
+        # refused, writes queue and every read of a buffered store overlays its queue.
+        self.lockable = [
+            store.inner for store in self.stores.values() if isinstance(store, BufferedStore)
+        ]
+        self.locked = False
 
     def written(self) -> list[str]:
         """Return the ids of ana's and bob's items, as the model holds them, sorted."""
@@ -138,7 +168,20 @@ class StoresAgainstAList(RuleBasedStateMachine):
             MemoryItem(id=item_id, user_id=user, level=level, content=content, task_id=task)
         )
 
-    @precondition(lambda self: self.written())
+    @rule(locked=st.booleans())
+    def lock(self, locked):
+        """Refuse the buffered stores' writes, or accept them again and write their queues."""
+        for inner in self.lockable:
+            inner.locked = locked
+        if not locked:
+            for store in self.stores.values():
+                if isinstance(store, BufferedStore):
+                    assert store.flush() and store.pending == 0
+        self.locked = locked
+
+    # A delete, and cy's writes, go through unlocked stores only: a buffered store's delete
+    # asks the store (G3), and a refused new id is refused when the queue is written (S3).
+    @precondition(lambda self: self.written() and not self.locked)
     @rule(data=st.data())
     def delete(self, data):
         item_id = data.draw(st.sampled_from(self.written()))
@@ -171,6 +214,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
             self.chosen[at][item_id] = content
         self.minted[at].discard(item_id)  # written, or no longer this store's to write
 
+    @precondition(lambda self: not self.locked)
     @rule(n=st.integers(1, 6), content=contents)
     def put_a_chosen_id(self, n, content):
         """A caller's own id, of the form the stores hand
@@ -178,7 +222,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
         for at in range(len(self.stores)):
             self.put_cy(at, f"item-{n}", content)
 
-    @precondition(lambda self: any(self.minted))
+    @precondition(lambda self: any(self.minted) and not self.locked)
     @rule(pick=st.integers(0, 5), content=contents)
     def put_a_new_id(self, pick, content):
         for at, minted in enumerate(self.minted):
@@ -287,6 +331,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
                     assert found == expected, f"S15: {name}"
 
     def teardown(self):
+        self.lock(False)
         for store in [*self.stores.values(), *filter(None, self.elsewhere)]:
             store.close()
 
