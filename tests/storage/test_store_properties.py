@@ -5,9 +5,10 @@ here and in another process (S3).
 
 The model is `ModelStore` (recuris/storage/model_store.py), a scan of its items in write order;
 every other store the suite knows (the built-in ones, a BufferedStore over each, whose writes
-are at times refused and queued, a fork's) must answer each read exactly as it does, so a store whose index drifts, whose SQL sums the wrong
-statistics or which orders equal scores otherwise disagrees with it. The model's own scores are
-computed again here from scratch, term by term, with the textbook BM25.
+are at times refused and queued, a fork's) must answer each read exactly as it does, so a
+store whose index drifts, whose SQL sums the wrong statistics, whose queue misplaces an item
+or which orders equal scores otherwise disagrees with it. The model's own scores are computed
+again here from scratch, term by term, with the textbook BM25.
 """
 
 import math
@@ -141,6 +142,7 @@ class StoresAgainstAList(RuleBasedStateMachine):
             store.inner for store in self.stores.values() if isinstance(store, BufferedStore)
         ]
         self.locked = False
+        self.deleted: list[MemoryItem] = []  # deleted items, which a rule may put again
 
     def written(self) -> list[str]:
         """Return the ids of ana's and bob's items, as the model holds them, sorted."""
@@ -179,15 +181,34 @@ class StoresAgainstAList(RuleBasedStateMachine):
                     assert store.flush() and store.pending == 0
         self.locked = locked
 
-    # A delete, and cy's writes, go through unlocked stores only: a buffered store's delete
+    # `delete`, and cy's writes, go through unlocked stores only: a buffered store's delete
     # asks the store (G3), and a refused new id is refused when the queue is written (S3).
     @precondition(lambda self: self.written() and not self.locked)
     @rule(data=st.data())
     def delete(self, data):
         item_id = data.draw(st.sampled_from(self.written()))
         user = next(user for user in USERS if self.model.get(user, item_id))
+        self.deleted.append(self.model.get(user, item_id))
         for store in [self.model, *self.stores.values()]:
             assert store.delete(user, [item_id]) == 1
+
+    @precondition(lambda self: self.written())
+    @rule(data=st.data())
+    def delete_in_a_put(self, data):
+        """A put's deletion: queued, while the buffered stores' writes are refused (S5, QR1)."""
+        item_id = data.draw(st.sampled_from(self.written()))
+        user = next(user for user in USERS if self.model.get(user, item_id))
+        doomed = self.model.get(user, item_id)
+        self.deleted.append(doomed)
+        for store in [self.model, *self.stores.values()]:
+            store.put((), delete=[doomed])
+
+    @precondition(lambda self: self.deleted)
+    @rule(data=st.data())
+    def put_a_deleted_item_again(self, data):
+        """A deleted item put again comes last in write order (S11, MO1)."""
+        again = self.deleted.pop(data.draw(st.integers(0, len(self.deleted) - 1)))
+        self.put_all(again)
 
     @rule()
     def hand_out_a_new_id(self):
