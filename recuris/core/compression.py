@@ -22,6 +22,9 @@ Invariants:
     M4  the phase line names the action of the most recent folded step.
     M5  `with_notes` adds each note, on one line, as a `note:` line after those already
         there; the done, failed and phase lines stay as they were, but for M3's trimming.
+    M6  `without_note` takes out of a summary one line that `note_line` gives for a note
+        folded in by `with_notes`, leaving every other line as it was; a summary that no
+        longer holds that line (M3 trimmed it) is returned unchanged.
 """
 
 import re
@@ -32,7 +35,7 @@ from .records import Step
 from .text import clip, flatten
 from .validation import require_count
 
-__all__ = ["StructuredSummarizer"]
+__all__ = ["StructuredSummarizer", "note_line", "without_note"]
 
 ITEM_CHARS = 60
 # Room for the three lines with their counts alone: below this, M1 could not hold.
@@ -72,6 +75,22 @@ def _item(text: str) -> str:
     # or a leading count marker would be read back as structure by `parse`.
     item = flatten(text, ITEM_CHARS).replace("->", "→").replace(";", ",")
     return "[" + item[1:] if _EARLIER.match(item) else item
+
+
+def note_line(note: str) -> str:
+    """Return the line `with_notes` folds this note into a summary as (M5)."""
+    return f"note: {_item(note)}"
+
+
+def without_note(summary: str, line: str) -> str:
+    """Return the summary without one occurrence of this `note:` line, the last (M6)."""
+    lines = summary.splitlines()
+    if line not in lines:
+        return summary
+    # The last: of two equal lines the newest is the one the latest fold wrote; either
+    # holds the same text.
+    del lines[len(lines) - 1 - lines[::-1].index(line)]
+    return "\n".join(lines)
 
 
 def _split_count(items: list[str]) -> tuple[int, list[str]]:

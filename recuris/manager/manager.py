@@ -17,17 +17,19 @@ Invariants:
     MG3 after `forget_user(U)`, no item and no audit entry holds U's text.
     MG4 every write, promotion, supersession, forgetting and recall is audited.
     MG5 a failing store makes recall return nothing (with a warning), never raise.
-    MG6 `write` checks every argument (user, content, tags, level, importance) and reads
-        the clock (I4) before it stores or audits anything: a refused write leaves no trace.
+    MG6 `write` checks every argument (user, content, tags, level, importance, a working
+        note's task: N11) and reads the clock (I4) before it stores or audits anything: a
+        refused write leaves no trace.
     MG7 after `forget_memory(item, U)` the item is in neither the store nor the queue, no
         audit entry of U quotes its text or names it (a recall's naming a procedure quotes
-        its trigger; S13, SE1, G12), no loaded layer holds it and it counts toward no
-        consolidation (UL3); a fact consolidated from it (its sources read whole, FA4)
-        goes with it once every other source of the fact is gone too, and one with a source
-        left stays, its id taken out of its sources (as out of every item's quoted ids,
-        S13); any other memory that states the same text stays. The forget is
-        audited, and so is a fact's; an id that is not U's forgets nothing and says no
-        more than an unknown one.
+        its trigger; S13, SE1, G12), no summary holds it (a working note folded into a
+        task's summary, the notes summary or an episode's: N10, whose forget answers True),
+        no loaded layer holds it and it counts toward no consolidation (UL3); a fact
+        consolidated from it (its sources read whole, FA4) goes with it once every other
+        source of the fact is gone too, and one with a source left stays, its id taken out
+        of its sources (as out of every item's quoted ids, S13); any other memory that
+        states the same text stays. The forget is audited, and so is a fact's; an id that
+        is not U's forgets nothing and says no more than an unknown one.
     MG8 a stored item that is no fact (FA4), no procedure (H5), no task (N8), no episode
         (AR4), no insight (Y8) or no item to merge (O7), or a row that is no item at all
         (SH5), edited by hand or written by a fork, takes no call of its user down: recall,
@@ -221,10 +223,13 @@ class MemoryManager:
         metadata: dict | None,
     ) -> MemoryItem | None:
         now = self.clock()  # read first: a broken clock (I4) is refused before anything is stored
+        chosen = level or route(content, tags)
+        if chosen == "working" and task_id is not None:
+            # A note of a task not in progress would be bounded by no budget (N11).
+            self.tasks.check_note(user_id, task_id)
         if is_trivial(content, self.settings.min_content_chars):
             self._audit(user_id, "-", "skip", f"trivial content ({len(content)} characters)")
             return None
-        chosen = level or route(content, tags)
         # An event needs no layers loaded; every other level does.
         layers = None if chosen == "episodic" else self._layers(user_id)
         if chosen == "procedural":
@@ -266,7 +271,7 @@ class MemoryManager:
         if task is not None and task.id == item.task_id:
             # A note of the task in progress: its working tier keeps to the budget (N7).
             self.tasks.fit(user_id)
-        elif chosen == "working" and task is None and item.task_id is None:
+        elif chosen == "working" and task is None:
             # A loose note: the user's loose notes keep to the same budget (N9).
             self.tasks.fit_loose(user_id)
         if chosen == "semantic":
@@ -448,6 +453,9 @@ class MemoryManager:
             except StoreError:
                 orphaned = []  # the erase below says what the failing store leaves
             try:
+                # A note folded into summaries is put back as its line, taken out of them (N10).
+                if self.store.get(user_id, item_id) is None:
+                    self.tasks.unfold(user_id, item_id)
                 if self.store.erase(user_id, [item_id]) > 0:
                     erased.append(item_id)
                     erased.extend(self._erase_facts(user_id, item_id, orphaned))

@@ -47,18 +47,32 @@ Invariants:
         A task started later does not take them in: they were part of no task, so its
         episode (N2) does not clear them; they stay the user's, within the same budget.
         While the store fails, as in N7, the notes wait for the next loose note it takes.
+        A user's working items thus hold at most two budgets at once, a task's tier (N7)
+        and the loose notes' (N9), each past its budget only by its one newest note.
+    N10 every item whose summary holds folded working notes (a task's, the notes summary
+        of N9, the episode `finish` settles from a task) maps in its metadata
+        (FOLDED_NOTES) each such note's id to the `note:` line it became (M5), for the
+        lines it still holds. `unfold` takes the forgotten note's line out of every item
+        mapping its id (M6) and the id out of their maps, and puts the note back as an
+        item holding only that line, all in one put, for the erase that follows (MG7); a
+        line M3 trimmed from a summary is held nowhere, and is no longer mapped.
+    N11 a working note names the user's task in progress or no task: a write at the
+        working level whose `task_id` names another task, or any while the user has no
+        task in progress, is refused with ValueError naming N11, before anything is stored
+        (MG6): such a note would belong to no tier N7 or N9 bounds, and no `finish` would
+        clear it.
 """
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..core.records import Episode, Step
 from ..storage.audit import AuditEntry
 from ..core.text import estimate_tokens, flatten
 from ..core.validation import require_number, require_text
-from ..core.compression import StructuredSummarizer
+from ..core.compression import StructuredSummarizer, note_line, without_note
 from ..core.working import WorkingMemory, WorkingSettings
 from ..evolution.extraction import (
     MIN_KNOWLEDGE_CONFIDENCE,
@@ -67,7 +81,7 @@ from ..evolution.extraction import (
     parse_knowledge,
 )
 from ..evolution.semantic import Fact
-from ..storage.archives import StoredEpisodes
+from ..storage.archives import FOLDED_NOTES, StoredEpisodes, item_to_episode
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
@@ -115,6 +129,8 @@ class TaskState:
     task_type: str
     working: WorkingMemory
     item: MemoryItem  # the stored item of level "working" that holds `working` (N1)
+    # The notes folded into the summary: note id -> the `note:` line it became (N10).
+    folded: dict[str, str] = field(default_factory=dict)
 
     @property
     def goal(self) -> str:
@@ -143,11 +159,31 @@ def task_of(item: MemoryItem, settings: WorkingSettings) -> TaskState:
         working = WorkingMemory.from_dict(item.metadata.get("working"), settings)
         if not working.goal:
             raise ValueError("its working memory has no goal")
+        folded = folded_of(item)
     except (TypeError, ValueError) as error:
         raise ValueError(
             f"N8: task item {item.id!r} cannot be read as a task in progress: {error}"
         ) from None
-    return TaskState(item.task_id, task_type, working, item)
+    return TaskState(item.task_id, task_type, working, item, folded)
+
+
+def folded_of(item: MemoryItem) -> dict[str, str]:
+    """Return the item's map of folded notes to their lines (N10), empty if it has none.
+
+    Raises ValueError for a map that is not one of ids to lines.
+    """
+    folded = item.metadata.get(FOLDED_NOTES, {})
+    if not isinstance(folded, dict) or not all(
+        isinstance(value, str) for value in folded.values()
+    ):
+        raise ValueError(f"N10: its {FOLDED_NOTES} is not a map of note ids to lines")
+    return dict(folded)
+
+
+def still_held(folded: dict[str, str], summary: str) -> dict[str, str]:
+    """Return the entries of the map whose line the summary still holds (N10)."""
+    lines = set(summary.splitlines())
+    return {note_id: line for note_id, line in folded.items() if line in lines}
 
 
 class Tasks:
@@ -313,19 +349,31 @@ class Tasks:
             notes = [item for item in held if item.metadata.get("kind") not in LOOSE_KEPT]
             summary = summaries[-1] if summaries else None
             text = summary.content if summary is not None else ""
+            try:
+                lines = folded_of(summary) if summary is not None else {}
+            except ValueError as error:
+                # A map edited by hand is left as it is, and no note is folded under it.
+                log.warning("%s: item %s; notes not folded", error, summary.id)
+                return
             left = sum(estimate_tokens(note.content) for note in notes)
             folded: list[MemoryItem] = []
             while len(notes) - len(folded) > 1 and estimate_tokens(text) + left > budget:
                 note = notes[len(folded)]
                 # One at a time, oldest first: each note folded lengthens the summary.
                 text = self.notes_summarizer.with_notes(text, [note.content])
+                lines[note.id] = note_line(note.content)
                 left -= estimate_tokens(note.content)
                 folded.append(note)
             if folded:
-                self._store_loose(user_id, summary, text, folded)
+                self._store_loose(user_id, summary, text, still_held(lines, text), folded)
 
     def _store_loose(
-        self, user_id: str, summary: MemoryItem | None, text: str, folded: list[MemoryItem]
+        self,
+        user_id: str,
+        summary: MemoryItem | None,
+        text: str,
+        lines: dict[str, str],
+        folded: list[MemoryItem],
     ) -> None:
         # The summary is written, and the notes folded into it deleted, in one put (S5): a
         # note is in its item or in the summary, never neither.
@@ -337,15 +385,83 @@ class Tasks:
                 level="working",
                 content=text,
                 created_at=now,
-                metadata={"kind": NOTES_KIND},
+                metadata={"kind": NOTES_KIND, FOLDED_NOTES: lines},
             )
         else:
-            summary = replace(summary, content=text)
+            metadata = {**summary.metadata, FOLDED_NOTES: lines}
+            summary = replace(summary, content=text, metadata=metadata)
         why = f"{len(folded)} loose working note(s) folded into their summary"
         written = AuditEntry(summary.id, "write", why, now, None, user_id)
         reason = "loose working notes past the token budget: folded into their summary"
         cleared = [AuditEntry(note.id, "fold", reason, now, None, user_id) for note in folded]
         self.store.put([summary], [written, *cleared], folded)
+
+    def check_note(self, user_id: str, task_id: str) -> None:
+        """Raise ValueError naming N11 unless the task id names the user's task in progress."""
+        with self.lock:
+            task = self.get(user_id)
+            if task is None or task.id != task_id:
+                held = "none" if task is None else repr(task.id)
+                raise ValueError(
+                    f"N11: a working note names the task in progress or none: "
+                    f"user {user_id!r} has {held}, not {task_id!r}"
+                )
+
+    def unfold(self, user_id: str, note_id: str) -> bool:
+        """Take a folded note's line out of every summary holding it, for its erase (N10).
+
+        The items mapping the note are rewritten, and the note put back as an item holding
+        only its line, in one put (S5), so that erasing the note's id reaches them all
+        (MG7). Return whether any item mapped it. A stored task, notes summary or episode
+        that cannot be read (N8, AR4) is left as it is (MG8).
+        """
+        with self.lock:
+            now = self.clock()
+            held = [*self.store.list(user_id, "working"), *self.store.list(user_id, "episodic")]
+            rewritten = []
+            line = None
+            for item in held:
+                try:
+                    folded = folded_of(item)
+                    if note_id not in folded:
+                        continue
+                    line = folded.pop(note_id)
+                    rewritten.append(self._without_line(item, line, folded))
+                except (TypeError, ValueError) as error:
+                    log.warning("%s: item %s; left as it is", error, item.id)
+            if line is None:
+                return False
+            note = MemoryItem(
+                id=note_id,
+                user_id=user_id,
+                level="working",
+                content=line.removeprefix("note: "),
+                created_at=now,
+                metadata={"kind": "event"},
+            )
+            why = "a folded working note taken out of this summary on request"
+            audit = [AuditEntry(item.id, "write", why, now, None, user_id) for item in rewritten]
+            self.store.put([note, *rewritten], audit)
+            # The task in progress is read back as it is stored now (N5).
+            self.in_progress.pop(user_id, None)
+            return True
+
+    @staticmethod
+    def _without_line(item: MemoryItem, line: str, folded: dict[str, str]) -> MemoryItem:
+        """Return the item holding a summary without the line, mapping `folded` (N10, M6)."""
+        metadata = {**item.metadata, FOLDED_NOTES: folded}
+        kind = item.metadata.get("kind")
+        if kind == TASK_KIND:
+            working = dict(item.metadata.get("working"))
+            working["summary"] = without_note(working.get("summary", ""), line)
+            metadata["working"] = working
+            return replace(item, metadata=metadata)
+        if kind == NOTES_KIND:
+            return replace(item, content=without_note(item.content, line), metadata=metadata)
+        # An episode: its summary is in its metadata, and its content does not show it.
+        episode = item_to_episode(item)
+        metadata["summary"] = without_note(episode.summary, line)
+        return replace(item, metadata=metadata)
 
     def _store(self, task: TaskState, why: str, now: float, changed: bool = True) -> None:
         # The task's item is rewritten with its working memory, and the notes folded into it
@@ -354,7 +470,11 @@ class Tasks:
             folded = self._fold_notes(task)
             if not changed and not folded:
                 return
-            item = replace(task.item, metadata=self._metadata(task.task_type, task.working))
+            lines = {**task.folded, **{note.id: note_line(note.content) for note in folded}}
+            # A line trimmed from the summary (M3) is held nowhere: no longer mapped (N10).
+            lines = still_held(lines, task.working.summary)
+            metadata = self._metadata(task.task_type, task.working, lines)
+            item = replace(task.item, metadata=metadata)
             written = AuditEntry(item.id, "write", why, now, None, item.user_id)
             reason = f"{why}: past the token budget"
             cleared = [
@@ -366,6 +486,7 @@ class Tasks:
             self.in_progress.pop(task.item.user_id, None)
             raise
         task.item = item
+        task.folded = lines
 
     def _fold_notes(self, task: TaskState) -> list[MemoryItem]:
         """Fold the oldest notes into the summary until the tier fits the budget (N7).
@@ -395,8 +516,13 @@ class Tasks:
             folded.append(note)
         return folded
 
-    def _metadata(self, task_type: str, working: WorkingMemory) -> dict:
-        return {"kind": TASK_KIND, "task_type": task_type, "working": working.to_dict()}
+    def _metadata(
+        self, task_type: str, working: WorkingMemory, folded: dict[str, str] | None = None
+    ) -> dict:
+        metadata = {"kind": TASK_KIND, "task_type": task_type, "working": working.to_dict()}
+        if folded:
+            metadata[FOLDED_NOTES] = folded
+        return metadata
 
     def section(self, user_id: str) -> str:
         """Return the working section of the user's task, in the core's prompt layout (N6)."""
@@ -427,7 +553,8 @@ class Tasks:
             working = self.store.list(user_id, "working", task.id)
             why = f"{task.id} finished"
             cleared = [AuditEntry(item.id, "clear", why, now, None, user_id) for item in working]
-            report = self.settle(user_id, episode, cleared, working)
+            folded = still_held(task.folded, episode.summary)
+            report = self.settle(user_id, episode, cleared, working, folded)
             self.in_progress.pop(user_id, None)
             return report
 
@@ -437,11 +564,13 @@ class Tasks:
         episode: Episode,
         audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
+        folded: dict[str, str] | None = None,
     ) -> FinishReport:
         """Store a finished episode, then let the LLM, if any, extract knowledge from it (N3).
 
         The episode, the audit of its write, `audit` and the deletion of `delete` commit in
         one transaction (N4): a crash leaves either the task's working items or its episode.
+        `folded` maps the notes its summary holds to their lines (N10).
         """
         with self.lock:
             layers = self.users.get(user_id)
@@ -450,7 +579,7 @@ class Tasks:
             episode.id = episode.id or episodes.new_id()
             why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
             written = AuditEntry(episode.id, "write", why, self.clock(), None, user_id)
-            episodes.settle(layers.episodic, episode, [*audit, written], delete)
+            episodes.settle(layers.episodic, episode, [*audit, written], delete, folded)
             if self.llm is None:
                 return FinishReport(episode)
             prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)

@@ -21,6 +21,9 @@ Invariants:
         (R1); `item_to_episode` raises ValueError naming AR4 (and the item's id) for one that
         does not, and `load` leaves it out, unchanged in the store, logging a warning that
         names its id and AR4, and lists it in `skipped`.
+    AR5 an episode settled with the notes its summary holds (`folded`, note id -> `note:`
+        line, N10) keeps them in its item's metadata (FOLDED_NOTES), and an episode saved
+        again (its decay fields, its terms) keeps what its stored item holds there.
 """
 
 import logging
@@ -32,18 +35,27 @@ from .audit import AuditEntry
 from .item import MemoryItem
 from .store import Store
 
-__all__ = ["EPISODE_KIND", "StoredEpisodes", "episode_to_item", "item_to_episode"]
+__all__ = ["EPISODE_KIND", "FOLDED_NOTES", "StoredEpisodes", "episode_to_item", "item_to_episode"]
 
 log = logging.getLogger("recuris.storage.archives")
 
 # The `kind` in the metadata of an episodic item that holds an episode (AR4).
 EPISODE_KIND = "episode"
 
+# The metadata key of an item whose summary holds folded working notes (a task, the notes
+# summary, an episode): each folded note's id -> the `note:` line it became (N10, AR5).
+FOLDED_NOTES = "folded_notes"
+
 EPISODE_FIELDS = ("task_type", "goal", "status", "summary", "failure_reason", "trajectory")
 
 
-def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
-    """Map an episode onto the stored record: its text as content, its structure as metadata."""
+def episode_to_item(
+    episode: Episode, user_id: str, folded: dict[str, str] | None = None
+) -> MemoryItem:
+    """Map an episode onto the stored record: its text as content, its structure as metadata.
+
+    `folded` maps the notes its summary holds to their lines (AR5); kept only when given.
+    """
     steps = [[step.index, step.action, step.result, step.failed] for step in episode.trajectory]
     metadata = {
         "kind": EPISODE_KIND,
@@ -54,6 +66,8 @@ def episode_to_item(episode: Episode, user_id: str) -> MemoryItem:
         "summary": episode.summary,
         "trajectory": steps,
     }
+    if folded:
+        metadata[FOLDED_NOTES] = dict(folded)
     return MemoryItem(
         id=episode.id,
         user_id=user_id,
@@ -157,12 +171,20 @@ class StoredEpisodes:
         terms: Sequence | None = None,
         audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
+        folded: dict[str, str] | None = None,
     ) -> None:
         """Keep the episode with the audit records and the deletions given, in one `put` (AR2).
 
-        Raises ValueError if another user owns the id (AR3); nothing is written then.
+        `folded` maps the notes its summary holds to their lines; when None, those its stored
+        item holds are kept (AR5). Raises ValueError if another user owns the id (AR3);
+        nothing is written then.
         """
-        item = episode_to_item(episode, self.user_id)
+        # Only a summary holding a `note:` line can have notes mapped: other episodes need no
+        # read, and a store that cannot be read does not stop their save.
+        if folded is None and "note: " in episode.summary:
+            stored = self.store.get(self.user_id, episode.id)
+            folded = stored.metadata.get(FOLDED_NOTES) if stored is not None else None
+        item = episode_to_item(episode, self.user_id, folded)
         if terms is not None:
             item.metadata["embedding"] = list(terms)
         self.store.put([item], audit, delete)
@@ -173,10 +195,12 @@ class StoredEpisodes:
         episode: Episode,
         audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
+        folded: dict[str, str] | None = None,
     ) -> Episode:
         """Save a new episode with its audit records and deletions in one `put`; index it in memory.
 
-        `memory` is the episodic memory on this archive. The episode must carry its id. Raises
+        `memory` is the episodic memory on this archive; `folded` maps the notes its summary
+        holds to their lines (AR5). The episode must carry its id. Raises
         TypeError for a non-Episode and ValueError for an id missing or already held (E5), or
         owned by another user (AR3); nothing is written then.
         """
@@ -184,7 +208,7 @@ class StoredEpisodes:
             raise TypeError(f"an episode must be an Episode, got {type(episode).__name__}")
         if not episode.id or memory.get(episode.id) is not None:
             raise ValueError(f"E5: episode id {episode.id!r} is missing or already stored")
-        self.save_with(episode, None, audit, delete)
+        self.save_with(episode, None, audit, delete, folded or {})
         return memory.take_in(episode)
 
     def delete(self, episode_ids: list[str]) -> None:

@@ -1,8 +1,8 @@
-"""Example tests for recuris.core.compression, the default summarizer (M1-M5)."""
+"""Example tests for recuris.core.compression, the default summarizer (M1-M6)."""
 
 import pytest
 
-from recuris.core.compression import StructuredSummarizer, parse
+from recuris.core.compression import StructuredSummarizer, note_line, parse, without_note
 from recuris.core.records import Step
 
 
@@ -96,3 +96,19 @@ def test_past_the_budget_the_oldest_notes_go_before_any_step():
     assert len(noted) <= 120 and parts.notes[-1] == "note number 4 about the build"
     assert parts.done == ["open page"] and parts.failed == ["pay: error: no"]
     assert len(parts.notes) < 5
+
+
+def test_without_note_takes_out_one_note_line_and_leaves_every_other_line():
+    """M6: the line `note_line` gives for a folded note leaves the summary; the other notes,
+    the done and phase lines stay as they were."""
+    summary = StructuredSummarizer(400)("", steps("open page"))
+    summary = StructuredSummarizer(400).with_notes(summary, ["code 4711", "host db-7"])
+    assert without_note(summary, note_line("code 4711")) == (
+        "done: open page\nnote: host db-7\nphase: open page"
+    )
+
+
+def test_without_note_leaves_a_summary_that_no_longer_holds_the_line_unchanged():
+    """M6: a line trimmed before (M3) is in no summary: the summary comes back unchanged."""
+    summary = StructuredSummarizer(400).with_notes("", ["host db-7"])
+    assert without_note(summary, note_line("code 4711")) == summary

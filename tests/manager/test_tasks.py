@@ -424,3 +424,120 @@ def test_during_an_outage_loose_notes_are_kept_and_fold_once_the_store_is_back(d
     tokens, notes, [summary] = loose_tier(manager)
     assert tokens <= WorkingSettings().token_budget and notes[-1].content == long_note(25)
     assert "note: note" in summary.content
+
+
+def secret_note(number):
+    return f"note {number}: the vault code is vault{number:03d}code. " * 3
+
+
+def secret(number):
+    return f"vault{number:03d}code"
+
+
+def stored_text(manager, user="ana"):
+    """Return everything the store holds of the user: items, audit records and loaded layers."""
+    layers = manager.users.get(user)
+    return repr((manager.export(user), manager.history(user), layers.episodic._episodes))
+
+
+def on_disk(tmp_path):
+    return b"".join(path.read_bytes() for path in tmp_path.iterdir())
+
+
+def store_of(kind, tmp_path):
+    return SQLiteStore(tmp_path / "m.db") if kind == "sqlite" else InMemoryStore()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_note_folded_into_the_task_is_erased_from_its_summary(tmp_path, kind):
+    """N10, MG7: forgetting a note folded into the task's summary answers True and takes its
+    line out of the summary, in the store, the loaded task, the audit and the file's bytes."""
+    manager = MemoryManager(store_of(kind, tmp_path), clock=ManualClock(1_000))
+    manager.start_task("ana", "migrate the vault", "release")
+    written = [manager.write(secret_note(number), "ana", level="working") for number in range(30)]
+    folded = manager.tasks.get("ana").folded
+    number, *others = [n for n, note in enumerate(written) if note.id in folded]
+    assert secret(number) in manager.tasks.get("ana").working.summary
+    assert manager.forget_memory(written[number].id, "ana") is True
+    summary = manager.tasks.get("ana").working.summary
+    assert secret(number) not in summary and all(secret(n) in summary for n in others)
+    assert written[number].id not in manager.tasks.get("ana").folded
+    assert secret(number) not in stored_text(manager)
+    assert secret(number) not in manager.finish_task("ana").episode.summary
+    manager.close()
+    if kind == "sqlite":
+        assert secret(number).encode() not in on_disk(tmp_path)
+        assert secret(number).encode().hex().encode() not in on_disk(tmp_path)
+        assert secret(others[0]).encode() in on_disk(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_note_folded_into_a_settled_episode_is_erased_from_it(tmp_path, kind):
+    """N10, MG7: a note folded into a task that finished is erased from the episode's summary,
+    the stored one and the one the user's episodic memory holds."""
+    manager = MemoryManager(store_of(kind, tmp_path), clock=ManualClock(1_000))
+    manager.start_task("ana", "migrate the vault", "release")
+    written = [manager.write(secret_note(number), "ana", level="working") for number in range(30)]
+    folded = manager.tasks.get("ana").folded
+    number = next(n for n, note in enumerate(written) if note.id in folded)
+    episode = manager.finish_task("ana").episode
+    assert secret(number) in episode.summary
+    assert manager.forget_memory(written[number].id, "ana") is True
+    [kept] = manager.users.get("ana").episodic._episodes.values()
+    assert secret(number) not in kept.summary and "note: note" in kept.summary
+    assert secret(number) not in stored_text(manager)
+    manager.close()
+    if kind == "sqlite":
+        assert secret(number).encode() not in on_disk(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_loose_note_folded_into_the_notes_summary_is_erased_from_it(tmp_path, kind):
+    """N10, MG7: forgetting a loose note folded into the user's notes summary answers True and
+    takes its line out of that summary, the others staying."""
+    manager = MemoryManager(store_of(kind, tmp_path), clock=ManualClock(1_000))
+    written = [manager.write(secret_note(number), "ana", level="working") for number in range(40)]
+    [summary] = loose_tier(manager)[2]
+    mapped = summary.metadata["folded_notes"]
+    number = next(n for n, note in enumerate(written) if note.id in mapped)
+    assert manager.forget_memory(written[number].id, "ana") is True
+    [after] = loose_tier(manager)[2]
+    assert secret(number) not in after.content and secret(number + 1) in after.content
+    assert secret(number) not in stored_text(manager)
+    manager.close()
+    if kind == "sqlite":
+        assert secret(number).encode() not in on_disk(tmp_path)
+
+
+def test_a_note_line_trimmed_from_the_summary_is_held_nowhere_and_no_longer_mapped():
+    """N10, M3: a note whose line the full summary trimmed is mapped by no item; forgetting it
+    answers False, and its text is in no record."""
+    manager = manager_with()
+    manager.start_task("ana", "migrate the vault", "release")
+    written = [manager.write(secret_note(number), "ana", level="working") for number in range(60)]
+    task = manager.tasks.get("ana")
+    assert written[0].id not in task.folded and secret(0) not in stored_text(manager)
+    assert manager.forget_memory(written[0].id, "ana") is False
+    assert set(task.folded) == {
+        note.id for number, note in enumerate(written) if secret(number) in task.working.summary
+    }
+
+
+def test_a_working_note_naming_no_task_in_progress_is_refused():
+    """N11, MG6: a working note whose task_id names no task in progress is refused, naming
+    N11, and leaves nothing stored or audited."""
+    manager = manager_with()
+    with pytest.raises(ValueError, match="N11"):
+        manager.write(long_note(1), "ana", level="working", task_id="whatever")
+    assert manager.list("ana") == [] and manager.history("ana") == []
+
+
+def test_a_working_note_naming_another_task_than_the_one_in_progress_is_refused():
+    """N11: during a task, a working note naming another task id is refused, naming N11; one
+    naming the task in progress is its note."""
+    manager = manager_with()
+    task_id = manager.start_task("ana", "ship release 2")
+    with pytest.raises(ValueError, match="N11"):
+        manager.write(long_note(1), "ana", level="working", task_id="task-999")
+    note = manager.write(long_note(2), "ana", level="working", task_id=task_id)
+    assert tier(manager)[1] == [note]

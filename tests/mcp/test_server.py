@@ -93,6 +93,32 @@ def test_thirty_working_notes_remembered_leave_the_working_tier_within_the_budge
     assert sum(estimate_tokens(item.content) for item in working) <= WorkingSettings().token_budget
 
 
+def test_forgetting_an_early_working_note_erases_it_from_the_notes_summary(tmp_path):
+    """N10, MG7: after 40 `remember`s at level working, `forget` of an early note folded into
+    the notes summary says forgotten, and its text is in no item nor in the file's bytes."""
+    client = PipeClient(tmp_path / "m.db", "ana")
+    client.ask(initialize())
+    ids = []
+    for number in range(40):
+        note = f"note {number}: the vault code is vault{number:03d}code. " * 3
+        stored = client.ask(call(number + 2, "remember", {"content": note, "level": "working"}))
+        ids.append(stored["result"]["structuredContent"]["id"])
+    store = SQLiteStore(tmp_path / "m.db")
+    [summary] = [item for item in store.list("ana", "working") if item.metadata["kind"] == "notes"]
+    store.close()
+    number = next(n for n in range(40) if f"vault{n:03d}code" in summary.content)
+    forgot = client.ask(call(50, "forget", {"id": ids[number]}))
+    assert forgot["result"]["structuredContent"] == {"forgotten": True, "id": ids[number]}
+    status, _, errors = client.close()
+    assert status == 0 and b"Traceback" not in errors
+    store = SQLiteStore(tmp_path / "m.db")
+    held = repr([item.to_dict() for item in store.list("ana")])
+    store.close()
+    assert f"vault{number:03d}code" not in held and f"vault{number + 1:03d}code" in held
+    on_disk = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert f"vault{number:03d}code".encode() not in on_disk
+
+
 def test_end_of_input_closes_the_manager_and_what_was_written_stays(tmp_path):
     """MC3: when input ends the manager is closed; the memory is in the file, exit 0."""
     client = PipeClient(tmp_path / "m.db", "ana")

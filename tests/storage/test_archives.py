@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR4)."""
+"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR5)."""
 
 import logging
 from dataclasses import replace
@@ -150,3 +150,18 @@ def test_a_stored_item_that_is_no_episode_takes_no_task_of_its_user_down(caplog,
     assert [episode.id for episode in EpisodicMemory(archive=archive).episodes] == [second.id]
     assert archive.skipped == (first.id,) and store.get("ana", first.id) == edited
     assert f"AR4: episodic item {first.id!r}" in caplog.text
+
+
+def test_an_episode_saved_again_keeps_the_notes_its_summary_holds():
+    """AR5: an episode settled with its folded notes, saved again when accessed, still maps
+    them, so that a note forgotten later is found in it."""
+    store = InMemoryStore()
+    archive = StoredEpisodes(store, "ana")
+    memory = EpisodicMemory(archive=archive)
+    line = "note: the vault code is 4711"
+    done = Episode(task_type="deploy", goal="ship", status="success", id="episode-7", summary=line)
+    archive.settle(memory, done, folded={"item-3": line})
+    done.access_count += 1
+    memory.save(done)
+    stored = store.get("ana", "episode-7")
+    assert stored.access_count == 1 and stored.metadata["folded_notes"] == {"item-3": line}
