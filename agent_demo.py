@@ -766,6 +766,9 @@ def command() -> int:
         help="also write the tour as one self-contained HTML trace",
     )
     arguments = parser.parse_args()
+    if arguments.model is not None and not arguments.llm:
+        # Else the offline mock would run, narrated as the mock, while a model was asked for.
+        parser.error(f"--model {arguments.model} needs --llm URL, the endpoint that serves it")
     try:  # the client checks its URL and model (LM3) here, before the tour starts
         models = http_models(arguments.llm, arguments.model) if arguments.llm else ()
     except ValueError as error:

@@ -253,6 +253,7 @@ def test_a_model_that_fails_after_good_replies_stops_the_tour_with_exit_1(failur
         (["--html", "/proc/trace.html"], "VA6: cannot write /proc/trace.html"),
         (["--llm", "http://127.0.0.1:9/v1"], "LM3: set base_url and model"),
         (["--llm", "notaurl", "--model", "m"], "LM3: base_url must be an http:// or https:// URL"),
+        (["--model", "m"], "--model m needs --llm URL"),
     ],
     ids=[
         "html-in-no-folder",
@@ -260,11 +261,13 @@ def test_a_model_that_fails_after_good_replies_stops_the_tour_with_exit_1(failur
         "html-not-writable",
         "llm-without-model",
         "llm-not-a-url",
+        "model-without-llm",
     ],
 )
 def test_a_bad_argument_is_one_line_and_exit_2_before_the_tour_starts(arguments, said):
-    """VA6, LM3: a trace that cannot be written or a model the client refuses is said in one
-    error line, exit 2, before the tour prints anything."""
+    """VA6, LM3: a trace that cannot be written, a model the client refuses or a model without
+    the endpoint that serves it is said in one error line, exit 2, before the tour prints
+    anything."""
     environment = {
         name: value
         for name, value in os.environ.items()
