@@ -35,6 +35,9 @@ Invariants:
     Z9  every `handle_search_memory` answer that is no error says in "skipped" how many
         stored items recall left out because it could not read them (MG8), 0 included, so
         that an answer short of what is stored says why.
+    Z10 a query with no word to search for (SR5: punctuation and stop words alone) is
+        answered {"error": ...} naming Z10, not an empty list of results, as the command
+        line's search refuses it (VA7).
 """
 
 import json
@@ -44,7 +47,7 @@ from ..core.mock_llm import PromptView
 from ..core.prompt import ContextSection
 from ..core.text import estimate_tokens, fit, fits, flatten, normalize, statement
 from ..core.validation import replace_surrogates, require_count, require_number, require_text
-from ..retrieval.scoring import analyze
+from ..retrieval.scoring import analyze, query_problem
 from .bounds import cap_query
 
 __all__ = [
@@ -156,6 +159,9 @@ class ActiveRecall:
             query, limit = self._arguments(arguments_json)
             # BD2: the query is echoed back into the prompt.
             query, cut = cap_query(query)
+            problem = query_problem(query)
+            if problem:
+                raise ValueError(f"Z10: {problem}")
             found = self.manager.recall(query, user_id or self.user_id, top_k=limit)
         except (ValueError, TypeError, RecursionError) as error:
             return _sent({"error": f"search_memory: {flatten(str(error), 200)}"})

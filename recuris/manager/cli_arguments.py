@@ -22,7 +22,7 @@ Invariants:
         folder must exist, and it must be writable there, tried by opening it (a file that
         exists is left as it was, one that does not is created and removed).
     VA7 `search` refuses, as usage errors, a query with no word to search for once the
-        scorer's stop words are left out (`analyze`, SR3: "!!!" and "the of and" alike) and
+        scorer's stop words are left out (`query_problem`, SR5: "!!!" and "the of and" alike) and
         an `--at` outside the clock's range, ±MAX_TIME seconds (I4).
     VA8 every command refuses a blank user (`--user ""`, `forget-user " "`) or one that is not
         Unicode text as a usage error (exit 2), before any file is opened, as a write refuses
@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..core.validation import require_text
-from ..retrieval.scoring import analyze
+from ..retrieval.scoring import query_problem
 from ..storage.item import LEVELS, MAX_TIME
 
 __all__ = [
@@ -290,9 +290,5 @@ def _path_problem(arguments: argparse.Namespace) -> str | None:
 def _query_problem(arguments: argparse.Namespace) -> str | None:
     """Say why a search query cannot find anything, if it cannot (VA7)."""
     # The scorer's own analysis, so that the words refused are exactly those it never finds.
-    if arguments.command == "search" and not analyze(arguments.query):
-        return (
-            f"VA7: the query {arguments.query!r} has no word to search for "
-            "(punctuation and stop words such as 'the' find nothing)"
-        )
-    return None
+    problem = query_problem(arguments.query) if arguments.command == "search" else None
+    return f"VA7: {problem}" if problem else None

@@ -14,6 +14,9 @@ Invariants:
         stemmed, and CJK bigrams, so "deployments" and "deploy" meet.
     SR4  `CosineScorer` scores max(0, cosine) of embedding vectors, in [0, 1], by a linear
         scan; its vectors are stored with the items (`persist`), so a reload embeds nothing.
+    SR5  a query in which `analyze` keeps no term (punctuation, stop words) finds nothing;
+        `query_problem` says so, in the words every reader of a query refuses it with (the
+        command line's search, VA7; the search_memory tool, Z10).
 """
 
 import functools
@@ -23,7 +26,7 @@ from collections.abc import Callable, Iterable
 from ..core.text import tokenize
 from .bm25 import BM25Index, BM25Settings
 
-__all__ = ["BM25Scorer", "CosineScorer", "analyze", "stem", "forget_words"]
+__all__ = ["BM25Scorer", "CosineScorer", "analyze", "query_problem", "stem", "forget_words"]
 
 STOP_WORDS = frozenset(
     (
@@ -92,6 +95,16 @@ _remembered = functools.lru_cache(maxsize=1 << 16)(_stripped)
 def analyze(text: str) -> list[str]:
     """Return the terms BM25 indexes: tokens minus stop words, stemmed (SR3)."""
     return [stem(token) for token in tokenize(text) if token not in STOP_WORDS]
+
+
+def query_problem(query: str) -> str | None:
+    """Say why a query can find nothing, if `analyze` keeps no term of it (SR5)."""
+    if analyze(query):
+        return None
+    return (
+        f"the query {query!r} has no word to search for "
+        "(punctuation and stop words such as 'the' find nothing)"
+    )
 
 
 class BM25Scorer(BM25Index):

@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z9)."""
+"""Example tests for recuris.manager.active_recall: search_memory and the density gate (Z1-Z10)."""
 
 import json
 from dataclasses import fields
@@ -242,3 +242,13 @@ def test_a_search_answer_counts_the_stored_items_recall_could_not_read():
     bob = json.loads(ActiveRecall(manager, "bob").handle_search_memory({"query": "deploy"}))
     assert (ana["skipped"], len(ana["results"])) == (1, 1)
     assert (bob["skipped"], len(bob["results"])) == (0, 1)
+
+
+@pytest.mark.parametrize("query", ["the of and", "!!!"])
+def test_a_query_with_no_word_to_search_for_is_an_error_naming_the_rule(recall, query):
+    """Z10: a query of stop words or punctuation alone is answered as an error, not as no
+    results, in the words the command line refuses it with (VA7, SR5)."""
+    reply = json.loads(recall.handle_search_memory({"query": query}, "ana"))
+    assert set(reply) == {"error"}
+    assert reply["error"].startswith("search_memory: Z10: the query")
+    assert "no word to search for" in reply["error"]

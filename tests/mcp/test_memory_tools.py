@@ -299,3 +299,11 @@ def test_remember_says_a_queued_write_is_not_stored_yet():
     store.down = None
     stored = said(tools.call("remember", {"content": "the deploy region is eu-west"}))
     assert (stored["stored"], stored["queued"]) == (True, False)
+
+
+def test_a_query_with_no_word_to_search_for_is_a_tool_error(manager):
+    """MT5, Z10: search_memory answers a query of stop words alone as a tool error naming the
+    rule, as the command line's search refuses it (VA7), not as empty results."""
+    manager.write("the deploy region is eu-west", "ana")
+    answer = MemoryTools(manager, "ana").call("search_memory", {"query": "the of and"})
+    assert answer["isError"] and "Z10: the query 'the of and' has no word" in said(answer)["error"]

@@ -1,11 +1,11 @@
-"""Example tests for recuris.retrieval.scoring: the inverted index, Jaccard and BM25 (SR1-SR3)."""
+"""Example tests for recuris.retrieval.scoring: the inverted index, Jaccard and BM25 (SR1-SR5)."""
 
 import math
 
 import pytest
 
 from recuris.retrieval.bm25 import BM25Settings
-from recuris.retrieval.scoring import BM25Scorer, analyze, stem
+from recuris.retrieval.scoring import BM25Scorer, analyze, query_problem, stem
 
 STEMS = [
     ("deployments", "deploy"),
@@ -136,3 +136,9 @@ def test_forgetting_a_user_empties_the_memo_of_stems():
     assert scoring._remembered.cache_info().currsize > 0
     manager.forget_user("ana")
     assert scoring._remembered.cache_info().currsize == 0
+
+
+def test_a_query_analyze_keeps_no_term_of_is_named_a_problem():
+    """SR5: query_problem names a query of stop words or punctuation alone, and no other."""
+    assert "has no word to search for" in query_problem("the of and !!!")
+    assert query_problem("the deploy") is None
