@@ -26,8 +26,9 @@ Invariants:
     LC4 a file holds one conversation (an object, its turns flat or nested under
         `conversation`, as the dev set's files) or the release's JSON list of them
         (`locomo10.json`); a malformed one is refused with a ValueError of one line naming
-        the file, the conversation (its `sample_id`, else its place in the list) and the
-        field missing or of the wrong type.
+        the file, the conversation (its `sample_id`, else its place in the list, or for a
+        file of one conversation the file's name) and the field missing or of the wrong type;
+        so does LC2's refusal of a conversation without its speakers.
 """
 
 import json
@@ -120,7 +121,11 @@ def load_all(path: str | Path) -> tuple[Conversation, ...]:
     except (ValueError, RecursionError) as error:
         raise ValueError(f"LC2: {path} is not a LoCoMo conversation: {error}") from None
     if isinstance(data, dict):
-        return (_conversation(data, Path(path).stem, str(path)),)
+        # Named by its sample_id, else by the file's name, as the dev set's files (26.json)
+        # hold none; the conversation's own name stays the file's, as the tables print it.
+        named = data.get("sample_id")
+        name = named if isinstance(named, str) and named else Path(path).stem
+        return (_conversation(data, Path(path).stem, f"{path}, conversation {name}"),)
     if not isinstance(data, list) or not data:
         raise ValueError(
             f"LC4: {path} is not a LoCoMo conversation: it holds neither one conversation "

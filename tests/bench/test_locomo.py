@@ -151,3 +151,24 @@ def test_a_malformed_conversation_is_refused_naming_file_conversation_and_field(
         load_all(release)
     [line] = str(refused.value).splitlines()
     assert line.startswith(("LC2: ", "LC4: ")) and f"{release}, {said}" in line
+
+
+@pytest.mark.parametrize(
+    "data, name",
+    [
+        (without(CONVERSATION, "speaker_a"), "26"),
+        (without(released("conv-26"), "conversation", "speaker_a"), "conv-26"),
+    ],
+    ids=["flat-as-the-dev-set", "nested-as-the-release"],
+)
+def test_a_file_of_one_conversation_without_its_speakers_names_it(tmp_path, data, name):
+    """LC2, LC4: a file of one conversation lacking `speaker_a` is refused in one line naming
+    the file, the conversation (its sample_id, else the file's name, as the dev set's 26.json)
+    and the field."""
+    target = tmp_path / "26.json"
+    target.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        load(target)
+    [line] = str(refused.value).splitlines()
+    assert line.startswith(f"LC2: {target}, conversation {name} ")
+    assert "no field 'speaker_a'" in line
