@@ -1026,3 +1026,35 @@ def test_list_search_and_export_go_on_beside_a_row_whose_metadata_is_not_json(da
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT * FROM items WHERE id = ?", (spoiled,)).fetchone() == row
     db.close()
+
+
+@pytest.mark.parametrize("edit", ["level = 'bogus'", "importance = 'high'", "access_count = -5"])
+def test_list_search_and_export_go_on_beside_a_row_whose_columns_break_i1(
+    database, tmp_path, edit
+):
+    """SH5, V11: `list`, `search` and `export` of a file whose row was edited by hand into
+    what I1 refuses exit 0 without it, each naming its id, SH5 and the rule on stderr, and
+    keep the row; export says in one line that the row is not written, so the export
+    imports whole, with nothing skipped silently."""
+    with sqlite3.connect(database) as db:
+        spoiled = db.execute("SELECT id FROM items WHERE content LIKE 'deploy%'").fetchone()[0]
+        db.execute(f"UPDATE items SET {edit} WHERE id = ?", (spoiled,))
+        row = db.execute("SELECT * FROM items WHERE id = ?", (spoiled,)).fetchone()
+    db.close()
+    for command in (["list", "--user", "ana"], ["search", "--user", "ana", "deploy database"]):
+        done = shell("--db", str(database), *command)
+        assert done.returncode == 0, done.stderr
+        assert spoiled not in done.stdout and "PostgreSQL" in done.stdout
+        assert f"SH5: item {spoiled!r} breaks I1" in done.stderr
+    exported = shell("export", "--user", "ana", "--db", str(database))
+    assert exported.returncode == 0 and spoiled not in exported.stdout
+    [said] = exported.stderr.splitlines()
+    assert said.startswith(f"SH5: item {spoiled!r} breaks I1") and "not written" in said
+    (tmp_path / "ana.jsonl").write_text(exported.stdout, encoding="utf-8")
+    copy = tmp_path / "copy.db"
+    imported = shell("import", str(tmp_path / "ana.jsonl"), "--skip-unreadable", "--db", str(copy))
+    assert imported.returncode == 0 and imported.stderr == ""
+    assert "imported 2 items" in imported.stdout
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT * FROM items WHERE id = ?", (spoiled,)).fetchone() == row
+    db.close()

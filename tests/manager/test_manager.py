@@ -2,6 +2,7 @@
 
 import ast
 import inspect
+import json
 import logging
 import sqlite3
 import threading
@@ -24,6 +25,7 @@ from recuris import (
     WorkingSettings,
 )
 from recuris.manager import manager as manager_module
+from recuris.manager.active_recall import ActiveRecall
 from recuris.manager.recall import Weights
 from recuris.storage.buffered_store import QueuedErasureError
 
@@ -918,6 +920,54 @@ def test_a_row_whose_metadata_is_not_json_takes_no_call_of_the_user_down(
         stored = db.execute("SELECT * FROM items WHERE id = ?", (items[spoiled].id,)).fetchone()
         assert stored == row
     db.close()
+
+
+# Hand edits of a row's columns that break I1, each as the reviewer made it in a real file.
+SPOILED_COLUMNS = [
+    "level = 'bogus'",
+    "importance = 'high'",
+    "importance = 5",
+    "created_at = 'yesterday'",
+    "access_count = -5",
+]
+
+
+@pytest.mark.parametrize("edit", SPOILED_COLUMNS)
+def test_a_row_whose_columns_break_i1_takes_no_recall_down_and_is_forgotten_on_request(
+    tmp_path, clock, caplog, edit
+):
+    """MG8 (SH5): with a fact's level, importance, time or access count edited in the file
+    into what I1 refuses, recall and search_memory go on without it and count it in
+    `skipped`, a warning names its id and SH5, the row stays as it was, and forget_memory
+    naming it erases it."""
+    path = tmp_path / "memory.db"
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    manager.write("we deploy the database on Fridays", "ana")
+    spoiled = manager.write("database: PostgreSQL", "ana", level="semantic")
+    manager.close()
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE items SET {edit} WHERE id = ?", (spoiled.id,))
+        row = db.execute("SELECT * FROM items WHERE id = ?", (spoiled.id,)).fetchone()
+    db.close()
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    with caplog.at_level(logging.WARNING):
+        found = manager.recall("deploy database PostgreSQL", "ana")
+        recall = ActiveRecall(manager, "ana")
+        answer = json.loads(recall.handle_search_memory({"query": "database"}))
+    assert [result.item.content for result in found.results] == [
+        "we deploy the database on Fridays"
+    ]
+    assert found.skipped == 1 and not found.degraded
+    assert "error" not in answer and answer["skipped"] == 1
+    assert f"SH5: item {spoiled.id!r} breaks I1" in caplog.text
+    manager.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT * FROM items WHERE id = ?", (spoiled.id,)).fetchone() == row
+    db.close()
+    manager = MemoryManager(SQLiteStore(path), clock=clock)
+    assert manager.forget_memory(spoiled.id, "ana") is True
+    manager.close()
+    assert b"PostgreSQL" not in path.read_bytes()
 
 
 def test_forget_memory_erases_a_row_whose_metadata_is_not_json(tmp_path, clock):

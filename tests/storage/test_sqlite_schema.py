@@ -280,6 +280,50 @@ def test_a_row_whose_metadata_is_not_json_is_left_out_of_every_read_and_kept(tmp
     assert stored_row(path, "item-2") == row
 
 
+# Hand edits of a row's columns, each with the rule of I1 it breaks.
+SPOILED_COLUMNS = {
+    "level": ("level = 'bogus'", "I1: level"),
+    "importance-text": ("importance = 'high'", "I1: importance"),
+    "importance-5": ("importance = 5", "I1: importance"),
+    "created-text": ("created_at = 'yesterday'", "I1: created_at"),
+    "access-count": ("access_count = -5", "I1: access_count"),
+    "content-blank": ("content = ' '", "I1: content"),
+}
+
+
+@pytest.mark.parametrize("edit, rule", SPOILED_COLUMNS.values(), ids=SPOILED_COLUMNS)
+def test_a_row_whose_columns_break_i1_is_left_out_of_every_read_and_kept(
+    tmp_path, caplog, edit, rule
+):
+    """SH5: get, get_many, list, iterate, matching and search leave out a row whose level,
+    importance, time, access count or content breaks I1, warn naming its id, SH5 and the
+    rule, count it as unreadable, and keep it whole."""
+    path = tmp_path / "memory.db"
+    store = SQLiteStore(path)
+    kept = MemoryItem(id="item-1", user_id="ana", level="episodic", content="deploy the database")
+    spoiled = MemoryItem(id="item-2", user_id="ana", level="episodic", content="deploy on Friday")
+    store.put([kept, spoiled])
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE items SET {edit} WHERE id = 'item-2'")
+    db.close()
+    row = stored_row(path, "item-2")
+    store = SQLiteStore(path)
+    with caplog.at_level("WARNING"):
+        assert store.get("ana", "item-2") is None
+        assert list(store.get_many("ana", ["item-1", "item-2"])) == ["item-1"]
+        assert [item.id for item in store.list("ana")] == ["item-1"]
+        assert [item.id for batch in store.iterate("ana") for item in batch] == ["item-1"]
+        assert [item.id for item in store.matching("ana", "episodic", ["deploy"])] == ["item-1"]
+        assert [item.id for item, _ in store.search("ana", "episodic", ["deploy"], 5)] == [
+            "item-1"
+        ]
+    assert f"SH5: item 'item-2' breaks {rule}" in caplog.text
+    assert store.unreadable("ana") == ("item-2",)
+    store.close()
+    assert stored_row(path, "item-2") == row
+
+
 def test_an_unreadable_row_erased_is_gone_and_unreadable_no_more(tmp_path):
     """SH5: the row stays until it is erased; then it is gone and no longer counted."""
     path = tmp_path / "memory.db"
