@@ -38,6 +38,11 @@ Invariants:
     MT9 remember answers `stored: true` only for a write the store took: one left in the
         retry queue (G1) is answered `stored: false, queued: true` with its id and a
         `reason` saying it is not in the database yet (the server saves it at exit, MC6).
+    MT10 a memory's history resource is bounded as search_memory is (Z8): its records hold
+        at most SEARCH_TOKEN_BUDGET estimated tokens together, as JSON; the newest are kept
+        first, each whole, and shown oldest first, and "older_records_left_out" says how
+        many older ones did not fit (0 included). The newest is always shown: a reason too
+        long for the whole budget is cut to it (`fit`, T5), and "reason_truncated" says so.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ import json
 import re
 from urllib.parse import quote, unquote
 
-from ..core.text import flatten
+from ..core.text import estimate_tokens, fit, flatten
 from ..core.validation import require_text, unicode_problem
 from ..manager.active_recall import (
     SEARCH_TOKEN_BUDGET,
@@ -57,6 +62,7 @@ from ..manager.active_recall import (
     search_memory_tool,
 )
 from ..manager.manager import MemoryManager
+from ..storage.audit import AuditEntry
 from ..storage.buffered_store import QueuedErasureError
 from ..storage.item import LEVELS, MemoryItem
 from ..storage.sqlite_erasure import ErasureIncompleteError
@@ -296,16 +302,13 @@ class MemoryTools:
         if not records:
             # MT1: another user's memory has no history here, like one that never was.
             raise RequestError(RESOURCE_NOT_FOUND, f"Resource not found: {flatten(uri, 120)}")
-        history = [
-            {
-                "operation": record.operation,
-                "reason": record.reason,
-                "at": record.at,
-                "weight": record.weight,
-            }
-            for record in records
-        ]
-        return _contents(uri, {"id": item_id, "history": history})
+        # MT10: a memory audited at every write (the notes' summary) must not fill the
+        # client's context in one read.
+        history = _newest_fitted(records, SEARCH_TOKEN_BUDGET)
+        left_out = len(records) - len(history)
+        return _contents(
+            uri, {"id": item_id, "history": history, "older_records_left_out": left_out}
+        )
 
     def _items(self) -> list[MemoryItem]:
         try:
@@ -345,6 +348,29 @@ def _shown(item: MemoryItem, content: str) -> dict:
         "importance": item.importance,
         "valid": item.invalidated_at is None,
     }
+
+
+def _newest_fitted(records: list[AuditEntry], budget: int) -> list[dict]:
+    """Return the newest records whose JSON fits `budget` tokens together, oldest first (MT10)."""
+    kept = []
+    left = budget
+    for record in reversed(records):
+        shown = {
+            "operation": record.operation,
+            "reason": record.reason,
+            "at": record.at,
+            "weight": record.weight,
+        }
+        cost = estimate_tokens(json.dumps(shown, ensure_ascii=False))
+        if cost > left and kept:
+            break
+        if cost > left:  # the newest, alone too long: its reason is cut to what is left
+            rest = estimate_tokens(json.dumps({**shown, "reason": "", "reason_truncated": True}))
+            shown.update(reason=fit(record.reason, max(budget - rest, 0)), reason_truncated=True)
+            cost = budget
+        kept.append(shown)
+        left -= cost
+    return kept[::-1]
 
 
 def _contents(uri: str, data: dict) -> dict:

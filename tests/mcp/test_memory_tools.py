@@ -16,6 +16,7 @@ from recuris import (
 from recuris.core.text import estimate_tokens
 from recuris.manager.active_recall import SEARCH_TOKEN_BUDGET
 from recuris.manager.bounds import MAX_QUERY_CHARS
+from recuris.storage.audit import AuditEntry
 from recuris.mcp.memory_tools import (
     MEMORY_DOWN,
     PAGE_SIZE,
@@ -307,3 +308,32 @@ def test_a_query_with_no_word_to_search_for_is_a_tool_error(manager):
     manager.write("the deploy region is eu-west", "ana")
     answer = MemoryTools(manager, "ana").call("search_memory", {"query": "the of and"})
     assert answer["isError"] and "Z10: the query 'the of and' has no word" in said(answer)["error"]
+
+
+def test_a_long_history_holds_its_newest_records_within_the_search_budget(manager):
+    """MT10: a memory audited 1,500 times reads as its newest records, oldest first, whose
+    JSON holds the search budget at most, saying how many older ones were left out."""
+    item = manager.write("the deploy region is eu-west", "ana")
+    manager.store.append_audit(
+        AuditEntry(item.id, "update", f"note {number} folded", 2e6 + number, None, "ana")
+        for number in range(1_500)
+    )
+    history = read(MemoryTools(manager, "ana"), history_uri(item.id))
+    shown = history["history"]
+    assert 0 < len(shown) < 1_501 and history["older_records_left_out"] == 1_501 - len(shown)
+    assert shown[-1]["reason"] == "note 1499 folded"
+    assert [entry["at"] for entry in shown] == sorted(entry["at"] for entry in shown)
+    costs = [estimate_tokens(json.dumps(entry, ensure_ascii=False)) for entry in shown]
+    assert sum(costs) <= SEARCH_TOKEN_BUDGET
+
+
+def test_a_history_record_too_long_for_the_budget_is_cut_and_says_so(manager):
+    """MT10: the newest record is shown even when its reason alone exceeds the budget: cut
+    to it, flagged `reason_truncated`."""
+    item = manager.write("the deploy region is eu-west", "ana")
+    manager.store.append_audit([AuditEntry(item.id, "update", "why " * 10_000, 2e6, None, "ana")])
+    history = read(MemoryTools(manager, "ana"), history_uri(item.id))
+    [newest] = history["history"]
+    assert newest["reason_truncated"] is True and newest["reason"].startswith("why why")
+    assert estimate_tokens(json.dumps(newest, ensure_ascii=False)) <= SEARCH_TOKEN_BUDGET
+    assert history["older_records_left_out"] == 1
