@@ -162,7 +162,7 @@ def metadata_text(metadata: dict) -> str:
 
 
 def item_of(row: tuple) -> MemoryItem:
-    """Return the item a row holds; raise ValueError naming SH5 if its metadata is unreadable."""
+    """Return the item a row holds; raise ValueError naming SH5 if no item could hold it."""
     data = dict(zip(COLUMNS, row, strict=True))
     text = data["metadata"]
     # `row_of` writes empty metadata as "{}": read back without the decoder, an item costs
@@ -190,9 +190,21 @@ _LEVELS = frozenset(LEVELS)
 def _looks_whole(row: tuple) -> bool:
     """Return whether a row's columns are of the kinds and within the ranges I1 gives them."""
     # What SQLite hands back: REAL columns as float, INTEGER as int, TEXT as str, NULL as None.
-    # Unpacked from the row, not read from a dict: this runs for every row a read meets.
-    (item_id, user_id, level, content, task, created, accessed, count, importance, _, closed,
-     successor) = row
+    # Unpacked from the row, not read from a dict or sliced: this runs for every row a read meets.
+    (
+        item_id,
+        user_id,
+        level,
+        content,
+        task,
+        created,
+        accessed,
+        count,
+        importance,
+        _,
+        closed,
+        successor,
+    ) = row  # the metadata, `_`, is read by `item_of`
     return (
         level in _LEVELS
         and type(importance) is float
