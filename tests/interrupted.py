@@ -2,8 +2,8 @@
 
 `interrupted_reading` starts `python ARGUMENTS`, whose arguments name `fifo` as an input:
 opening a FIFO for reading waits for a writer, so once this side's open succeeds the child
-is inside its command, past start-up, waiting for its first line. SIGINT then lands where
-Ctrl-C would, in the middle of the work.
+is inside its command, past start-up; once the kernel says it sleeps in the pipe's read, it
+is waiting for its first line. SIGINT then lands where Ctrl-C would, in the middle of the work.
 
 `interrupted_importing` starts `python tests/interrupted.py MODULE ARGUMENTS`: run as a script,
 this file puts a finder first on the import path, then runs `python ARGUMENTS` (a script, or
@@ -67,9 +67,29 @@ def interrupted_reading(fifo: Path, *arguments: str) -> tuple[int, str, str]:
                 raise AssertionError(f"the child ended before reading: {child.communicate()}")
             time.sleep(0.01)
     try:
+        # The child's open has returned, but its read may not have begun: a SIGINT that lands
+        # between the two is noted by Python and wakes nothing, and the read then waits for
+        # ever (seen once in 15 runs on a loaded machine). On Linux the kernel names where a
+        # process sleeps: the signal is sent once the child sleeps in the pipe's read.
+        sleeping_in(child, "pipe_read")
         return interrupt(child)
     finally:
         os.close(writer)
+
+
+def sleeping_in(child: subprocess.Popen, where: str, seconds: float = 60) -> None:
+    """Wait until the child sleeps in the kernel function `where` (Linux's /proc), or ends."""
+    wchan = Path(f"/proc/{child.pid}/wchan")
+    if not wchan.exists():
+        return  # no /proc: the signal is sent at once, as before
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and child.poll() is None:
+        try:
+            if where in wchan.read_text():
+                return
+        except OSError:
+            return
+        time.sleep(0.01)
 
 
 def interrupted_importing(module: str, *arguments: str) -> tuple[int, str, str]:

@@ -282,7 +282,7 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_the_tour_starts(arguments,
 @pytest.mark.processes
 def test_ctrl_c_ends_the_tour_with_one_line_and_status_130():
     """V18: Ctrl-C while the tour waits for a model's reply prints one line and exits 130."""
-    from interrupted import interrupt, with_ctrl_c
+    from interrupted import interrupt, sleeping_in, with_ctrl_c
     from stub_openai import StubServer
 
     with StubServer() as stub:
@@ -296,9 +296,11 @@ def test_ctrl_c_ends_the_tour_with_one_line_and_status_130():
             encoding="utf-8",
             preexec_fn=with_ctrl_c,
         )
-        # The request is recorded as it arrives: the tour is then waiting for its reply.
+        # The request is recorded as it arrives; the tour then waits for its reply in a poll
+        # of its socket, where a signal wakes it (sent before the poll, it would wake nothing).
         while not stub.requests and child.poll() is None:
             time.sleep(0.01)
+        sleeping_in(child, "poll_schedule_timeout")
         status, _, err = interrupt(child)
     assert (status, err) == (130, "interrupted (Ctrl-C)\n")
 
