@@ -16,9 +16,10 @@ Invariants:
         standard error.
     MC2 standard output carries the protocol alone (TP1): the HTTP address, warnings and
         errors go to standard error.
-    MC3 when serving ends (end of input, SIGINT or SIGTERM) the manager is closed; if queued
-        writes could still not be written they are saved (MC6) and the exit status is 1;
-        otherwise it is 0.
+    MC3 when serving ends (end of input, SIGINT or SIGTERM) the manager is closed, a second
+        SIGINT or SIGTERM ignored meanwhile; if queued writes could still not be written they
+        are saved (MC6) and the exit status is 1; otherwise it is 0. A write that reaches the
+        manager once it is closed is refused (G15), never acknowledged.
     MC4 the database's folder is made when it is missing (`~` read as the home folder); a
         database that cannot be opened, or that SQLite can read but not write, exits 1
         before anything is served, saying so in one line on standard error: no write is
@@ -170,6 +171,10 @@ def main(argv: list[str] | None = None, environ: dict | None = None) -> int:
             _serve(server, address[0])
     except (KeyboardInterrupt, BrokenPipeError):
         pass
+    # A second Ctrl-C or SIGTERM must not cut the close short: the queue is written, or saved
+    # (MC6), within the timeout whatever arrives meanwhile.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return _closed(manager, Path(database).expanduser(), arguments.timeout)
 
 

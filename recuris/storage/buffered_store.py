@@ -32,9 +32,6 @@ Invariants:
         wait in the queue, one batch for up to N calls in a row, and reach the store in one
         transaction: at the next write, at `flush` or `close`, or at the Nth call. Each is
         written once; a process that dies loses the waiting batch, never anything else.
-    G12 `erase` drops the named items' queued copies before it asks the store anything, and
-        counts an item whose only copy was queued as erased, whether the store is up,
-        down for writes (it is not asked to erase what it does not hold) or down.
     G11 an outage is logged once as a warning when its first write fails, and once as a note
         when the queue is written out; the writes queued in between log nothing each.
     G12 `erase` drops the named items' queued copies before it asks the store anything, and
@@ -47,6 +44,8 @@ Invariants:
     G14 `unwritten` returns what the queue holds as the store would once written: the newest
         queued copy of each item not deleted since (user by user, each user's in queue order)
         and every queued audit record in queue order; the queue is left as it is.
+    G15 once `close` has written the queue and closed the store, every write raises
+        StoreError naming G15: nothing is queued that no later close would write.
 """
 
 from __future__ import annotations
@@ -114,6 +113,7 @@ class BufferedStore(QueuedReads):
         self._replays: dict[str, Replay] | None = {}
         self._offline = 0
         self._failing = False  # an outage is under way and was warned of (G11)
+        self._closed = False  # set by a close that wrote the queue and closed the store (G15)
         self._generations: dict[str, int] = {}  # per user: the forget generation last read (S6)
         # Two managers offline at the same millisecond (two processes, say) must not hand
         # out the same id, or one user's queued write is refused as another's (S2, G4).
@@ -169,6 +169,7 @@ class BufferedStore(QueuedReads):
             return True
 
     def _write(self, entry) -> None:
+        self._refuse_if_closed()
         if self.flush():
             try:
                 self._send(entry)
@@ -220,6 +221,7 @@ class BufferedStore(QueuedReads):
     def record_access(self, accesses: Iterable[Access], audit: Iterable[AuditEntry] = ()) -> None:
         """Count the accesses with their audit records: now, or with later ones (G10)."""
         with self._lock:
+            self._refuse_if_closed()
             counted = Counted(accesses, audit)
             if self.access_batch == 1:
                 self._write(counted)
@@ -269,6 +271,12 @@ class BufferedStore(QueuedReads):
                     "close again once it is back"
                 )
             self.inner.close()
+            self._closed = True
+
+    def _refuse_if_closed(self) -> None:
+        # A write after a close would wait in a queue no one writes: the caller must hear it.
+        if self._closed:
+            raise StoreError("G15: the store is closed; this write was not kept")
 
     def _drop_pending(self, user_id: str, item_ids: set[str] | None) -> None:
         # A queued write must not bring back what was deleted after it was queued.

@@ -8,7 +8,7 @@ import pytest
 from outages import FlakyStore, Outage, ReadCountingQueue, protocol_operations
 from sqlite_counting import commits_of
 
-from recuris import MemoryItem, SQLiteStore, StoreError
+from recuris import InMemoryStore, MemoryItem, SQLiteStore, StoreError
 from recuris.storage.audit import AuditEntry
 from recuris.storage.buffered_store import BufferedStore, QueuedErasureError
 from recuris.storage.queued_reads import QueuedReads
@@ -404,3 +404,16 @@ def test_what_is_unwritten_is_each_queued_items_newest_copy_and_every_queued_rec
     assert [(i.id, i.content) for i in items] == [("i1", "event i1, changed"), ("i2", "event i2")]
     assert [record.operation for record in records] == ["write", "write", "update"]
     assert store.pending == 4 and flaky.list("ana") == []
+
+
+def test_a_write_after_a_close_is_refused_naming_g15():
+    """G15: once close has written the queue and closed the store, a write raises StoreError
+    naming G15, and nothing is queued that no later close would write."""
+    store = BufferedStore(InMemoryStore())
+    store.put([MemoryItem(id="a", user_id="ana", level="episodic", content="kept")])
+    store.close()
+    with pytest.raises(StoreError, match="G15"):
+        store.put([MemoryItem(id="b", user_id="ana", level="episodic", content="late")])
+    with pytest.raises(StoreError, match="G15"):
+        store.record_access([Access("ana", "a", 1.0)])
+    assert store.pending == 0
