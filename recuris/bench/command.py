@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="package.module:factory",
-        help="also a store of your own, made by a fork kit factory (tests/factories.py)",
+        help="also a store of your own, named as docs/manager/factory-spec.md says",
     )
     experience_benchmark.add_arguments(
         commands.add_parser("experience", help="does the agent stop repeating its mistakes?")

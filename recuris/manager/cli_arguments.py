@@ -41,6 +41,7 @@ from pathlib import Path
 from ..core.validation import require_text
 from ..retrieval.scoring import query_problem
 from ..storage.item import LEVELS, MAX_TIME
+from ..storage.sqlite_file import LOCK_TIMEOUT_SECONDS
 
 __all__ = [
     "parse",
@@ -161,8 +162,8 @@ def _shared(suppress: bool) -> argparse.ArgumentParser:
         "--timeout",
         metavar="SECONDS",
         type=seconds,
-        default=argparse.SUPPRESS if suppress else 5.0,
-        help="seconds to wait for another process's lock (default 5)",
+        default=argparse.SUPPRESS if suppress else LOCK_TIMEOUT_SECONDS,
+        help=f"seconds to wait for another process's lock (default {LOCK_TIMEOUT_SECONDS:g})",
     )
     return shared
 

@@ -52,6 +52,7 @@ from ..core.validation import require_text
 from ..manager.cli import export_lines
 from ..manager.cli_arguments import ENVIRONMENT_DATABASE, seconds
 from ..manager.manager import MemoryManager
+from ..storage.sqlite_file import LOCK_TIMEOUT_SECONDS
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import StoreError
 from .memory_tools import MemoryTools
@@ -92,7 +93,10 @@ def parser() -> argparse.ArgumentParser:
         help="HTTP only: serve a non-loopback address (needs --tokens; put TLS in front)",
     )
     grammar.add_argument(
-        "--timeout", type=seconds, default=5.0, help="seconds to wait for a locked database"
+        "--timeout",
+        type=seconds,
+        default=LOCK_TIMEOUT_SECONDS,
+        help=f"seconds to wait for a locked database (default {LOCK_TIMEOUT_SECONDS:g})",
     )
     return grammar
 

@@ -32,11 +32,14 @@ from . import sqlite_schema as schema
 from .sqlite_schema import SCHEMA_VERSION
 from .store import StoreError
 
-__all__ = ["open_database", "SYNCHRONOUS", "check_synchronous"]
+__all__ = ["open_database", "SYNCHRONOUS", "LOCK_TIMEOUT_SECONDS", "check_synchronous"]
 
 # `synchronous` values a store accepts, the default first. OFF is not one of them: a power
 # loss in the middle of a checkpoint can then corrupt the file, not only lose a commit.
 SYNCHRONOUS = ("FULL", "NORMAL", "EXTRA")
+# How long a store waits for another process's lock before a write fails, by default: the
+# store's, the command line's and the MCP server's `--timeout`.
+LOCK_TIMEOUT_SECONDS = 5.0
 
 
 def check_synchronous(synchronous: str) -> str:

@@ -35,7 +35,7 @@ from . import sqlite_search
 from .audit import AuditEntry
 from .item import MemoryItem
 from .sqlite_erasure import SQLiteErasure
-from .sqlite_file import SYNCHRONOUS, check_synchronous, open_database
+from .sqlite_file import LOCK_TIMEOUT_SECONDS, SYNCHRONOUS, check_synchronous, open_database
 from .sqlite_ids import ID_BLOCK, NewIds
 from .sqlite_schema import SCHEMA_VERSION, RowReader
 from .store import Access, StoreError, TermCounts, TermStatistics, check_owners, refuse_if_forgotten
@@ -50,7 +50,7 @@ class SQLiteStore(SQLiteErasure):
         self,
         path: str | Path,
         create: bool = True,
-        timeout: float = 5.0,
+        timeout: float = LOCK_TIMEOUT_SECONDS,
         read_only: bool = False,
         bm25: BM25Settings = BM25Settings(),  # noqa: B008 (frozen)
         synchronous: str = SYNCHRONOUS[0],
