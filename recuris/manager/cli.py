@@ -81,6 +81,9 @@ Invariants:
     V21 `import --skip-unreadable` leaves out each item line no layer can read (V12's H5, FA4,
         Y8, AR4, N8, O7), naming its line, id and rule on standard error, one line each, and
         counts them; every other refusal of V12-V19 stands, and nothing is skipped silently.
+    V22 `import --replace-stored` stores an item line whose id its user holds with other
+        fields in place of the stored item (the MCP server's saved queue, MC6, holds such
+        newer copies), each replacement audited; without it V19 refuses the line.
 """
 
 import json
@@ -232,8 +235,11 @@ def _layer_problem(item: MemoryItem) -> str | None:
     return None
 
 
-def _new_items(store, items: list[tuple[int, MemoryItem]]) -> list[tuple[int, MemoryItem]]:
-    """Return the items the store does not hold; refuse one stored with other fields (V19)."""
+def _new_items(
+    store, items: list[tuple[int, MemoryItem]], replace_stored: bool = False
+) -> tuple[list[tuple[int, MemoryItem]], list[MemoryItem]]:
+    """Return the items the store does not hold, and those it holds with other fields to store
+    in their place (V22); refuse these instead without `replace_stored` (V19)."""
     ids_of_users: dict[str, list[str]] = {}
     for _, item in items:
         ids_of_users.setdefault(item.user_id, []).append(item.id)
@@ -243,6 +249,7 @@ def _new_items(store, items: list[tuple[int, MemoryItem]]) -> list[tuple[int, Me
         for item_id, kept in store.get_many(user, ids).items()
     }
     new = []
+    replacing = []
     for number, item in items:
         kept = stored.get((item.user_id, item.id))
         if kept is None:
@@ -251,12 +258,15 @@ def _new_items(store, items: list[tuple[int, MemoryItem]]) -> list[tuple[int, Me
         line = item.to_dict()
         held = kept.to_dict()
         different = [field for field in sorted(line) if line[field] != held[field]]
-        if different:
+        if different and replace_stored:
+            replacing.append(item)
+        elif different:
             raise ValueError(
                 f"line {number}: V19: id {item.id!r} is stored already, with other fields: "
-                f"{', '.join(different)}; nothing was imported"
+                f"{', '.join(different)}; nothing was imported (--replace-stored stores the "
+                "line in its place)"
             )
-    return new
+    return new, replacing
 
 
 def _new_records(store, records: list[tuple[int, AuditEntry]]) -> list[AuditEntry]:
@@ -563,7 +573,7 @@ def _import(arguments, open_store) -> tuple[dict, str]:
         if not arguments.restore_forgotten:
             _refuse_forgotten(store, items, records, arguments.db)
         _refuse_others_items(numbered, _stored_owner(store, store.users()))
-        new = _new_items(store, lines)
+        new, replacing = _new_items(store, lines, arguments.replace_stored)
         if not arguments.restore_forgotten:
             _refuse_forgotten_items(store, new, arguments.db)
         _refuse_second_tasks(store, new)
@@ -571,13 +581,18 @@ def _import(arguments, open_store) -> tuple[dict, str]:
         new_records = _new_records(store, numbered)
         now = max((item.created_at for item in new_items), default=0.0)
         why = "imported from JSON Lines"
+        replaced_why = "replaced by a line imported from JSON Lines (V22)"
         audit = [
             *new_records,
             *(AuditEntry(item.id, "import", why, now, None, item.user_id) for item in new_items),
+            *(
+                AuditEntry(item.id, "import", replaced_why, now, None, item.user_id)
+                for item in replacing
+            ),
         ]
         if audit:  # a file the database holds already writes nothing (V19)
             # One transaction: all lines or none, with their audit (V3, V9).
-            store.put(new_items, audit)
+            store.put([*new_items, *replacing], audit)
     except BaseException:
         if store is not None:
             store.close()
@@ -590,7 +605,8 @@ def _import(arguments, open_store) -> tuple[dict, str]:
     data = {
         "imported_items": len(new_items),
         "imported_audit_records": len(new_records),
-        "skipped_items": len(items) - len(new_items),
+        "replaced_items": len(replacing),
+        "skipped_items": len(items) - len(new_items) - len(replacing),
         "skipped_audit_records": len(records) - len(new_records),
     }
     trail = f" and {len(new_records)} audit records" if new_records else ""
@@ -606,7 +622,8 @@ def _import(arguments, open_store) -> tuple[dict, str]:
         left_out = f"; left out {len(skipped)} items no layer can read" if skipped else ""
     for said in skipped:  # one line each, once the import is done (V21)
         print(said, file=sys.stderr)
-    return data, f"imported {len(new_items)} items{trail}{held}{left_out}"
+    replaced = f"; replaced {len(replacing)} stored items" if replacing else ""
+    return data, f"imported {len(new_items)} items{trail}{replaced}{held}{left_out}"
 
 
 def _show(data: dict | None, text: str, arguments, out) -> None:

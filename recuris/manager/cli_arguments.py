@@ -241,6 +241,12 @@ def parser() -> argparse.ArgumentParser:
         "(refused without it)",
     )
     importing.add_argument(
+        "--replace-stored",
+        action="store_true",
+        help="store an item line whose id is stored with other fields in its place (V22; "
+        "refused without it)",
+    )
+    importing.add_argument(
         "--skip-unreadable",
         action="store_true",
         help="leave out, naming each, the item lines no layer can read (refused without it)",

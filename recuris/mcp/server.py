@@ -32,7 +32,8 @@ Invariants:
         passed once more; what is still queued is saved, items then audit records, as the
         JSON Lines `python -m recuris export` writes (V11), to a new file
         `DB.unsaved-TIME-PID.jsonl` beside the database, and one line on standard error names
-        the file and the `python -m recuris import` command that stores it.
+        the file and the `python -m recuris import --replace-stored` command that stores it
+        (V22: a queued change to a stored memory is stored in its place).
 """
 
 from __future__ import annotations
@@ -258,7 +259,7 @@ def _closed(manager: MemoryManager, database: Path, timeout: float) -> int:
     print(
         f"error: MC6: the database could not take {len(items)} queued memories and "
         f"{len(records)} audit records; they are saved in {saved}; once it can be written, "
-        f"store them with: python -m recuris import {named}",
+        f"store them with: python -m recuris import {named} --replace-stored",
         file=sys.stderr,
     )
     return 1

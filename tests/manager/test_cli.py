@@ -695,6 +695,31 @@ def test_import_refuses_a_line_whose_id_is_stored_with_other_fields(database, tm
     assert exported_lines(database, "ana", "--with-audit") == before
 
 
+def test_import_replace_stored_stores_a_changed_line_in_place_of_the_stored_item(
+    database, tmp_path
+):
+    """V22: with --replace-stored, an item line whose id is stored with other fields is
+    stored in its place, audited as a replacement; the other lines import as before."""
+    lines = exported_lines(database, "ana")
+    [number, fact] = next((n, line) for n, line in enumerate(lines, 1) if line["id"] == "fact-2")
+    changed = {**fact, "content": "database: SQLite", "metadata": {**fact["metadata"]}}
+    changed["metadata"]["value"] = "SQLite"
+    lines[number - 1] = changed
+    refused = import_lines(database, tmp_path, lines)
+    assert refused[0] == 1 and "--replace-stored" in refused[2]
+    status, out, error = import_lines(database, tmp_path, lines, "--replace-stored")
+    assert (status, error) == (0, "") and "replaced 1 stored items" in out
+    stored = {line["id"]: line for line in exported_lines(database, "ana")}
+    assert stored["fact-2"] == changed
+    history = exported_lines(database, "ana", "--with-audit")
+    assert any(
+        "audit" in line
+        and line["audit"]["item_id"] == "fact-2"
+        and "replaced" in line["audit"]["reason"]
+        for line in history
+    )
+
+
 def test_export_escapes_the_line_breaks_json_leaves_raw(database, tmp_path):
     """V20: U+0085, U+2028 and U+2029 in a memory are written escaped, so a line reader that
     splits on them reads one line per item; import reads the text back as it was."""
@@ -775,6 +800,7 @@ def test_a_reading_command_that_finds_nothing_says_so_on_stderr(database, capsys
             ["import", "FILE"],
             {
                 "imported_items": 1,
+                "replaced_items": 0,
                 "imported_audit_records": 0,
                 "skipped_items": 0,
                 "skipped_audit_records": 0,

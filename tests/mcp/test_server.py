@@ -233,7 +233,7 @@ def test_a_memory_queued_behind_another_process_lock_is_saved_at_exit_and_import
     [saved] = tmp_path.glob("m.db.unsaved-*.jsonl")
     assert said.startswith("error: MC6: ") and str(saved) in said
     command = said.split("store them with: ")[1]
-    assert command == f"python -m recuris import {saved} --db {database}"
+    assert command == f"python -m recuris import {saved} --db {database} --replace-stored"
     imported = subprocess.run(
         [sys.executable, *command.split()[1:]], cwd=ROOT, capture_output=True, timeout=60
     )
