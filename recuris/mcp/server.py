@@ -53,7 +53,7 @@ from ..core.validation import require_text
 from ..manager.cli import export_lines
 from ..manager.cli_arguments import ENVIRONMENT_DATABASE, seconds
 from ..manager.manager import MemoryManager
-from ..storage.sqlite_file import LOCK_TIMEOUT_SECONDS
+from ..storage.sqlite_file import LOCK_TIMEOUT_SECONDS, refuse_read_only
 from ..storage.sqlite_store import SQLiteStore
 from ..storage.store import StoreError
 from .memory_tools import MemoryTools
@@ -193,31 +193,11 @@ def _opened(database: str, timeout: float) -> MemoryManager:
     path.parent.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(path, timeout=timeout)
     try:
-        _refuse_read_only(str(path), timeout)
+        refuse_read_only(str(path), timeout)  # MC4
     except StoreError:
         store.close()
         raise
     return MemoryManager(store)
-
-
-def _refuse_read_only(database: str, timeout: float) -> None:
-    """Raise StoreError if SQLite opens the database for reading alone (MC4)."""
-    # SQLite opens a file it may not write read-only, silently: only a write tells. This
-    # one is rolled back, so the file is left as it was.
-    probe = sqlite3.connect(database, timeout=timeout, isolation_level=None)
-    try:
-        probe.execute("BEGIN IMMEDIATE")
-        probe.execute("UPDATE schema_version SET version = version")
-        probe.execute("ROLLBACK")
-    except sqlite3.OperationalError as error:
-        # Another process's write lock is no refusal: the store waits for it (SQ4).
-        if "readonly" in str(error):
-            raise StoreError(
-                f"SQLite can read it but not write it ({error}): nothing remembered would be "
-                "kept; give a file this user may write"
-            ) from error
-    finally:
-        probe.close()
 
 
 def _serve(server: ThreadingHTTPServer, host: str) -> None:

@@ -21,6 +21,9 @@ Invariants:
         last transactions committed before a power loss or an OS crash, never the file's
         integrity nor anything on a crash of the process. Any other value is refused
         (ValueError) before the file is opened.
+    SF5 `refuse_read_only` raises StoreError for a database SQLite can read but not write
+        (it opens such a file read-only, silently), having written nothing; another
+        process's write lock is no refusal.
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ from . import sqlite_schema as schema
 from .sqlite_schema import SCHEMA_VERSION
 from .store import StoreError
 
-__all__ = ["open_database", "SYNCHRONOUS", "LOCK_TIMEOUT_SECONDS", "check_synchronous"]
+__all__ = [
+    "open_database",
+    "SYNCHRONOUS",
+    "LOCK_TIMEOUT_SECONDS",
+    "check_synchronous",
+    "refuse_read_only",
+]
 
 # `synchronous` values a store accepts, the default first. OFF is not one of them: a power
 # loss in the middle of a checkpoint can then corrupt the file, not only lose a commit.
@@ -218,3 +227,23 @@ def open_database(
     except StoreError:
         db.close()
         raise
+
+
+def refuse_read_only(database: str, timeout: float) -> None:
+    """Raise StoreError if SQLite opens the database for reading alone (SF5)."""
+    # SQLite opens a file it may not write read-only, silently: only a write tells. This
+    # one is rolled back, so the file is left as it was.
+    probe = sqlite3.connect(database, timeout=timeout, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("UPDATE schema_version SET version = version")
+        probe.execute("ROLLBACK")
+    except sqlite3.OperationalError as error:
+        # Another process's write lock is no refusal: the store waits for it (SQ4).
+        if "readonly" in str(error):
+            raise StoreError(
+                f"SQLite can read it but not write it ({error}): nothing remembered would be "
+                "kept; give a file this user may write"
+            ) from error
+    finally:
+        probe.close()

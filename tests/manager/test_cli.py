@@ -738,13 +738,7 @@ def test_export_escapes_the_line_breaks_json_leaves_raw(database, tmp_path):
 def test_search_beside_a_stored_item_its_layer_cannot_read_answers_and_warns(database):
     """MG8, H5: a procedure stored without keywords (written by a fork, say) is left out of
     `search`, which answers with the rest, exit 0, and names the item and H5 on stderr."""
-    broken = {"name": "deploy", "steps": ["build"], "task_types": []}
-    store = SQLiteStore(database)
-    item = MemoryItem(
-        id="procedure-9", user_id="ana", level="procedural", content="deploy", metadata=broken
-    )
-    store.put([item])
-    store.close()
+    with_unreadable_procedure(database)
     found = shell("search", "database", "--user", "ana", "--db", str(database))
     assert found.returncode == 0 and "PostgreSQL" in found.stdout
     assert "procedure-9" in found.stderr and "H5" in found.stderr

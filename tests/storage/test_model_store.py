@@ -13,17 +13,6 @@ def item(id, content="x", task_id=None, level="episodic"):
     return MemoryItem(id=id, user_id="ana", level=level, content=content, task_id=task_id)
 
 
-def test_a_rewrite_keeps_its_place_and_a_deleted_item_put_again_comes_last():
-    """MO1: list follows first put; a rewrite keeps its place; a deleted item put again is last."""
-    store = ModelStore()
-    store.put([item("a"), item("b"), item("c")])
-    store.put([item("a", "new text", task_id="t")])
-    assert [i.id for i in store.list("ana")] == ["a", "b", "c"]
-    store.delete("ana", ["b"])
-    store.put([item("b")])
-    assert [i.id for i in store.list("ana")] == ["a", "c", "b"]
-
-
 def test_equal_scores_go_to_the_later_written_item_first():
     """MO2: items of equal score are ranked later-written first, and the limit cuts after."""
     store = ModelStore()

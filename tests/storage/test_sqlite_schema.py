@@ -254,26 +254,35 @@ def stored_row(path, item_id: str) -> bytes:
     return repr(row).encode()
 
 
-def test_a_row_whose_metadata_is_not_json_is_left_out_of_every_read_and_kept(tmp_path, caplog):
-    """SH5: get, get_many, list, iterate, matching and search leave out a row whose metadata is
-    not a JSON object, warn naming its id and SH5, count it as unreadable, and keep it whole."""
-    path = tmp_path / "memory.db"
+def two_rows(folder) -> Path:
+    """Return a database holding ana's item-1 and item-2, both on "deploy", closed."""
+    path = folder / "memory.db"
     store = SQLiteStore(path)
     kept = MemoryItem(id="item-1", user_id="ana", level="episodic", content="deploy the database")
     spoiled = MemoryItem(id="item-2", user_id="ana", level="episodic", content="deploy on Friday")
     store.put([kept, spoiled])
     store.close()
+    return path
+
+
+def assert_only_item_1_is_read(store) -> None:
+    """Every read of the store (SH5's list) answers item-1 and leaves item-2 out."""
+    assert store.get("ana", "item-2") is None
+    assert list(store.get_many("ana", ["item-1", "item-2"])) == ["item-1"]
+    assert [item.id for item in store.list("ana")] == ["item-1"]
+    assert [item.id for batch in store.iterate("ana") for item in batch] == ["item-1"]
+    assert [item.id for item in store.matching("ana", "episodic", ["deploy"])] == ["item-1"]
+    assert [item.id for item, _ in store.search("ana", "episodic", ["deploy"], 5)] == ["item-1"]
+
+
+def test_a_row_whose_metadata_is_not_json_is_left_out_of_every_read_and_kept(tmp_path, caplog):
+    """SH5: get, get_many, list, iterate, matching and search leave out a row whose metadata is
+    not a JSON object, warn naming its id and SH5, count it as unreadable, and keep it whole."""
+    path = two_rows(tmp_path)
     row = spoil_metadata(path, "item-2")
     store = SQLiteStore(path)
     with caplog.at_level("WARNING"):
-        assert store.get("ana", "item-2") is None
-        assert list(store.get_many("ana", ["item-1", "item-2"])) == ["item-1"]
-        assert [item.id for item in store.list("ana")] == ["item-1"]
-        assert [item.id for batch in store.iterate("ana") for item in batch] == ["item-1"]
-        assert [item.id for item in store.matching("ana", "episodic", ["deploy"])] == ["item-1"]
-        assert [item.id for item, _ in store.search("ana", "episodic", ["deploy"], 5)] == [
-            "item-1"
-        ]
+        assert_only_item_1_is_read(store)
     assert "item-2" in caplog.text and "SH5" in caplog.text
     assert store.unreadable("ana") == ("item-2",) and store.unreadable("bob") == ()
     store.close()
@@ -298,26 +307,14 @@ def test_a_row_whose_columns_break_i1_is_left_out_of_every_read_and_kept(
     """SH5: get, get_many, list, iterate, matching and search leave out a row whose level,
     importance, time, access count or content breaks I1, warn naming its id, SH5 and the
     rule, count it as unreadable, and keep it whole."""
-    path = tmp_path / "memory.db"
-    store = SQLiteStore(path)
-    kept = MemoryItem(id="item-1", user_id="ana", level="episodic", content="deploy the database")
-    spoiled = MemoryItem(id="item-2", user_id="ana", level="episodic", content="deploy on Friday")
-    store.put([kept, spoiled])
-    store.close()
+    path = two_rows(tmp_path)
     with sqlite3.connect(path) as db:
         db.execute(f"UPDATE items SET {edit} WHERE id = 'item-2'")
     db.close()
     row = stored_row(path, "item-2")
     store = SQLiteStore(path)
     with caplog.at_level("WARNING"):
-        assert store.get("ana", "item-2") is None
-        assert list(store.get_many("ana", ["item-1", "item-2"])) == ["item-1"]
-        assert [item.id for item in store.list("ana")] == ["item-1"]
-        assert [item.id for batch in store.iterate("ana") for item in batch] == ["item-1"]
-        assert [item.id for item in store.matching("ana", "episodic", ["deploy"])] == ["item-1"]
-        assert [item.id for item, _ in store.search("ana", "episodic", ["deploy"], 5)] == [
-            "item-1"
-        ]
+        assert_only_item_1_is_read(store)
     assert f"SH5: item 'item-2' breaks {rule}" in caplog.text
     assert store.unreadable("ana") == ("item-2",)
     store.close()

@@ -96,6 +96,17 @@ def test_put_replaces_an_item_in_place(store):
     assert [(i.id, i.access_count) for i in store.list("ana")] == [("i1", 3), ("i2", 0)]
 
 
+def test_a_rewrite_keeps_its_place_and_a_deleted_item_put_again_comes_last(store):
+    """S11, MS1, MO1: list follows first put; a rewrite, even into a task, keeps its place; a
+    deleted item put again is last."""
+    store.put([item("a"), item("b"), item("c")])
+    store.put([item("a", content="new text", task_id="t")])
+    assert [i.id for i in store.list("ana")] == ["a", "b", "c"]
+    store.delete("ana", ["b"])
+    store.put([item("b")])
+    assert [i.id for i in store.list("ana")] == ["a", "c", "b"]
+
+
 def test_an_item_cannot_move_to_another_user(store):
     """S2: putting an id owned by another user is refused, and the whole batch with it."""
     store.put([item("i1", user="ana")])
