@@ -561,6 +561,18 @@ def with_procedure(database):
     return exported_lines(database, "ana", "--with-audit")
 
 
+def edited_import(tmp_path, lines, chosen, field, value) -> tuple[int, int, str, str]:
+    """Edit the metadata `field` of the first line `chosen` picks (None deletes it), import the
+    lines into a new copy.db; return the line's number, the status, standard output and error."""
+    [number, line] = next((number, line) for number, line in enumerate(lines, 1) if chosen(line))
+    metadata = {key: kept for key, kept in line["metadata"].items() if key != field}
+    lines[number - 1] = {
+        **line,
+        "metadata": metadata if value is None else {**metadata, field: value},
+    }
+    return (number, *import_lines(tmp_path / "copy.db", tmp_path, lines))
+
+
 EDITS = {
     "procedure-without-keywords": ("procedural", "keywords", None, "H5"),
     "procedure-without-name": ("procedural", "name", None, "H5"),
@@ -578,13 +590,8 @@ def test_import_refuses_a_procedure_or_fact_line_its_layer_cannot_read(
     """V12, H5, FA4: a procedure's or a fact's metadata edited in an export is refused, naming
     the line and the rule; nothing is stored."""
     lines = with_procedure(database)
-    [number, line] = next(
-        (number, line) for number, line in enumerate(lines, 1) if line.get("level") == level
-    )
-    metadata = {key: kept for key, kept in line["metadata"].items() if key != field}
-    edited = {**line, "metadata": metadata if value is None else {**metadata, field: value}}
-    lines[number - 1] = edited
-    status, out, error = import_lines(tmp_path / "copy.db", tmp_path, lines)
+    picked = lambda line: line.get("level") == level  # noqa: E731
+    number, status, out, error = edited_import(tmp_path, lines, picked, field, value)
     assert status == 1 and out == "" and f"line {number}: {rule}" in error
     assert not (tmp_path / "copy.db").exists()
 
@@ -638,13 +645,7 @@ def test_import_refuses_an_episode_insight_task_or_item_to_merge_its_reader_cann
     item's sources edited in an export are refused, naming the line and the rule; nothing is
     stored."""
     lines = [*with_episode_insight_and_task(database), *exported_lines(database, "bob")]
-    [number, line] = next(
-        (number, line) for number, line in enumerate(lines, 1) if KINDS[kind](line)
-    )
-    metadata = {key: kept for key, kept in line["metadata"].items() if key != field}
-    edited = {**line, "metadata": metadata if value is None else {**metadata, field: value}}
-    lines[number - 1] = edited
-    status, out, error = import_lines(tmp_path / "copy.db", tmp_path, lines)
+    number, status, out, error = edited_import(tmp_path, lines, KINDS[kind], field, value)
     assert status == 1 and out == "" and f"line {number}: {rule}" in error
     assert not (tmp_path / "copy.db").exists()
 
