@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from .core.similarity import JaccardScorer, jaccard
     from .core.text import estimate_tokens, tokenize
     from .core.working import WorkingMemory, WorkingSettings
-    from .evolution.consolidation import Conflict, ConsolidationSettings, Consolidator
+    from .core.consolidation import Conflict, ConsolidationSettings, Consolidator
     from .evolution.procedural import ProceduralMemory, Procedure
     from .evolution.reflection import ReflectionCallback
-    from .evolution.semantic import Fact, SemanticMemory
+    from .core.semantic import Fact, SemanticMemory
     from .manager.active_recall import ActiveRecall, search_memory_tool
     from .manager.manager import ManagerSettings, MemoryManager
     from .manager.recall import RecallPolicy, RecallResult, Weights
@@ -74,14 +74,14 @@ DEFINED_IN = {
     "tokenize": "core.text",
     "WorkingMemory": "core.working",
     "WorkingSettings": "core.working",
-    "Conflict": "evolution.consolidation",
-    "ConsolidationSettings": "evolution.consolidation",
-    "Consolidator": "evolution.consolidation",
+    "Conflict": "core.consolidation",
+    "ConsolidationSettings": "core.consolidation",
+    "Consolidator": "core.consolidation",
     "ProceduralMemory": "evolution.procedural",
     "Procedure": "evolution.procedural",
     "ReflectionCallback": "evolution.reflection",
-    "Fact": "evolution.semantic",
-    "SemanticMemory": "evolution.semantic",
+    "Fact": "core.semantic",
+    "SemanticMemory": "core.semantic",
     "ActiveRecall": "manager.active_recall",
     "search_memory_tool": "manager.active_recall",
     "ManagerSettings": "manager.manager",

@@ -444,7 +444,7 @@ SETTINGS_RECORDS = {
     "core/agent.py": "AgentSettings",
     "core/working.py": "WorkingSettings",
     "retrieval/bm25.py": "BM25Settings",
-    "evolution/consolidation.py": "ConsolidationSettings",
+    "core/consolidation.py": "ConsolidationSettings",
     "manager/recall.py": "Weights",
     "manager/manager.py": "ManagerSettings",
 }

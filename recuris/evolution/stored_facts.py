@@ -1,7 +1,7 @@
 """Stored facts: semantic memory's facts kept in a Store as memory items.
 
 Document 003 §4.2 keeps each promoted fact with the episodes it came from, and §4.3 closes
-a contradicted fact instead of deleting it. Semantic memory (recuris/evolution/semantic.py)
+a contradicted fact instead of deleting it. Semantic memory (recuris/core/semantic.py)
 holds plain `Fact` records and takes a `FactArchive`; `StoredFacts` maps them onto the
 `semantic` items of one user in any `Store`, so the manager's recall, forgetting and
 erasure see them like every other memory.
@@ -27,7 +27,7 @@ from ..core.validation import require_text
 from ..storage.audit import AuditEntry
 from ..storage.item import MemoryItem, require_texts
 from ..storage.store import Store, StoreError, append_superseding
-from .semantic import Fact
+from ..core.semantic import Fact
 
 __all__ = ["StoredFacts", "check_semantic_item", "fact_to_item", "item_to_fact", "sources_of"]
 

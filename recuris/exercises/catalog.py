@@ -147,8 +147,8 @@ EXERCISES = (
     Exercise(
         "consolidation",
         "consolidation with sources",
-        ("evolution.consolidation",),
-        ("docs/evolution/consolidation.md", "docs/evolution/semantic-memory.md"),
+        ("core.consolidation",),
+        ("docs/core/consolidation.md", "docs/core/semantic-memory.md"),
         (
             "Per normalised subject keep only the sightings still inside the window (drop the "
             "older ones at each observe) and count distinct source ids, not sightings: one "

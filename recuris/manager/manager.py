@@ -58,7 +58,7 @@ from ..core.similarity import Scorer
 from ..core.text import statement
 from ..core.validation import require_count, require_number, require_text
 from ..core.working import WorkingSettings
-from ..evolution.consolidation import ConsolidationSettings
+from ..core.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
 from ..evolution.stored_facts import sources_of

@@ -80,7 +80,7 @@ from ..evolution.extraction import (
     extraction_prompt,
     parse_knowledge,
 )
-from ..evolution.semantic import Fact
+from ..core.semantic import Fact
 from ..storage.archives import FOLDED_NOTES, StoredEpisodes, item_to_episode
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import MemoryItem

@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from ..core.episodic import EpisodicMemory
 from ..core.similarity import Scorer
 from ..core.validation import require_text
-from ..evolution.consolidation import ConsolidationSettings, Consolidator
+from ..core.consolidation import ConsolidationSettings, Consolidator
 from ..evolution.procedural import ProceduralMemory
-from ..evolution.semantic import SemanticMemory
+from ..core.semantic import SemanticMemory
 from ..evolution.stored_facts import StoredFacts
 from ..storage.archives import StoredEpisodes
 from ..storage.audit import AuditEntry

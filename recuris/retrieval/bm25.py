@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from heapq import heapify, heappop, heappush, heapreplace, nlargest
 from itertools import chain, compress, groupby, repeat
 
-from ..core.chunks import Chunks
+from .chunks import Chunks
 from ..core.validation import require_number
 
 __all__ = ["BM25Index", "BM25Settings", "ImpactOrder", "bm25_idf"]

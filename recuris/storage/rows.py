@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import fields
 
-from ..core.chunks import Chunks
+from ..retrieval.chunks import Chunks
 from .audit import AuditEntry
 from .item import MemoryItem
 
@@ -123,7 +123,7 @@ class AuditRows:
 
     def __init__(self) -> None:
         # As long as the log, which a forgetting cycle grows by one record a forgotten item:
-        # chunks, which the collector does not walk each time (core/chunks.py).
+        # chunks, which the collector does not walk each time (retrieval/chunks.py).
         self._rows = Chunks()
 
     def extend(self, records: Iterable[AuditEntry]) -> None:

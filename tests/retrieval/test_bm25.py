@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from recuris.core.chunks import CHUNK
+from recuris.retrieval.chunks import CHUNK
 from recuris.retrieval import bm25
 from recuris.retrieval.bm25 import BM25Index, BM25Settings
 

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ..core.clock import DAY
-from ..core.text import normalize
-from ..core.validation import require_count, require_number, require_text
+from .clock import DAY
+from .text import normalize
+from .validation import require_count, require_number, require_text
 from .semantic import Fact, SemanticMemory
 
 __all__ = ["Consolidator", "ConsolidationSettings", "Conflict", "Sighting"]

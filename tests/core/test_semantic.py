@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.semantic.SemanticMemory (F1-F4)."""
+"""Example tests for recuris.core.semantic.SemanticMemory (F1-F4)."""
 
 import pytest
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from recuris.core.chunks import Chunks
+from recuris.retrieval.chunks import Chunks
 
 SMALL = 3  # chunks of three values, so that a few appends cross several chunks
 

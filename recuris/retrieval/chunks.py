@@ -20,7 +20,7 @@ Invariants:
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from .validation import require_count
+from ..core.validation import require_count
 
 __all__ = ["Chunks", "CHUNK"]
 

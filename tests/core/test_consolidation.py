@@ -1,4 +1,4 @@
-"""Example tests for recuris.evolution.consolidation.Consolidator (C1-C4)."""
+"""Example tests for recuris.core.consolidation.Consolidator (C1-C4)."""
 
 import pytest
 

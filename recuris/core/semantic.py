@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from ..core.text import normalize
-from ..core.validation import require_text
+from .text import normalize
+from .validation import require_text
 
 __all__ = ["SemanticMemory", "FactArchive", "Fact"]
 

@@ -1,10 +1,10 @@
-"""Example tests for recuris.core.chunks: a sequence the garbage collector stops walking."""
+"""Example tests for recuris.retrieval.chunks: a sequence the garbage collector stops walking."""
 
 import gc
 
 import pytest
 
-from recuris.core.chunks import CHUNK, Chunks
+from recuris.retrieval.chunks import CHUNK, Chunks
 
 
 def test_CH1_every_value_is_read_back_by_the_index_it_was_appended_at():
