@@ -536,3 +536,53 @@ def test_every_invariant_a_test_names_is_declared_by_a_module():
                 named = re.findall(r"[A-Z]{1,2}\d+", opening) * bool(IDS.fullmatch(opening))
                 stale += [f"{path.name}::{node.name} {i}" for i in named if i not in declared]
     assert stale == []
+
+
+def docstring_lines(tree: ast.Module) -> tuple[set[int], int]:
+    """Return the line numbers the module's docstrings span and the words they hold."""
+    lines = set()
+    words = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        first = node.body[0] if node.body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            if isinstance(first.value.value, str):
+                lines.update(range(first.lineno, first.end_lineno + 1))
+                words += len(first.value.value.split())
+    return lines, words
+
+
+def reference_path_size() -> dict[str, int]:
+    """Count the reference path: its modules, their lines of code (neither blank, comment nor
+    docstring), the words of their docstrings, and the words of its chapters (docs/core/)."""
+    size = {"modules": 0, "lines": 0, "docstring words": 0, "chapter words": 0}
+    for path in sorted((ROOT / "recuris" / "core").glob("[!_]*.py")):
+        source = path.read_text(encoding="utf-8")
+        documented, words = docstring_lines(ast.parse(source))
+        size["modules"] += 1
+        size["docstring words"] += words
+        for number, line in enumerate(source.splitlines(), start=1):
+            code = line.strip()
+            if code and not code.startswith("#") and number not in documented:
+                size["lines"] += 1
+    for chapter in sorted((ROOT / "docs" / "core").glob("*.md")):
+        size["chapter words"] += len(chapter.read_text(encoding="utf-8").split())
+    return size
+
+
+PATH_SIZE = re.compile(
+    r"reference path, counted by `[^`]+`: ([\d,]+) modules, ([\d,]+) lines of code, "
+    r"([\d,]+) words of docstrings and ([\d,]+) words of chapters"
+)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/README.md"])
+def test_the_guides_state_the_size_of_the_reference_path(page):
+    """README.md and docs/README.md state the reference path's modules, lines of code, words
+    of docstrings and words of chapters as counted here from the files."""
+    text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+    [stated] = PATH_SIZE.findall(text)
+    assert [int(number.replace(",", "")) for number in stated] == list(
+        reference_path_size().values()
+    )
