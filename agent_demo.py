@@ -8,7 +8,7 @@ prompt alone. Each task narrates the six stages of the loop (document 000 §2.3)
 One function per part: A-B `failure_then_recovery`, C `long_task`, D `consolidation`,
 E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K at the end of `main`.
 
-`--html FILE` also writes the whole tour as one self-contained page (recuris/bench/trace.py):
+`--html FILE` also writes the whole tour as one self-contained page (recuris/tour/trace.py):
 every prompt cut into its sections, what each tier holds after each part, and plots.
 `--llm URL --model NAME` runs the same tour on a real OpenAI-compatible model; the narration
 says what that model did, and the tour stops at the first prompt the model gives no reply to
@@ -51,10 +51,10 @@ try:
         estimate_tokens,
     )
     from recuris.manager.cli_arguments import file_to_write
-    from recuris.bench.mock_environment import MockEnvironment
-    from recuris.bench.recorder import Recorder, full_history, sections
-    from recuris.bench.simulation import simulate, year_plot
-    from recuris.bench.trace import write_page
+    from recuris.tour.mock_environment import MockEnvironment
+    from recuris.tour.recorder import Recorder, full_history, sections
+    from recuris.tour.simulation import simulate, year_plot
+    from recuris.tour.trace import write_page
     from recuris.core.agent import EpisodicExperience
     from recuris.core.clock import DAY
     from recuris.core.text import FAILURE_MARKERS
@@ -220,7 +220,7 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
     if html:
         year = simulate(per_day=5)
         caption = (
-            f"The forgetting simulation (recuris/bench/simulation.py) at {year.per_day} memories a "
+            f"The forgetting simulation (recuris/tour/simulation.py) at {year.per_day} memories a "
             "day: the store levels off instead of growing with everything ever written."
         )
         figures = [("(c) The store over a simulated year", caption, year_plot(year))]

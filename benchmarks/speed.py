@@ -29,8 +29,8 @@ from pathlib import Path
 from benchmarks import recall_scale, scale, write_speed
 from benchmarks.side_by_side import spread
 from recuris.bench.command import table_row
-from recuris.bench.mock_environment import MockEnvironment
-from recuris.bench.simulation import simulate
+from recuris.tour.mock_environment import MockEnvironment
+from recuris.tour.simulation import simulate
 from recuris.core.agent import AgentSettings, RecurisAgent
 from recuris.core.clock import DAY, ManualClock
 from recuris.core.decay import DecayManager

@@ -7,7 +7,7 @@ Run from the repository root after the README's set-up, `python -m pip install -
 import sys
 
 from recuris import EpisodicMemory, ManualClock, RecurisAgent, WorkingMemory
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.manager.entry import run_piped
 

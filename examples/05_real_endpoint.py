@@ -14,7 +14,7 @@ import os
 
 from recuris import AgentSettings, EpisodicMemory, RecurisAgent, WorkingMemory
 from recuris.llm.llm_http import LLMError, OpenAICompatibleChat
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 from recuris.manager.entry import run_piped
 
 

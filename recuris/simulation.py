@@ -1,4 +1,4 @@
-"""Run the simulated year of forgetting: `python -m recuris.simulation` (bench/simulation.py)."""
+"""Run the simulated year of forgetting: `python -m recuris.simulation` (tour/simulation.py)."""
 
 import sys
 
@@ -7,7 +7,7 @@ from .manager.entry import run_piped
 
 def command() -> int | None:
     """Load the simulation and run it; Ctrl-C while it loads ends it as EN1 says (EN2)."""
-    from .bench.simulation import main
+    from .tour.simulation import main
 
     return main()
 

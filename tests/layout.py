@@ -17,6 +17,7 @@ PARTS = {
     "manager": "one write and one recall for many users",
     "llm": "a real model",
     "mcp": "memory any agent can use",
+    "tour": "showing it",
     "bench": "measuring it",
     "exercises": "learning it",
 }

@@ -1,11 +1,12 @@
 """Measuring it: `python -m recuris.bench locomo PATH...` and `python -m recuris.bench experience`.
 
-Document 003 §6's evaluation: its metrics, the LoCoMo and long-horizon benchmarks, the
-experience benchmark, the simulated year of forgetting, and the mock environment the A/B
-runs in. Speed and scale are measured from a clone, in benchmarks/ beside the package.
+Document 003 §6's evaluation: its metrics, the LoCoMo and long-horizon benchmarks and the
+experience benchmark. Speed and scale are measured from a clone, in benchmarks/ beside the
+package; what the guided tour needs (its recorder, trace, plots, simulated year and mock
+environment) is recuris/tour/.
 
 `main` is imported from command.py when it is first asked for: command.py imports every
-benchmark, and `import recuris.bench.svg` need not load them.
+benchmark, and `import recuris.bench.evaluation` need not load them.
 """
 
 import importlib

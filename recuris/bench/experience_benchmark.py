@@ -52,7 +52,7 @@ from ..manager.experience import model_on_manager
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..retrieval.scoring import BM25Scorer
 from .experience_tasks import BUILT_IN, Instance, Suite, World, instances, load
-from .svg import HEIGHT, WIDTH, Series, line_plot
+from ..tour.svg import HEIGHT, WIDTH, Series, line_plot
 
 __all__ = [
     "CONDITIONS",

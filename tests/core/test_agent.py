@@ -12,7 +12,7 @@ from recuris import (
     WorkingMemory,
     WorkingSettings,
 )
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.agent import EpisodicExperience
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 from recuris.core.prompt import ContextSection

@@ -348,7 +348,7 @@ def test_w10_a_goal_longer_than_a_step_reaches_every_prompt_whole():
     """W10: a goal far longer than `max_step_chars` is in every prompt the agent's model sees,
     whole."""
     from recuris import EpisodicMemory, ManualClock, RecurisAgent
-    from recuris.bench.mock_environment import MockEnvironment
+    from recuris.tour.mock_environment import MockEnvironment
     from recuris.core.mock_llm import ScriptedLLM
 
     goal = "migrate the billing database " + ", ".join(f"then check table {n}" for n in range(12))

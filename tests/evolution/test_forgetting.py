@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from recuris import DecayManager, ManualClock, MemoryManager
-from recuris.bench.simulation import simulate
+from recuris.tour.simulation import simulate
 
 DAY = 86_400.0
 

@@ -31,7 +31,7 @@ from recuris import (
     RetrievalSettings,
     WorkingMemory,
 )
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 from recuris.llm import llm_http
 from recuris.llm.http_transport import redact
 from recuris.llm.llm_http import (

@@ -1,7 +1,7 @@
 """Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX4)."""
 
 from recuris import AgentSettings, ManualClock, RetrievalSettings
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 from recuris.manager.experience import model_on_manager
 

@@ -1,9 +1,9 @@
-"""Property tests for recuris.bench.recorder (RC1, RC3)."""
+"""Property tests for recuris.tour.recorder (RC1, RC3)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.bench.recorder import SECTION_LABELS, full_history, sections
+from recuris.tour.recorder import SECTION_LABELS, full_history, sections
 from recuris.core.prompt import build_prompt
 from recuris.core.working import WorkingMemory, WorkingSettings
 

@@ -1,4 +1,4 @@
-"""Example tests for recuris.bench.recorder: a run recorded without being changed (RC1-RC5)."""
+"""Example tests for recuris.tour.recorder: a run recorded without being changed (RC1-RC5)."""
 
 import pytest
 
@@ -11,7 +11,7 @@ from recuris import (
     WorkingMemory,
     WorkingSettings,
 )
-from recuris.bench.recorder import Recorder, full_history, sections
+from recuris.tour.recorder import Recorder, full_history, sections
 from recuris.core.clock import DAY
 from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.core.text import estimate_tokens

@@ -1,11 +1,11 @@
-"""Property tests for recuris.bench.svg (PL1, PL2, PL4)."""
+"""Property tests for recuris.tour.svg (PL1, PL2, PL4)."""
 
 import xml.etree.ElementTree as ET
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.bench.svg import Reference, Series, line_plot
+from recuris.tour.svg import Reference, Series, line_plot
 
 NS = "{http://www.w3.org/2000/svg}"
 numbers = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)

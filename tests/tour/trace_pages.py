@@ -12,8 +12,8 @@ from recuris import (
     WorkingMemory,
     WorkingSettings,
 )
-from recuris.bench.mock_environment import MockEnvironment
-from recuris.bench.recorder import Recorder
+from recuris.tour.mock_environment import MockEnvironment
+from recuris.tour.recorder import Recorder
 from recuris.core.clock import DAY
 from recuris.core.agent import EpisodicExperience
 from recuris.core.mock_llm import PromptFollowingLLM

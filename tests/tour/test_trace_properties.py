@@ -1,4 +1,4 @@
-"""Property tests for recuris.bench.trace (TR1, TR2, TR3)."""
+"""Property tests for recuris.tour.trace (TR1, TR2, TR3)."""
 
 from html import escape
 
@@ -13,9 +13,9 @@ from recuris import (
     WorkingMemory,
     WorkingSettings,
 )
-from recuris.bench.mock_environment import MockEnvironment
-from recuris.bench.recorder import Recorder
-from recuris.bench.trace import render_page
+from recuris.tour.mock_environment import MockEnvironment
+from recuris.tour.recorder import Recorder
+from recuris.tour.trace import render_page
 from recuris.core.mock_llm import PromptFollowingLLM
 
 from trace_pages import Page, traced_run

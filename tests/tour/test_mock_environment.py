@@ -1,6 +1,6 @@
-"""Example tests for recuris.bench.mock_environment.MockEnvironment (ME1)."""
+"""Example tests for recuris.tour.mock_environment.MockEnvironment (ME1)."""
 
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 
 
 def test_answers_from_its_table_or_the_default_and_logs_actions():

@@ -1,11 +1,11 @@
-"""Example tests for recuris.bench.trace: the self-contained HTML trace page (TR1-TR4)."""
+"""Example tests for recuris.tour.trace: the self-contained HTML trace page (TR1-TR4)."""
 
 import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 from recuris import ManualClock
-from recuris.bench.recorder import Recorder
-from recuris.bench.trace import decay_plots, prompt_plot, render_page, weight_curve, write_page
+from recuris.tour.recorder import Recorder
+from recuris.tour.trace import decay_plots, prompt_plot, render_page, weight_curve, write_page
 from recuris.core.clock import DAY
 from recuris.core.decay import DecayManager
 

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.simulation's command line and plot (O4)."""
+"""Example tests for recuris.tour.simulation's command line and plot (O4)."""
 
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from recuris.bench import simulation
+from recuris.tour import simulation
 
 NS = "{http://www.w3.org/2000/svg}"
 REAL = simulation.simulate

@@ -1,10 +1,10 @@
-"""Example tests for recuris.bench.svg: line plots drawn with the standard library (PL1-PL4)."""
+"""Example tests for recuris.tour.svg: line plots drawn with the standard library (PL1-PL4)."""
 
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from recuris.bench.svg import Reference, Series, line_plot, nice_ticks
+from recuris.tour.svg import Reference, Series, line_plot, nice_ticks
 
 NS = "{http://www.w3.org/2000/svg}"
 
