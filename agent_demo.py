@@ -6,7 +6,7 @@ prompt alone. Each task narrates the six stages of the loop (document 000 §2.3)
 1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle. Every outcome says why.
 
 One function per part: A-B `failure_then_recovery`, C `long_task`, D `consolidation`,
-E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K at the end of `main`.
+E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K `memory_after_the_tour`.
 
 `--html FILE` also writes the whole tour as one self-contained page (recuris/tour/trace.py):
 every prompt cut into its sections, what each tier holds after each part, and plots.
@@ -32,38 +32,30 @@ try:
     import tempfile
     from collections import Counter
     from pathlib import Path
+    from typing import TYPE_CHECKING
 
-    from recuris import (
-        AgentSettings,
-        ConsolidationSettings,
-        Consolidator,
-        DecayManager,
-        Episode,
-        EpisodicMemory,
-        ManualClock,
-        MemoryManager,
-        RecurisAgent,
-        RetrievalSettings,
-        SemanticMemory,
-        SQLiteStore,
-        WorkingMemory,
-        WorkingSettings,
-        estimate_tokens,
-    )
-    from recuris.manager.cli_arguments import file_to_write
+    # Parts A to E narrate document 000's loop and import the core alone, the reference path,
+    # and what the tour needs to show it: the recorder and the mock world. Each later part
+    # imports what it narrates (the manager, procedures, reflection, the database), in its
+    # function; the HTML trace and a real model's client load only when asked for.
+    from recuris.core.agent import AgentSettings, RecurisAgent
+    from recuris.core.agent import EpisodicExperience
+    from recuris.core.clock import DAY, ManualClock
+    from recuris.core.consolidation import ConsolidationSettings, Consolidator
+    from recuris.core.decay import DecayManager
+    from recuris.core.episodic import EpisodicMemory, RetrievalSettings
+    from recuris.core.records import Episode
+    from recuris.core.semantic import SemanticMemory
+    from recuris.core.text import FAILURE_MARKERS, estimate_tokens
+    from recuris.core.working import WorkingMemory, WorkingSettings
     from recuris.tour.mock_environment import MockEnvironment
     from recuris.tour.recorder import Recorder, full_history, sections
-    from recuris.tour.simulation import simulate, year_plot
-    from recuris.tour.trace import write_page
-    from recuris.core.agent import EpisodicExperience
-    from recuris.core.clock import DAY
-    from recuris.core.text import FAILURE_MARKERS
-    from recuris.evolution.reflecting_llm import ReflectingLLM
-    from recuris.evolution.reflection import ReflectionCallback
-    from recuris.llm.llm_http import LLMConnectionError, LLMError, OpenAICompatibleChat
-    from recuris.manager.experience import model_on_manager
 except KeyboardInterrupt:
     sys.exit(interrupted())
+
+# Read by a type checker only: the manager is imported by the parts that narrate it.
+if TYPE_CHECKING:
+    from recuris.manager.manager import MemoryManager
 
 START = 1_767_225_600  # 2026-01-01 00:00 UTC, fixed so every run prints the same
 
@@ -185,6 +177,10 @@ def why_it_ended(run, agent) -> str:
 
 def main(llm=None, reflector=None, html: str | None = None) -> None:
     """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
+    # The mock of every part: the core's PromptFollowingLLM, taught to read also what the
+    # manager's agent adds to its prompts in parts G and H.
+    from recuris.manager.experience import model_on_manager
+
     named = None if llm is None else getattr(llm, "name", "the one given")
     tour = Tour(llm or model_on_manager(), named)
     # An old, never-used episode, so the decay cycle below has something stale to forget.
@@ -200,8 +196,12 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
     third = long_task(tour)
     consolidation(tour, [first, second, third])
     decay_cycle(tour, first)
-    manager_tour(tour, reflector or ReflectingLLM())
+    manager_tour(tour, reflector)
+    memory_after_the_tour(tour, html)
 
+
+def memory_after_the_tour(tour: Tour, html: str | None) -> None:
+    """K: what each memory holds at the end; with `html`, the trace page and its year plot."""
     tour.part("K", "The state of memory after the tour")
     episodic = tour.episodic
     semantic = tour.semantic
@@ -218,6 +218,9 @@ def main(llm=None, reflector=None, html: str | None = None) -> None:
     )
     tour.settle()
     if html:
+        from recuris.tour.simulation import simulate, year_plot
+        from recuris.tour.trace import write_page
+
         year = simulate(per_day=5)
         caption = (
             f"The forgetting simulation (recuris/tour/simulation.py) at {year.per_day} memories a "
@@ -502,7 +505,7 @@ def decay_cycle(tour: Tour, first) -> None:
     tour.settle(report.audit)
 
 
-def manager_tiers(manager: MemoryManager, *users: str) -> dict:
+def manager_tiers(manager: "MemoryManager", *users: str) -> dict:
     """What each user's layers hold in the manager, level by level."""
     tiers = {}
     for user in users:
@@ -516,6 +519,9 @@ def manager_tiers(manager: MemoryManager, *users: str) -> dict:
 
 def manager_tour(tour: Tour, reflector) -> None:
     """F to J: every layer behind one manager, on SQLite, for two isolated users."""
+    from recuris.manager.manager import MemoryManager
+    from recuris.storage.sqlite_store import SQLiteStore
+
     clock = tour.clock
     llm = tour.llm
     folder = tempfile.TemporaryDirectory()
@@ -600,8 +606,14 @@ def manager_tour(tour: Tour, reflector) -> None:
     folder.cleanup()
 
 
-def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
-    """H and I: reflection feeds a later task through search_memory; a cycle forgets and merges."""
+def evolving_tour(tour: Tour, manager: "MemoryManager", reflector) -> None:
+    """H and I: reflection feeds a later task through search_memory; a cycle forgets and merges.
+
+    `reflector` None is the scripted ReflectingLLM.
+    """
+    from recuris.evolution.reflecting_llm import ReflectingLLM
+    from recuris.evolution.reflection import ReflectionCallback
+
     clock = tour.clock
     llm = tour.llm
     outcome = tour.foretold(
@@ -609,7 +621,9 @@ def evolving_tour(tour: Tour, manager: MemoryManager, reflector) -> None:
         "on a conversation; a later task may ask for its insights",
     )
     tour.part("H", f"Reflection {outcome} with search_memory")
-    reflection = ReflectionCallback(reflector, manager, threshold=3, user_id="ana")
+    reflection = ReflectionCallback(
+        reflector or ReflectingLLM(), manager, threshold=3, user_id="ana"
+    )
     for user, agent_reply in [
         ("Can you check the build?", "The build is green."),
         ("Our staging host is stage-7.internal.", "Noted."),
@@ -700,6 +714,8 @@ REFLECTION_MAX_TOKENS = 512
 
 def http_models(base_url: str, model: str | None) -> tuple["ShowingLLM", "ShowingLLM"]:
     """Return the deciding and the reflecting model on one endpoint, each showing its traffic."""
+    from recuris.llm.llm_http import OpenAICompatibleChat
+
     decide = OpenAICompatibleChat(base_url, model, max_tokens=ACTION_MAX_TOKENS)
     reflect = OpenAICompatibleChat(base_url, model, max_tokens=REFLECTION_MAX_TOKENS)
     return ShowingLLM(decide), ShowingLLM(reflect)
@@ -726,6 +742,8 @@ class ShowingLLM:
 
     def __call__(self, prompt: str) -> str:
         """Return the model's reply; raise ModelFailed, naming the failure, if none came."""
+        from recuris.llm.llm_http import LLMConnectionError, LLMError
+
         self.prompts.append(prompt)
         print("    >>> prompt sent:\n" + "\n".join(f"    | {line}" for line in prompt.splitlines()))
         try:
@@ -752,6 +770,8 @@ def run_tour(models: tuple, html: str | None) -> int:
 
 def command() -> int:
     """Read the command line, then run the tour; return the exit status (a usage error: 2)."""
+    from recuris.manager.cli_arguments import file_to_write
+
     parser = argparse.ArgumentParser(
         description="The recuris tour; offline and deterministic unless --llm is given."
     )

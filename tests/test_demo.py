@@ -47,6 +47,37 @@ def test_demo_output_matches_the_saved_copy():
     assert run_demo() == GOLDEN.read_text(encoding="utf-8")
 
 
+def imported_modules(nodes) -> set[str]:
+    """Return the modules of recuris that the import statements among `nodes` name."""
+    names = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names if alias.name.startswith("recuris")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("recuris"):
+            names.add(node.module)
+    return names
+
+
+def test_the_parts_of_document_000s_loop_import_the_core_and_the_tour_alone():
+    """The demo's own imports are the core, the tour's recorder and mock world, and the
+    entry point; parts A to E import nothing more, and every later import is in a function."""
+    tree = ast.parse((ROOT / "agent_demo.py").read_text(encoding="utf-8"))
+    # What runs as the file loads: its statements, those in a try block among them
+    at_the_top = imported_modules(
+        node
+        for statement in tree.body
+        for node in [statement, *(statement.body if isinstance(statement, ast.Try) else [])]
+    )
+    core = {name for name in at_the_top if name.startswith("recuris.core.")}
+    tour = {"recuris.tour.recorder", "recuris.tour.mock_environment"}
+    assert core and at_the_top == {"recuris", "recuris.manager.entry"} | core | tour
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    loop = ["failure_then_recovery", "long_task", "consolidation", "decay_cycle"]
+    assert {name: imported_modules(ast.walk(functions[name])) for name in loop} == {
+        name: set() for name in loop
+    }
+
+
 def test_demo_shows_each_part_the_design_asks_for():
     """The tour shows a failure, a recovery, a long
     flat task, a promotion, a decay cycle, the manager."""

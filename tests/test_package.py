@@ -4,6 +4,7 @@ the plain style (short lines, one statement a line).
 """
 
 import ast
+import functools
 import importlib
 import json
 import re
@@ -201,25 +202,49 @@ def test_a_module_of_the_core_loads_the_core_alone(name):
     assert (outside, sqlite) == ([], False)
 
 
-# What docs/README.md says each entry loads, and the code that loads it in a fresh interpreter.
+# What the docs say each entry loads, and the code that loads it in a fresh interpreter.
+# `agent_demo.py` alone is the demo's own imports, before its first part runs.
 ENTRIES = {
     "`import recuris`": "import recuris",
     "`import recuris.core.decay`": "import recuris.core.decay",
+    "`agent_demo.py`": "import runpy\nrunpy.run_path('agent_demo.py')",
     "`python agent_demo.py`": "import runpy\n"
     "sys.argv = ['agent_demo.py']\n"
+    "runpy.run_path('agent_demo.py', run_name='__main__')",
+    "`python agent_demo.py --html FILE`": "import os, runpy, tempfile\n"
+    "sys.argv = ['agent_demo.py', '--html', os.path.join(tempfile.mkdtemp(), 'tour.html')]\n"
     "runpy.run_path('agent_demo.py', run_name='__main__')",
 }
 
 
+@functools.cache
+def counted_loads() -> dict[str, int]:
+    """Return how many modules of recuris each entry of ENTRIES loads, counted once a run."""
+    return {entry: len(loaded_by(code)[0]) for entry, code in ENTRIES.items()}
+
+
+def stated_loads(text: str) -> dict[str, int]:
+    """Return each "`ENTRY` loads N" a text states, as {ENTRY: N}."""
+    text = " ".join(text.split())
+    return {entry: int(count) for entry, count in re.findall(r"(`[^`]+`) loads (\d+)", text)}
+
+
 def test_the_guide_says_how_many_modules_each_entry_loads():
-    """docs/README.md's counts of the modules `import recuris`, `import recuris.core.decay` and
-    `python agent_demo.py` load, out of the package's, are the ones counted here."""
-    guide = " ".join((ROOT / "docs" / "README.md").read_text(encoding="utf-8").split())
-    stated = {entry: int(count) for entry, count in re.findall(r"(`[^`]+`) loads (\d+)", guide)}
-    [total] = re.findall(r"Of recuris's (\d+) modules", guide)
-    counted = {entry: len(loaded_by(code)[0]) for entry, code in ENTRIES.items()}
-    assert stated == counted
+    """docs/README.md's counts of the modules each entry of ENTRIES loads (`import recuris`, a
+    module of the core, the demo's imports, the demo, the demo with its trace), out of the
+    package's, are the ones counted here."""
+    guide = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    [total] = re.findall(r"Of recuris's (\d+) modules", " ".join(guide.split()))
+    assert stated_loads(guide) == counted_loads()
     assert int(total) == len(PACKAGE_SOURCES)
+
+
+def test_the_tours_chapter_says_how_many_modules_the_demo_loads():
+    """docs/tour/recorder.md states what the demo loads, by the same counts as the guide."""
+    chapter = (ROOT / "docs" / "tour" / "recorder.md").read_text(encoding="utf-8")
+    stated = stated_loads(chapter)
+    assert "`python agent_demo.py`" in stated
+    assert stated == {entry: counted_loads()[entry] for entry in stated}
 
 
 @pytest.mark.parametrize("name", MODULES)
