@@ -4,11 +4,13 @@ Document 000 §2.3 and §3.2: a failed task becomes an episode, and the next sim
 retrieves it and avoids the failed path; document 004 §2 forgets what is not used. This
 module runs a stream of tasks (a task file, experience_tasks.py) on one `MemoryManager`,
 day by day over a simulated year, through `MemoryManager.agent` with default settings and a
-model whose choices depend only on its prompt, under four conditions that differ in one
+model whose choices depend only on its prompt, under five conditions that differ in one
 thing each: no episodic memory, the default product (with the nightly forgetting cycle),
-BM25 as the episodic scorer, and no forgetting cycles. Every task, retrieval, action and
-avoidance goes into an event log, and each figure is a count over it: an avoidance names
-the episode that caused it, so negative transfer is counted, not inferred.
+BM25 as the episodic scorer, no forgetting cycles, and one task type shared by every family.
+Each part of the suite's split (the test part, then the tuning part) runs as a stream of its
+own. Every task, retrieval, action and avoidance goes into an event log, and each figure is a
+count over it: an avoidance names the episode that caused it, so negative transfer is
+counted, not inferred.
 
 Invariants:
     XP1 a run is deterministic: the same suite, conditions and model give the same log and
@@ -16,9 +18,10 @@ Invariants:
     XP2 the figures are exactly the counts of the event log: a recount from the log alone
         gives every number of the summary.
     XP3 an avoidance is logged when an action done for a subtask comes after an option of
-        the subtask that an episode shown in that step's prompt names as its failed
-        action; a path followed, when the action, not the subtask's first option, is a step
-        of a shown episode that succeeded. Each names the episode and its family.
+        the subtask (in the instance's shuffled order) that an episode shown in that step's
+        prompt names as its failed action; a path followed, when the action, not the
+        subtask's first option, is a step of a shown episode that succeeded. Each names the
+        episode and its family.
     XP4 a failed task is a first encounter when its family had never met the trap it fell
         into, a repeat otherwise; a task that met no trap fails by a broken constraint or an
         unfinished plan.
@@ -28,12 +31,17 @@ Invariants:
     XP6 the forgetting horizon is the decay settings' curve inverted at the retention threshold
         (D8): the days after which an unused episode of importance 1 weighs the threshold,
         under any curve.
+    XP7 a task's warnings are the episodes its family's earlier tasks wrote when they fell
+        into a trap that are still stored when it starts, as the store says (neither
+        forgotten nor merged away); a task at risk counts as warned iff it has one.
+    XP8 the figures of a kind of family count the tasks of the families tagged with it, so
+        a family of several kinds counts in each.
 """
 
 import argparse
 import json
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,7 +59,7 @@ from ..manager.cli_arguments import file_to_write
 from ..manager.experience import model_on_manager
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..retrieval.scoring import BM25Scorer
-from .experience_tasks import BUILT_IN, Instance, Suite, World, instances, load
+from .experience_tasks import BUILT_IN, KINDS, PARTS, Instance, Suite, World, instances, load, part
 from ..tour.svg import HEIGHT, WIDTH, Series, line_plot
 
 __all__ = [
@@ -61,6 +69,7 @@ __all__ = [
     "Outcome",
     "Run",
     "forgetting_horizon",
+    "parts",
     "run",
     "run_condition",
     "main",
@@ -86,13 +95,17 @@ class Condition:
     scorer: Callable[[], Scorer] | None = None  # the episodic scorer; None: the product's
     forgetting: bool = True  # run the default forgetting cycle each simulated night
     settings: AgentSettings | None = None  # the agent's settings; None: the product's defaults
+    task_type: str | None = None  # the task type every family is given; None: each its own
 
 
+# The task type of the shared condition: one word that tells no family from another.
+SHARED_TASK_TYPE = "task"
 CONDITIONS = (
     Condition("no episodic memory", memory=False),
     Condition("default product"),
     Condition("BM25 as the episodic scorer", scorer=BM25Scorer),
     Condition("default, no forgetting cycles", forgetting=False),
+    Condition("default, one task type for every family", task_type=SHARED_TASK_TYPE),
 )
 
 
@@ -145,10 +158,10 @@ class Outcome:
     encounter: str | None  # "first" or "repeat" for a trap
     at_risk: bool  # its family had met a trap before
     silent: int | None  # days since its family was last seen
-    reinforced: bool  # its family's last instance was shown an episode of the family
+    warned: bool  # an episode of its family's earlier traps was still stored (XP7)
     negative: bool  # it avoided a working action because of another family's episode
     misled: bool  # it followed another family's path into an action that does not work here
-    twinned: bool = False  # its task type is another family's too (a near miss may mislead)
+    kinds: tuple[str, ...] = ()  # its family's kinds (XP8)
     ruled_out: bool = False  # it was shown episodes that named every option of a step failed
 
 
@@ -165,12 +178,13 @@ class Run:
     relevant: int = 0  # of them, episodes of the task's own family
     store_sizes: list[tuple[int, int]] = field(default_factory=list)  # (day, episodes)
 
-    def summary(self, horizon: float) -> dict:
+    def summary(self) -> dict:
         """Return the condition's figures, each a share of the tasks it names."""
         outcomes = self.outcomes
         tasks = len(outcomes)
         at_risk = [o for o in outcomes if o.at_risk]
-        within = [o for o in at_risk if o.silent is not None and o.silent <= horizon]
+        warned = [o for o in at_risk if o.warned]
+        unwarned = [o for o in at_risk if not o.warned]
         return {
             "tasks": tasks,
             "success_rate": _share(sum(o.success for o in outcomes), tasks),
@@ -186,26 +200,17 @@ class Run:
             "repeat_failure_rate": _share(
                 sum(o.encounter == "repeat" for o in at_risk), len(at_risk)
             ),
-            "within_horizon": len(within),
-            "repeat_failure_rate_within_horizon": _share(
-                sum(o.encounter == "repeat" for o in within), len(within)
-            ),
+            "at_risk_warned": len(warned),
+            "repeat_failure_rate_warned": _repeats(warned),
+            "at_risk_unwarned": len(unwarned),
+            "repeat_failure_rate_unwarned": _repeats(unwarned),
             "negative_transfers": sum(o.negative for o in outcomes),
             "negative_transfer_rate": _share(sum(o.negative for o in outcomes), tasks),
             "misled_rate": _share(sum(o.misled for o in outcomes), tasks),
             "other_failures": sum(
                 o.cause in ("constraint broken", "plan unfinished") for o in outcomes
             ),
-            "within_horizon_twinned": len([o for o in within if o.twinned]),
-            "repeat_failure_rate_within_horizon_twinned": _share(
-                sum(o.encounter == "repeat" for o in within if o.twinned),
-                len([o for o in within if o.twinned]),
-            ),
-            "within_horizon_alone": len([o for o in within if not o.twinned]),
-            "repeat_failure_rate_within_horizon_alone": _share(
-                sum(o.encounter == "repeat" for o in within if not o.twinned),
-                len([o for o in within if not o.twinned]),
-            ),
+            "kinds": {kind: _kind(outcomes, kind) for kind in KINDS},
             "ruled_out": sum(o.ruled_out for o in outcomes),
             "repeat_failures_ruled_out": sum(
                 o.ruled_out and o.encounter == "repeat" for o in outcomes
@@ -227,17 +232,17 @@ class Run:
         return [(number, fmean(wins)) for number, wins in sorted(by_number.items())]
 
     def silence(self) -> list[dict]:
-        """Return repeat failures of at-risk tasks by days of silence, reinforced or not."""
+        """Return repeat failures of at-risk tasks by days of silence, warned or not (XP7)."""
         rows = []
         for low, high in SILENCE_BINS:
             row = {"days": f"{low}-{high}"}
-            for reinforced in (True, False):
+            for warned in (True, False):
                 group = [
                     o
                     for o in self.outcomes
-                    if o.at_risk and o.reinforced == reinforced and low <= (o.silent or 0) <= high
+                    if o.at_risk and o.warned == warned and low <= (o.silent or 0) <= high
                 ]
-                key = "reinforced" if reinforced else "not_reinforced"
+                key = "warned" if warned else "not_warned"
                 row[key] = [sum(o.encounter == "repeat" for o in group), len(group)]
             rows.append(row)
         return rows
@@ -245,6 +250,24 @@ class Run:
 
 def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
+
+
+def _repeats(at_risk: list[Outcome]) -> float | None:
+    return _share(sum(o.encounter == "repeat" for o in at_risk), len(at_risk))
+
+
+def _kind(outcomes: list[Outcome], kind: str) -> dict:
+    """Return the figures of the tasks whose family is of one kind (XP8)."""
+    tasks = [o for o in outcomes if kind in o.kinds]
+    at_risk = [o for o in tasks if o.at_risk]
+    return {
+        "tasks": len(tasks),
+        "at_risk": len(at_risk),
+        "repeat_failures": sum(o.encounter == "repeat" for o in at_risk),
+        "repeat_failure_rate": _repeats(at_risk),
+        "negative_transfers": sum(o.negative for o in tasks),
+        "negative_transfer_rate": _share(sum(o.negative for o in tasks), len(tasks)),
+    }
 
 
 class _Task:
@@ -271,7 +294,7 @@ class _Task:
         self.number = number
         self.log = log
         self.origins = origins
-        self.world = World(instance.family)
+        self.world = World(instance.family, instance.day)
         self.shown: list[str] = []  # the ids the current prompt shows
         self.seen: dict[str, None] = {}  # every id shown during the task, in order
         self.steered: list[dict] = []
@@ -310,7 +333,7 @@ class _Task:
                 "option": steer["option"],
                 "episode": steer["episode"],
                 "family": self.origins.get(steer["episode"], "?"),
-                "works_here": self.instance.family.works(steer["option"]),
+                "works_here": self.instance.works(steer["option"]),
             }
             self.steered.append(event)
             self.log.append(event)
@@ -323,7 +346,7 @@ def _steering(instance: Instance, action: str, shown: Sequence[Episode]) -> list
     """Return the avoidances and followed paths an action shows, naming each episode (XP3)."""
     key = normalize(action)
     events = []
-    for options in instance.family.plan:
+    for options in instance.plan:
         keys = [normalize(option) for option in options]
         if key not in keys:
             continue
@@ -359,10 +382,8 @@ def run_condition(
     origins: dict[str, str] = {}  # episode id -> the family whose task wrote it
     met: set[tuple[str, str]] = set()  # (family, trap) pairs met so far
     last_seen: dict[str, int] = {}
-    used: dict[str, bool] = {}  # whether a family's last instance was shown its own episodes
+    traps: dict[str, list[str]] = defaultdict(list)  # family -> episodes its traps wrote
     manager = _manager(condition, clock)
-    types = Counter(family.task_type for family in suite.families)
-    twinned = {task_type for task_type, count in types.items() if count > 1}
     by_day = defaultdict(list)
     for task in stream:
         by_day[task.day].append(task)
@@ -374,6 +395,9 @@ def run_condition(
                 origins.clear()
             number = len(result.outcomes)
             family = instance.family.name
+            lookup = manager.users.get(USER).episodic.get
+            # What the store kept of the family's traps when the task starts (XP7).
+            warnings = [key for key in traps[family] if lookup(key) is not None]
             log.append(
                 {
                     "event": "task",
@@ -382,18 +406,18 @@ def run_condition(
                     "instance": instance.number,
                     "day": day,
                     "goal": instance.goal,
+                    "warnings": warnings,
                 }
             )
-            lookup = manager.users.get(USER).episodic.get
             task = _Task(instance, number, log, origins, llm, lookup)
             agent = manager.agent(
                 USER, task.model, settings=condition.settings, observer=task.observe, clock=clock
             )
             ran = agent.run(
                 instance.goal,
-                instance.family.task_type,
+                condition.task_type or instance.family.task_type,
                 task,
-                instance.family.subtasks(),
+                instance.subtasks(),
                 instance.family.constraints,
             )
             tokens = task.tokens
@@ -402,8 +426,9 @@ def run_condition(
             seen = list(task.seen)
             result.retrieved += len(seen)
             result.relevant += sum(origins.get(key) == family for key in seen)
-            outcome = _outcome(task, met, last_seen, used, twinned)
-            used[family] = any(origins.get(key) == family for key in seen)
+            outcome = _outcome(task, met, last_seen, bool(warnings))
+            if task.world.errors:
+                traps[family].append(ran.episode.id)
             last_seen[family] = day
             result.outcomes.append(outcome)
             result.numbers.append(instance.number)
@@ -417,7 +442,7 @@ def run_condition(
                     "trap": task.world.errors[0] if task.world.errors else None,
                     "at_risk": outcome.at_risk,
                     "silent": outcome.silent,
-                    "reinforced": outcome.reinforced,
+                    "warned": outcome.warned,
                     "episode": ran.episode.id,
                     "shown": seen,
                     "prompt_tokens": tokens,
@@ -429,6 +454,11 @@ def run_condition(
             report = manager.run_decay(USER)
             for item in report.forgotten:
                 log.append({"event": "forgotten", "day": day, "episode": item.id})
+            for survivor, folded in report.merged:
+                for item in folded:
+                    log.append(
+                        {"event": "merged", "day": day, "episode": item.id, "into": survivor.id}
+                    )
         size = len(manager.users.get(USER).episodic) if condition.memory else 0
         result.store_sizes.append((day, size))
         log.append({"event": "day", "day": day, "episodes": size})
@@ -443,8 +473,7 @@ def _outcome(
     task: "_Task",
     met: set[tuple[str, str]],
     last_seen: dict[str, int],
-    used: dict[str, bool],
-    twinned: set[str],
+    warned: bool,
 ) -> Outcome:
     instance = task.instance
     world = task.world
@@ -468,18 +497,18 @@ def _outcome(
         encounter=encounter,
         at_risk=at_risk,
         silent=silent,
-        reinforced=used.get(family, False),
+        warned=warned,
         negative=any(
             event["event"] == "avoid" and event["works_here"] and event["family"] != family
             for event in task.steered
         ),
         misled=any(
             event["event"] == "follow"
-            and not instance.family.works(event["option"])
+            and not instance.works(event["option"])
             and event["family"] != family
             for event in task.steered
         ),
-        twinned=instance.family.task_type in twinned,
+        kinds=instance.family.kinds,
         ruled_out=task.ruled_out,
     )
 
@@ -497,11 +526,26 @@ def run(
     }
 
 
+def parts(
+    suite: Suite,
+    conditions: Sequence[Condition] = CONDITIONS,
+    model_factory: Callable[[], Callable[[str], str]] = model_on_manager,
+    days: int | None = None,
+) -> dict[str, dict[str, Run]]:
+    """Run every condition on each part of the split that has families, the test part first."""
+    return {
+        name: run(part(suite, name), conditions, model_factory, days)
+        for name in PARTS
+        if part(suite, name).families
+    }
+
+
 COLUMNS = (
     ("success", "success_rate"),
     ("first-encounter failures", "first_encounter_failure_rate"),
-    ("repeat failures (of tasks at risk)", "repeat_failure_rate"),
-    ("repeat failures within the horizon", "repeat_failure_rate_within_horizon"),
+    ("repeat failures, whole run (of tasks at risk)", "repeat_failure_rate"),
+    ("repeat failures, a warning still stored", "repeat_failure_rate_warned"),
+    ("repeat failures, every warning forgotten", "repeat_failure_rate_unwarned"),
     ("negative transfer", "negative_transfer_rate"),
     ("misled by a path", "misled_rate"),
     ("retrieval precision", "retrieval_precision"),
@@ -522,76 +566,96 @@ def _cell(figures: dict, key: str) -> str:
         "first_encounter_failure_rate": f" ({figures['first_encounter_failures']}, "
         f"{figures['first_encounters_after_transfer']} after a transfer)",
         "repeat_failure_rate": f" ({figures['repeat_failures']} of {figures['at_risk']})",
-        "repeat_failure_rate_within_horizon": f" (of {figures['within_horizon']})",
+        "repeat_failure_rate_warned": f" (of {figures['at_risk_warned']})",
+        "repeat_failure_rate_unwarned": f" (of {figures['at_risk_unwarned']})",
         "negative_transfer_rate": f" ({figures['negative_transfers']})",
         "retrieval_precision": f" (of {figures['episodes_retrieved']})",
     }
     return f"{value:.3f}{counts.get(key, '')}"
 
 
-def report(suite: Suite, runs: dict[str, Run], horizon: float) -> dict:
-    """Return the figures of every condition as one JSON-ready object."""
+def _kind_cell(figures: dict) -> str:
+    if not figures["tasks"]:
+        return "-"
+    repeats = figures["repeat_failure_rate"]
+    repeats = "-" if repeats is None else f"{repeats:.3f}"
+    return (
+        f"{repeats} ({figures['repeat_failures']} of {figures['at_risk']}); "
+        f"{figures['negative_transfer_rate']:.3f} ({figures['negative_transfers']} of "
+        f"{figures['tasks']})"
+    )
+
+
+def report(suite: Suite, runs: dict[str, dict[str, Run]], horizon: float) -> dict:
+    """Return the figures of every part and condition as one JSON-ready object."""
     return {
         "suite": suite.name,
-        "families": len(suite.families),
+        "seed": suite.seed,
         "forgetting_horizon_days": round(horizon, 1),
-        "conditions": {name: result.summary(horizon) for name, result in runs.items()},
-        "learning_curve": {name: result.learning_curve() for name, result in runs.items()},
-        "repeat_failures_by_silence": {name: result.silence() for name, result in runs.items()},
+        "parts": {name: _part_report(suite, name, results) for name, results in runs.items()},
+    }
+
+
+def _part_report(suite: Suite, name: str, runs: dict[str, Run]) -> dict:
+    return {
+        "families": len(part(suite, name).families),
+        "conditions": {condition: result.summary() for condition, result in runs.items()},
+        "learning_curve": {
+            condition: result.learning_curve() for condition, result in runs.items()
+        },
+        "repeat_failures_by_silence": {
+            condition: result.silence() for condition, result in runs.items()
+        },
         "store_size_by_day": {
-            name: [[day, size] for day, size in result.store_sizes] for name, result in runs.items()
+            condition: [[day, size] for day, size in result.store_sizes]
+            for condition, result in runs.items()
         },
     }
 
 
 def print_tables(figures: dict) -> None:
-    """Print the conditions' table, then repeat failures by days of silence."""
+    """Print each part's conditions, its figures by kind, and repeat failures by silence."""
     print(
-        f"Experience benchmark: {figures['suite']}, {figures['families']} families, "
-        f"{next(iter(figures['conditions'].values()))['tasks']} tasks a condition; "
-        f"forgetting horizon of an unused episode {figures['forgetting_horizon_days']} days.\n"
+        f"Experience benchmark: {figures['suite']}; options shuffled per instance with seed "
+        f"{figures['seed']}; forgetting horizon of an unused episode "
+        f"{figures['forgetting_horizon_days']} days."
     )
-    print("| condition | " + " | ".join(title for title, _ in COLUMNS) + " |")
-    print("| --- " * (len(COLUMNS) + 1) + "|")
-    for name, values in figures["conditions"].items():
-        print(f"| {name} | " + " | ".join(_cell(values, key) for _, key in COLUMNS) + " |")
-    print(
-        "\nRepeat failures within the horizon, families sharing their task type with another "
-        "(near misses) and the others:\n"
-    )
-    print(
-        "| condition | families sharing a task type | the others | tasks shown every option "
-        "of a step as failed (of them, repeat failures) |"
-    )
-    print("| --- | --- | --- | --- |")
-    for name, values in figures["conditions"].items():
-        cells = [
-            _cell(values, f"repeat_failure_rate_within_horizon_{kind}")
-            + f" (of {values[f'within_horizon_{kind}']})"
-            for kind in ("twinned", "alone")
-        ]
-        cells.append(f"{values['ruled_out']} ({values['repeat_failures_ruled_out']})")
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    sizes = figures["store_size_by_day"]
-    days = [day for day, _ in next(iter(sizes.values()))][STORE_SAMPLE - 1 :: STORE_SAMPLE]
-    print(f"\nEpisodes stored at the end of every {STORE_SAMPLE}th day:\n")
-    print("| condition | " + " | ".join(str(day + 1) for day in days) + " |")
-    print("| --- " * (len(days) + 1) + "|")
-    for name, series in sizes.items():
-        by_day = dict(series)
-        print(f"| {name} | " + " | ".join(str(by_day[day]) for day in days) + " |")
-    print("\nRepeat failures / tasks at risk, by days since the family was last seen:\n")
-    bins = [row["days"] for row in next(iter(figures["repeat_failures_by_silence"].values()))]
-    print("| condition | last instance shown its own episodes | " + " | ".join(bins) + " |")
-    print("| --- " * (len(bins) + 2) + "|")
-    for name, rows in figures["repeat_failures_by_silence"].items():
-        for key, said in (("reinforced", "yes"), ("not_reinforced", "no")):
-            cells = [f"{row[key][0]}/{row[key][1]}" if row[key][1] else "-" for row in rows]
-            print(f"| {name} | {said} | " + " | ".join(cells) + " |")
+    for name, values in figures["parts"].items():
+        conditions = values["conditions"]
+        print(
+            f"\n## The {name} part: {values['families']} families, "
+            f"{next(iter(conditions.values()))['tasks']} tasks a condition\n"
+        )
+        print("| condition | " + " | ".join(title for title, _ in COLUMNS) + " |")
+        print("| --- " * (len(COLUMNS) + 1) + "|")
+        for condition, row in conditions.items():
+            print(f"| {condition} | " + " | ".join(_cell(row, key) for _, key in COLUMNS) + " |")
+        print(
+            f"\nBy kind of family, the {name} part: repeat failures (of tasks at risk); "
+            "negative transfer (of tasks):\n"
+        )
+        print("| condition | " + " | ".join(KINDS) + " |")
+        print("| --- " * (len(KINDS) + 1) + "|")
+        for condition, row in conditions.items():
+            cells = [_kind_cell(row["kinds"][kind]) for kind in KINDS]
+            print(f"| {condition} | " + " | ".join(cells) + " |")
+        print(
+            f"\nRepeat failures / tasks at risk, the {name} part, by days since the family was "
+            "last seen:\n"
+        )
+        by_silence = values["repeat_failures_by_silence"]
+        bins = [row["days"] for row in next(iter(by_silence.values()))]
+        print("| condition | a warning still stored | " + " | ".join(bins) + " |")
+        print("| --- " * (len(bins) + 2) + "|")
+        for condition, rows in by_silence.items():
+            for key, said in (("warned", "yes"), ("not_warned", "no")):
+                cells = [f"{row[key][0]}/{row[key][1]}" if row[key][1] else "-" for row in rows]
+                print(f"| {condition} | {said} | " + " | ".join(cells) + " |")
 
 
 def svg(figures: dict) -> str:
-    """Draw the learning curve and repeat failures by days of silence, one above the other."""
+    """Draw the first part's learning curve and repeat failures by days of silence, stacked."""
+    figures = next(iter(figures["parts"].values()))
     curve = line_plot(
         "Success by instance number",
         "instance of the family (n)",
@@ -603,14 +667,14 @@ def svg(figures: dict) -> str:
     for name, rows in figures["repeat_failures_by_silence"].items():
         if name == CONDITIONS[0].name:
             continue
-        for key, said in (("reinforced", "used"), ("not_reinforced", "not used")):
+        for key, said in (("warned", "warned"), ("not_warned", "not warned")):
             points = [
                 (float(row["days"].split("-")[0]), row[key][0] / row[key][1])
                 for row in rows
                 if row[key][1]
             ]
             if points:
-                series.append(Series(f"{name}, {said}", points, dashed=key != "reinforced"))
+                series.append(Series(f"{name}, {said}", points, dashed=key != "warned"))
     silence = line_plot(
         "Repeat failures by days of silence",
         "days since the family was last seen (bin start)",
@@ -676,7 +740,7 @@ def command(arguments: argparse.Namespace) -> int:
 
     horizon = forgetting_horizon()
     conditions = CONDITIONS + (tried() if arguments.tried else ())
-    runs = run(suite, conditions, factory, QUICK_DAYS if arguments.quick else None)
+    runs = parts(suite, conditions, factory, QUICK_DAYS if arguments.quick else None)
     figures = report(suite, runs, horizon)
     if arguments.json:
         print(json.dumps(figures, ensure_ascii=False))

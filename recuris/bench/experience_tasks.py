@@ -22,9 +22,17 @@ Invariants:
         action that is no option of the plan changes nothing.
     XT5 a world's run succeeds iff every subtask was done by a working option, no failing
         option ran and no constraint was broken.
+    XT6 an instance's options are its family's, each subtask's shuffled by a generator seeded
+        with the suite's seed, the family's name and the instance's number alone: the same
+        file gives the same order, and adding a family moves no other family's order.
+    XT7 a family's world on a day is its last change on or before that day (its `failing`
+        before the first change); every world keeps a working option in every subtask.
+    XT8 a family lies in exactly one part, `tuning` or `test` (the test part by default), and
+        its kinds are known ones; `part` returns the suite of one part's families, in order.
 """
 
 import json
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,16 +49,19 @@ __all__ = [
     "TaskFileError",
     "World",
     "BUILT_IN",
+    "KINDS",
+    "PARTS",
     "instances",
     "load",
     "parse",
+    "part",
 ]
 
 BUILT_IN = Path(__file__).with_name("data") / "experience.json"
 # A plan longer than this cannot finish within the agent's default step budget (A1): one
 # action a subtask, and the reply FINISH.
 MAX_SUBTASKS = AgentSettings.max_steps - 1  # the field's default, read without a record
-SUITE_KEYS = {"name", "days", "families"}
+SUITE_KEYS = {"name", "days", "seed", "families"}
 FAMILY_KEYS = {
     "name",
     "task_type",
@@ -60,7 +71,16 @@ FAMILY_KEYS = {
     "violating",
     "constraints",
     "days",
+    "changes",
+    "part",
+    "kinds",
 }
+CHANGE_KEYS = {"day", "failing"}
+PARTS = ("test", "tuning")
+# What a family is, for the figures by kind: a near-miss twin of another family, none, goals
+# paraphrased with few shared words, a world that changes and changes back, a task type shared
+# with families of other plans.
+KINDS = ("twins", "no twin", "paraphrased", "changes back", "shared task type")
 REQUIRED = ("name", "task_type", "goals", "plan", "days")
 
 
@@ -84,16 +104,28 @@ class Family:
         default_factory=frozenset
     )  # options that break a constraint here
     constraints: tuple[str, ...] = ()  # pinned in working memory for every instance
+    # (day, failing options from that day on), by day: the world changes (XT7)
+    changes: tuple[tuple[int, frozenset[str]], ...] = ()
+    part: str = "test"  # the part of the split it lies in (XT8)
+    kinds: tuple[str, ...] = ()  # what it is, for the figures by kind (KINDS)
 
     def subtasks(self) -> list[str]:
         """Return the plan as the agent's subtasks: options joined by the separator (P3)."""
         return [OPTION_SEPARATOR.join(options) for options in self.plan]
 
-    def works(self, action: str) -> bool:
-        """Return True if the action is an option of the plan that works in this world."""
+    def failing_on(self, day: int) -> frozenset[str]:
+        """Return the options that fail in this family's world on `day` (XT7)."""
+        failing = self.failing
+        for start, options in self.changes:
+            if start <= day:
+                failing = options
+        return failing
+
+    def works(self, action: str, day: int = 0) -> bool:
+        """Return True if the action is an option of the plan that works in the world of `day`."""
         key = normalize(action)
         options = {normalize(option) for subtask in self.plan for option in subtask}
-        bad = {normalize(option) for option in self.failing | self.violating}
+        bad = {normalize(option) for option in self.failing_on(day) | self.violating}
         return key in options and key not in bad
 
 
@@ -104,6 +136,7 @@ class Suite:
     name: str
     days: int
     families: tuple[Family, ...]
+    seed: int = 0  # seeds the order of each instance's options (XT6)
 
 
 @dataclass(frozen=True)
@@ -114,6 +147,15 @@ class Instance:
     number: int  # from 0
     day: int
     goal: str
+    plan: tuple[tuple[str, ...], ...] = ()  # the family's plan, options shuffled (XT6)
+
+    def subtasks(self) -> list[str]:
+        """Return this instance's plan as the agent's subtasks, in its shuffled order (P3)."""
+        return [OPTION_SEPARATOR.join(options) for options in self.plan or self.family.plan]
+
+    def works(self, action: str) -> bool:
+        """Return True if the action is an option that works in the world of this day."""
+        return self.family.works(action, self.day)
 
 
 def _fail(where: str, problem: str) -> TaskFileError:
@@ -199,9 +241,20 @@ def _family(where: str, value: object, days: int) -> Family:
     plan = _plan(f"{where}.plan", data["plan"])
     failing = _options_of(f"{where}.failing", data.get("failing", []), plan)
     violating = _options_of(f"{where}.violating", data.get("violating", []), plan)
-    for number, options in enumerate(plan):
-        if set(options) <= failing | violating:
-            raise _fail(f"{where}.plan[{number}]", "every option fails or breaks a constraint")
+    changes = _changes(f"{where}.changes", data.get("changes", []), plan, days)
+    worlds = [(failing, f"{where}.plan[{{}}]")]
+    worlds += [(options, f"{place}.failing: plan[{{}}]") for _, options, place in changes]
+    for failing_here, place in worlds:
+        for number, options in enumerate(plan):
+            if set(options) <= failing_here | violating:
+                raise _fail(place.format(number), "every option fails or breaks a constraint")
+    part = data.get("part", "test")
+    if part not in PARTS:
+        raise _fail(f"{where}.part", f"must be one of {', '.join(PARTS)}, got {part!r}")
+    kinds = _list(f"{where}.kinds", data.get("kinds", []), empty=True)
+    for index, kind in enumerate(kinds):
+        if kind not in KINDS:
+            raise _fail(f"{where}.kinds[{index}]", f"must be one of {', '.join(KINDS)}")
     goals = _list(f"{where}.goals", data["goals"])
     schedule = _list(f"{where}.days", data["days"])
     pins = _list(f"{where}.constraints", data.get("constraints", []), empty=True)
@@ -214,7 +267,24 @@ def _family(where: str, value: object, days: int) -> Family:
         failing=failing,
         violating=violating,
         constraints=tuple(_text(f"{where}.constraints[{n}]", pin) for n, pin in enumerate(pins)),
+        changes=tuple((day, options) for day, options, _ in changes),
+        part=part,
+        kinds=tuple(dict.fromkeys(kinds)),
     )
+
+
+def _changes(
+    where: str, value: object, plan: tuple[tuple[str, ...], ...], days: int
+) -> list[tuple[int, frozenset[str], str]]:
+    changes = []
+    for index, change in enumerate(_list(where, value, empty=True)):
+        place = f"{where}[{index}]"
+        data = _keys(place, change, CHANGE_KEYS, ("day", "failing"))
+        day = _day(f"{place}.day", data["day"], days)
+        if changes and day <= changes[-1][0]:
+            raise _fail(f"{place}.day", "must come after the change before it")
+        changes.append((day, _options_of(f"{place}.failing", data["failing"], plan), place))
+    return changes
 
 
 def parse(data: object) -> Suite:
@@ -238,7 +308,16 @@ def parse(data: object) -> Suite:
         names[family.name] = number
         families.append(family)
     name = _text("name", suite["name"]) if "name" in suite else "unnamed"
-    return Suite(name, days, tuple(families))
+    seed = suite.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _fail("seed", f"must be a whole number, got {json.dumps(seed)[:60]}")
+    return Suite(name, days, tuple(families), seed)
+
+
+def part(suite: Suite, name: str) -> Suite:
+    """Return the suite of the families in one part of the split, in file order (XT8)."""
+    families = tuple(family for family in suite.families if family.part == name)
+    return Suite(f"{suite.name}, {name} part", suite.days, families, suite.seed)
 
 
 def load(path: str | Path = BUILT_IN) -> Suite:
@@ -255,9 +334,15 @@ def load(path: str | Path = BUILT_IN) -> Suite:
 
 
 def instances(suite: Suite) -> list[Instance]:
-    """Return every instance of the suite, ordered by day, family and number (XT3)."""
+    """Return every instance of the suite, ordered by day, family and number (XT3, XT6)."""
     stream = [
-        Instance(family, number, day, family.goals[number % len(family.goals)])
+        Instance(
+            family,
+            number,
+            day,
+            family.goals[number % len(family.goals)],
+            _shuffled(family, number, suite.seed),
+        )
         for family in suite.families
         for number, day in enumerate(family.days)
     ]
@@ -265,11 +350,23 @@ def instances(suite: Suite) -> list[Instance]:
     return sorted(stream, key=lambda task: (task.day, place[task.family.name], task.number))
 
 
+def _shuffled(family: Family, number: int, seed: int) -> tuple[tuple[str, ...], ...]:
+    # A text seed is hashed the same way in every process, whatever PYTHONHASHSEED says.
+    generator = random.Random(f"{seed}/{family.name}/{number}")
+    plan = []
+    for options in family.plan:
+        order = list(options)
+        generator.shuffle(order)
+        plan.append(tuple(order))
+    return tuple(plan)
+
+
 @dataclass
 class World:
     """One instance's world: answers each action by the family's rules and keeps what ran."""
 
     family: Family
+    day: int = 0  # the world of this day (XT7)
     executed: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -281,7 +378,7 @@ class World:
         option = known.get(normalize(action))
         if option is None:
             return "ok: nothing happened (that is no step of this task)"
-        if option in self.family.failing:
+        if option in self.family.failing_on(self.day):
             self.errors.append(option)
             return f'error: "{option}" does not work here'
         if option in self.family.violating:
@@ -293,7 +390,10 @@ class World:
         """Return, for each subtask, whether a working option of it ran."""
         ran = {normalize(action) for action in self.executed}
         return [
-            any(normalize(option) in ran and self.family.works(option) for option in options)
+            any(
+                normalize(option) in ran and self.family.works(option, self.day)
+                for option in options
+            )
             for options in self.family.plan
         ]
 

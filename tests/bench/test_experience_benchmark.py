@@ -18,6 +18,7 @@ from recuris.bench.experience_benchmark import (
     run,
     run_condition,
     svg,
+    SHARED_TASK_TYPE,
 )
 from recuris.bench.experience_tasks import parse
 from recuris.core.clock import DAY
@@ -35,10 +36,15 @@ KEYS = (
 
 
 def twins() -> dict:
-    """Two families alike in words whose worlds disagree, and one quiet family."""
+    """Two families alike in words whose worlds disagree, and one quiet family.
+
+    Seed 39 orders the options so: the EU instances put the registry first but the last, the
+    US instances put it first, and both backups put the stream tool first.
+    """
     plan = [["build the image"], ["push to the registry", "push to the mirror"], ["run tests"]]
     return {
         "days": 60,
+        "seed": 39,
         "families": [
             {
                 "name": "eu",
@@ -76,13 +82,25 @@ def _json(*arguments: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def quick() -> dict:
+def everything() -> dict:
     return _json("--quick")
 
 
-def test_the_quick_run_is_the_same_twice(quick):
+@pytest.fixture(scope="module")
+def quick(everything) -> dict:
+    """The figures of the test part."""
+    return everything["parts"]["test"]
+
+
+def test_the_quick_run_is_the_same_twice(everything):
     """XP1: the same suite and model give the same figures, every one."""
-    assert _json("--quick") == quick
+    assert _json("--quick") == everything
+
+
+def test_the_test_part_comes_first_and_the_seed_is_said(everything):
+    """XP1, XT8: both parts are run, the test part first, and the output names the seed."""
+    assert list(everything["parts"]) == ["test", "tuning"]
+    assert everything["seed"] == 2026
 
 
 def test_json_gives_each_condition_the_named_figures(quick):
@@ -102,20 +120,28 @@ def test_the_store_size_is_given_for_every_day_and_ends_at_the_final_size(quick)
     assert kept == sorted(kept)
 
 
-def test_without_memory_every_trap_is_met_again(quick):
-    """XP4, XP5: with a fresh manager per task, every task at risk repeats its trap."""
-    floor = quick["conditions"]["no episodic memory"]
-    assert floor["repeat_failure_rate"] == 1.0 and floor["negative_transfer_rate"] == 0.0
-    assert floor["retrieval_precision"] is None and floor["store_size_max"] == 0
+def test_without_memory_a_trap_is_met_again_only_where_the_order_puts_it_first(everything):
+    """XP4, XP5, XT6: with a fresh manager per task and shuffled options, some tasks at risk
+    repeat their trap and some do not; no task is warned and none is steered."""
+    for figures in everything["parts"].values():
+        floor = figures["conditions"]["no episodic memory"]
+        assert 0 < floor["repeat_failure_rate"] < 1 and floor["negative_transfer_rate"] == 0.0
+        assert floor["retrieval_precision"] is None and floor["store_size_max"] == 0
+        assert floor["at_risk_warned"] == 0 and floor["at_risk_unwarned"] == floor["at_risk"]
 
 
-def test_first_encounters_differ_only_by_those_after_a_transfer(quick):
-    """XP4: memory cannot know what it never saw: first encounters equal, transfers apart."""
-    floor = quick["conditions"]["no episodic memory"]["first_encounter_failures"]
-    for figures in quick["conditions"].values():
-        assert figures["first_encounter_failures"] - figures["first_encounters_after_transfer"] == (
-            floor
-        )
+def test_each_trap_is_a_first_encounter_once_and_a_repeat_after():
+    """XP4: in every condition each (family, trap) is first met once, and only then repeats;
+    first encounters differ between conditions, since a shuffled order puts a trap first on
+    different instances and memory may steer a task past it."""
+    for condition in CONDITIONS:
+        result = run_condition(parse(twins()), condition)
+        families = {e["task"]: e["family"] for e in result.log if e["event"] == "task"}
+        met = set()
+        for end in (e for e in result.log if e["event"] == "end" and e["trap"]):
+            trap = (families[end["task"]], end["trap"])
+            assert end["encounter"] == ("repeat" if trap in met else "first")
+            met.add(trap)
 
 
 def test_the_nightly_cycle_forgets_and_without_it_every_episode_stays(quick):
@@ -132,6 +158,7 @@ def test_an_avoidance_names_the_episode_and_family_behind_it():
     avoid = [event for event in result.log if event["event"] == "avoid"]
     first = avoid[0]
     assert first["family"] == "eu" and first["option"] == "push to the registry"
+    assert first["works_here"]
     assert first["episode"].startswith("episode-")
     task = next(e for e in result.log if e["event"] == "task" and e["task"] == first["task"])
     assert task["family"] == "us" and first["works_here"]
@@ -148,13 +175,13 @@ def test_a_repeat_needs_the_same_trap_met_before_by_the_family():
         for (_, encounter), family in zip(encounters, families, strict=True)
         if family == "eu"
     ]
-    assert eu == ["first", "repeat", "repeat", "repeat"]
+    assert eu == ["first", "repeat", "repeat", None]  # the last puts the mirror first
     us = [
         encounter
         for (_, encounter), family in zip(encounters, families, strict=True)
         if family == "us"
     ]
-    assert us == [None, None]  # its first option works: without memory it never errs
+    assert us == [None, None]  # the registry works in the US
 
 
 def test_a_quiet_family_returns_past_the_horizon_without_its_episode():
@@ -164,8 +191,8 @@ def test_a_quiet_family_returns_past_the_horizon_without_its_episode():
     results = run(parse(alone), [CONDITIONS[1], CONDITIONS[3]])
     forgotten = results["default product"].outcomes[-1]
     kept = results["default, no forgetting cycles"].outcomes[-1]
-    assert forgotten.silent == 50 and forgotten.encounter == "repeat"
-    assert kept.encounter is None and kept.success
+    assert forgotten.silent == 50 and forgotten.encounter == "repeat" and not forgotten.warned
+    assert kept.encounter is None and kept.success and kept.warned
 
 
 def test_the_forgetting_horizon_is_where_an_unused_episode_weighs_the_threshold():
@@ -188,9 +215,9 @@ def test_another_forgetting_curve_moves_the_horizon():
     assert weight == pytest.approx(settings.retention_threshold)
 
 
-def test_the_svg_holds_both_plots_in_one_document(quick, tmp_path):
+def test_the_svg_holds_both_plots_in_one_document(everything, tmp_path):
     """XP2: --svg writes one well-formed SVG with the learning curve and forgetting's cost."""
-    text = svg(quick)
+    text = svg(everything)
     root = ElementTree.fromstring(text)
     titles = [element.text for element in root.iter("{http://www.w3.org/2000/svg}title")]
     assert titles == ["Success by instance number", "Repeat failures by days of silence"]
@@ -248,3 +275,49 @@ def test_a_condition_can_change_the_agent_settings():
     strict = Condition("strict", settings=AgentSettings(retrieval=RetrievalSettings(threshold=1.0)))
     result = run_condition(parse(twins()), strict)
     assert result.retrieved < run_condition(parse(twins()), CONDITIONS[1]).retrieved
+
+
+def test_a_task_is_warned_iff_its_family_s_trap_episode_is_still_stored():
+    """XP7: the log's warnings are the family's trap episodes the store holds at the start."""
+    alone = twins()
+    alone["families"] = alone["families"][2:]
+    result = run_condition(parse(alone), CONDITIONS[1])
+    starts = [event for event in result.log if event["event"] == "task"]
+    ends = [event for event in result.log if event["event"] == "end"]
+    forgotten = {event["episode"] for event in result.log if event["event"] == "forgotten"}
+    assert starts[0]["warnings"] == [] and ends[0]["trap"] is not None
+    assert ends[0]["episode"] in forgotten and starts[1]["warnings"] == []
+
+
+def test_the_shared_task_type_condition_gives_every_family_one_type():
+    """XP1: under the shared condition every episode is written with the one task type."""
+    shared = CONDITIONS[-1]
+    assert shared.task_type == SHARED_TASK_TYPE
+    result = run_condition(parse(twins()), shared)
+    episodes = [event["episode"] for event in result.log if event["event"] == "end"]
+    assert len(episodes) == len(result.outcomes)
+    default = run_condition(parse(twins()), CONDITIONS[1])
+    assert result.log != default.log
+
+
+def test_the_figures_by_kind_count_each_family_in_each_of_its_kinds():
+    """XP8: a family of two kinds counts in both; a kind nobody has counts no task."""
+    data = twins()
+    data["families"][0]["kinds"] = ["twins", "paraphrased"]
+    data["families"][1]["kinds"] = ["twins"]
+    figures = run_condition(parse(data), CONDITIONS[0]).summary()["kinds"]
+    assert figures["twins"]["tasks"] == 6 and figures["paraphrased"]["tasks"] == 4
+    assert figures["changes back"]["tasks"] == 0
+    assert figures["twins"]["repeat_failures"] == 2
+
+
+def test_the_printed_tables_give_both_parts_and_every_kind(tmp_path, capsys):
+    """XP2, XT8: a file with both parts prints the test part's tables, then the tuning part's."""
+    data = twins()
+    data["families"][2]["part"] = "tuning"
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert bench_main(["experience", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("## The test part: 2 families") < out.index("## The tuning part: 1 famil")
+    assert "seed 39" in out and "| twins | no twin | paraphrased |" in out

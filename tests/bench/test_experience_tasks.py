@@ -2,18 +2,21 @@
 
 import copy
 import json
+import re
 
 import pytest
 from layout import ROOT
 
 from recuris.bench.experience_tasks import (
     BUILT_IN,
+    KINDS,
     MAX_SUBTASKS,
     TaskFileError,
     World,
     instances,
     load,
     parse,
+    part,
 )
 from recuris.core.text import looks_like_failure
 
@@ -177,7 +180,9 @@ def test_the_built_in_suite_provokes_every_case():
     suite = load(BUILT_IN)
     assert len(suite.families) >= 20 and suite.days == 365
     assert all(len(family.days) >= 10 for family in suite.families)
-    assert all(len(set(family.goals)) >= 10 for family in suite.families)
+    # The test part's goals are fewer and far apart in words; the tuning part's many and alike.
+    assert all(len(set(family.goals)) >= 4 for family in suite.families)
+    assert all(len(set(f.goals)) >= 10 for f in part(suite, "tuning").families)
     assert max(day for family in suite.families for day in family.days) > 300
     assert sum(not family.task_type.isascii() for family in suite.families) >= 3
     twins = [
@@ -208,3 +213,96 @@ def test_parse_does_not_change_its_input():
     before = copy.deepcopy(data)
     parse(data)
     assert data == before
+
+
+def test_each_instance_shuffles_its_options_by_the_seed_alone():
+    """XT6: an instance's order is its family's options shuffled, the same for the same seed
+    whatever other families the file holds; another seed gives another order somewhere."""
+    data = valid()
+    data["families"][0]["plan"][1] += ["push by hand", "push by ftp"]
+    stream = instances(parse(data))
+    again = copy.deepcopy(data)
+    again["families"].pop()
+    alone = [task.plan for task in instances(parse(again))]
+    assert [task.plan for task in stream if task.family.name == "deploy"] == alone
+    options = sorted(data["families"][0]["plan"][1])
+    assert all(sorted(task.plan[1]) == options for task in stream if task.family.name == "deploy")
+    other = parse({**data, "seed": 7})
+    assert [task.plan for task in instances(other)] != [task.plan for task in stream]
+    assert stream[0].subtasks()[1] == " | ".join(stream[0].plan[1])
+
+
+def test_a_world_changes_on_its_days_and_changes_back():
+    """XT7: the failing options are the last change's on or before the day."""
+    data = valid()
+    data["families"][0]["changes"] = [
+        {"day": 5, "failing": ["push to mirror"]},
+        {"day": 8, "failing": ["push to registry"]},
+    ]
+    family = parse(data).families[0]
+    assert [sorted(family.failing_on(day)) for day in (0, 4, 5, 7, 8, 29)] == [
+        ["push to registry"],
+        ["push to registry"],
+        ["push to mirror"],
+        ["push to mirror"],
+        ["push to registry"],
+        ["push to registry"],
+    ]
+    assert looks_like_failure(World(family, 6)("push to mirror"))
+    assert family.works("push to registry", 6) and not family.works("push to registry", 8)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"day": 5, "failing": ["push to registry", "push to mirror"]}, "every option fails"),
+        ({"day": 5, "failing": ["push by hand"]}, "is no option of the plan"),
+        ({"day": 40, "failing": []}, "must lie in [0, 30)"),
+        ({"day": 5}, "changes[0].failing: is required"),
+    ],
+)
+def test_a_change_of_world_is_checked_like_the_first_world(change, message):
+    """XT1, XT7: a change must name options of the plan and keep a working one each step."""
+    data = valid()
+    data["families"][0]["changes"] = [change]
+    with pytest.raises(TaskFileError, match=re.escape(message)):
+        parse(data)
+
+
+def test_changes_must_come_in_order_of_day():
+    """XT1, XT7: a change on or before the change before it is refused, naming its day."""
+    data = valid()
+    data["families"][0]["changes"] = [{"day": 5, "failing": []}, {"day": 5, "failing": []}]
+    with pytest.raises(TaskFileError, match=r"changes\[1\]\.day: must come after"):
+        parse(data)
+
+
+def test_a_family_lies_in_one_known_part_with_known_kinds():
+    """XT8: part defaults to test; an unknown part or kind is refused; `part` keeps order."""
+    data = valid()
+    data["families"][1]["part"] = "tuning"
+    data["families"][1]["kinds"] = ["no twin", "paraphrased"]
+    suite = parse(data)
+    assert [family.part for family in suite.families] == ["test", "tuning"]
+    assert [f.name for f in part(suite, "tuning").families] == ["backup"]
+    assert part(suite, "test").seed == suite.seed
+    for field, value in (("part", "holdout"), ("kinds", ["near twin"])):
+        broken = valid()
+        broken["families"][0][field] = value
+        with pytest.raises(TaskFileError, match=f"families\\[0\\].{field}"):
+            parse(broken)
+
+
+def test_the_built_in_split_has_every_kind_in_its_test_part():
+    """XT8: the built-in suite's test part holds every kind, at least 30 instances of each,
+    twins sharing no telling word, twins failing on both sides, worlds that change back."""
+    suite = load(BUILT_IN)
+    test = part(suite, "test").families
+    assert suite.seed == 2026 and part(suite, "tuning").families
+    for kind in KINDS:
+        assert sum(len(f.days) for f in test if kind in f.kinds) >= 30, kind
+    twins = [f for f in test if "twins" in f.kinds]
+    assert all(f.failing for f in twins) and len(twins) >= 6
+    assert sum(len(f.changes) >= 2 for f in test) >= 4
+    gaps = [b - a for f in test for a, b in zip(f.days, f.days[1:], strict=False)]
+    assert min(gaps) <= 3 and any(14 <= gap <= 30 for gap in gaps) and max(gaps) >= 90
