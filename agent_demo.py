@@ -39,7 +39,6 @@ try:
     # imports what it narrates (the manager, procedures, reflection, the database), in its
     # function; the HTML trace and a real model's client load only when asked for.
     from recuris.core.agent import AgentSettings, RecurisAgent
-    from recuris.core.agent import EpisodicExperience
     from recuris.core.clock import DAY, ManualClock
     from recuris.core.consolidation import ConsolidationSettings, Consolidator
     from recuris.core.decay import DecayManager
@@ -235,9 +234,10 @@ def failure_then_recovery(tour: Tour) -> tuple:
     """A and B: a task fails; a similar one retrieves the failure and takes the other option."""
     agent = RecurisAgent(
         tour.working,
-        EpisodicExperience(tour.episodic, tour.decay),
+        tour.episodic,
         tour.llm,
         AgentSettings(max_steps=30),
+        decay=tour.decay,
         clock=tour.clock,
         observer=tour.show,
     )

@@ -47,14 +47,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
 
-from ..core.agent import AgentSettings
 from ..core.clock import DAY, ManualClock
 from ..core.decay import DecaySettings
-from ..core.disagreement import failed_at
 from ..core.episodic import RetrievalSettings
 from ..core.records import Episode, StageEvent
 from ..core.similarity import JaccardScorer, Scorer
 from ..core.text import estimate_tokens, normalize
+from ..experience.agent import ExperienceSettings
+from ..experience.settling import failed_at
 from ..manager.cli_arguments import file_to_write
 from ..manager.experience import model_on_manager
 from ..manager.manager import ManagerSettings, MemoryManager
@@ -94,7 +94,7 @@ class Condition:
     memory: bool = True  # episodes outlive their task (False: a fresh manager per task)
     scorer: Callable[[], Scorer] | None = None  # the episodic scorer; None: the product's
     forgetting: bool = True  # run the default forgetting cycle each simulated night
-    settings: AgentSettings | None = None  # the agent's settings; None: the product's defaults
+    settings: ExperienceSettings | None = None  # the agent's; None: the product's defaults
     task_type: str | None = None  # the task type every family is given; None: each its own
 
 
@@ -117,23 +117,23 @@ def tried() -> tuple[Condition, ...]:
         Condition(
             "before: Jaccard of raw words, threshold 0.25, 2 shown, no settling",
             scorer=JaccardScorer,
-            settings=AgentSettings(retrieval=RetrievalSettings(settle=False)),
+            settings=ExperienceSettings(settle=False),
         ),
         Condition(
             "Jaccard of analysed terms, threshold 0.1, 2 shown, no settling",
-            settings=AgentSettings(retrieval=RetrievalSettings(threshold=0.1, settle=False)),
+            settings=ExperienceSettings(retrieval=RetrievalSettings(threshold=0.1), settle=False),
         ),
         Condition(
             "default without settling disagreements",
-            settings=AgentSettings(retrieval=replace(default, settle=False)),
+            settings=ExperienceSettings(retrieval=default, settle=False),
         ),
         Condition(
             "default with 2 shown",
-            settings=AgentSettings(retrieval=replace(default, top_k=2)),
+            settings=ExperienceSettings(retrieval=replace(default, top_k=2)),
         ),
         Condition(
             "default at threshold 0.1",
-            settings=AgentSettings(retrieval=replace(default, threshold=0.1)),
+            settings=ExperienceSettings(retrieval=replace(default, threshold=0.1)),
         ),
     )
 

@@ -16,9 +16,6 @@ Invariants:
     E5  every stored episode has a unique id; an empty id is assigned on insertion.
     E6  with an archive, a new memory on the same archive holds the same episodes and
         retrieves the same hits.
-    E7  `retrieve_settled` returns the first top_k of what `settle` (disagreement.py) leaves
-        of `retrieve`'s top_k · CANDIDATES (with `settle` off, `retrieve`'s top_k): a
-        subsequence of `retrieve`'s hits, so E1-E3 hold.
 """
 
 import heapq
@@ -26,10 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from .disagreement import CANDIDATES, settle
 from .records import Episode, Hit
 from .similarity import JaccardScorer, Scorer
-from .text import tokenize
 from .validation import require_count, require_number
 
 __all__ = ["EpisodicMemory", "EpisodeArchive", "RetrievalSettings"]
@@ -41,9 +36,6 @@ class RetrievalSettings:
 
     top_k: int = 2  # the most episodes returned; document 000 §3.2 advises 2 to 5 (E1)
     threshold: float = 0.25  # the least similarity a hit needs, in [0, 1] (E2)
-    # Whether `retrieve_settled` leaves out the hits that others contradict and the query's
-    # words side against (E7, disagreement.py), or returns `retrieve`'s top k as they are.
-    settle: bool = True
 
     def __post_init__(self) -> None:
         require_count("E1: top_k", self.top_k, minimum=1)
@@ -204,21 +196,6 @@ class EpisodicMemory:
         # Only episodes sharing a term can score above zero (E2), so the postings of
         # the query's terms are the whole candidate set.
         return self._rank(self.scorer.score_candidates(terms), top_k, threshold)
-
-    def retrieve_settled(self, query: str, settings: RetrievalSettings) -> list[Hit]:
-        """Return up to `top_k` similar episodes, disagreements settled by the query (E7).
-
-        The `top_k` · `CANDIDATES` most similar above the threshold are read, `settle` leaves
-        out those the query's words side against (disagreement.py), and the first `top_k` of
-        the rest come back, best first.
-        """
-        if not settings.settle:
-            return self.retrieve(query, settings.top_k, settings.threshold)
-        candidates = self.retrieve(query, settings.top_k * CANDIDATES, settings.threshold)
-        # Settled on the words the scorer compares, so that what it leaves out (stop words,
-        # word forms) decides nothing there either; a scorer of vectors has no words.
-        words = tokenize if self.scorer.persist else self.scorer.analyzer
-        return settle(candidates, query, words)[: settings.top_k]
 
     def retrieve_by_scan(
         self,

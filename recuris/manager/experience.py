@@ -2,8 +2,8 @@
 
 Document 000 §2.3 retrieves similar episodes at the start of a task; document 003 §4.4
 recalls across layers (facts, procedures, events) and document 004 §3 lets the model ask
-memory itself, through a `search_memory` tool. The core's agent takes all three by
-injection: an `Experience` to recall from and settle into, a `ContextSource` for a section
+memory itself, through a `search_memory` tool. The experience layer's agent takes all three
+by injection: an `Experience` to recall from and settle into, a `ContextSource` for a section
 of its own, and a tool handler. This module builds the first two on a `MemoryManager` (the
 third is `ActiveRecall`), so that `manager.agent(user_id, llm)` runs document 000's loop on
 it, and teaches the mock model to read the section it adds.
@@ -17,19 +17,20 @@ Invariants:
         and the task's deletions in one transaction, then offered to extraction.
     MX4 unless told otherwise, a manager ranks episodes by `episode_scorer` (Jaccard over
         analysed terms) and its agent shows the `EPISODE_TOP_K` most similar, at least
-        `EPISODE_THRESHOLD`, disagreements settled (core/disagreement.py).
+        `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py).
 """
 
 import re
 from collections.abc import Callable, Sequence
 
-from ..core.agent import AgentSettings, RecurisAgent
-from ..core.episodic import RetrievalSettings
+from ..core.agent import AgentSettings
 from ..core.mock_llm import PromptFollowingLLM, PromptView, read_path
 from ..core.prompt import ContextSection
 from ..core.records import Episode, Hit
 from ..core.similarity import JaccardScorer
 from ..core.working import WorkingMemory
+from ..experience.agent import ExperienceAgent, ExperienceSettings
+from ..experience.settling import retrieve_settled
 from ..retrieval.scoring import analyze
 from ..storage.archives import episode_to_item
 from .active_recall import (
@@ -59,10 +60,10 @@ RECALLED_HEADER = "## Recalled memory (from the manager's recall: facts, procedu
 # in twenty. Two phrasings of one task share few ("roll out the new build of the billing API
 # on EU prod" and "deploy the storefront to the EU production cluster": 0.1 to 0.3), some
 # only their task type; what a low bar lets in is cut by the top k and, where past tasks
-# contradict each other, by `retrieve_settled` (core/disagreement.py, MX4).
+# contradict each other, by `retrieve_settled` (experience/settling.py, MX4).
 EPISODE_THRESHOLD = 0.05
 # Past tasks shown at once: one more than the core's two, so that a task's own kind is shown
-# beside a near miss that reads like it (disagreement.py settles what they contradict).
+# beside a near miss that reads like it (settling.py settles what they contradict).
 EPISODE_TOP_K = 3
 # Besides the episodes shown, the recall brings this many more memories of the other layers.
 OTHER_MEMORIES = 2
@@ -87,8 +88,9 @@ class ManagedExperience:
         self.counted = set()
         self.others = []
 
-    def recall(self, query: str, task_type: str, retrieval: RetrievalSettings) -> list[Hit]:
-        hits = self.episodic.retrieve_settled(query, retrieval)
+    def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
+        retrieval = settings.retrieval
+        hits = retrieve_settled(self.episodic, query, retrieval, settings.settle)
         recalled = self.manager.recall(
             query,
             self.user_id,
@@ -176,19 +178,20 @@ def agent_on_manager(
     *,
     working_memory: WorkingMemory | None = None,
     **injected,
-) -> RecurisAgent:
+) -> ExperienceAgent:
     """Build an agent on one user's memory in a manager; `working_memory` is optional.
 
-    Without `settings`, the agent retrieves episodes as `ManagerSettings.episodes` says (MX4).
+    Without `settings`, the agent retrieves episodes as `ManagerSettings.episodes` says, and
+    settles disagreements (MX4); an `AgentSettings` gets the experience layer's defaults.
 
-    The other keywords are `RecurisAgent`'s (`is_failure`, `observer`, `clock`). Its
+    The other keywords are `ExperienceAgent`'s (`is_failure`, `observer`, `clock`). Its
     experience and recalled section come from the user's memory, and its tools answer
     `search_memory` calls from it.
     """
     experience = ManagedExperience(manager, user_id)
     if settings is None:
-        settings = AgentSettings(retrieval=manager.settings.episodes)  # MX4
-    return RecurisAgent(
+        settings = ExperienceSettings(retrieval=manager.settings.episodes)  # MX4
+    return ExperienceAgent(
         working_memory or WorkingMemory(),
         experience,
         llm_fn,

@@ -50,7 +50,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..core.agent import RecurisAgent
 from ..core.decay import DecayManager
 from ..core.episodic import RetrievalSettings
 from ..core.records import Step
@@ -60,6 +59,7 @@ from ..core.validation import require_count, require_number, require_text
 from ..core.working import WorkingSettings
 from ..core.consolidation import ConsolidationSettings
 from ..evolution.extraction import MIN_KNOWLEDGE_CONFIDENCE
+from ..experience.agent import ExperienceAgent
 from ..evolution.forgetting import ForgettingCycle, ForgettingReport
 from ..evolution.stored_facts import sources_of
 from ..retrieval.scoring import forget_words
@@ -520,7 +520,7 @@ class MemoryManager:
 
     # -- an agent on the user's memory ---------------------------------------------------
 
-    def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> RecurisAgent:
+    def agent(self, user_id: str, llm_fn: Callable[[str], str], **options) -> ExperienceAgent:
         """Build an agent that runs document 000's loop on this user's memory (experience.py)."""
         with self._lock:
             return agent_on_manager(self, user_id, llm_fn, **options)

@@ -15,7 +15,6 @@ from recuris import (
 from recuris.tour.mock_environment import MockEnvironment
 from recuris.tour.recorder import Recorder
 from recuris.core.clock import DAY
-from recuris.core.agent import EpisodicExperience
 from recuris.core.mock_llm import PromptFollowingLLM
 
 VOID = {
@@ -110,8 +109,9 @@ def traced_run(goal: str = "注册一个新账号", failing: str = "失败：需
     llm = recorder.wrap(PromptFollowingLLM())
     agent = RecurisAgent(
         WorkingMemory(WorkingSettings(window_size=2)),
-        EpisodicExperience(episodic, decay),
+        episodic,
         llm,
+        decay=decay,
         clock=clock,
         observer=recorder.observe,
     )

@@ -1,4 +1,4 @@
-"""Disagreement: past tasks that contradict each other about an action, settled by their words.
+"""Settling: past tasks that contradict each other about an action, settled by their words.
 
 Document 000 §3.2 shows the most similar episodes and trusts them all; its §1.2 warns that
 memory can mislead as well as help. Two tasks can read alike and live in worlds that differ
@@ -21,17 +21,21 @@ Invariants:
         a word that every hit of the other side holds and no hit of its side does, and no
         such word of its own side.
     DG3 a hit that the query sides with in one disagreement is never left out by another.
+    DG4 `retrieve_settled` returns the first top_k of what `settle` leaves of the episodic
+        memory's `retrieve` top_k · CANDIDATES (with `settle` off, `retrieve`'s top_k): a
+        subsequence of `retrieve`'s hits, so E1-E3 hold.
 """
 
 from collections.abc import Callable, Sequence
 
-from .records import Episode, Hit
-from .text import normalize, tokenize
+from ..core.episodic import EpisodicMemory, RetrievalSettings
+from ..core.records import Episode, Hit
+from ..core.text import normalize, tokenize
 
-__all__ = ["settle", "failed_at", "CANDIDATES"]
+__all__ = ["settle", "retrieve_settled", "failed_at", "CANDIDATES"]
 
-# `EpisodicMemory.retrieve_settled` reads this many times `top_k` candidates, so that both
-# sides of a disagreement can be among them, then keeps `top_k` of what `settle` leaves.
+# `retrieve_settled` reads this many times `top_k` candidates, so that both sides of a
+# disagreement can be among them, then keeps `top_k` of what `settle` leaves.
 CANDIDATES = 4
 
 
@@ -110,3 +114,22 @@ def settle(
     # A hit the query sided with in one disagreement stays, whatever another one says (DG3).
     left_out = losing - winning
     return [hit for hit in hits if hit.episode.id not in left_out]
+
+
+def retrieve_settled(
+    episodic: EpisodicMemory, query: str, retrieval: RetrievalSettings, settling: bool = True
+) -> list[Hit]:
+    """Return up to `top_k` similar episodes, disagreements settled by the query (DG4).
+
+    The `top_k` · `CANDIDATES` most similar above the threshold are read, `settle` leaves out
+    those the query's words side against, and the first `top_k` of the rest come back, best
+    first. With `settling` False, `retrieve`'s top k as they are.
+    """
+    if not settling:
+        return episodic.retrieve(query, retrieval.top_k, retrieval.threshold)
+    candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
+    # Settled on the words the scorer compares, so that what it leaves out (stop words,
+    # word forms) decides nothing here either; a scorer of vectors has no words.
+    scorer = episodic.scorer
+    words = tokenize if scorer.persist else scorer.analyzer
+    return settle(candidates, query, words)[: retrieval.top_k]

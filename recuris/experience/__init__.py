@@ -1,0 +1,6 @@
+"""The experience layer above the core: what the product adds to the documents' agent.
+
+settling leaves out past tasks that contradict each other where the query's words side
+against them; agent extends the core's `RecurisAgent` through the methods its loop calls:
+injected experience, context sections, tools and slot values. The manager runs its agent.
+"""
