@@ -187,9 +187,9 @@ EXERCISES = (
             "settled as exactly one episode before returning or re-raising (A2); `for number in "
             "range(1, max_steps + 1)` bounds the calls (A1).",
             "Build every prompt with build_prompt from working.to_prompt_section() (A3); recall "
-            "at the start, after a failed step that does not end the run and when a subtask "
-            "completes, never otherwise (A4); remember the ids reinforced in this run (A5); never "
-            "execute a reply the tools answer (A6).",
+            "with episodic.retrieve at the start, after a failed step that does not end the run "
+            "and when a subtask completes, never otherwise (A4); remember the ids reinforced in "
+            "this run (A5); the loop calls the methods a subclass overrides, each a `def`.",
         ),
     ),
 )

@@ -187,7 +187,7 @@ class ActiveRecall:
             }
         )
 
-    # How a model calls the tool; the agent ends every prompt with it (core/agent.py's Tools).
+    # How a model calls the tool; the agent ends every prompt with it (experience/agent.py's Tools).
     instruction = (
         "To search memory, reply with\n"
         '{"function_call": {"name": "search_memory", "arguments": "{\\"query\\": \\"...\\"}"}}'

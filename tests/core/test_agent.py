@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.agent.RecurisAgent: the six stages and how runs end (A1-A4)."""
+"""Example tests for recuris.core.agent.RecurisAgent: the documents' six stages (A1-A5)."""
 
 import pytest
 
@@ -13,25 +13,24 @@ from recuris import (
     WorkingSettings,
 )
 from recuris.tour.mock_environment import MockEnvironment
-from recuris.core.agent import EpisodicExperience
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
-from recuris.core.prompt import ContextSection
+from recuris.core.records import Episode, Step
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
 
 
-def make_agent(llm, experience=None, **options):
+def make_agent(llm, episodic=None, **options):
     """An agent on a fresh episodic memory; AgentSettings' fields may be given by name."""
-    fields = ("max_steps", "max_failures", "tool_answers_kept")
+    fields = ("max_steps", "max_failures")
     settings = {name: options.pop(name) for name in fields if name in options}
     retrieval = {name: options.pop(name) for name in ("top_k", "threshold") if name in options}
     if retrieval:
         settings["retrieval"] = RetrievalSettings(**retrieval)
     options.setdefault("clock", ManualClock(100))
-    experience = experience or EpisodicMemory()
+    episodic = episodic if episodic is not None else EpisodicMemory()
     working = WorkingMemory(WorkingSettings(window_size=3))
-    return RecurisAgent(working, experience, llm, AgentSettings(**settings), **options)
+    return RecurisAgent(working, episodic, llm, AgentSettings(**settings), **options)
 
 
 def test_finish_ends_the_run_in_success():
@@ -39,7 +38,7 @@ def test_finish_ends_the_run_in_success():
     agent = make_agent(ScriptedLLM(["a", "b"]))
     result = agent.run("goal", "type", MockEnvironment())
     assert (result.success, result.status, result.steps) == (True, "success", 2)
-    assert agent.experience.episodic.episodes == (result.episode,)
+    assert agent.episodic.episodes == (result.episode,)
 
 
 def test_settled_episode_keeps_the_whole_trajectory_not_just_the_window():
@@ -87,7 +86,7 @@ def test_llm_exception_fails_the_run_and_still_writes_the_episode():
     agent = make_agent(broken)
     result = agent.run("goal", "type", MockEnvironment())
     assert result.failure_reason == "llm_fn raised ConnectionError: model unreachable"
-    assert len(agent.experience.episodic) == 1
+    assert len(agent.episodic) == 1
 
 
 @pytest.mark.parametrize("reply", [None, "", "   ", 42, {"action": "x"}])
@@ -124,8 +123,8 @@ def test_observer_exception_still_writes_the_episode_then_propagates():
     agent = make_agent(ScriptedLLM(["a"]), observer=observer)
     with pytest.raises(RuntimeError, match="observer bug"):
         agent.run("goal", "type", MockEnvironment())
-    assert [e.status for e in agent.experience.episodic.episodes] == ["failed"]
-    assert "aborted by RuntimeError" in agent.experience.episodic.episodes[0].failure_reason
+    assert [e.status for e in agent.episodic.episodes] == ["failed"]
+    assert "aborted by RuntimeError" in agent.episodic.episodes[0].failure_reason
 
 
 def test_goal_is_in_every_prompt():
@@ -170,8 +169,7 @@ def test_failed_step_below_max_failures_triggers_a_retrieval():
 def test_retrieved_episodes_are_reinforced_once_per_run():
     """A5: retrieval reinforcement: a hit gets one access per run, not one per re-retrieval."""
     clock = ManualClock(0)
-    experience = EpisodicExperience(EpisodicMemory(), DecayManager(clock=clock))
-    agent = make_agent(PromptFollowingLLM(), experience, clock=clock)
+    agent = make_agent(PromptFollowingLLM(), decay=DecayManager(clock=clock), clock=clock)
     first = agent.run("register an account", "web form", MockEnvironment(SITE), SIGNUP)
     clock.advance(50)
     agent.run("register another account", "web form", MockEnvironment(SITE), SIGNUP)
@@ -228,33 +226,7 @@ def test_bad_task_is_refused_before_anything_is_written():
         agent.run("", "type", MockEnvironment())
     with pytest.raises(TypeError, match="task_type"):
         agent.run("goal", None, MockEnvironment())
-    assert len(agent.experience.episodic) == 0
-
-
-class AskRegion:
-    """A tool handler of the smallest kind: one call it answers, and how to make it."""
-
-    instruction = "To ask for the region, reply with: ask: region"
-
-    def respond(self, reply):
-        answer = ContextSection("## Tool answer", ("region is eu-west",))
-        return answer if reply.startswith("ask:") else None
-
-
-def test_a_reply_the_tool_handler_answers_is_never_executed():
-    """A6: the handler's answer goes into the next prompt; the reply is not an action."""
-    llm, env = ScriptedLLM(["ask: region", "act"]), MockEnvironment()
-    result = make_agent(llm, tools=AskRegion()).run("goal", "type", env)
-    assert env.executed == ["act"] and "region is eu-west" in llm.prompts[1] and result.success
-
-
-def test_the_tools_instruction_ends_every_prompt_and_only_when_there_are_tools():
-    """A6: a prompt offers a tool only when the agent has one; the handler's instruction ends it."""
-    with_tools, without = ScriptedLLM(["act"]), ScriptedLLM(["act"])
-    make_agent(with_tools, tools=AskRegion()).run("goal", "type", MockEnvironment())
-    make_agent(without).run("goal", "type", MockEnvironment())
-    assert with_tools.prompts[0].endswith(AskRegion.instruction)
-    assert "ask: region" not in without.prompts[0] and "search_memory" not in without.prompts[0]
+    assert len(agent.episodic) == 0
 
 
 def test_settings_of_the_wrong_type_are_refused():
@@ -263,57 +235,16 @@ def test_settings_of_the_wrong_type_are_refused():
         RecurisAgent(WorkingMemory(), EpisodicMemory(), ScriptedLLM([]), {"max_steps": 3})
 
 
-def test_a_context_section_is_shown_after_experience_and_refreshed_with_each_recall():
-    """A4, P1: an injected source's section follows experience and is asked again at each recall."""
-
-    class Counting:
-        def __init__(self):
-            self.asked = 0
-
-        def section(self, query, task_type, hits):
-            self.asked += 1
-            return ContextSection("## Notes", (f"- asked {self.asked} times",))
-
-    llm = ScriptedLLM(["a", "b"])
-    source = Counting()
-    make_agent(llm, context=[source]).run("goal", "type", MockEnvironment(), ["a", "b"])
-    assert source.asked == 3 and "- asked 1 times" in llm.prompts[0]
-    assert llm.prompts[1].index("## Related experience") < llm.prompts[1].index("## Notes")
-    assert "- asked 2 times" in llm.prompts[1]
-
-
-def test_a_value_a_section_states_fills_a_slot_of_the_plan():
-    """P3: a subtask with a slot is done by the action holding the value a section gave for it."""
-
-    class Region:
-        def section(self, query, task_type, hits):
-            return ContextSection("## Notes", ("- region: eu-west",), (("Region", "eu-west"),))
-
-    agent = make_agent(ScriptedLLM(["deploy to eu-west"]), context=[Region()])
-    agent.run("ship", "release", MockEnvironment(), ["deploy to {region}", "check"])
-    assert agent.working.pending_subtasks == ("check",)
-
-
-def test_a_value_noted_in_a_result_fills_a_slot_of_the_plan_whichever_copy_is_used():
-    """P3: every value a step's result noted for a slot completes it, the first or a later one."""
-    results = {"a": "ok; note: port = 80", "b": "ok; note: port = 90"}
-    for used in ("use 80", "use 90"):
-        agent = make_agent(ScriptedLLM(["a", "b", used]))
-        environment = MockEnvironment(results)
-        agent.run("go", "type", environment, ["a", "b", "use {port}", "end"])
-        assert agent.working.pending_subtasks == ("end",)
-
-
 def test_a_slot_step_is_not_done_by_an_action_that_only_shares_its_verb():
-    """A3-A4 with P3: "book {preferred hotel}" stays pending when "book the red-eye flight" runs."""
+    """A4: "book {preferred hotel}" stays pending when "book the red-eye flight" runs."""
     llm, env = ScriptedLLM(["book the red-eye flight"]), MockEnvironment()
     agent = make_agent(llm)
     agent.run("plan the trip", "travel", env, ["book {preferred hotel}"])
     assert agent.working.pending_subtasks == ("book {preferred hotel}",)
 
 
-def test_without_a_tool_handler_every_reply_is_an_action():
-    """A6: the core agent offers no tools of its own; a manager's agent brings search_memory."""
+def test_every_reply_is_an_action():
+    """A1: the documents' agent offers no tools: a reply that looks like a call is executed."""
     llm, env = ScriptedLLM(["ask: region"]), MockEnvironment()
     make_agent(llm).run("goal", "type", env)
     assert env.executed == ["ask: region"]
@@ -321,7 +252,7 @@ def test_without_a_tool_handler_every_reply_is_an_action():
 
 def test_a_run_keeps_its_state_in_its_own_record_not_on_the_agent():
     """A2: a run adds no attribute to the agent; what a run tracks lives in the run's record."""
-    agent = make_agent(ScriptedLLM(["a", "b"]), tools=AskRegion())
+    agent = make_agent(ScriptedLLM(["a", "b"]))
     before = dict(vars(agent))
     agent.run("goal", "type", MockEnvironment(), ["a", "b"])
     assert vars(agent).keys() == before.keys()
@@ -339,3 +270,65 @@ def test_a_retrieval_event_names_the_episodes_it_recalled():
     assert retrievals and retrievals[0].recalled == (first.id,)
     assert all(event.detail.startswith("retrieve (") for event in retrievals)
     assert all(event.recalled is None for event in events if event not in retrievals)
+
+
+def test_a_subtask_is_done_by_any_of_its_options_in_normalised_words():
+    """A4: an action equal to an option, case and spacing aside, completes its subtask."""
+    agent = make_agent(ScriptedLLM(["Solve  Captcha then submit"]))
+    agent.run("sign up", "web form", MockEnvironment(), ["submit | solve captcha then submit", "x"])
+    assert agent.working.pending_subtasks == ("x",)
+
+
+def test_a_slot_is_matched_only_as_written():
+    """A4: the documents' agent fills no slot: a noted value does not complete "use {port}"."""
+    agent = make_agent(ScriptedLLM(["a", "use 80"]))
+    environment = MockEnvironment({"a": "ok; note: port = 80"})
+    agent.run("go", "type", environment, ["a", "use {port}", "end"])
+    assert agent.working.pending_subtasks == ("use {port}", "end")
+
+
+def test_recall_returns_exactly_what_episodic_retrieve_returns():
+    """A4: no settling in the core: two past tasks that disagree are both shown, as retrieved."""
+    episodic = EpisodicMemory()
+    for created_at, (goal, push) in enumerate(
+        [("deploy search to EU", "push internal"), ("deploy search to US", "push mirror")]
+    ):
+        steps = (Step(1, "build", "ok", False), Step(2, push, "error", True))
+        episodic.add_episode(
+            Episode(
+                task_type="deploy",
+                goal=goal,
+                status="failed",
+                failure_reason="error",
+                created_at=created_at,
+                trajectory=steps,
+            )
+        )
+    events = []
+    agent = make_agent(ScriptedLLM([]), episodic, top_k=2, threshold=0.1, observer=events.append)
+    query = "deploy deploy search to US"
+    expected = tuple(hit.episode.id for hit in episodic.retrieve(query, 2, 0.1))
+    agent.run("deploy search to US", "deploy", MockEnvironment())
+    assert len(expected) == 2 and events[0].recalled == expected
+
+
+def test_the_loop_calls_the_methods_a_subclass_overrides():
+    """A1-A4: recall, prompt, answer_tool and completes_option overridden change the run."""
+
+    class Answering(RecurisAgent):
+        def prompt(self, run):
+            return "asked: " + super().prompt(run)
+
+        def answer_tool(self, run, reply):
+            return reply == "ask"
+
+        def completes_option(self, run, action, option):
+            return action == "anything"
+
+    llm = ScriptedLLM(["ask", "anything"])
+    environment = MockEnvironment()
+    working = WorkingMemory()
+    agent = Answering(working, EpisodicMemory(), llm, clock=ManualClock(0))
+    result = agent.run("goal", "type", environment, ["one step"])
+    assert environment.executed == ["anything"] and result.retrievals == 2
+    assert all(prompt.startswith("asked: ") for prompt in llm.prompts)

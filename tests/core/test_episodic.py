@@ -1,4 +1,4 @@
-"""Example tests for recuris.core.episodic.EpisodicMemory (E1-E5, E7)."""
+"""Example tests for recuris.core.episodic.EpisodicMemory (E1-E5)."""
 
 import pytest
 
@@ -157,61 +157,3 @@ def test_the_scorer_is_a_factory_and_each_memory_makes_its_own():
     second = EpisodicMemory(scorer=JaccardScorer)
     first.add_episode(episode("register an account"))
     assert first.scorer is not second.scorer and len(second.scorer) == 0
-
-
-def failed_push(goal, push, created_at):
-    from recuris.core.records import Step
-
-    steps = (Step(1, "build", "ok", False), Step(2, push, "error", True))
-    return episode(goal, "deploy", "failed", created_at, trajectory=steps)
-
-
-def test_retrieve_settled_leaves_out_what_the_query_sides_against():
-    """E7: two EU failures at one push and two US failures at the other disagree over a
-    step; a US query is shown the US failures only, the EU ones left out by `settle`."""
-    from recuris import RetrievalSettings
-
-    memory = EpisodicMemory()
-    for number, goal in enumerate(["deploy search to EU", "deploy billing to EU"]):
-        memory.add_episode(failed_push(goal, "push internal", number))
-    for number, goal in enumerate(["deploy search to US", "deploy checkout to US"]):
-        memory.add_episode(failed_push(goal, "push mirror", 10 + number))
-    settings = RetrievalSettings(top_k=4, threshold=0.1)
-    query = "deploy deploy search to US"
-    assert len(memory.retrieve(query, 4, 0.1)) == 4
-    assert [hit.episode.goal for hit in memory.retrieve_settled(query, settings)] == [
-        "deploy search to US",
-        "deploy checkout to US",
-    ]
-
-
-def test_e7_a_hit_settled_out_is_replaced_from_beyond_top_k():
-    """E7: `top_k` · CANDIDATES hits are read: the best hit, a failure the query's "US" sides
-    against once its EU twin beyond top_k is read, gives way to the US hit ranked after it."""
-    from recuris import RetrievalSettings
-    from recuris.core.records import Step
-
-    memory = EpisodicMemory()
-    memory.add_episode(failed_push("deploy storefront search nightly to EU", "push internal", 1))
-    memory.add_episode(failed_push("deploy billing to EU", "push internal", 2))
-    pushed = (Step(1, "build", "ok", False), Step(2, "push internal", "ok", False))
-    worked = episode("deploy storefront to US", "deploy", created_at=3, trajectory=pushed)
-    memory.add_episode(worked)
-    query = "deploy storefront search nightly to US"
-    assert [hit.episode.goal for hit in memory.retrieve(query, 1, 0.1)] == [
-        "deploy storefront search nightly to EU"
-    ]
-    settled = memory.retrieve_settled(query, RetrievalSettings(top_k=1, threshold=0.1))
-    assert [hit.episode.goal for hit in settled] == ["deploy storefront to US"]
-
-
-def test_retrieve_settled_without_settling_is_retrieve():
-    """E7: with `settle=False` it returns exactly `retrieve`'s top k."""
-    from recuris import RetrievalSettings
-
-    memory = EpisodicMemory()
-    memory.add_episode(failed_push("deploy search to EU", "push internal", 1))
-    memory.add_episode(failed_push("deploy search to US", "push mirror", 2))
-    settings = RetrievalSettings(top_k=2, threshold=0.1, settle=False)
-    query = "deploy search to US"
-    assert memory.retrieve_settled(query, settings) == memory.retrieve(query, 2, 0.1)

@@ -1,7 +1,8 @@
-"""Example tests for recuris.core.disagreement: settling past tasks that contradict (DG1-DG3)."""
+"""Example tests for recuris.experience.settling: past tasks that contradict (DG1-DG4)."""
 
-from recuris.core.disagreement import settle
+from recuris import EpisodicMemory, RetrievalSettings
 from recuris.core.records import Episode, Hit, Step
+from recuris.experience.settling import retrieve_settled, settle
 
 
 def task(goal, *steps, score=0.5):
@@ -134,3 +135,64 @@ def test_the_words_compared_can_be_the_scorers():
 
     assert goals(settle([failed, worked], "deploy the storefront")) == goals([failed])
     assert settle([failed, worked], "deploy the storefront", without_the) == [failed, worked]
+
+
+def stored(goal, steps, created_at):
+    """An episode of type "deploy" to store, failed if its last step failed."""
+    failed = steps[-1].failed
+    return Episode(
+        task_type="deploy",
+        goal=goal,
+        status="failed" if failed else "success",
+        failure_reason="error" if failed else "",
+        created_at=created_at,
+        trajectory=steps,
+    )
+
+
+def failed_push(goal, push, created_at):
+    steps = (Step(1, "build", "ok", False), Step(2, push, "error", True))
+    return stored(goal, steps, created_at)
+
+
+def test_retrieve_settled_leaves_out_what_the_query_sides_against():
+    """DG4: two EU failures at one push and two US failures at the other disagree over a
+    step; a US query is shown the US failures only, the EU ones left out by `settle`."""
+    memory = EpisodicMemory()
+    for number, goal in enumerate(["deploy search to EU", "deploy billing to EU"]):
+        memory.add_episode(failed_push(goal, "push internal", number))
+    for number, goal in enumerate(["deploy search to US", "deploy checkout to US"]):
+        memory.add_episode(failed_push(goal, "push mirror", 10 + number))
+    settings = RetrievalSettings(top_k=4, threshold=0.1)
+    query = "deploy deploy search to US"
+    assert len(memory.retrieve(query, 4, 0.1)) == 4
+    assert goals(retrieve_settled(memory, query, settings)) == [
+        "deploy search to US",
+        "deploy checkout to US",
+    ]
+
+
+def test_a_hit_settled_out_is_replaced_from_beyond_top_k():
+    """DG4: `top_k` · CANDIDATES hits are read: the best hit, a failure the query's "US" sides
+    against once its EU twin beyond top_k is read, gives way to the US hit ranked after it."""
+    memory = EpisodicMemory()
+    memory.add_episode(failed_push("deploy storefront search nightly to EU", "push internal", 1))
+    memory.add_episode(failed_push("deploy billing to EU", "push internal", 2))
+    pushed = (Step(1, "build", "ok", False), Step(2, "push internal", "ok", False))
+    memory.add_episode(stored("deploy storefront to US", pushed, 3))
+    query = "deploy storefront search nightly to US"
+    assert goals(memory.retrieve(query, 1, 0.1)) == ["deploy storefront search nightly to EU"]
+    settled = retrieve_settled(memory, query, RetrievalSettings(top_k=1, threshold=0.1))
+    assert goals(settled) == ["deploy storefront to US"]
+
+
+def test_retrieve_settled_without_settling_is_retrieve():
+    """DG4: with settling off it returns exactly `retrieve`'s top k."""
+    memory = EpisodicMemory()
+    memory.add_episode(failed_push("deploy search to EU", "push internal", 1))
+    memory.add_episode(failed_push("deploy search to US", "push mirror", 2))
+    settings = RetrievalSettings(top_k=2, threshold=0.1)
+    query = "deploy search to US"
+    unsettled = retrieve_settled(memory, query, settings, settling=False)
+    assert unsettled == memory.retrieve(query, 2, 0.1)
+    assert goals(retrieve_settled(memory, query, settings)) == ["deploy search to US"]

@@ -1,9 +1,9 @@
-"""Property tests for recuris.core.disagreement: what settling keeps (DG1, DG2)."""
+"""Property tests for recuris.experience.settling: what settling keeps (DG1, DG2)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.core.disagreement import settle
+from recuris.experience.settling import settle
 from recuris.core.records import Episode, Hit, Step
 
 WORDS = ["eu", "us", "csv", "json", "search", "billing", "deploy", "import"]

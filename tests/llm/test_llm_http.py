@@ -142,7 +142,7 @@ def test_configuration_comes_from_the_environment(stub, monkeypatch):
 
 
 def test_the_tool_call_round_trip_through_the_agent(stub):
-    """A6, MR1: a search_memory call over HTTP is
+    """XA1, MR1: a search_memory call over HTTP is
     answered from memory, and the next prompt carries it."""
     manager = MemoryManager(clock=ManualClock(0))
     manager.write("deploy region: eu-west", "ana", level="semantic")
@@ -176,7 +176,7 @@ def test_an_http_failure_ends_the_run_as_failed_with_the_reason(stub):
     agent = RecurisAgent(WorkingMemory(), EpisodicMemory(), chat(stub), clock=ManualClock(0))
     result = agent.run("goal", "type", MockEnvironment())
     assert result.failure_reason == "llm_fn raised LLMHTTPError: HTTP 503: maintenance"
-    assert len(agent.experience.episodic) == 1
+    assert len(agent.episodic) == 1
 
 
 def test_embeddings_come_in_batches_in_order(stub):

@@ -76,7 +76,7 @@ def test_on_a_manager_the_agent_carries_on_when_the_store_fails():
 
 
 def test_a_tool_call_is_answered_from_memory_and_the_run_goes_on():
-    """MX1, A6: the mock asks search_memory for a slot, gets the answer in a section, and acts."""
+    """MX1, XA1: the mock asks search_memory for a slot, gets the answer in a section, and acts."""
     from recuris import MemoryManager
 
     manager = MemoryManager(clock=ManualClock(0))
@@ -148,9 +148,11 @@ def test_settings_given_to_the_agent_are_used_as_given():
     the agent takes `ManagerSettings.episodes`."""
     from recuris import ManagerSettings, MemoryManager
 
+    from recuris.experience.agent import ExperienceSettings
+
     manager = MemoryManager(clock=ManualClock(0))
-    exact = AgentSettings(retrieval=RetrievalSettings(threshold=1.0))
+    exact = ExperienceSettings(retrieval=RetrievalSettings(threshold=1.0), settle=False)
     assert manager.agent("ana", PromptFollowingLLM(), settings=exact).settings is exact
-    default = manager.agent("ana", PromptFollowingLLM()).settings.retrieval
-    assert default == ManagerSettings().episodes
-    assert (default.top_k, default.threshold, default.settle) == (3, 0.05, True)
+    default = manager.agent("ana", PromptFollowingLLM()).settings
+    assert default.retrieval == ManagerSettings().episodes
+    assert (default.retrieval.top_k, default.retrieval.threshold, default.settle) == (3, 0.05, True)
