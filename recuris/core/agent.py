@@ -33,7 +33,7 @@ from .text import estimate_tokens, flatten, looks_like_failure, normalize
 from .validation import require_count, require_text
 from .working import WorkingMemory
 
-__all__ = ["RecurisAgent", "AgentSettings", "RunState"]
+__all__ = ["RecurisAgent", "AgentSettings", "RunState", "reinforce_once"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,21 @@ class AgentSettings:
         if not isinstance(self.retrieval, RetrievalSettings):
             kind = type(self.retrieval).__name__
             raise TypeError(f"A4: retrieval must be a RetrievalSettings, got {kind}")
+
+
+def reinforce_once(
+    episodic: EpisodicMemory, decay: DecayManager | None, hits: Sequence[Hit], reinforced: set[str]
+) -> None:
+    """Reinforce each hit's episode that `reinforced` lacks through `decay`, then add its id (A5).
+
+    A reinforced episode's decay fields are saved back through `episodic`; no decay: none.
+    """
+    for hit in hits:
+        # Re-reading the same memory within one task is not new use (A5).
+        if decay is not None and hit.episode.id not in reinforced:
+            decay.on_access(hit.episode)
+            episodic.save(hit.episode)
+        reinforced.add(hit.episode.id)
 
 
 @dataclass
@@ -140,12 +155,7 @@ class RecurisAgent:
         """Return the episodes similar to the run's query, each reinforced once per run (A4, A5)."""
         retrieval = self.settings.retrieval
         hits = self.episodic.retrieve(run.query, retrieval.top_k, retrieval.threshold)
-        for hit in hits:
-            # Re-reading the same memory within one task is not new use (A5).
-            if self.decay is not None and hit.episode.id not in run.reinforced:
-                self.decay.on_access(hit.episode)
-                self.episodic.save(hit.episode)
-            run.reinforced.add(hit.episode.id)
+        reinforce_once(self.episodic, self.decay, hits, run.reinforced)
         return hits
 
     def prompt(self, run: RunState) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..core.agent import AgentSettings, RecurisAgent, RunState
+from ..core.agent import AgentSettings, RecurisAgent, RunState, reinforce_once
 from ..core.decay import DecayManager
 from ..core.episodic import EpisodicMemory
 from ..core.prompt import ContextSection, build_prompt, completes, noted_values
@@ -122,12 +122,7 @@ class EpisodicExperience:
 
     def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
         hits = retrieve_settled(self.episodic, query, settings.retrieval, settings.settle)
-        for hit in hits:
-            # Re-reading the same memory within one task is not new use (A5).
-            if self.decay is not None and hit.episode.id not in self.reinforced:
-                self.decay.on_access(hit.episode)
-                self.episodic.save(hit.episode)
-            self.reinforced.add(hit.episode.id)
+        reinforce_once(self.episodic, self.decay, hits, self.reinforced)
         return hits
 
     def settle(self, episode: Episode) -> Episode:

@@ -14,7 +14,8 @@ from recuris import (
 )
 from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
-from recuris.core.records import Episode, Step
+
+from twins import twins
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
@@ -289,21 +290,7 @@ def test_a_slot_is_matched_only_as_written():
 
 def test_recall_returns_exactly_what_episodic_retrieve_returns():
     """A4: no settling in the core: two past tasks that disagree are both shown, as retrieved."""
-    episodic = EpisodicMemory()
-    for created_at, (goal, push) in enumerate(
-        [("deploy search to EU", "push internal"), ("deploy search to US", "push mirror")]
-    ):
-        steps = (Step(1, "build", "ok", False), Step(2, push, "error", True))
-        episodic.add_episode(
-            Episode(
-                task_type="deploy",
-                goal=goal,
-                status="failed",
-                failure_reason="error",
-                created_at=created_at,
-                trajectory=steps,
-            )
-        )
+    episodic = twins()
     events = []
     agent = make_agent(ScriptedLLM([]), episodic, top_k=2, threshold=0.1, observer=events.append)
     query = "deploy deploy search to US"

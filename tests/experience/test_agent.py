@@ -1,22 +1,22 @@
-"""Example tests for recuris.experience.agent.ExperienceAgent: what it adds to the loop (XA1-XA4)."""
+"""Example tests for recuris.experience.agent.ExperienceAgent: what it adds (XA1-XA4)."""
 
 import pytest
 
 from recuris import (
     AgentSettings,
     DecayManager,
-    Episode,
     EpisodicMemory,
     ManualClock,
     RetrievalSettings,
     WorkingMemory,
     WorkingSettings,
 )
-from recuris.bench.mock_environment import MockEnvironment
+from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 from recuris.core.prompt import ContextSection
-from recuris.core.records import Step
 from recuris.experience.agent import EpisodicExperience, ExperienceAgent, ExperienceSettings
+
+from twins import twins
 
 SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
 SITE = {"submit": "error: captcha required"}
@@ -67,7 +67,7 @@ def test_the_prompt_keeps_the_last_tool_answers_kept_answers():
 
 
 def test_the_tools_instruction_ends_every_prompt_and_only_when_there_are_tools():
-    """XA1: a prompt offers a tool only when the agent has one; the handler's instruction ends it."""
+    """XA1: a prompt offers a tool only when the agent has one; its instruction ends the prompt."""
     with_tools, without = ScriptedLLM(["act"]), ScriptedLLM(["act"])
     make_agent(with_tools, tools=AskRegion()).run("goal", "type", MockEnvironment())
     make_agent(without).run("goal", "type", MockEnvironment())
@@ -138,27 +138,6 @@ def test_a_slot_step_is_not_done_by_an_action_that_only_shares_its_verb():
     assert agent.working.pending_subtasks == ("book {preferred hotel}",)
 
 
-def failed_push(goal, push, created_at):
-    """A deployment that built, then failed at `push`."""
-    steps = (Step(1, "build", "ok", False), Step(2, push, "error", True))
-    return Episode(
-        task_type="deploy",
-        goal=goal,
-        status="failed",
-        failure_reason="error",
-        created_at=created_at,
-        trajectory=steps,
-    )
-
-
-def twins():
-    """Two past tasks that disagree over a step, told apart by "EU" and "US"."""
-    episodic = EpisodicMemory()
-    episodic.add_episode(failed_push("deploy search to EU", "push internal", 1))
-    episodic.add_episode(failed_push("deploy search to US", "push mirror", 2))
-    return episodic
-
-
 @pytest.mark.parametrize("settle, shown", [(True, 1), (False, 2)])
 def test_episodic_experience_settles_unless_the_settings_turn_it_off(settle, shown):
     """XA4: on an EpisodicMemory the agent shows the settled retrieval; settle=False, all."""
@@ -214,4 +193,5 @@ def test_the_episode_is_settled_into_the_experience():
 
     experience = Kept(EpisodicMemory())
     result = make_agent(ScriptedLLM(["a"]), experience).run("goal", "type", MockEnvironment())
-    assert experience.settled is result.episode and experience.episodic.episodes == (result.episode,)
+    assert experience.settled is result.episode
+    assert experience.episodic.episodes == (result.episode,)

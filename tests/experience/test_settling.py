@@ -4,6 +4,8 @@ from recuris import EpisodicMemory, RetrievalSettings
 from recuris.core.records import Episode, Hit, Step
 from recuris.experience.settling import retrieve_settled, settle
 
+from twins import deployment, failed_push, twins
+
 
 def task(goal, *steps, score=0.5):
     """A hit for a past task whose steps are (action, failed) pairs, in order."""
@@ -137,24 +139,6 @@ def test_the_words_compared_can_be_the_scorers():
     assert settle([failed, worked], "deploy the storefront", without_the) == [failed, worked]
 
 
-def stored(goal, steps, created_at):
-    """An episode of type "deploy" to store, failed if its last step failed."""
-    failed = steps[-1].failed
-    return Episode(
-        task_type="deploy",
-        goal=goal,
-        status="failed" if failed else "success",
-        failure_reason="error" if failed else "",
-        created_at=created_at,
-        trajectory=steps,
-    )
-
-
-def failed_push(goal, push, created_at):
-    steps = (Step(1, "build", "ok", False), Step(2, push, "error", True))
-    return stored(goal, steps, created_at)
-
-
 def test_retrieve_settled_leaves_out_what_the_query_sides_against():
     """DG4: two EU failures at one push and two US failures at the other disagree over a
     step; a US query is shown the US failures only, the EU ones left out by `settle`."""
@@ -179,7 +163,7 @@ def test_a_hit_settled_out_is_replaced_from_beyond_top_k():
     memory.add_episode(failed_push("deploy storefront search nightly to EU", "push internal", 1))
     memory.add_episode(failed_push("deploy billing to EU", "push internal", 2))
     pushed = (Step(1, "build", "ok", False), Step(2, "push internal", "ok", False))
-    memory.add_episode(stored("deploy storefront to US", pushed, 3))
+    memory.add_episode(deployment("deploy storefront to US", pushed, 3))
     query = "deploy storefront search nightly to US"
     assert goals(memory.retrieve(query, 1, 0.1)) == ["deploy storefront search nightly to EU"]
     settled = retrieve_settled(memory, query, RetrievalSettings(top_k=1, threshold=0.1))
@@ -188,9 +172,7 @@ def test_a_hit_settled_out_is_replaced_from_beyond_top_k():
 
 def test_retrieve_settled_without_settling_is_retrieve():
     """DG4: with settling off it returns exactly `retrieve`'s top k."""
-    memory = EpisodicMemory()
-    memory.add_episode(failed_push("deploy search to EU", "push internal", 1))
-    memory.add_episode(failed_push("deploy search to US", "push mirror", 2))
+    memory = twins()
     settings = RetrievalSettings(top_k=2, threshold=0.1)
     query = "deploy search to US"
     unsettled = retrieve_settled(memory, query, settings, settling=False)

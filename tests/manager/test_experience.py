@@ -155,4 +155,5 @@ def test_settings_given_to_the_agent_are_used_as_given():
     assert manager.agent("ana", PromptFollowingLLM(), settings=exact).settings is exact
     default = manager.agent("ana", PromptFollowingLLM()).settings
     assert default.retrieval == ManagerSettings().episodes
-    assert (default.retrieval.top_k, default.retrieval.threshold, default.settle) == (3, 0.05, True)
+    retrieval = default.retrieval
+    assert (retrieval.top_k, retrieval.threshold, default.settle) == (3, 0.05, True)
