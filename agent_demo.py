@@ -1,9 +1,12 @@
 """A guided tour of recuris: one agent, its two memories, and what moves memory between tiers.
 
 Run `python agent_demo.py`. Offline, standard library only, and the same output every run:
-the clock is a ManualClock and the model is PromptFollowingLLM, which decides from the
-prompt alone. Each task narrates the six stages of the loop (document 000 §2.3):
-1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle. Every outcome says why.
+the clock is a ManualClock, and the model is the core's PromptFollowingLLM, which decides
+from the prompt alone, for document 000's loop (parts A to E), then `model_on_manager()`,
+the same model taught to fill a plan step's slots and read the manager's sections
+(recuris/experience/slot_llm.py). Each task narrates the six stages of the loop (document
+000 §2.3): 1 initialise, 2 decide, 3 act, 4 observe, 5 update, 6 settle. Every outcome says
+why.
 
 One function per part: A-B `failure_then_recovery`, C `long_task`, D `consolidation`,
 E `decay_cycle`, F-J `manager_tour` and `evolving_tour`, K `memory_after_the_tour`.
@@ -43,6 +46,7 @@ try:
     from recuris.core.consolidation import ConsolidationSettings, Consolidator
     from recuris.core.decay import DecayManager
     from recuris.core.episodic import EpisodicMemory, RetrievalSettings
+    from recuris.core.mock_llm import PromptFollowingLLM
     from recuris.core.records import Episode
     from recuris.core.semantic import SemanticMemory
     from recuris.core.text import FAILURE_MARKERS, estimate_tokens
@@ -83,10 +87,11 @@ class Tour:
     """What every part of the tour shares: the clock, the memories, the model, and the recorder.
 
     `model` names a real model in the narration; None means the offline mock, whose choices
-    the narration can foretell.
+    the narration can foretell. `loop_llm` decides document 000's loop (parts A to E); None
+    means `llm` decides every part.
     """
 
-    def __init__(self, llm, model: str | None = None) -> None:
+    def __init__(self, llm, model: str | None = None, loop_llm=None) -> None:
         self.model = model
         # Whether task B took the other option; part E says so only if it did.
         self.avoided = False
@@ -102,6 +107,13 @@ class Tour:
         self.decay = self.recorder.watch(decay)
         # Every prompt is kept: printed below, and in the HTML trace
         self.llm = self.recorder.wrap(llm)
+        self.loop_llm = self.llm if loop_llm is None else self.recorder.wrap(loop_llm)
+
+    def calls(self) -> int:
+        """Return how many prompts the tour's models were sent."""
+        if self.loop_llm is self.llm:
+            return len(self.llm.prompts)
+        return len(self.loop_llm.prompts) + len(self.llm.prompts)
 
     def foretold(self, mock: str, real: str) -> str:
         """Return `mock`, what the mock will do, or `real` for a model whose choice is unknown."""
@@ -176,12 +188,13 @@ def why_it_ended(run, agent) -> str:
 
 def main(llm=None, reflector=None, html: str | None = None) -> None:
     """Run the tour; `llm` and `reflector` default to the offline, deterministic mocks."""
-    # The mock of every part: the core's PromptFollowingLLM, taught to read also what the
-    # manager's agent adds to its prompts in parts G and H.
+    # The mock of the manager's parts: the core's PromptFollowingLLM, taught to fill slots and
+    # to read also what the manager's agent adds to its prompts in parts G and H.
     from recuris.manager.experience import model_on_manager
 
     named = None if llm is None else getattr(llm, "name", "the one given")
-    tour = Tour(llm or model_on_manager(), named)
+    # Document 000's loop (A to E) needs only the core's mock (recuris/core/mock_llm.py).
+    tour = Tour(llm or model_on_manager(), named, None if llm else PromptFollowingLLM())
     # An old, never-used episode, so the decay cycle below has something stale to forget.
     tour.episodic.add_episode(
         Episode(
@@ -213,7 +226,7 @@ def memory_after_the_tour(tour: Tour, html: str | None) -> None:
     )
     tour.say(
         f"decay audit log: {len(tour.decay.audit_log)} record(s); LLM calls: "
-        f"{len(tour.llm.prompts)}"
+        f"{tour.calls()}"
     )
     tour.settle()
     if html:
@@ -235,7 +248,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
     agent = RecurisAgent(
         tour.working,
         tour.episodic,
-        tour.llm,
+        tour.loop_llm,
         AgentSettings(max_steps=30),
         decay=tour.decay,
         clock=tour.clock,
@@ -272,7 +285,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
             f"The model is {tour.model}: each prompt it is sent and each reply are shown; what "
             "it chose is told after each task."
         )
-    calls = len(tour.llm.prompts)
+    calls = len(tour.loop_llm.prompts)
     first = agent.run(
         "注册一个新账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup
     )
@@ -281,7 +294,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
     )
     tour.say(f"why: {why_it_ended(first, agent)}.", "     ")
     tour.say("The first prompt of this task, with nothing remembered yet, section by section:")
-    before = tour.llm.prompts[calls]
+    before = tour.loop_llm.prompts[calls]
     tour.show_prompt(before)
     tour.settle()
 
@@ -291,12 +304,12 @@ def failure_then_recovery(tour: Tour) -> tuple:
     )
     tour.part("B", f"A similar task {title}")
     tour.say(f"task: {glossed('再注册一个测试账号')}: the same type, plan and website")
-    calls = len(tour.llm.prompts)
+    calls = len(tour.loop_llm.prompts)
     second = agent.run(
         "再注册一个测试账号", "网页表单填写", MockEnvironment(website, "ok：页面响应正常"), signup
     )
     tour.say(f"-> success={second.success} in {second.steps} steps; the prompt said:", "  ")
-    experience = tour.llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
+    experience = tour.loop_llm.prompts[-1].split("## Related experience")[1].splitlines()[1]
     tour.say(f"{experience.strip()}", "     ")
     tour.avoided = (
         second.success
@@ -317,7 +330,7 @@ def failure_then_recovery(tour: Tour) -> tuple:
         )
     else:
         tour.say(f"why: {why_it_ended(second, agent)}.", "     ")
-    after = tour.llm.prompts[calls]
+    after = tour.loop_llm.prompts[calls]
     # Told from B's first prompt, not foretold: a real model's task A may have succeeded
     recalled = first.episode.render() in after
     tour.failure_shown = recalled and not first.success
@@ -370,19 +383,19 @@ def long_task(tour: Tour):
     agent = RecurisAgent(
         tour.working,
         tour.episodic,
-        tour.llm,
+        tour.loop_llm,
         AgentSettings(max_steps=40),
         clock=tour.clock,
         observer=tour.recorder.observe,
     )
-    calls = len(tour.llm.prompts)
+    calls = len(tour.loop_llm.prompts)
 
     def migrate(action: str) -> str:
         rows = 1_000 + 137 * len(action) ** 2  # any deterministic figure will do
         return f"ok: {action} finished, {rows:,} rows copied, row counts and checksums match"
 
     third = agent.run(goal, "database migration", migrate, plan, constraints=["do not use MySQL"])
-    prompts = tour.llm.prompts[calls:]
+    prompts = tour.loop_llm.prompts[calls:]
     full = [estimate_tokens(text) for text in full_history(prompts)]
     ours = [estimate_tokens(text) for text in prompts]
     shown = sorted({n for n in (1, 8, 16, 24, 32, len(prompts)) if 1 <= n <= len(prompts)})

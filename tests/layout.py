@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PARTS = {
     "core": "document 000's loop, standing alone",
     "retrieval": "search, below the stores",
-    "experience": "the experience layer above the core",
     "storage": "where memories persist",
     "evolution": "memory that changes over time",
+    "experience": "the experience layer above the core",
     "manager": "one write and one recall for many users",
     "llm": "a real model",
     "mcp": "memory any agent can use",

@@ -3,7 +3,7 @@
 `StubServer` speaks /chat/completions and /embeddings, and can be told, call by call, to
 answer with text, a tool call, any JSON, an HTTP error status (with headers), a redirect, a
 garbage body, a body without choices, or slowly. Without a script, chat answers come from a
-`PromptFollowingLLM` (as `model_on_manager` makes it) reading the prompt, so a whole agent
+`SlotFollowingLLM` (as `model_on_manager` makes it) reading the prompt, so a whole agent
 run can be decided over HTTP; embeddings are bag-of-words hash vectors. `RawServer` writes
 raw bytes, for the replies no well-behaved server sends: a slow drip, a body cut short, a
 status line that is not HTTP; it counts what it sent, so that a test shows a call cut off

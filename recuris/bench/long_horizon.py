@@ -5,7 +5,7 @@ and token cost; document 000 §1.2 names the failure modes to provoke. Each task
 plan of 10 to 60 steps with traps: a goal that must stay in view, a path that fails and
 tempts a retry later, a constraint stated first and needed last, a value that is revised
 midway; a third of the tasks print their tool's log at every step, as real tools do, so
-that full history outgrows a model's context. `PromptFollowingLLM` runs every task under
+that full history outgrows a model's context. `SlotFollowingLLM` runs every task under
 memories that differ only in what they put in the prompt: full history, full history cut
 to a context limit of 4,096 or 2,048 tokens as a chat client cuts it, a sliding window,
 and recuris. This simulates the data flow, not a real model. The mock fails
@@ -37,10 +37,11 @@ from ..core import prompt as layout
 from ..core.agent import AgentSettings, RecurisAgent
 from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
-from ..core.mock_llm import PromptFollowingLLM
 from ..core.text import estimate_tokens, normalize
 from ..core.validation import require_count
 from ..core.working import WorkingMemory, WorkingSettings
+from ..experience.slot_llm import SlotFollowingLLM
+from ..experience.slots import matches_option
 from ..manager.entry import run_piped
 from .evaluation import pollution_rate, prompt_tokens
 
@@ -92,7 +93,7 @@ class Task:
         }
         done = all(
             any(
-                layout.matches_option(a, o, values)
+                matches_option(a, o, values)
                 for a in actions
                 for o in layout.subtask_options(step)
             )
@@ -251,7 +252,7 @@ def run_suite(
     latest_wins: bool = False,
     conditions: Mapping[str, Callable[[], WorkingMemory]] = CONDITIONS,
 ) -> dict[str, ConditionResult]:
-    """Run every task under every condition with a fresh PromptFollowingLLM; summarise each.
+    """Run every task under every condition with a fresh SlotFollowingLLM; summarise each.
 
     `conditions` maps a name to a function making a fresh working memory.
     """
@@ -263,7 +264,7 @@ def run_suite(
         tokens = []
         failures = Counter()
         for task in tasks_factory():
-            llm = PromptFollowingLLM(latest_wins)
+            llm = SlotFollowingLLM(latest_wins)
             settings = AgentSettings(max_steps=len(task.plan) + 10, max_failures=3)
             agent = RecurisAgent(memory(), EpisodicMemory(), llm, settings, clock=ManualClock(0))
             agent.run(task.goal, "migration", task.act, task.plan, task.constraints)

@@ -8,15 +8,16 @@ breaks a constraint, without a failed episode it retries a path known to fail.
 
 Invariants:
     L1  every mock is a pure function of its inputs and its own call history.
-    L2  `PromptFollowingLLM` reads nothing but the prompt text.
-    L3  `PromptFollowingLLM` does the first pending subtask, by an option no pin forbids and
-        not known to fail if there is one (one that worked first), its slots filled from the
-        prompt or, if it can, asked of a tool; no subtasks: the next undone action of a path
-        to follow; else FINISH.
+    L2  `PromptFollowingLLM` reads nothing but the prompt text, cut by `read_sections` and
+        turned into a `PromptView` by `read_prompt` alone.
+    L3  `PromptFollowingLLM` finishes when the prompt shows no goal; otherwise it does the
+        first pending subtask, by an option that no pin forbids and that no failure shown
+        marks as known to fail (one that a shown success followed first); with no
+        subtasks, the next undone action of a shown successful path; else FINISH.
 """
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import prompt as layout
@@ -38,33 +39,6 @@ class ScriptedLLM:
         return self._actions[index] if index < len(self._actions) else layout.FINISH
 
 
-@dataclass
-class PromptView:
-    """What a reader can know from a prompt, and nothing else (L2)."""
-
-    goal: str | None = None
-    pins: list[str] = field(default_factory=list)
-    subtasks: list[tuple[bool, str]] = field(default_factory=list)
-    done: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    follow: list[list[str]] = field(default_factory=list)
-    avoid: list[str] = field(default_factory=list)
-    known: dict[str, str] = field(default_factory=dict)  # slot text -> the value read for it
-    asked: list[str] = field(default_factory=list)  # what the model already asked a tool
-    instruction: str = ""  # the prompt's last paragraph: what to reply, and any tools
-    latest_wins: bool = False  # a value given twice: read the last one, not the first
-
-    def note(self, slot: str, value: str) -> None:
-        """Read a value given for a slot text: the first one met, or with `latest_wins` the last."""
-        if self.latest_wins or normalize(slot) not in self.known:
-            self.known[normalize(slot)] = value
-
-
-# A reader of a section the core does not lay out: given a line of it (stripped) and the view.
-SectionReader = Callable[[str, PromptView], None]
-# Asked for a slot nothing in the prompt fills: a reply that asks a tool for it, or None.
-Asker = Callable[[str, PromptView], str | None]
-
 _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
@@ -82,43 +56,50 @@ def read_path(text: str) -> list[str]:
     return _path(text, " -> ")
 
 
-def read_prompt(
-    text: str, latest_wins: bool = False, readers: Mapping[str, SectionReader] | None = None
-) -> PromptView:
-    """Parse a prompt laid out by `prompt.py` back into what it tells the model.
+@dataclass
+class PromptView:
+    """What a reader can know from a prompt, and nothing else (L2)."""
 
-    The prompt is cut by `prompt.read_sections` (P4); each indented line is read by the
-    section it stands under. A value noted twice in the recent steps is read as the first
-    one met, or with `latest_wins` the last. `readers` reads the lines of the sections the
-    core does not lay out, by their header.
-    """
-    readers = readers or {}
-    view = PromptView(latest_wins=latest_wins)
-    view.instruction = text.rsplit("\n\n", 1)[-1]  # the instruction ends the prompt (P1)
-    for section in layout.read_sections(text):
+    goal: str | None = None
+    pins: list[str] = field(default_factory=list)
+    subtasks: list[tuple[bool, str]] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    follow: list[list[str]] = field(default_factory=list)  # paths a shown success took
+    avoid: list[str] = field(default_factory=list)  # actions a shown failure broke at
+
+    def read(self, section: layout.ReadSection) -> None:
+        """Take in what one section of the prompt says, each indented line by its heading."""
         heading = section.heading
         if heading is not None and heading.startswith(layout.GOAL):
-            view.goal = heading[len(layout.GOAL) :].strip()
+            self.goal = heading[len(layout.GOAL) :].strip()
         for body in section.body():
             if heading == layout.PINNED and body.startswith("- "):
-                view.pins.append(body[2:])
+                self.pins.append(body[2:])
             elif (heading or "").startswith(layout.SUBTASKS) and body[:3] in layout.MARKS:
-                view.subtasks.append((body[:3] == layout.DONE_MARK, body[4:]))
+                self.subtasks.append((body[:3] == layout.DONE_MARK, body[4:]))
             elif heading == layout.SUMMARY and body.startswith("done: "):
-                view.done.extend(_path(body[len("done: ") :], " -> "))
+                self.done.extend(_path(body[len("done: ") :], " -> "))
             elif heading == layout.SUMMARY and body.startswith("failed: "):
                 failures = _path(body[len("failed: ") :], "; ")
-                view.failed.extend(item.partition(": ")[0] for item in failures)
+                self.failed.extend(item.partition(": ")[0] for item in failures)
             elif heading == layout.RECENT and (match := layout.RECENT_STEP.match(body)):
-                (view.failed if match.group(3) else view.done).append(match.group(1))
-                for slot, value in layout.NOTE.findall(body):
-                    view.note(slot, value)
+                (self.failed if match.group(3) else self.done).append(match.group(1))
             elif heading == layout.EXPERIENCE_HEADER and (match := _FOLLOW.match(body)):
-                view.follow.append(_path(match.group(1), " -> "))
+                self.follow.append(_path(match.group(1), " -> "))
             elif heading == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
-                view.avoid.append(match.group(1))
-            elif heading in readers:
-                readers[heading](body, view)
+                self.avoid.append(match.group(1))
+
+
+def read_prompt(text: str, view: PromptView | None = None) -> PromptView:
+    """Parse a prompt laid out by `prompt.py` back into what it tells the model (L2).
+
+    The prompt is cut by `prompt.read_sections` (P4) and each section, in order, is read by
+    the view (`PromptView.read`); a view that reads more is given as `view`.
+    """
+    view = PromptView() if view is None else view
+    for section in layout.read_sections(text):
+        view.read(section)
     return view
 
 
@@ -127,34 +108,25 @@ def _stems(text: str) -> set[str]:
 
 
 class PromptFollowingLLM:
-    """Choose the next action from the prompt alone: goal, pins, progress, experience (L2).
+    """Choose the next action from the prompt alone: goal, pins, progress, experience (L2)."""
 
-    `readers` read the sections a layer above adds (by header); `ask` is how the model asks a
-    tool for a slot nothing fills (see `decide`). Both read and answer the prompt only.
-    """
-
-    def __init__(
-        self,
-        latest_wins: bool = False,
-        readers: Mapping[str, SectionReader] | None = None,
-        ask: Asker | None = None,
-    ) -> None:
+    def __init__(self) -> None:
         self.prompts: list[str] = []
-        self.latest_wins = latest_wins
-        self.readers = dict(readers or {})
-        self.ask = ask
 
     def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)
-        return self.decide(read_prompt(prompt, self.latest_wins, self.readers))
+        return self.decide(read_prompt(prompt, self.new_view()))
 
-    def fill(self, option: str, view: PromptView) -> str:
-        """Fill each `{slot}` from what the prompt says, or ask a tool for it (L3)."""
-        option = layout.fill_slots(option, view.known)
-        for slot in layout.SLOT.findall(option):
-            request = self.ask(slot, view) if self.ask is not None else None
-            if request is not None:
-                return request
+    def new_view(self) -> PromptView:
+        """Return the empty view a prompt is read into."""
+        return PromptView()
+
+    def is_done(self, option: str, done: set[str], view: PromptView) -> bool:
+        """Return True if an action done (normalised) is the option (P3)."""
+        return normalize(option) in done
+
+    def act(self, option: str, view: PromptView) -> str:
+        """Return the reply that carries out the chosen option: the option itself."""
         return option
 
     def decide(self, view: PromptView) -> str:
@@ -180,14 +152,13 @@ class PromptFollowingLLM:
 
         for finished, subtask in view.subtasks:
             options = layout.subtask_options(subtask)
-            if finished:
+            if finished or any(self.is_done(option, done, view) for option in options):
                 continue
-            if any(layout.matches_option(a, o, view.known) for a in done for o in options):
-                continue
-            # Prefer an option that worked before, then any option not known to fail.
+            # Prefer an option that worked before, then any option not known to fail: this is
+            # where memory changes a decision, since each reason to skip one is in the prompt.
             ranked = sorted(options, key=lambda option: normalize(option) not in followed)
             chosen = next((option for option in ranked if allowed(option)), options[0])
-            return self.fill(chosen, view)
+            return self.act(chosen, view)
         if not view.subtasks:
             for path in view.follow:
                 for action in path:

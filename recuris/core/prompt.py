@@ -12,24 +12,20 @@ Invariants:
     P1  a prompt has the working section first, the experience section second, then the
         extra sections that have lines, then the tools' answers, and the instruction last.
     P2  experience is rendered best first, at most the hits given; none renders as "(none)".
-    P3  a subtask's alternatives are separated by `OPTION_SEPARATOR`; an action completes
-        a subtask when it is one of its options, each `{slot}` filled with a value the run
-        was given for the slot's text (a note in a step's result, or a value a section
-        states); a slot no value fills matches only itself.
+    P3  a subtask's alternatives are separated by `OPTION_SEPARATOR`, first choice first;
+        an action does a subtask when, normalised, it is one of its options.
     P4  `read_sections` cuts a prompt into sections, each opening at a line that is not
         indented (a blank line included): their lines, joined in order, give back the prompt
         exactly, and a `ContextSection` whose header and lines are each one line, without
         white space around them, reads back as that header and those lines.
 """
 
-import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from .records import Hit
-from .text import normalize
 
 __all__ = [
     "ContextSection",
@@ -38,9 +34,6 @@ __all__ = [
     "build_prompt",
     "render_experience",
     "subtask_options",
-    "matches_option",
-    "completes",
-    "noted_values",
     "FINISH",
 ]
 
@@ -56,8 +49,6 @@ INDENT = "  "
 FINISH = "FINISH"
 INSTRUCTION = f"Reply with the next action only, or {FINISH} when the goal is met."
 OPTION_SEPARATOR = " | "
-SLOT = re.compile(r"\{([^{}]+)\}")
-NOTE = re.compile(r"note: ([^=;]+?) = ([^;]+)")
 RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
 DONE_MARK = "[x]"
 PENDING_MARK = "[ ]"
@@ -68,8 +59,8 @@ MARKS = (DONE_MARK, PENDING_MARK)
 class ContextSection:
     """A prompt section brought by a part of memory: a header, its lines, the values they state.
 
-    `values` are (slot text, value) pairs the lines state, so that a `{slot}` filled from
-    this section counts (P3) without the prompt being read back.
+    `values` are (slot text, value) pairs the lines state, so that a run may use them
+    without the prompt being read back.
     """
 
     header: str
@@ -117,39 +108,6 @@ def read_sections(text: str) -> list[ReadSection]:
 def subtask_options(subtask: str) -> list[str]:
     """Split a subtask into its alternative actions, first choice first (P3)."""
     return [option.strip() for option in subtask.split(OPTION_SEPARATOR) if option.strip()]
-
-
-def fill_slots(option: str, values: Mapping[str, str]) -> str:
-    """Replace each `{slot}` whose normalised text has a value; leave the others as written."""
-    return SLOT.sub(lambda match: values.get(normalize(match.group(1)), match.group(0)), option)
-
-
-def matches_option(action: str, option: str, values: Mapping[str, str] | None = None) -> bool:
-    """Return True if the action is the option, its slots filled from `values` (P3)."""
-    return normalize(action) == normalize(fill_slots(option, values or {}))
-
-
-def completes(action: str, option: str, known: Mapping[str, Sequence[str]]) -> bool:
-    """Return True if the action is the option with each slot filled by one of its known values.
-
-    `known` maps a normalised slot text to every value given for it; a slot left unfilled
-    matches only itself (P3).
-    """
-    slots = list(dict.fromkeys(normalize(slot) for slot in SLOT.findall(option)))
-    choices = [list(dict.fromkeys(known.get(slot, ()))) for slot in slots]
-    # Each slot takes one of its values or none: few slots and values, so every way is tried.
-    for chosen in itertools.product(*(values or [None] for values in choices)):
-        filled = {
-            slot: value for slot, value in zip(slots, chosen, strict=True) if value is not None
-        }
-        if matches_option(action, option, filled):
-            return True
-    return False
-
-
-def noted_values(result: str) -> list[tuple[str, str]]:
-    """Return the (slot text, value) pairs a step's result notes as `note: key = value`."""
-    return [(normalize(key), value) for key, value in NOTE.findall(result)]
 
 
 def render_experience(hits: Sequence[Hit]) -> str:

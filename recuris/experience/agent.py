@@ -28,12 +28,13 @@ from typing import Protocol
 from ..core.agent import AgentSettings, RecurisAgent, RunState, reinforce_once
 from ..core.decay import DecayManager
 from ..core.episodic import EpisodicMemory
-from ..core.prompt import ContextSection, build_prompt, completes, noted_values
+from ..core.prompt import ContextSection, build_prompt
 from ..core.records import Episode, Hit, StageEvent, Step
 from ..core.text import looks_like_failure, normalize
 from ..core.validation import require_count
 from ..core.working import WorkingMemory
 from .settling import retrieve_settled
+from .slots import completes, noted_values
 
 __all__ = [
     "ExperienceAgent",

@@ -43,10 +43,10 @@ Invariants:
 import json
 import re
 
-from ..core.mock_llm import PromptView
 from ..core.prompt import ContextSection
 from ..core.text import estimate_tokens, fit, fits, flatten, normalize, statement
 from ..core.validation import replace_surrogates, require_count, require_number, require_text
+from ..experience.slot_llm import SlotView
 from ..retrieval.scoring import analyze, query_problem
 from .bounds import cap_query
 
@@ -297,7 +297,7 @@ def read_memory_line(line: str) -> tuple[str, str] | None:
     return None if match is None else read_memory(match.group(1))
 
 
-def read_answer(line: str, view: PromptView) -> None:
+def read_answer(line: str, view: SlotView) -> None:
     """Read a line of a search_memory answer for the mock model: the query asked, a value."""
     if line.startswith("query: "):
         view.asked.append(normalize(line[len("query: ") :]))
@@ -307,7 +307,7 @@ def read_answer(line: str, view: PromptView) -> None:
         view.known.setdefault(*pair)
 
 
-def ask_memory(slot: str, view: PromptView) -> str | None:
+def ask_memory(slot: str, view: SlotView) -> str | None:
     """Return the mock model's search_memory call for a slot, if the prompt offers the tool.
 
     None once the slot was asked, or when the instruction offers no search_memory.

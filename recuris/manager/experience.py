@@ -24,13 +24,14 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..core.agent import AgentSettings
-from ..core.mock_llm import PromptFollowingLLM, PromptView, read_path
+from ..core.mock_llm import read_path
 from ..core.prompt import ContextSection
 from ..core.records import Episode, Hit
 from ..core.similarity import JaccardScorer
 from ..core.working import WorkingMemory
 from ..experience.agent import ExperienceAgent, ExperienceSettings
 from ..experience.settling import retrieve_settled
+from ..experience.slot_llm import SlotFollowingLLM, SlotView
 from ..retrieval.scoring import analyze
 from ..storage.archives import episode_to_item
 from .active_recall import (
@@ -151,7 +152,7 @@ def recalled_section(results: Sequence[Recalled]) -> ContextSection:
     return ContextSection(RECALLED_HEADER, lines, tuple(pair for pair in stated if pair))
 
 
-def read_recalled(line: str, view: PromptView) -> None:
+def read_recalled(line: str, view: SlotView) -> None:
     """Read a line of the recalled section: a procedure is a path to follow, a statement a value."""
     if match := _PROCEDURE.match(line):
         view.follow.append(read_path(match.group(1)))
@@ -160,14 +161,14 @@ def read_recalled(line: str, view: PromptView) -> None:
         view.known.setdefault(*pair)
 
 
-def model_on_manager(latest_wins: bool = False) -> PromptFollowingLLM:
+def model_on_manager(latest_wins: bool = False) -> SlotFollowingLLM:
     """Return the mock model reading also what a manager's agent adds to its prompts.
 
     It follows recalled procedures, takes recalled statements as slot values and asks
     `search_memory` for a slot nothing fills (once per slot).
     """
     readers = {RECALLED_HEADER: read_recalled, TOOL_RESULT_HEADER: read_answer}
-    return PromptFollowingLLM(latest_wins, readers, ask_memory)
+    return SlotFollowingLLM(latest_wins, readers, ask_memory)
 
 
 def agent_on_manager(

@@ -125,25 +125,25 @@ def test_hostile_step_text_cannot_forge_a_goal_line():
     assert view.goal == "register an account"
 
 
-def test_a_slot_is_filled_by_what_a_reader_reads_or_asked_for_by_the_asker():
-    """L2, L3: readers read the sections of a layer above; an unfilled {slot} goes to `ask`."""
+def test_the_core_mock_reads_no_slot_and_no_section_above_the_core():
+    """L2, L3: a `{slot}` is replied as written, whatever a note or another section says."""
     from recuris.core.prompt import ContextSection
 
     memory = WorkingMemory()
-    memory.init_task("ship", ["deploy to {deploy region}"])
+    memory.init_task("ship", ["look up the region", "deploy to {region}"])
+    memory.mark_done("look up the region")
+    memory.add_step("look up the region", "ok; note: region = eu-west")
+    answer = ContextSection("## Notes", ("region: eu-west",))
+    prompt = build_prompt(memory.to_prompt_section(), [], [answer])
+    assert PromptFollowingLLM()(prompt) == "deploy to {region}"
 
-    def read(line, view):
-        view.known.setdefault("deploy region", line.partition(": ")[2])
 
-    def ask(slot, view):
-        return f"ask: {slot}" if "ask:" in view.instruction else None
+def test_prefers_the_option_a_shown_success_followed():
+    """L3: of a subtask's options, one that a [follow] experience took comes first."""
+    path = tuple(Step(i, a, "ok") for i, a in enumerate(["open page", "fill email"], 1))
+    path += (Step(3, "solve captcha then submit", "ok"),)
+    hit = Hit(0.8, Episode(task_type="t", goal="g", status="success", trajectory=path))
+    assert PromptFollowingLLM()(prompt_for(done=PLAN[:2], hits=[hit])) == (
+        "solve captcha then submit"
+    )
 
-    bare = build_prompt(memory.to_prompt_section(), [])
-    assert PromptFollowingLLM(ask=ask)(bare) == "deploy to {deploy region}"
-    offered = build_prompt(memory.to_prompt_section(), [], tools_instruction="Or reply ask: x")
-    assert PromptFollowingLLM(ask=ask)(offered) == "ask: deploy region"
-    answer = ContextSection("## Answer", ("deploy region: eu-west",))
-    answered = build_prompt(memory.to_prompt_section(), [], [answer])
-    model = PromptFollowingLLM(readers={"## Answer": read}, ask=ask)
-    assert model(answered) == "deploy to eu-west"
-    assert PromptFollowingLLM()(answered) == "deploy to {deploy region}"  # no reader: unread
