@@ -30,8 +30,6 @@ from types import SimpleNamespace
 
 from ..core import prompt as layout
 from ..core.records import StageEvent
-from ..manager.active_recall import TOOL_RESULT_HEADER
-from ..manager.experience import RECALLED_HEADER
 
 __all__ = ["Recorder", "Part", "Cycle", "sections", "full_history", "SECTION_LABELS"]
 
@@ -43,8 +41,6 @@ SECTION_LABELS = (
     (layout.SUMMARY, "summary"),
     (layout.RECENT, "recent steps"),
     (layout.EXPERIENCE_HEADER, "experience"),
-    (RECALLED_HEADER, "recalled memory"),
-    (TOOL_RESULT_HEADER, "search_memory results"),
     (layout.INSTRUCTION.splitlines()[0], "instruction"),
 )
 _STEP_LINE = re.compile(r"^\s+(\d+)\. ")
@@ -59,13 +55,23 @@ def sections(prompt: str) -> list[tuple[str, str]]:
     found: list[list] = []
     for section in layout.read_sections(prompt):
         heading = section.heading or ""
-        label = next((name for header, name in SECTION_LABELS if heading.startswith(header)), None)
+        label = label_of(heading)
         # The recorder's names: a section the layout reads apart (the goal line, the tools'
         # own instruction, a blank line) is part of the named one above it.
         if label is not None or not found:
             found.append([label or "prompt", ""])
         found[-1][1] += section.text
     return [(label, text) for label, text in found]
+
+
+def label_of(heading: str) -> str | None:
+    """Name a section by its heading: the layout's own names, else the heading's words."""
+    named = next((name for header, name in SECTION_LABELS if heading.startswith(header)), None)
+    if named is None and heading.startswith("## "):
+        # A section a layer above the core adds names itself, by its heading before any gloss,
+        # so that the tour's recorder need not import the layers whose sections it shows.
+        named = heading.removeprefix("## ").split(" (")[0].strip().lower()
+    return named
 
 
 def full_history(prompts: Iterable[str]) -> list[str]:

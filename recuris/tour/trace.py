@@ -45,7 +45,7 @@ SECTION_COLOURS = {
     "recent steps": "#e7f5ff",
     "experience": "#f3f0ff",
     "recalled memory": "#fff0f6",
-    "search_memory results": "#fff4e6",
+    "recalled by search_memory": "#fff4e6",
     "instruction": "#f8f9fa",
     "prompt": "#f8f9fa",
 }

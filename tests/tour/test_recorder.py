@@ -69,7 +69,7 @@ def test_recalled_memory_and_tool_results_are_sections_of_their_own():
     assert [label for label, _ in sections(prompt)] == [
         "goal",
         "recalled memory",
-        "search_memory results",
+        "recalled by search_memory",
     ]
 
 
