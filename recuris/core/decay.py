@@ -28,7 +28,6 @@ Invariants:
 """
 
 import math
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -216,9 +215,7 @@ class DecayManager:
                     f"below retention threshold {threshold} after "
                     f"{idle_days:.1f} idle days, accesses={item.access_count}"
                 )
-                # Interned: reasons repeat (one threshold, idle days to a tenth, few access
-                # counts), and a cycle over a million items in memory peaked 17 MB lower so.
-                audit.append(AuditRecord(item.id, "forget", sys.intern(reason), now, weight))
+                audit.append(AuditRecord(item.id, "forget", reason, now, weight))
             else:
                 kept.append(item)
         self.audit_log.extend(audit)
