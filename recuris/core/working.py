@@ -18,8 +18,9 @@ Invariants:
         `token_budget` (document 001 §3's budget) unless only one recent step is left: the
         oldest recent steps are folded into the summary early; the goal, pins and subtasks
         are never folded.
-    W8  `from_dict(to_dict())` gives a working memory that renders, reads and goes on
-        exactly as the original: persisting a task in progress loses nothing.
+    W8  a task started again from another's reads (goal, subtasks, done, pins, summarizer
+        failures) and `resume`d with its trajectory, the length of its window and its summary
+        renders, reads and goes on exactly as the original: saving a task loses nothing.
     W9  `fold_notes` merges notes kept beside the task (the manager's working items) into the
         summary as `note:` lines (M5), whatever the summarizer; the steps are left as they
         were but for W7's folding.
@@ -258,60 +259,35 @@ class WorkingMemory:
         lines.extend(steps or [none])
         return "\n".join(lines)
 
-    # -- persisting ----------------------------------------------------------------
-    def to_dict(self) -> dict:
-        """Return the task's state as JSON-ready data that `from_dict` reads back (W8)."""
-        return {
-            "goal": self._goal,
-            "subtasks": list(self._subtasks),
-            "done": list(self._done),
-            "pins": list(self._pins),
-            "trajectory": [
-                [step.index, step.action, step.result, step.failed] for step in self._trajectory
-            ],
-            "recent": len(self._recent),
-            "summary": self._summary,
-            "summarizer_failures": list(self.summarizer_failures),
-        }
+    # -- resuming ------------------------------------------------------------------
+    def resume(self, trajectory: Sequence[Step], recent: int, summary: str) -> None:
+        """Take back a saved task's steps: the last `recent` in the window, the rest summarized.
 
-    @classmethod
-    def from_dict(
-        cls,
-        data: dict,
-        settings: WorkingSettings | None = None,
-        summarizer: Summarizer | None = None,
-    ) -> "WorkingMemory":
-        """Rebuild a working memory from `to_dict`'s data, under these settings (W8).
-
-        A window saved larger than `settings.window_size` is folded down to it, and the
-        budget (W7) applied. Raises ValueError naming the rule for data that breaks one.
+        For a task just started (`init_task`, then its progress and pins): the steps are kept
+        as given, numbered from 1, and `summary` stands for the older ones, summarized by
+        nobody again; a window larger than `window_size` is folded down to it and the budget
+        applied (W2, W7, W8). Raises RuntimeError with no task in progress or steps already
+        added, ValueError naming the rule for steps out of order, a `recent` out of range or
+        a summary that is not text.
         """
-        memory = cls(settings, summarizer)
-        if not isinstance(data, dict):
-            raise ValueError(f"W8: working memory data must be a dict, got {data!r}")
-        if data.get("goal"):
-            memory.init_task(data["goal"], data.get("subtasks", ()))
-        for subtask in data.get("done", ()):
-            memory.mark_done(subtask)
-        for constraint in data.get("pins", ()):
-            memory.pin(constraint)
-        for position, row in enumerate(data.get("trajectory", ()), start=1):
-            if not isinstance(row, list) or len(row) != 4 or row[0] != position:
-                raise ValueError(f"W3: step {position} is not [{position}, action, result, failed]")
-            memory._require_task()
-            memory._trajectory.append(Step.observed(*row))
-        recent = require_count("W3: recent", data.get("recent", 0), 0, len(memory._trajectory) + 1)
-        memory._recent.extend(memory._trajectory[len(memory._trajectory) - recent :])
-        summary = data.get("summary", "")
+        # The one entry past the public writes: `add_step` would summarize the older steps
+        # again, and a summarizer (an LLM) need not say the same twice.
+        self._require_task()
+        if self._trajectory:
+            raise RuntimeError("W8: resume a task just started, before any step is added")
+        steps = list(trajectory)
+        for position, step in enumerate(steps, start=1):
+            if not isinstance(step, Step) or step.index != position:
+                raise ValueError(f"W3: step {position} is not the Step numbered {position}")
+        recent = require_count("W3: recent", recent, 0, len(steps) + 1)
         if not isinstance(summary, str):
             raise ValueError(f"W4: summary must be a str, got {summary!r}")
-        memory._summary = clip(summary, memory.max_summary_chars)
-        failures = data.get("summarizer_failures", ())
-        memory.summarizer_failures = [str(failure) for failure in failures]
-        while len(memory._recent) > memory.window_size:
-            memory._fold([memory._recent.popleft()])
-        memory._fit_budget()
-        return memory
+        self._trajectory = steps
+        self._recent.extend(steps[len(steps) - recent :])
+        self._summary = clip(summary, self.max_summary_chars)
+        while len(self._recent) > self.window_size:
+            self._fold([self._recent.popleft()])
+        self._fit_budget()
 
     def __repr__(self) -> str:
         return (

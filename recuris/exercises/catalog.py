@@ -109,8 +109,9 @@ EXERCISES = (
             "Make goal a property whose setter raises AttributeError naming W1; render each pin, "
             "subtask and step flattened to one line and clipped, so the section's size depends on "
             "the settings, never on the number of steps (W4), and every pin is shown every time "
-            "(W5). to_dict writes every field down as plain data; from_dict replays it through "
-            "init_task, mark_done and pin (W8).",
+            "(W5). resume, on a task just started, takes saved steps back without summarizing "
+            "them again: the trajectory as given, its last `recent` steps as the window, the "
+            "summary as given, then the window and the budget as after a step (W8).",
         ),
     ),
     Exercise(

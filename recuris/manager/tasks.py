@@ -85,6 +85,7 @@ from ..storage.archives import FOLDED_NOTES, StoredEpisodes, item_to_episode
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
+from ..storage.working_state import working_from_dict, working_to_dict
 from .user_layers import UserLayers
 
 __all__ = [
@@ -156,7 +157,7 @@ def task_of(item: MemoryItem, settings: WorkingSettings) -> TaskState:
     try:
         require_text("task_id", item.task_id)
         task_type = require_text("task_type", item.metadata.get("task_type", DEFAULT_TASK_TYPE))
-        working = WorkingMemory.from_dict(item.metadata.get("working"), settings)
+        working = working_from_dict(item.metadata.get("working"), settings)
         if not working.goal:
             raise ValueError("its working memory has no goal")
         folded = folded_of(item)
@@ -519,7 +520,7 @@ class Tasks:
     def _metadata(
         self, task_type: str, working: WorkingMemory, folded: dict[str, str] | None = None
     ) -> dict:
-        metadata = {"kind": TASK_KIND, "task_type": task_type, "working": working.to_dict()}
+        metadata = {"kind": TASK_KIND, "task_type": task_type, "working": working_to_dict(working)}
         if folded:
             metadata[FOLDED_NOTES] = folded
         return metadata

@@ -44,6 +44,7 @@ from operator import attrgetter, itemgetter
 from ..core.working import WorkingMemory
 from ..retrieval.scoring import analyze
 from .item import LEVELS, MAX_TIME, MemoryItem
+from .working_state import working_to_dict
 
 __all__ = [
     "SCHEMA",
@@ -448,7 +449,7 @@ def _merge_task(db: sqlite3.Connection, goal: tuple, others: list[tuple]) -> Non
         steps.append(row)
     metadata = json.loads(goal[4])
     # The names Tasks reads (manager/tasks.py, N1); version 5 kept no task type.
-    metadata.update(kind="task", task_type="task", working=working.to_dict())
+    metadata.update(kind="task", task_type="task", working=working_to_dict(working))
     db.execute("UPDATE items SET metadata = ? WHERE rowid = ?", (_METADATA_JSON(metadata), goal[0]))
     if steps:
         reindex(db, [(row[1], "working", row[2], row[0]) for row in steps], [])

@@ -247,40 +247,75 @@ def test_without_a_budget_only_the_window_bounds_the_recent_steps():
     assert len(memory.recent_steps) == 3 and memory.summary == ""
 
 
-def test_a_saved_working_memory_comes_back_the_same(memory):
-    """W8: from_dict(to_dict()) renders, reads and holds the same task."""
+def resumed(memory, settings=None, summarizer=None):
+    """A working memory started again from `memory`'s reads and resumed with its steps (W8)."""
+    again = WorkingMemory(settings if settings is not None else memory.settings, summarizer)
+    again.init_task(memory.goal, memory.subtasks)
+    for subtask in memory.done_subtasks:
+        again.mark_done(subtask)
+    for constraint in memory.pins:
+        again.pin(constraint)
+    again.summarizer_failures = list(memory.summarizer_failures)
+    again.resume(memory.trajectory, len(memory.recent_steps), memory.summary)
+    return again
+
+
+def reads(memory):
+    """Everything a working memory shows of itself."""
+    return (
+        memory.to_prompt_section(),
+        memory.trajectory,
+        memory.recent_steps,
+        memory.summary,
+        memory.pins,
+        memory.done_subtasks,
+        memory.summarizer_failures,
+    )
+
+
+def test_a_resumed_working_memory_is_the_same(memory):
+    """W8: a task started again from another's reads and resumed renders and reads the same."""
     memory.pin("do not use MySQL")
     memory.mark_done("fill email")
     for number in range(5):
         memory.add_step(f"step {number}", "ok" if number % 2 else "error: timeout")
-    again = WorkingMemory.from_dict(memory.to_dict(), memory.settings)
-    assert again.to_prompt_section() == memory.to_prompt_section()
-    assert again.to_dict() == memory.to_dict() and again.trajectory == memory.trajectory
+    assert reads(resumed(memory)) == reads(memory)
 
 
-def test_a_state_saved_with_a_larger_window_is_folded_down_on_load(memory):
-    """W8, W2: loaded under a smaller window, the extra recent steps are folded into the summary."""
+def test_a_task_resumed_under_a_smaller_window_is_folded_down(memory):
+    """W8, W2: resumed under a smaller window, the extra recent steps fold into the summary."""
     for number in range(3):
         memory.add_step(f"step {number}", "ok")
-    again = WorkingMemory.from_dict(memory.to_dict(), WorkingSettings(window_size=1))
+    again = resumed(memory, WorkingSettings(window_size=1))
     assert [step.action for step in again.recent_steps] == ["step 2"]
     assert "step 1" in again.summary and again.trajectory == memory.trajectory
 
 
 @pytest.mark.parametrize(
-    "change",
+    "steps, recent, summary",
     [
-        {"trajectory": [[2, "a", "ok", False]]},
-        {"trajectory": [[1, "", "ok", False]]},
-        {"recent": 5},
-        {"summary": 3},
+        ([Step(2, "a", "ok", False)], 1, ""),
+        ([("1", "a", "ok", False)], 1, ""),
+        ([Step(1, "a", "ok", False)], 5, ""),
+        ([Step(1, "a", "ok", False)], 1, 3),
     ],
 )
-def test_saved_data_that_breaks_a_rule_is_refused(memory, change):
-    """W8: data whose steps, window or summary break a rule raises an error, not a bad memory."""
-    memory.add_step("a", "ok")
+def test_resuming_steps_that_break_a_rule_is_refused(steps, recent, summary):
+    """W8: steps out of order, a window longer than the steps or a summary that is no text
+    raise an error, not a bad memory."""
+    memory = WorkingMemory()
+    memory.init_task("g")
     with pytest.raises((ValueError, TypeError)):
-        WorkingMemory.from_dict({**memory.to_dict(), **change})
+        memory.resume(steps, recent, summary)
+
+
+def test_only_a_task_just_started_can_be_resumed(memory):
+    """W8: resume needs a task in progress with no step added yet."""
+    memory.add_step("a", "ok")
+    with pytest.raises(RuntimeError, match="W8"):
+        memory.resume(memory.trajectory, 1, "")
+    with pytest.raises(RuntimeError):
+        WorkingMemory().resume([], 0, "")
 
 
 def test_with_no_task_the_section_says_none():
@@ -300,8 +335,7 @@ def test_a_pin_that_lengthens_the_section_past_the_budget_folds_the_oldest_steps
     before = len(memory.recent_steps)
     memory.pin("a constraint long enough to push the section past its budget")
     assert len(memory.recent_steps) < before
-    restored = WorkingMemory.from_dict(memory.to_dict(), settings)
-    assert restored.to_prompt_section() == memory.to_prompt_section()
+    assert resumed(memory).to_prompt_section() == memory.to_prompt_section()
 
 
 @pytest.mark.parametrize("summarizer", [None, lambda old, steps: "a summary in prose."])
@@ -332,8 +366,7 @@ def test_notes_folded_past_the_budget_fold_the_oldest_steps_early():
     memory.fold_notes(["batch 0 had no duplicate rows", "batch 1 had 1 duplicate row"])
     assert [step.index for step in memory.recent_steps] == [3, 4]
     assert estimate_tokens(memory.to_prompt_section()) <= 92
-    restored = WorkingMemory.from_dict(memory.to_dict(), settings)
-    assert restored.to_prompt_section() == memory.to_prompt_section()
+    assert resumed(memory).to_prompt_section() == memory.to_prompt_section()
 
 
 @pytest.mark.parametrize("note, error", [("", ValueError), ("  ", ValueError), (3, TypeError)])

@@ -73,12 +73,23 @@ class WorkingMemoryMachine(RuleBasedStateMachine):
 
     @rule()
     def reopen(self):
-        """W8: the state saved and loaded again is the same working memory, and goes on as one."""
-        before = self.memory.to_prompt_section()
-        data = self.memory.to_dict()
+        """W8: started again from its reads and resumed, it is the same, and goes on as one."""
+        old = self.memory
         summarizer = self.make_summarizer(self.settings.max_summary_chars)
-        self.memory = WorkingMemory.from_dict(data, self.settings, summarizer)
-        assert self.memory.to_prompt_section() == before and self.memory.to_dict() == data
+        self.memory = WorkingMemory(self.settings, summarizer)
+        self.memory.init_task(old.goal, old.subtasks)
+        for subtask in old.done_subtasks:
+            self.memory.mark_done(subtask)
+        for constraint in old.pins:
+            self.memory.pin(constraint)
+        self.memory.summarizer_failures = list(old.summarizer_failures)
+        self.memory.resume(old.trajectory, len(old.recent_steps), old.summary)
+        assert self.memory.to_prompt_section() == old.to_prompt_section()
+        assert (self.memory.trajectory, self.memory.recent_steps, self.memory.summary) == (
+            old.trajectory,
+            old.recent_steps,
+            old.summary,
+        )
 
     @rule(constraint=texts)
     def pin(self, constraint):

@@ -8,8 +8,9 @@ import pytest
 from outages import Outage
 
 from recuris import InMemoryStore, ManagerSettings, ManualClock, MemoryManager, SQLiteStore
-from recuris import WorkingMemory, WorkingSettings
+from recuris import WorkingSettings
 from recuris.core.text import estimate_tokens
+from recuris.storage.working_state import working_from_dict
 
 GOOD = (
     '{"knowledge": [{"subject": "deploy target", "value": "eu-west", '
@@ -58,7 +59,7 @@ def test_the_task_in_progress_is_one_working_item_holding_its_working_memory():
     task_id = manager.start_task("ana", "ship release 2", "release")
     manager.record_step("ana", "build", "ok")
     [item] = manager.list("ana", "working")
-    working = WorkingMemory.from_dict(item.metadata["working"])
+    working = working_from_dict(item.metadata["working"])
     assert (item.task_id, item.content, item.metadata["task_type"]) == (
         task_id,
         "goal: ship release 2",

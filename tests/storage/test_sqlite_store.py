@@ -15,6 +15,7 @@ from databases import version_3, version_3_items, version_4
 from recuris import MemoryItem, SQLiteStore, StoreError, WorkingMemory
 from recuris.storage.audit import AuditEntry
 from recuris.storage.sqlite_schema import SCHEMA_VERSION
+from recuris.storage.working_state import working_to_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,7 +127,7 @@ def migrated(items):
     working memory (SH3); the task `w1` stands for has no steps."""
     working = WorkingMemory()
     working.init_task("migrate")
-    state = {"kind": "task", "task_type": "task", "working": working.to_dict()}
+    state = {"kind": "task", "task_type": "task", "working": working_to_dict(working)}
     return [
         replace(item, metadata={**item.metadata, **state}) if item.id == "w1" else item
         for item in items
