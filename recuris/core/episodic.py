@@ -3,8 +3,8 @@
 Document 000 §2.1 and §3.2: each episode keeps task type, goal, trajectory, status and
 failure reason; retrieval returns at most `top_k` (2-5) episodes above a `threshold`. The
 prototype compared the task type alone and scanned every episode; here the key is type
-*and* goal, a scorer's index touches only episodes sharing a term, and an optional
-`EpisodeArchive` keeps the episodes beyond this object.
+*and* goal, and a scorer's index touches only episodes sharing a term. The memory is held
+in this object alone; a store keeps it beyond (recuris/storage/archives.py).
 
 Invariants:
     E1  `retrieve` returns at most `top_k` hits.
@@ -14,20 +14,17 @@ Invariants:
     E4  the indexed `retrieve` returns exactly what `retrieve_by_scan`, which scores every
         episode, returns.
     E5  every stored episode has a unique id; an empty id is assigned on insertion.
-    E6  with an archive, a new memory on the same archive holds the same episodes and
-        retrieves the same hits.
 """
 
 import heapq
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import dataclass
 
 from .records import Episode, Hit
 from .similarity import JaccardScorer, Scorer
 from .validation import require_count, require_number
 
-__all__ = ["EpisodicMemory", "EpisodeArchive", "RetrievalSettings"]
+__all__ = ["EpisodicMemory", "RetrievalSettings"]
 
 
 @dataclass(frozen=True)
@@ -42,77 +39,30 @@ class RetrievalSettings:
         require_number("E2: threshold", self.threshold, minimum=0.0, maximum=1.0)
 
 
-class EpisodeArchive(Protocol):
-    """Where episodes outlive the memory that holds them (E6): the manager's store, say.
-
-    `load()` yields each saved episode with the terms saved beside it (None if none were):
-    the terms are the scorer's analysis, kept only for a scorer that `persist`s them (an
-    embedding), so that a reload need not compute them again. `save` keeps an episode (a new
-    one, or one whose decay fields changed), replacing any under its id.
-    """
-
-    def load(self) -> Iterable[tuple[Episode, Sequence | None]]: ...
-    def new_id(self) -> str: ...
-    def save(self, episode: Episode, terms: Sequence | None) -> None: ...
-    def delete(self, episode_ids: list[str]) -> None: ...
-
-
 class EpisodicMemory:
-    """Finished episodes, ranked through a scorer's inverted index, kept in an optional archive.
+    """Finished episodes, ranked through a scorer's inverted index.
 
     `scorer` makes the similarity (a zero-argument factory, such as a `Scorer` class; Jaccard
     by default); it indexes each episode's type and goal, and a query scores only the
     episodes that share a term with it (E4).
     """
 
-    def __init__(
-        self,
-        scorer: Callable[[], Scorer] = JaccardScorer,
-        archive: EpisodeArchive | None = None,
-    ) -> None:
+    def __init__(self, scorer: Callable[[], Scorer] = JaccardScorer) -> None:
         self.scorer = scorer()
-        self.archive = archive
         self._episodes: dict[str, Episode] = {}  # insertion-ordered
         self._newest_first: dict[str, tuple] = {}  # E3's tie-break, precomputed per episode
-        self._terms: dict[str, Sequence] = {}
         self._inserted = 0
         self._next_number = 1
-        for episode, stored in archive.load() if archive is not None else ():
-            # Stored terms (embedding vectors) are reused: a reload must not pay the embedder
-            # again.
-            reused = self.scorer.persist and stored
-            self._index(episode, stored if reused else self._analyze(episode))
 
     def add_episode(self, episode: Episode) -> Episode:
         """Store an episode, assigning an id (`episode-N`) if it has none, and return it.
 
         Raises TypeError for a non-Episode and ValueError for an id already stored (E5);
-        nothing is stored then, nor if the archive refuses the episode.
+        nothing is stored then.
         """
         self._check_new(episode)
         terms = self._analyze(episode)
-        episode_id = episode.id or self._new_id()
-        if self.archive is not None:
-            # The archive may refuse (another user owns the id): nothing changes then.
-            self.archive.save(replace(episode, id=episode_id), self._kept(terms))
-        episode.id = episode_id
-        self._index(episode, terms)
-        return episode
-
-    def take_in(self, episode: Episode) -> Episode:
-        """Index an episode that its archive already holds, saved there by the layer above.
-
-        The layer above saves an episode itself when the write must share a transaction with
-        records of its own; this memory then only indexes it (and, for a scorer that
-        persists its terms, saves them beside it). Raises TypeError for a non-Episode and
-        ValueError for an empty id or one already stored (E5).
-        """
-        self._check_new(episode)
-        if not episode.id:
-            raise ValueError("E5: an episode taken in must already have its id")
-        terms = self._analyze(episode)
-        if self.archive is not None and self.scorer.persist:
-            self.archive.save(episode, terms)
+        episode.id = episode.id or self._new_id()
         self._index(episode, terms)
         return episode
 
@@ -123,21 +73,15 @@ class EpisodicMemory:
             raise ValueError(f"E5: an episode with id {episode.id!r} is already stored")
 
     def _new_id(self) -> str:
-        if self.archive is not None:
-            return self.archive.new_id()
         # Skip the ids a caller chose (E5).
         while f"episode-{self._next_number}" in self._episodes:
             self._next_number += 1
         self._next_number += 1
         return f"episode-{self._next_number - 1}"
 
-    def _kept(self, terms: Sequence) -> Sequence | None:
-        return terms if self.scorer.persist else None
-
     def _index(self, episode: Episode, terms: Sequence) -> None:
         self._inserted += 1
         self._episodes[episode.id] = episode
-        self._terms[episode.id] = terms
         self._newest_first[episode.id] = (-episode.created_at, -self._inserted, episode.id)
         self.scorer.add(episode.id, terms)
 
@@ -145,25 +89,21 @@ class EpisodicMemory:
         return self.scorer.analyzer(f"{episode.task_type} {episode.goal}")
 
     def save(self, episode: Episode) -> None:
-        """Write back a stored episode's decay fields after it was accessed.
+        """Keep a stored episode's decay fields after it was accessed: here, where it is held.
 
-        Raises ValueError for an episode this memory does not hold.
+        A memory kept beyond this object writes them there too. Raises ValueError for an
+        episode this memory does not hold.
         """
         if self._episodes.get(episode.id) is not episode:
             raise ValueError(f"episode {episode.id!r} is not stored in this memory")
-        if self.archive is not None:
-            self.archive.save(episode, self._kept(self._terms[episode.id]))
 
     def remove(self, episode_ids: Iterable[str]) -> list[Episode]:
         """Remove the episodes with these ids (unknown ids are ignored); return those removed."""
         wanted = dict.fromkeys(episode_ids)
         removed = [self._episodes[key] for key in wanted if key in self._episodes]
-        if self.archive is not None:
-            self.archive.delete([episode.id for episode in removed])
         for episode in removed:
             del self._episodes[episode.id]
             del self._newest_first[episode.id]
-            del self._terms[episode.id]
             self.scorer.remove(episode.id)
         return removed
 
@@ -221,6 +161,5 @@ class EpisodicMemory:
         return [Hit(-negated, self._episodes[episode_id]) for negated, _, _, episode_id in best]
 
     def __repr__(self) -> str:
-        archive = "" if self.archive is None else f", archive={self.archive!r}"
         scorer = type(self.scorer).__name__
-        return f"EpisodicMemory(episodes={len(self._episodes)}, scorer={scorer}{archive})"
+        return f"{type(self).__name__}(episodes={len(self._episodes)}, scorer={scorer})"

@@ -81,7 +81,7 @@ from ..evolution.extraction import (
     parse_knowledge,
 )
 from ..core.semantic import Fact
-from ..storage.archives import FOLDED_NOTES, StoredEpisodes, item_to_episode
+from ..storage.archives import FOLDED_NOTES, item_to_episode
 from ..storage.buffered_store import BufferedStore
 from ..storage.item import MemoryItem
 from ..storage.store import Store, StoreError
@@ -575,12 +575,12 @@ class Tasks:
         """
         with self.lock:
             layers = self.users.get(user_id)
-            episodes = StoredEpisodes(layers.store, user_id)
-            # The archive hands out episode ids, here as when the memory saves one itself.
+            episodes = layers.episodic
+            # The store hands out episode ids, here as when the memory saves one itself.
             episode.id = episode.id or episodes.new_id()
             why = f"episode: {episode.status}, {len(episode.trajectory)} steps"
             written = AuditEntry(episode.id, "write", why, self.clock(), None, user_id)
-            episodes.settle(layers.episodic, episode, [*audit, written], delete, folded)
+            episodes.settle(episode, [*audit, written], delete, folded)
             if self.llm is None:
                 return FinishReport(episode)
             prompt = extraction_prompt(episode.goal, episode.status, episode.trajectory)

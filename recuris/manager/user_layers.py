@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
-from ..core.episodic import EpisodicMemory
 from ..core.similarity import Scorer
 from ..core.validation import require_text
 from ..core.consolidation import ConsolidationSettings, Consolidator
@@ -59,7 +58,7 @@ class Layers:
     store: Store
     user_id: str
     scorer: Callable[[], Scorer] | None = None  # a factory of the episodic layer's scorer
-    loaded_episodic: EpisodicMemory | None = None
+    loaded_episodic: StoredEpisodes | None = None
 
     @property
     def skipped(self) -> tuple[str, ...]:
@@ -69,14 +68,13 @@ class Layers:
         return (*left_out, *self.procedural.skipped)
 
     @property
-    def episodic(self) -> EpisodicMemory:
+    def episodic(self) -> StoredEpisodes:
         # Loaded on first use: recall searches the store, so it never indexes every episode.
         if self.loaded_episodic is None:
-            archive = StoredEpisodes(self.store, self.user_id)
             if self.scorer is None:
-                self.loaded_episodic = EpisodicMemory(archive=archive)
+                self.loaded_episodic = StoredEpisodes(self.store, self.user_id)
             else:
-                self.loaded_episodic = EpisodicMemory(self.scorer, archive)
+                self.loaded_episodic = StoredEpisodes(self.store, self.user_id, self.scorer)
         return self.loaded_episodic
 
 

@@ -1,13 +1,16 @@
 """Archives: the core's episodes kept in a Store as memory items.
 
 Document 002 §4 isolates storage behind an interface, and document 001 §1 keeps every tier
-in one record type. The core's episodic memory holds plain `Episode` records and takes an
-archive (recuris/core/episodic.py); `StoredEpisodes` maps them onto `MemoryItem`s of one
-user in any `Store`, so that the manager's recall, forgetting and erasure see them like
-every other memory. (Facts have theirs beside semantic memory:
-recuris/evolution/stored_facts.py.) The manager settles a finished task through `settle`: the
-episode, the audit of its write and the task's deletions commit together, and the user's
-episodic memory then takes the episode in.
+in one record type. The core's episodic memory holds plain `Episode` records in memory
+(recuris/core/episodic.py); `StoredEpisodes` is that memory for one user of a `Store`: it
+loads the user's episodes on start and saves, writes back and deletes each through the
+store, where it is a `MemoryItem`, so that the manager's recall, forgetting and erasure see
+episodes like every other memory. An episode has two records on purpose: the `Episode` is
+what the documents describe, the item is the storage row every tier shares; `episode_to_item`
+and `item_to_episode` are the one conversion each way, which every other module calls.
+(Facts have theirs beside semantic memory: recuris/evolution/stored_facts.py.) The manager
+settles a finished task through `settle`: the episode, the audit of its write and the
+task's deletions commit together, and the memory then indexes the episode.
 
 Invariants:
     AR1 an episode read back from the store equals the one written (its id, text,
@@ -15,6 +18,9 @@ Invariants:
     AR2 `save_with` and `settle` commit an episode, its audit records and the deletions given
         in one `put`.
     AR3 an archive reads and writes only its own user's items.
+    AR6 a new `StoredEpisodes` on the same store and user holds the same episodes as the one
+        that wrote them and retrieves the same hits (formerly E6); an episode added, saved
+        or removed is so in the store before the call returns.
     AR4 a stored episode (an episodic item whose metadata's `kind` is "episode") holds
         `task_type`, `goal`, `status`, `summary` and `failure_reason` as an Episode's (R2)
         and `trajectory` as a list of [index, action, result, failed] steps, numbered from 1
@@ -27,10 +33,12 @@ Invariants:
 """
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from ..core.episodic import EpisodicMemory
 from ..core.records import Episode, Step
+from ..core.similarity import JaccardScorer, Scorer
 from .audit import AuditEntry
 from .item import MemoryItem
 from .store import Store
@@ -127,14 +135,26 @@ def item_to_episode(item: MemoryItem) -> Episode:
         raise ValueError(f"AR4: episodic item {item.id!r} is not an episode: {error}") from None
 
 
-class StoredEpisodes:
-    """One user's episodes in a Store: the `EpisodeArchive` the manager gives episodic memory."""
+class StoredEpisodes(EpisodicMemory):
+    """One user's episodic memory kept in a Store: loaded on start, written through (AR6).
 
-    def __init__(self, store: Store, user_id: str) -> None:
+    `scorer` is the core's: a factory of the similarity (Jaccard by default). A scorer that
+    `persist`s its terms (an embedding) has them saved beside each episode and reused on
+    load, so that a reload need not pay the embedder again.
+    """
+
+    def __init__(
+        self, store: Store, user_id: str, scorer: Callable[[], Scorer] = JaccardScorer
+    ) -> None:
+        super().__init__(scorer)
         self.store = store
         self.user_id = user_id
         # The ids of the stored items that `load` found not to be episodes, left out (AR4).
         self.skipped: tuple[str, ...] = ()
+        self._terms: dict[str, Sequence] = {}  # only for a scorer that persists them
+        for episode, stored in self.load():
+            reused = self.scorer.persist and stored
+            self._index(episode, stored if reused else self._analyze(episode))
 
     def load(self) -> Iterable[tuple[Episode, Sequence | None]]:
         """Yield each of the user's episodes with the terms stored beside it, or None (AR4)."""
@@ -158,12 +178,44 @@ class StoredEpisodes:
         """Return a new episode id, unique in the store."""
         return self.store.new_id("episode")
 
-    def save(self, episode: Episode, terms: Sequence | None) -> None:
-        """Keep the episode, and its terms if given, replacing any under its id.
+    def _index(self, episode: Episode, terms: Sequence) -> None:
+        super()._index(episode, terms)
+        if self.scorer.persist:
+            self._terms[episode.id] = terms
 
-        Raises ValueError if another user owns the id (AR3).
+    def add_episode(self, episode: Episode) -> Episode:
+        """Store an episode in the store and in memory, under a new store id if it has none.
+
+        Raises TypeError for a non-Episode, ValueError for an id already held (E5) or owned
+        by another user (AR3); nothing is stored then.
         """
-        self.save_with(episode, terms)
+        self._check_new(episode)
+        terms = self._analyze(episode)
+        episode_id = episode.id or self.new_id()
+        # The store may refuse (another user owns the id): nothing changes then.
+        self.save_with(replace(episode, id=episode_id), terms if self.scorer.persist else None)
+        episode.id = episode_id
+        self._index(episode, terms)
+        return episode
+
+    def save(self, episode: Episode) -> None:
+        """Write a held episode back to the store after an access (its decay fields).
+
+        Raises ValueError for an episode this memory does not hold, or owned by another user.
+        """
+        super().save(episode)
+        self.save_with(episode, self._terms.get(episode.id))
+
+    def remove(self, episode_ids: Iterable[str]) -> list[Episode]:
+        """Delete the episodes with these ids from the store and from memory; return them.
+
+        Unknown ids are ignored.
+        """
+        wanted = [key for key in dict.fromkeys(episode_ids) if self.get(key) is not None]
+        self.store.delete(self.user_id, wanted)
+        for key in wanted:
+            self._terms.pop(key, None)
+        return super().remove(wanted)
 
     def save_with(
         self,
@@ -191,29 +243,32 @@ class StoredEpisodes:
 
     def settle(
         self,
-        memory: EpisodicMemory,
         episode: Episode,
         audit: Iterable[AuditEntry] = (),
         delete: Iterable[MemoryItem] = (),
         folded: dict[str, str] | None = None,
     ) -> Episode:
-        """Save a new episode with its audit records and deletions in one `put`; index it in memory.
+        """Save a new episode with its audit records and deletions in one `put`; index it.
 
-        `memory` is the episodic memory on this archive; `folded` maps the notes its summary
-        holds to their lines (AR5). The episode must carry its id. Raises
-        TypeError for a non-Episode and ValueError for an id missing or already held (E5), or
-        owned by another user (AR3); nothing is written then.
+        `folded` maps the notes its summary holds to their lines (AR5). The episode must
+        carry its id. Raises TypeError for a non-Episode and ValueError for an id missing or
+        already held (E5), or owned by another user (AR3); nothing is written then.
         """
         if not isinstance(episode, Episode):
             raise TypeError(f"an episode must be an Episode, got {type(episode).__name__}")
-        if not episode.id or memory.get(episode.id) is not None:
+        if not episode.id or self.get(episode.id) is not None:
             raise ValueError(f"E5: episode id {episode.id!r} is missing or already stored")
         self.save_with(episode, None, audit, delete, folded or {})
-        return memory.take_in(episode)
-
-    def delete(self, episode_ids: list[str]) -> None:
-        """Delete these episodes of the user (unknown ids are ignored)."""
-        self.store.delete(self.user_id, episode_ids)
+        terms = self._analyze(episode)
+        if self.scorer.persist:
+            # Saved again with its terms, which the one transaction above did not compute.
+            self.save_with(episode, terms)
+        self._index(episode, terms)
+        return episode
 
     def __repr__(self) -> str:
-        return f"StoredEpisodes(user={self.user_id!r}, store={type(self.store).__name__})"
+        scorer = type(self.scorer).__name__
+        return (
+            f"StoredEpisodes(user={self.user_id!r}, store={type(self.store).__name__}, "
+            f"episodes={len(self)}, scorer={scorer})"
+        )

@@ -126,18 +126,6 @@ def test_a_hit_scoring_exactly_the_threshold_is_kept():
     assert memory.retrieve("alpha", top_k=1, threshold=0.2500001) == []
 
 
-def test_an_episode_its_archive_holds_is_taken_in_without_being_saved_again(memory):
-    """E5, E6: `take_in` indexes an episode saved by the layer above; used or empty ids fail."""
-    taken = memory.take_in(episode("deploy the billing service", id="kept-9"))
-    assert memory.get("kept-9") is taken
-    assert memory.retrieve("web form deploy the billing service", 1, 0.1)[0].episode is taken
-    with pytest.raises(ValueError, match="E5"):
-        memory.take_in(episode("again", id="kept-9"))
-    with pytest.raises(ValueError, match="E5"):
-        memory.take_in(episode("no id"))
-    assert len(memory) == 4
-
-
 def test_the_retrieval_settings_write_the_defaults_once_and_check_them():
     """E1, E2: RetrievalSettings holds top_k 2 and threshold 0.25 and refuses bad values."""
     from recuris import RetrievalSettings

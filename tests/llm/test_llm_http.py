@@ -202,13 +202,13 @@ def test_cosine_retrieval_persists_vectors_and_reloads_without_embedding(stub):
     def scorer():
         return CosineScorer(embedder.embed)
 
-    memory = EpisodicMemory(scorer, StoredEpisodes(store, "ana"))
+    memory = StoredEpisodes(store, "ana", scorer)
     for goal in ["deploy the api to staging", "rotate the database passwords"]:
         memory.add_episode(Episode(task_type="ops", goal=goal, status="success"))
     [hit] = memory.retrieve("deploy api staging", top_k=1, threshold=0.3)
     assert hit.episode.goal == "deploy the api to staging"
     calls = len(stub.requests)
-    reloaded = EpisodicMemory(scorer, StoredEpisodes(store, "ana"))
+    reloaded = StoredEpisodes(store, "ana", scorer)
     assert len(stub.requests) == calls and len(reloaded) == 2
 
 

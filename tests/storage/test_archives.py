@@ -1,4 +1,4 @@
-"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR5)."""
+"""Example tests for recuris.storage.archives: the core's episodes kept in a Store (AR1-AR6)."""
 
 import logging
 from dataclasses import replace
@@ -7,7 +7,6 @@ import pytest
 
 from recuris import (
     Episode,
-    EpisodicMemory,
     InMemoryStore,
     ManualClock,
     MemoryManager,
@@ -31,20 +30,16 @@ def test_an_episode_reads_back_equal_to_the_one_written(tmp_path):
         access_count=2,
         last_access_at=7.0,
     )
-    EpisodicMemory(archive=StoredEpisodes(store, "ana")).add_episode(episode)
-    [loaded] = EpisodicMemory(
-        archive=StoredEpisodes(SQLiteStore(tmp_path / "m.db"), "ana")
-    ).episodes
+    StoredEpisodes(store, "ana").add_episode(episode)
+    [loaded] = StoredEpisodes(SQLiteStore(tmp_path / "m.db"), "ana").episodes
     assert loaded == episode
 
 
 def test_an_archive_sees_only_its_own_user():
     """AR3: another user's episodes never load into this user's memory."""
     store = InMemoryStore()
-    EpisodicMemory(archive=StoredEpisodes(store, "bob")).add_episode(
-        Episode(task_type="t", goal="g", status="success")
-    )
-    assert len(EpisodicMemory(archive=StoredEpisodes(store, "ana"))) == 0
+    StoredEpisodes(store, "bob").add_episode(Episode(task_type="t", goal="g", status="success"))
+    assert len(StoredEpisodes(store, "ana")) == 0
 
 
 def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_again():
@@ -63,10 +58,10 @@ def test_an_embedding_scorer_s_terms_are_kept_and_reloaded_without_analysing_aga
             return super().analyzer(text)
 
     store = InMemoryStore()
-    EpisodicMemory(Counting, StoredEpisodes(store, "ana")).add_episode(
+    StoredEpisodes(store, "ana", Counting).add_episode(
         Episode(task_type="deploy", goal="ship the api", status="success")
     )
-    reloaded = EpisodicMemory(Counting, StoredEpisodes(store, "ana"))
+    reloaded = StoredEpisodes(store, "ana", Counting)
     assert reloaded.scorer.analysed == 0 and [
         h.episode.goal for h in reloaded.retrieve("ship api", 1, 0.1)
     ] == ["ship the api"]
@@ -87,11 +82,10 @@ def test_settle_commits_the_episode_its_audit_and_the_deletions_in_one_put():
     store = Counting()
     scratch = MemoryItem(id="work-1", user_id="ana", level="working", content="step")
     store.put([scratch])
-    archive = StoredEpisodes(store, "ana")
-    memory = EpisodicMemory(archive=archive)
+    memory = StoredEpisodes(store, "ana")
     done = Episode(task_type="deploy", goal="ship", status="success", id="episode-7")
     written = AuditEntry("episode-7", "write", "episode: success", 0.0, None, "ana")
-    archive.settle(memory, done, [written], [scratch])
+    memory.settle(done, [written], [scratch])
     assert store.puts == 2 and memory.get("episode-7") is done
     assert [item.id for item in store.list("ana")] == ["episode-7"]
     assert [record.operation for record in store.audit("ana")] == ["write"]
@@ -100,12 +94,13 @@ def test_settle_commits_the_episode_its_audit_and_the_deletions_in_one_put():
 def test_settle_refuses_an_id_the_memory_holds_and_writes_nothing():
     """AR2, E5: an episode id already held is refused before anything reaches the store."""
     store = InMemoryStore()
-    archive = StoredEpisodes(store, "ana")
-    memory = EpisodicMemory(archive=archive)
+    memory = StoredEpisodes(store, "ana")
     memory.add_episode(Episode(task_type="t", goal="first", status="success", id="episode-1"))
     again = Episode(task_type="t", goal="second", status="success", id="episode-1")
     with pytest.raises(ValueError, match="E5"):
-        archive.settle(memory, again)
+        memory.settle(again)
+    with pytest.raises(ValueError, match="E5"):
+        memory.settle(Episode(task_type="t", goal="no id", status="success"))
     assert [item.metadata["goal"] for item in store.list("ana")] == ["first"]
 
 
@@ -147,7 +142,7 @@ def test_a_stored_item_that_is_no_episode_takes_no_task_of_its_user_down(caplog,
     with caplog.at_level(logging.WARNING):
         second = manager.finish_task("ana").episode
     archive = StoredEpisodes(store, "ana")
-    assert [episode.id for episode in EpisodicMemory(archive=archive).episodes] == [second.id]
+    assert [episode.id for episode in archive.episodes] == [second.id]
     assert archive.skipped == (first.id,) and store.get("ana", first.id) == edited
     assert f"AR4: episodic item {first.id!r}" in caplog.text
 
@@ -156,12 +151,39 @@ def test_an_episode_saved_again_keeps_the_notes_its_summary_holds():
     """AR5: an episode settled with its folded notes, saved again when accessed, still maps
     them, so that a note forgotten later is found in it."""
     store = InMemoryStore()
-    archive = StoredEpisodes(store, "ana")
-    memory = EpisodicMemory(archive=archive)
+    memory = StoredEpisodes(store, "ana")
     line = "note: the vault code is 4711"
     done = Episode(task_type="deploy", goal="ship", status="success", id="episode-7", summary=line)
-    archive.settle(memory, done, folded={"item-3": line})
+    memory.settle(done, folded={"item-3": line})
     done.access_count += 1
     memory.save(done)
     stored = store.get("ana", "episode-7")
     assert stored.access_count == 1 and stored.metadata["folded_notes"] == {"item-3": line}
+
+
+def test_a_new_memory_on_the_same_store_holds_the_same_episodes_and_hits():
+    """AR6: a memory opened again on the store and user holds what the first one wrote, added,
+    saved or removed, and retrieves the same hits."""
+    store = InMemoryStore()
+    memory = StoredEpisodes(store, "ana")
+    for goal in ("deploy the billing service", "deploy the search service", "rotate keys"):
+        memory.add_episode(Episode(task_type="ops", goal=goal, status="success"))
+    first = memory.episodes[0]
+    first.access_count += 1
+    memory.save(first)
+    memory.remove([memory.episodes[2].id, "unknown"])
+    again = StoredEpisodes(store, "ana")
+    assert again.episodes == memory.episodes
+    assert again.retrieve("deploy billing", 2, 0.1) == memory.retrieve("deploy billing", 2, 0.1)
+
+
+def test_an_episode_the_store_refuses_is_not_held():
+    """AR6, AR3: an id another user owns is refused by the store, and the memory holds nothing."""
+    store = InMemoryStore()
+    StoredEpisodes(store, "bob").add_episode(
+        Episode(task_type="t", goal="g", status="success", id="episode-1")
+    )
+    memory = StoredEpisodes(store, "ana")
+    with pytest.raises(ValueError):
+        memory.add_episode(Episode(task_type="t", goal="g", status="success", id="episode-1"))
+    assert len(memory) == 0
