@@ -165,3 +165,43 @@ def test_a_recall_through_the_manager_reaches_a_loaded_episodic_layer():
     recalled = manager.recall("billing service", "ana")
     assert episode.id in [result.item.id for result in recalled.results]
     assert (episode.access_count, episode.last_access_at) == (1, 60.0)
+
+
+def test_a_cycle_reads_each_item_once_and_its_reload_only_the_facts_and_procedures_left():
+    """UL3: run_decay reads the user's items once, in the cycle; the reload of the layers then
+    lists the semantic and procedural levels only, the episodic one on its next use, so it
+    reads no more items than are left of those levels."""
+    from recuris.core.clock import DAY
+
+    class Counting(InMemoryStore):
+        def __init__(self):
+            super().__init__()
+            self.reads = []
+
+        def list(self, user_id, level=None, task_id=None):
+            items = super().list(user_id, level, task_id)
+            self.reads.append(("list", level, len(items)))
+            return items
+
+        def iterate(self, user_id, level=None, batch_size=5000):
+            for batch in super().iterate(user_id, level, batch_size):
+                self.reads.append(("iterate", level, len(batch)))
+                yield batch
+
+    store = Counting()
+    clock = ManualClock(0)
+    manager = MemoryManager(store, clock=clock)
+    for number in range(40):
+        importance = 0.1 if number % 2 else 0.9
+        manager.write(f"deploy of service {number}", "ana", level="episodic", importance=importance)
+    for number in range(5):
+        manager.write(f"setting{number}: value {number}", "ana", level="semantic")
+    assert len(manager.users.get("ana").episodic) == 0  # loaded, so that the reload drops it
+    clock.advance(14 * DAY)
+    store.reads.clear()
+    report = manager.run_decay("ana")
+    left = {level: len(store.list("ana", level)) for level in ("semantic", "procedural")}
+    reads = store.reads[: -len(left)]
+    assert report.forgotten_count > 0
+    assert reads[0] == ("iterate", None, report.size_before)
+    assert sorted(reads[1:]) == sorted(("list", level, n) for level, n in left.items())
