@@ -4,7 +4,9 @@ Document 003 §4.2 keeps each promoted fact with the episodes it came from, and 
 a contradicted fact instead of deleting it. Semantic memory (recuris/core/semantic.py)
 holds plain `Fact` records and takes a `FactArchive`; `StoredFacts` maps them onto the
 `semantic` items of one user in any `Store`, so the manager's recall, forgetting and
-erasure see them like every other memory.
+erasure see them like every other memory. A fact has two records on purpose: the `Fact` is
+what the documents describe, the item is the storage row every tier shares; `fact_to_item`
+and `item_to_fact` are the one conversion each way.
 
 Invariants:
     FA1 a fact read back from the store equals the one written: id, subject, value, sources

@@ -8,14 +8,17 @@ from recuris import WorkingMemory, WorkingSettings
 from recuris.storage.working_state import working_from_dict, working_to_dict
 
 
-@pytest.fixture
-def memory():
+def started(*steps):
+    """A task under way, with two subtasks, a window of three steps and these steps taken."""
     memory = WorkingMemory(WorkingSettings(window_size=3))
     memory.init_task("register an account", ["fill email", "set password"])
+    for action in steps:
+        memory.add_step(action, "ok")
     return memory
 
 
-def test_a_saved_working_memory_comes_back_the_same(memory):
+def test_a_saved_working_memory_comes_back_the_same():
+    memory = started()
     """WJ1: working_from_dict(working_to_dict()) renders, reads and holds the same task."""
     memory.pin("do not use MySQL")
     memory.mark_done("fill email")
@@ -27,7 +30,8 @@ def test_a_saved_working_memory_comes_back_the_same(memory):
     assert working_to_dict(again) == data and again.trajectory == memory.trajectory
 
 
-def test_the_data_keeps_the_format_stored_tasks_have_always_had(memory):
+def test_the_data_keeps_the_format_stored_tasks_have_always_had():
+    memory = started()
     """WJ1: the keys and the step rows are those of every task already stored."""
     memory.pin("no MySQL")
     memory.add_step("build", "ok")
@@ -43,10 +47,9 @@ def test_the_data_keeps_the_format_stored_tasks_have_always_had(memory):
     }
 
 
-def test_a_state_saved_with_a_larger_window_is_folded_down_on_load(memory):
+def test_a_state_saved_with_a_larger_window_is_folded_down_on_load():
     """WJ2, W2: loaded under a smaller window, the extra recent steps fold into the summary."""
-    for number in range(3):
-        memory.add_step(f"step {number}", "ok")
+    memory = started("step 0", "step 1", "step 2")
     again = working_from_dict(working_to_dict(memory), WorkingSettings(window_size=1))
     assert [step.action for step in again.recent_steps] == ["step 2"]
     assert "step 1" in again.summary and again.trajectory == memory.trajectory
@@ -62,9 +65,9 @@ def test_a_state_saved_with_a_larger_window_is_folded_down_on_load(memory):
         {"goal": "", "trajectory": [[1, "a", "ok", False]]},
     ],
 )
-def test_saved_data_that_breaks_a_rule_is_refused(memory, change):
+def test_saved_data_that_breaks_a_rule_is_refused(change):
     """WJ2: data whose steps, window or summary break a rule raises an error, not a bad memory."""
-    memory.add_step("a", "ok")
+    memory = started("a")
     with pytest.raises((ValueError, TypeError)):
         working_from_dict({**working_to_dict(memory), **change})
 
@@ -73,16 +76,3 @@ def test_data_that_is_no_dict_is_refused_naming_the_rule():
     """WJ2: a list where the working memory's data should be raises ValueError naming WJ2."""
     with pytest.raises(ValueError, match="WJ2"):
         working_from_dict([])
-
-
-def test_a_restore_past_the_budget_after_a_pin_changes_nothing():
-    """WJ1, W7: a pin that folded the oldest steps is saved and loaded to the same section."""
-    settings = WorkingSettings(window_size=2, max_summary_chars=80, token_budget=58)
-    memory = WorkingMemory(settings)
-    memory.init_task("0")
-    for action in ("0", "0", "0", "0"):
-        memory.add_step(action, "")
-    memory.add_step("0", "", failed=True)
-    memory.pin("a constraint long enough to push the section past its budget")
-    restored = working_from_dict(working_to_dict(memory), settings)
-    assert restored.to_prompt_section() == memory.to_prompt_section()
