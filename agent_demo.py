@@ -19,6 +19,7 @@ says what that model did, and the tour stops at the first prompt the model gives
 A bad argument is refused before the tour starts; Ctrl-C ends it with one line.
 """
 
+import math
 import sys
 
 # First, alone: on Python 3.9 the package says, in one line, which version it needs.
@@ -473,17 +474,23 @@ def consolidation(tour: Tour, runs: list) -> None:
 
 def decay_cycle(tour: Tour, first) -> None:
     """E: the weights, the cycle's verdicts, and why each survivor survived."""
-    tour.clock.advance(20 * DAY)
     decay = tour.decay
+    settings = decay.settings
+    # Long enough for an unused episode of importance 1 to fall below the threshold, in whole
+    # days: the curve's inverse (D8), so that under any curve the unused go and the used stays.
+    idle = settings.curve.elapsed_for(settings.retention_threshold, settings.half_life_days)
+    tour.clock.advance(math.ceil(idle) * DAY)
     tour.part(
         "E", f"A decay cycle on {tour.day()}: stale memories are forgotten, used ones survive"
     )
     per_access = decay.settings.reinforcement_per_access
     cap = decay.settings.reinforcement_cap
+    # The curve is named, not written out: the formula is its chapter's (docs/core/decay.md),
+    # so a fork with another curve (D8) changes no line here.
     tour.say(
-        f"weight = importance x 2^(-idle days / {decay.settings.half_life_days:g}) + {per_access} "
-        f"per access (at most {cap}); below {decay.settings.retention_threshold}, a memory is "
-        "forgotten."
+        f"weight = importance x {decay.settings.curve!r} of the idle days, half-life "
+        f"{decay.settings.half_life_days:g} days, + {per_access} per access (at most {cap}); "
+        f"below {decay.settings.retention_threshold}, a memory is forgotten."
     )
     for episode in tour.episodic.episodes:
         weight = decay.weight(episode)

@@ -597,17 +597,35 @@ def reference_path_size() -> dict[str, int]:
 
 
 PATH_SIZE = re.compile(
-    r"reference path, counted by `[^`]+`: ([\d,]+) modules, ([\d,]+) lines of code, "
-    r"([\d,]+) words of docstrings and ([\d,]+) words of chapters"
+    r"reference path, counted by `[^`]+`: ([\d,]+) modules, about ([\d,]+) lines of code, "
+    r"about ([\d,]+) words of docstrings and about ([\d,]+) words of chapters"
 )
+# The sizes other than the modules are stated to within this share of the count: a change to
+# one module of the path (a new forgetting curve) then needs no edit of the guides.
+SIZE_TOLERANCE = 0.1
+
+
+def within_the_tolerance(stated: int, counted: int) -> bool:
+    """Tell whether a stated size is within SIZE_TOLERANCE of the counted one."""
+    return abs(stated - counted) <= SIZE_TOLERANCE * counted
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/README.md"])
 def test_the_guides_state_the_size_of_the_reference_path(page):
-    """README.md and docs/README.md state the reference path's modules, lines of code, words
-    of docstrings and words of chapters as counted here from the files."""
+    """README.md and docs/README.md state the reference path's modules exactly, and its lines
+    of code, words of docstrings and words of chapters to within 10% of the counts here."""
     text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
     [stated] = PATH_SIZE.findall(text)
-    assert [int(number.replace(",", "")) for number in stated] == list(
-        reference_path_size().values()
-    )
+    modules, *sizes = [int(number.replace(",", "")) for number in stated]
+    counted = reference_path_size()
+    assert modules == counted.pop("modules")
+    assert [
+        name
+        for name, size in zip(counted, sizes)
+        if not within_the_tolerance(size, counted[name])
+    ] == []
+
+
+def test_a_size_off_by_more_than_the_tolerance_is_refused():
+    """A stated size 11% away from the count is refused, 9% away accepted."""
+    assert not within_the_tolerance(1_110, 1_000) and within_the_tolerance(1_090, 1_000)

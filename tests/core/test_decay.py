@@ -7,6 +7,7 @@ from power_law import PowerLaw
 
 from recuris import DecayManager, DecaySettings, Episode, ManualClock
 from recuris.core.clock import DAY
+from recuris.core.decay import Exponential
 
 
 def item(id="episode-1", importance=1.0, last_access_at=0.0, access_count=0):
@@ -39,18 +40,25 @@ def test_one_half_life_halves_the_weight(clock):
 
 
 def test_weight_matches_the_documented_formula(clock):
-    """D7: weight = importance * 2^(-elapsed / half_life) + min(cap, per_access * accesses)."""
+    """D7: weight = importance * curve(elapsed, half_life) + min(cap, per_access * accesses)."""
     clock.advance(3 * DAY)
-    expected = 0.9 * math.exp(-math.log(2) * 3 / 7) + min(0.3, 0.05 * 4)
-    assert DecayManager(clock=clock).weight(item(importance=0.9, access_count=4)) == pytest.approx(
-        expected
-    )
+    manager = DecayManager(clock=clock)
+    expected = 0.9 * manager.settings.curve.weight(3 * DAY, 7 * DAY) + min(0.3, 0.05 * 4)
+    assert manager.weight(item(importance=0.9, access_count=4)) == pytest.approx(expected)
+
+
+def test_the_exponential_is_document_004s_formula():
+    """D8: Exponential() weighs 2^(-elapsed / half_life); its inverse is half_life * log2(1/w)."""
+    curve = Exponential()
+    assert curve.weight(3.0, 7.0) == pytest.approx(math.exp(-math.log(2) * 3 / 7))
+    assert curve.elapsed_for(0.125, 7.0) == pytest.approx(21.0)
 
 
 def test_reinforcement_is_capped(clock):
-    """D3: many accesses add no more than the cap."""
+    """D3: many accesses add no more than the cap: an item of importance 0 weighs the cap."""
     clock.advance(1000 * DAY)
-    assert DecayManager(clock=clock).weight(item(access_count=1000)) == pytest.approx(0.3)
+    memory = item(importance=0.0, access_count=1000)
+    assert DecayManager(clock=clock).weight(memory) == pytest.approx(0.3)
 
 
 def test_on_access_resets_the_clock_and_counts(clock):
@@ -69,13 +77,16 @@ def test_a_future_last_access_counts_as_now(clock):
 
 def test_cycle_forgets_below_threshold_and_keeps_the_rest(clock):
     """D4: the stale item is forgotten, the used one is kept, and one audit record is written."""
-    manager = DecayManager(DecaySettings(half_life_days=7, retention_threshold=0.15), clock=clock)
+    settings = DecaySettings(half_life_days=7, retention_threshold=0.15)
+    manager = DecayManager(settings, clock=clock)
     stale, used = item("stale"), item("used", access_count=1)
-    clock.advance(21 * DAY)  # 0.125 alone, 0.175 with one access
+    # Until the curve leaves 0.125: the stale item then weighs 0.125, the used one 0.175.
+    idle = settings.curve.elapsed_for(0.125, settings.half_life_seconds)
+    clock.advance(idle)
     report = manager.run_cycle([stale, used])
     assert [i.id for i in report.forgotten] == ["stale"] and [i.id for i in report.kept] == ["used"]
     assert [(r.item_id, r.operation, r.at) for r in manager.audit_log] == [
-        ("stale", "forget", 21 * DAY)
+        ("stale", "forget", idle)
     ]
     assert report.audit[0].weight == pytest.approx(0.125)
     assert "below retention threshold 0.15" in report.audit[0].reason
@@ -121,9 +132,12 @@ def test_consolidated_memory_decays_more_slowly_by_the_slowdown(clock):
     fact = SimpleNamespace(
         id="fact-1", importance=1.0, last_access_at=0.0, access_count=0, consolidated=True
     )
-    manager = DecayManager(DecaySettings(half_life_days=7, consolidated_slowdown=3), clock=clock)
+    settings = DecaySettings(half_life_days=7, consolidated_slowdown=3)
+    manager = DecayManager(settings, clock=clock)
     clock.advance(21 * DAY)
-    assert manager.weight(fact) == 0.5 and manager.weight(item()) == 0.125
+    raw = settings.curve.weight(21 * DAY, settings.half_life_seconds)
+    assert manager.weight(fact) == 0.5 and manager.weight(item()) == pytest.approx(raw)
+    assert raw < 0.5
 
 
 def test_an_episode_is_raw_memory():
