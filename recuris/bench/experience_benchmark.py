@@ -531,12 +531,15 @@ def parts(
     conditions: Sequence[Condition] = CONDITIONS,
     model_factory: Callable[[], Callable[[str], str]] = model_on_manager,
     days: int | None = None,
+    names: Sequence[str] = PARTS,
 ) -> dict[str, dict[str, Run]]:
-    """Run every condition on each part of the split that has families, the test part first."""
+    """Run every condition on each part of the split named that has families, the test part
+    first. `names` chooses the parts: `("tuning",)` runs the tuning part alone, as settings and
+    designs are chosen on it."""
     return {
         name: run(part(suite, name), conditions, model_factory, days)
         for name in PARTS
-        if part(suite, name).families
+        if name in names and part(suite, name).families
     }
 
 
@@ -712,6 +715,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tried", action="store_true", help="also run the changes to the product tried"
     )
+    parser.add_argument(
+        "--part",
+        choices=PARTS,
+        help="run one part of the split only (the tuning part: to choose a setting or design)",
+    )
     parser.add_argument("--llm", metavar="URL", help="an OpenAI-compatible base URL")
     parser.add_argument("--model", metavar="NAME", help="the model's name at that URL")
 
@@ -740,7 +748,8 @@ def command(arguments: argparse.Namespace) -> int:
 
     horizon = forgetting_horizon()
     conditions = CONDITIONS + (tried() if arguments.tried else ())
-    runs = parts(suite, conditions, factory, QUICK_DAYS if arguments.quick else None)
+    names = (arguments.part,) if arguments.part else PARTS
+    runs = parts(suite, conditions, factory, QUICK_DAYS if arguments.quick else None, names)
     figures = report(suite, runs, horizon)
     if arguments.json:
         print(json.dumps(figures, ensure_ascii=False))

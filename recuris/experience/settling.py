@@ -6,9 +6,14 @@ in one detail: "deploy the storefront to the EU cluster" fails at the internal r
 the storefront to the US cluster" works through it. Shown both, an agent is told that the
 action fails and that it works, and word similarity cannot say which applies: the twin
 often scores higher than the task's own kind in other words. Their disagreement says what
-similarity cannot: when the episodes that failed at an action share a word that none of
-those that did it without failing has (or the other way round), that word is what the
-outcome depends on, and a query holding it sides with that group.
+similarity cannot: the words that the episodes failing at an action hold more often than
+those that did it without failing (or the other way round) are what the outcome depends
+on, and a query whose words lean far enough to one side sides with it. No one word need be
+in every phrasing: each word of the query counts for a side by the share of that side's
+episodes holding it, less the share of the other side's (evidence from several words).
+The query is the task type and the goal (the agent recalls with both), so each episode is
+read the same way, its task type and its goal: like is compared with like, and a task-type
+word in a goal tells no side apart.
 
 Two kinds of disagreement are settled. Over one action: one episode failed at it, another
 did it without failing. Over one step: two episodes failed at different actions after doing
@@ -17,9 +22,11 @@ the same ones (alternatives, each failing in its own world), which would rule bo
 Invariants:
     DG1 `settle` returns a subsequence of its hits, in their order; where no two of them
         disagree, over an action or over a step, it returns them all.
-    DG2 a hit is left out only when it is on one side of a disagreement and the query holds
-        a word that every hit of the other side holds and no hit of its side does, and no
-        such word of its own side.
+    DG2 a hit is left out only when it is on one side of a disagreement and the query's
+        evidence for the other side is at least `MARGIN`: summed over the query's words, the
+        lean of each (the share of the other side's hits holding it less the share of its
+        own side's) times its size, each hit read as its task type and goal (`as_query`),
+        as the query is.
     DG3 a hit that the query sides with in one disagreement is never left out by another.
     DG4 `retrieve_settled` returns the first top_k of what `settle` leaves of the episodic
         memory's `retrieve` top_k · CANDIDATES (with `settle` off, `retrieve`'s top_k): a
@@ -32,11 +39,30 @@ from ..core.episodic import EpisodicMemory, RetrievalSettings
 from ..core.records import Episode, Hit
 from ..core.text import normalize, tokenize
 
-__all__ = ["settle", "retrieve_settled", "failed_at", "CANDIDATES"]
+__all__ = [
+    "settle",
+    "retrieve_settled",
+    "settled_candidates",
+    "failed_at",
+    "done_before",
+    "as_query",
+    "CANDIDATES",
+    "MARGIN",
+]
 
 # `retrieve_settled` reads this many times `top_k` candidates, so that both sides of a
 # disagreement can be among them, then keeps `top_k` of what `settle` leaves.
 CANDIDATES = 4
+# The evidence a query needs for one side of a disagreement to leave the other side out.
+# A word weighs its lean times its size: one that every hit of a side holds and none of the
+# other's weighs 1, one that half of a side holds weighs a quarter, so that the words that
+# vary within a side (the service deployed, the customer refunded) weigh little.
+MARGIN = 0.5
+
+
+def as_query(task_type: str, goal: str) -> str:
+    """Return the text a task is recalled with: its task type, then its goal (A4)."""
+    return f"{task_type} {goal}"
 
 
 def failed_at(episode: Episode) -> str | None:
@@ -58,9 +84,27 @@ def _before(episode: Episode) -> tuple[str, ...]:
     return tuple(normalize(other.action) for other in earlier if not other.failed)
 
 
-def _telling(side: list[set[str]], other: list[set[str]]) -> set[str]:
-    """Return the words every member of `side` holds and no member of `other` holds."""
-    return set.intersection(*side) - set.union(*other)
+def done_before(episode: Episode, action: str) -> tuple[str, ...] | None:
+    """Return the actions done without failing before the episode first did `action` without
+    failing (normalised), or None if it never did."""
+    earlier = []
+    for step in episode.trajectory:
+        if not step.failed and normalize(step.action) == action:
+            return tuple(earlier)
+        if not step.failed:
+            earlier.append(normalize(step.action))
+    return None
+
+
+def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> float:
+    """Return how far the query's words lean to `side`: summed over them, each word's lean
+    (its share of `side`'s members less its share of `other`'s) times its size."""
+    total = 0.0
+    for word in asked:
+        lean = sum(word in member for member in side) / len(side)
+        lean -= sum(word in member for member in other) / len(other)
+        total += lean * abs(lean)
+    return total
 
 
 def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
@@ -93,22 +137,25 @@ def settle(
 ) -> list[Hit]:
     """Leave out the hits whose advice the query's words side against (DG1-DG3).
 
-    `words` splits a goal or the query into the words compared (the episodic scorer's
-    analysis, say: stop words then decide nothing); the core's `tokenize` by default.
+    `query` is a task type and a goal (`as_query`); each hit is read the same way. `words`
+    splits it into the words compared (the episodic scorer's analysis, say: stop words then
+    decide nothing); the core's `tokenize` by default.
     """
-    held = {hit.episode.id: set(words(hit.episode.goal)) for hit in hits}
+    held = {
+        hit.episode.id: set(words(as_query(hit.episode.task_type, hit.episode.goal)))
+        for hit in hits
+    }
     asked = set(words(query))
     losing: set[str] = set()
     winning: set[str] = set()
     for first, second in _sides(hits):
-        first_words = _telling([held[key] for key in first], [held[key] for key in second])
-        second_words = _telling([held[key] for key in second], [held[key] for key in first])
-        # The query sides with one side only if it holds a word that tells that side apart
-        # and none that tells the other: a query holding both, or neither, settles nothing.
-        if asked & first_words and not asked & second_words:
+        # Words that every hit holds, or none, weigh nothing; the words that vary between
+        # the two sides' phrasings weigh by how unevenly the sides hold them.
+        leaning = _evidence(asked, [held[key] for key in first], [held[key] for key in second])
+        if leaning >= MARGIN:
             winning.update(first)
             losing.update(second)
-        elif asked & second_words and not asked & first_words:
+        elif -leaning >= MARGIN:
             winning.update(second)
             losing.update(first)
     # A hit the query sided with in one disagreement stays, whatever another one says (DG3).
@@ -127,9 +174,16 @@ def retrieve_settled(
     """
     if not settling:
         return episodic.retrieve(query, retrieval.top_k, retrieval.threshold)
+    return settled_candidates(episodic, query, retrieval)[: retrieval.top_k]
+
+
+def settled_candidates(
+    episodic: EpisodicMemory, query: str, retrieval: RetrievalSettings
+) -> list[Hit]:
+    """Return what `settle` leaves of the `top_k` · `CANDIDATES` most similar episodes."""
     candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
     # Settled on the words the scorer compares, so that what it leaves out (stop words,
     # word forms) decides nothing here either; a scorer of vectors has no words.
     scorer = episodic.scorer
     words = tokenize if scorer.persist else scorer.analyzer
-    return settle(candidates, query, words)[: retrieval.top_k]
+    return settle(candidates, query, words)

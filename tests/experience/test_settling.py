@@ -178,3 +178,32 @@ def test_retrieve_settled_without_settling_is_retrieve():
     unsettled = retrieve_settled(memory, query, settings, settling=False)
     assert unsettled == memory.retrieve(query, 2, 0.1)
     assert goals(retrieve_settled(memory, query, settings)) == ["deploy search to US"]
+
+
+def typed(task_type, goal, *steps):
+    """A hit for a past task of a given task type (`task`'s, its type replaced)."""
+    hit = task(goal, *steps)
+    episode = hit.episode
+    return Hit(hit.score, Episode(
+        task_type=task_type,
+        goal=goal,
+        status=episode.status,
+        id=goal,
+        trajectory=episode.trajectory,
+        failure_reason=episode.failure_reason,
+    ))
+
+
+def test_a_task_type_word_in_the_goals_of_one_side_does_not_side_the_query_with_it():
+    """DG2: each hit is read as its task type and goal, as the query is: the task type "deploy"
+    is in every hit then, and a query telling no side apart settles nothing."""
+    failing = [
+        typed("deploy", "deploy search to EU prod", ("build", False), ("push internal", True)),
+        typed("deploy", "deploy billing to EU prod", ("build", False), ("push internal", True)),
+    ]
+    working = [
+        typed("deploy", "ship search live in US", ("build", False), ("push internal", False)),
+        typed("deploy", "ship checkout live in US", ("build", False), ("push internal", False)),
+    ]
+    hits = [*failing, *working]
+    assert settle(hits, "deploy roll out the new build of checkout") == hits
