@@ -12,7 +12,8 @@ Invariants:
         turned into a `PromptView` by `read_prompt` alone.
     L3  `PromptFollowingLLM` finishes when the prompt shows no goal; otherwise it does the
         first pending subtask, by an option that no pin forbids and that no failure shown
-        marks as known to fail (one that a shown success followed first); with no
+        marks as known to fail (one that a shown success followed first), a contested
+        action known to fail iff its newest outcome failed (P5); with no
         subtasks, the next undone action of a shown successful path; else FINISH.
 """
 
@@ -41,6 +42,9 @@ class ScriptedLLM:
 
 _FOLLOW = re.compile(r"^- \[follow\] .*? succeeded: (.*?)(?: \(similarity [\d.]+\))?$")
 _AVOID = re.compile(r'^- \[avoid\] .*? failed at "(.*?)": ')
+_CONTESTED = re.compile(
+    rf'^- {re.escape(layout.CONTESTED)} "(.*?)", newest first: ({layout.WORKED}|{layout.FAILED}) '
+)
 _EARLIER = re.compile(r"^\(\+\d+ earlier\)$")
 _FORBIDS = re.compile(
     r"(?:do not use|don't use|never use|avoid|不要使用|不要用|禁止使用)\s*(.+)", re.I
@@ -67,6 +71,8 @@ class PromptView:
     failed: list[str] = field(default_factory=list)
     follow: list[list[str]] = field(default_factory=list)  # paths a shown success took
     avoid: list[str] = field(default_factory=list)  # actions a shown failure broke at
+    # Contested actions: action -> whether its newest outcome worked (P5).
+    contested: dict[str, bool] = field(default_factory=dict)
 
     def read(self, section: layout.ReadSection) -> None:
         """Take in what one section of the prompt says, each indented line by its heading."""
@@ -89,6 +95,8 @@ class PromptView:
                 self.follow.append(_path(match.group(1), " -> "))
             elif heading == layout.EXPERIENCE_HEADER and (match := _AVOID.match(body)):
                 self.avoid.append(match.group(1))
+            elif heading == layout.EXPERIENCE_HEADER and (match := _CONTESTED.match(body)):
+                self.contested[normalize(match.group(1))] = match.group(2) == layout.WORKED
 
 
 def read_prompt(text: str, view: PromptView | None = None) -> PromptView:
@@ -135,7 +143,12 @@ class PromptFollowingLLM:
             return layout.FINISH  # the goal is lost: nothing says the work is unfinished
         done = {normalize(action) for action in view.done}
         done.update(normalize(text) for finished, text in view.subtasks if finished)
-        known_bad = {normalize(action) for action in view.avoid + view.failed}
+        # A contested action is decided by its newest outcome, whatever an older lesson says;
+        # a failure in this very run is known whatever memory says.
+        known_bad = {normalize(action) for action in view.avoid}
+        known_bad -= {action for action, worked in view.contested.items() if worked}
+        known_bad |= {action for action, worked in view.contested.items() if not worked}
+        known_bad |= {normalize(action) for action in view.failed}
         followed = {normalize(action) for path in view.follow for action in path}
         # A pin forbids an option holding every word it names, plural or not: "avoid red-eye
         # flights" rules out "book the red-eye flight" (a constraint, not a literal string).

@@ -18,6 +18,8 @@ Invariants:
         indented (a blank line included): their lines, joined in order, give back the prompt
         exactly, and a `ContextSection` whose header and lines are each one line, without
         white space around them, reads back as that header and those lines.
+    P5  a contested action renders as `CONTESTED`, the action quoted, then each past outcome
+        of it, newest first, "worked" or "failed" and the goal of the task it came from.
 """
 
 import re
@@ -33,6 +35,8 @@ __all__ = [
     "read_sections",
     "build_prompt",
     "render_experience",
+    "render_contested",
+    "CONTESTED",
     "subtask_options",
     "FINISH",
 ]
@@ -49,6 +53,10 @@ INDENT = "  "
 FINISH = "FINISH"
 INSTRUCTION = f"Reply with the next action only, or {FINISH} when the goal is met."
 OPTION_SEPARATOR = " | "
+# A past lesson that a later outcome in the same situation contradicts: shown with both.
+CONTESTED = "[contested]"
+WORKED = "worked"
+FAILED = "failed"
 RECENT_STEP = re.compile(r"^\d+\. (.*?) -> (.*?)( \[failed\])?$")
 DONE_MARK = "[x]"
 PENDING_MARK = "[ ]"
@@ -117,6 +125,12 @@ def render_experience(hits: Sequence[Hit]) -> str:
     if not hits:
         lines.append(f"{INDENT}{NONE}")
     return "\n".join(lines)
+
+
+def render_contested(action: str, outcomes: Sequence[tuple[str, bool]]) -> str:
+    """Render an action whose past outcomes disagree, each (goal, worked), newest first (P5)."""
+    said = "; ".join(f"{WORKED if worked else FAILED} in {goal}" for goal, worked in outcomes)
+    return f'{CONTESTED} "{action}", newest first: {said}'
 
 
 def build_prompt(

@@ -15,8 +15,8 @@ Invariants:
         and on no other step.
     XA3 a subtask completes when the action is one of its options, each `{slot}` filled
         with a value the run was given for the slot's text (P3).
-    XA4 `EpisodicExperience` recalls the settled retrieval (DG4), settling unless the
-        settings turn it off, and reinforces each recalled episode at most once per run (A5).
+    XA4 `EpisodicExperience` recalls the settled retrieval (DG4), its contradicted lessons
+        contested (LS3), settling and contesting unless the settings turn them off, and reinforces each recalled episode at most once per run (A5).
 """
 
 import dataclasses
@@ -33,7 +33,7 @@ from ..core.records import Episode, Hit, StageEvent, Step
 from ..core.text import looks_like_failure, normalize
 from ..core.validation import require_count
 from ..core.working import WorkingMemory
-from .settling import retrieve_settled
+from .lessons import recall_lessons
 from .slots import completes, noted_values
 
 __all__ = [
@@ -54,6 +54,9 @@ class ExperienceSettings(AgentSettings):
     # Whether recall leaves out the hits that others contradict and the query's words side
     # against (DG4), or shows `retrieve`'s top k as they are.
     settle: bool = True
+    # Whether a lesson a later outcome in its situation contradicts is shown as contested
+    # (lessons.py, LS1) or as a path to avoid.
+    contest: bool = True
     tool_answers_kept: int = 3  # the tools' latest answers each prompt keeps (XA1)
 
     def __post_init__(self) -> None:
@@ -122,7 +125,8 @@ class EpisodicExperience:
         self.reinforced = set()
 
     def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
-        hits = retrieve_settled(self.episodic, query, settings.retrieval, settings.settle)
+        retrieval = settings.retrieval
+        hits = recall_lessons(self.episodic, query, retrieval, settings.settle, settings.contest)
         reinforce_once(self.episodic, self.decay, hits, self.reinforced)
         return hits
 

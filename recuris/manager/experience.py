@@ -17,7 +17,8 @@ Invariants:
         and the task's deletions in one transaction, then offered to extraction.
     MX4 unless told otherwise, a manager ranks episodes by `episode_scorer` (Jaccard over
         analysed terms) and its agent shows the `EPISODE_TOP_K` most similar, at least
-        `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py).
+        `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py) and contradicted
+        lessons contested (experience/lessons.py).
 """
 
 import re
@@ -30,7 +31,7 @@ from ..core.records import Episode, Hit
 from ..core.similarity import JaccardScorer
 from ..core.working import WorkingMemory
 from ..experience.agent import ExperienceAgent, ExperienceSettings
-from ..experience.settling import retrieve_settled
+from ..experience.lessons import recall_lessons
 from ..experience.slot_llm import SlotFollowingLLM, SlotView
 from ..retrieval.scoring import analyze
 from ..storage.archives import episode_to_item
@@ -91,7 +92,7 @@ class ManagedExperience:
 
     def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
         retrieval = settings.retrieval
-        hits = retrieve_settled(self.episodic, query, retrieval, settings.settle)
+        hits = recall_lessons(self.episodic, query, retrieval, settings.settle, settings.contest)
         recalled = self.manager.recall(
             query,
             self.user_id,

@@ -147,3 +147,32 @@ def test_prefers_the_option_a_shown_success_followed():
         "solve captcha then submit"
     )
 
+
+
+class Contested(Hit):
+    """A hit rendered as the core's contested line (P5)."""
+
+    def render(self):
+        from recuris.core.prompt import render_contested
+
+        return render_contested("submit", self.outcomes)
+
+
+def contested(*outcomes):
+    hit = Contested(0.5, failed_submit().episode)
+    object.__setattr__(hit, "outcomes", outcomes)
+    return hit
+
+
+def test_a_contested_action_whose_newest_outcome_worked_is_not_avoided():
+    """L3: "submit" failed once, then worked: the newest outcome decides, and it is done."""
+    llm = PromptFollowingLLM()
+    hits = [contested(("register", True), ("register", False))]
+    assert llm(prompt_for(done=PLAN[:2], hits=hits)) == "submit"
+
+
+def test_a_contested_action_whose_newest_outcome_failed_is_avoided():
+    """L3: "submit" worked once, then failed again: the newest outcome decides, it is avoided."""
+    llm = PromptFollowingLLM()
+    hits = [contested(("register", False), ("register", True))]
+    assert llm(prompt_for(done=PLAN[:2], hits=hits)) == "solve captcha then submit"

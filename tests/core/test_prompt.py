@@ -101,3 +101,12 @@ def test_indented_lines_before_any_heading_stand_under_none():
         (None, ["- stray"]),
         ("## Notes", ["- kept"]),
     ]
+
+
+def test_a_contested_action_renders_its_label_and_outcomes_newest_first():
+    """P5: the label, the action quoted, then each outcome, newest first, with its goal."""
+    from recuris.core.prompt import CONTESTED, render_contested
+
+    line = render_contested("push", [("deploy search", True), ("deploy billing", False)])
+    said = "worked in deploy search; failed in deploy billing"
+    assert line == f'{CONTESTED} "push", newest first: {said}'

@@ -1,0 +1,89 @@
+"""Example tests for recuris.experience.lessons: contradicted lessons are contested (LS1-LS3)."""
+
+from recuris import EpisodicMemory, RetrievalSettings
+from recuris.core.prompt import CONTESTED
+from recuris.core.records import Episode, Hit, Step
+from recuris.experience.lessons import ContestedHit, contest, recall_lessons
+from recuris.experience.settling import retrieve_settled
+
+
+def task(goal, at, *steps, key=None):
+    """A hit for a past task created at `at`, whose steps are (action, failed) pairs."""
+    trajectory = tuple(
+        Step(number, action, "error" if failed else "ok", failed)
+        for number, (action, failed) in enumerate(steps, start=1)
+    )
+    failed = steps[-1][1]
+    episode = Episode(
+        task_type="cdn",
+        goal=goal,
+        status="failed" if failed else "success",
+        id=key or f"{goal}@{at}",
+        trajectory=trajectory,
+        failure_reason="error" if failed else "",
+        created_at=at,
+    )
+    return Hit(0.5, episode)
+
+
+def alike(lesson, other):
+    return True
+
+
+def test_a_lesson_a_later_success_in_its_situation_contradicts_is_contested():
+    """LS1, LS2: purge failed on day 1, worked after the same steps on day 2: contested,
+    the newest outcome first."""
+    lesson = task("purge the cache", 1, ("find paths", False), ("purge by API", True))
+    later = task("clear the cache", 2, ("find paths", False), ("purge by API", False))
+    shown = contest([lesson], [lesson, later], alike)
+    assert isinstance(shown[0], ContestedHit)
+    assert shown[0].outcomes == (("clear the cache", True), ("purge the cache", False))
+    assert shown[0].render().startswith(f'{CONTESTED} "purge by API", newest first: worked')
+
+
+def test_an_earlier_success_does_not_contest_a_lesson():
+    """LS1: the success came before the failure: the lesson stands as a path to avoid."""
+    earlier = task("clear the cache", 1, ("find paths", False), ("purge by API", False))
+    lesson = task("purge the cache", 2, ("find paths", False), ("purge by API", True))
+    assert contest([lesson], [earlier, lesson], alike) == [lesson]
+
+
+def test_a_success_after_other_steps_does_not_contest_a_lesson():
+    """LS1: the later task did the action after other steps: another situation."""
+    lesson = task("purge the cache", 1, ("find paths", False), ("purge by API", True))
+    later = task("clear the cache", 2, ("log in", False), ("purge by API", False))
+    assert contest([lesson], [lesson, later], alike) == [lesson]
+
+
+def test_a_success_whose_goal_is_not_similar_does_not_contest_a_lesson():
+    """LS1: the later task's goal does not pass the threshold against the lesson's."""
+    lesson = task("purge the cache", 1, ("find paths", False), ("purge by API", True))
+    later = task("clear the cache", 2, ("find paths", False), ("purge by API", False))
+    assert contest([lesson], [lesson, later], lambda one, other: False) == [lesson]
+
+
+def test_a_failure_after_the_success_comes_first_among_the_outcomes():
+    """LS2: failed, worked, failed again: contested, the newest outcome a failure."""
+    first = task("purge the cache", 1, ("find paths", False), ("purge by API", True))
+    worked = task("clear the cache", 2, ("find paths", False), ("purge by API", False))
+    again = task("flush the cache", 3, ("find paths", False), ("purge by API", True))
+    shown = contest([first], [first, worked, again], alike)
+    assert [worked for _, worked in shown[0].outcomes] == [False, True, False]
+
+
+def test_recall_lessons_returns_the_settled_episodes_in_order():
+    """LS3: the same episodes, in the same order, as `retrieve_settled`."""
+    memory = EpisodicMemory()
+    for hit in (
+        task("purge the marketing cache", 1, ("find paths", False), ("purge by API", True)),
+        task("purge the docs cache", 2, ("find paths", False), ("purge by API", False)),
+        task("purge the blog cache", 3, ("find paths", False), ("purge by API", False)),
+    ):
+        memory.add_episode(hit.episode)
+    query = "cdn purge the shop cache"
+    retrieval = RetrievalSettings(top_k=2, threshold=0.1)
+    recalled = recall_lessons(memory, query, retrieval)
+    settled = retrieve_settled(memory, query, retrieval)
+    assert [hit.episode.id for hit in recalled] == [hit.episode.id for hit in settled]
+    without = recall_lessons(memory, query, retrieval, contesting=False)
+    assert without == settled
