@@ -25,7 +25,8 @@ Invariants:
     DG2 a hit is left out only when it is on one side of a disagreement and the query's
         evidence for the other side is at least `MARGIN`: summed over the query's words, the
         lean of each (the share of the other side's hits holding it less the share of its
-        own side's) times its size, each hit read as its task type and goal (`as_query`),
+        own side's, each share counted with one hit more holding it and one more not) times
+        its size, each hit read as its task type and goal (`as_query`),
         as the query is.
     DG3 a hit that the query sides with in one disagreement is never left out by another.
     DG4 `retrieve_settled` returns the first top_k of what `settle` leaves of the episodic
@@ -54,10 +55,14 @@ __all__ = [
 # disagreement can be among them, then keeps `top_k` of what `settle` leaves.
 CANDIDATES = 4
 # The evidence a query needs for one side of a disagreement to leave the other side out.
-# A word weighs its lean times its size: one that every hit of a side holds and none of the
-# other's weighs 1, one that half of a side holds weighs a quarter, so that the words that
-# vary within a side (the service deployed, the customer refunded) weigh little.
-MARGIN = 0.5
+# A word weighs its lean times its size, each side's share of it counted as if one more hit
+# held it and one more did not: a word that three hits of a side hold and none of three on the
+# other weighs 0.36, one that one hit holds against one hit 0.11, enough alone; a phrasing that
+# happens to differ (a paraphrase's template words) weighs little against what several past
+# tasks say, and so do the words that vary within a side (the service deployed). Chosen on the
+# benchmark's tuning part: repeats 0.170 of the tasks at risk, against 0.189 with bare shares
+# and a margin of 0.5, for the same negative transfer (0.017).
+MARGIN = 0.1
 
 
 def as_query(task_type: str, goal: str) -> str:
@@ -101,8 +106,8 @@ def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> f
     (its share of `side`'s members less its share of `other`'s) times its size."""
     total = 0.0
     for word in asked:
-        lean = sum(word in member for member in side) / len(side)
-        lean -= sum(word in member for member in other) / len(other)
+        lean = (sum(word in member for member in side) + 1) / (len(side) + 2)
+        lean -= (sum(word in member for member in other) + 1) / (len(other) + 2)
         total += lean * abs(lean)
     return total
 
