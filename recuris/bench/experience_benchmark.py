@@ -54,6 +54,7 @@ from ..core.records import Episode, StageEvent
 from ..core.similarity import JaccardScorer, Scorer
 from ..core.text import estimate_tokens, normalize
 from ..experience.agent import ExperienceSettings
+from ..experience.lessons import read_lesson
 from ..experience.settling import failed_at
 from ..manager.cli_arguments import file_to_write
 from ..manager.experience import model_on_manager
@@ -395,7 +396,7 @@ def run_condition(
                 origins.clear()
             number = len(result.outcomes)
             family = instance.family.name
-            lookup = manager.users.get(USER).episodic.get
+            lookup = _lookup(manager, origins)
             # What the store kept of the family's traps when the task starts (XP7).
             warnings = [key for key in traps[family] if lookup(key) is not None]
             log.append(
@@ -463,6 +464,24 @@ def run_condition(
         result.store_sizes.append((day, size))
         log.append({"event": "day", "day": day, "episodes": size})
     return result
+
+
+def _lookup(manager: MemoryManager, origins: dict[str, str]) -> Callable[[str], Episode | None]:
+    """Return what an id shown names: a stored episode, or a consolidated lesson, read as the
+    failed episode it is shown as (LS5) and counted as its first source's family's (XP3)."""
+    layers = manager.users.get(USER)
+
+    def lookup(key: str) -> Episode | None:
+        episode = layers.episodic.get(key)
+        if episode is not None:
+            return episode
+        fact = next((fact for fact in layers.semantic.current() if fact.id == key), None)
+        if fact is None:
+            return None
+        origins.setdefault(key, next((origins[s] for s in fact.source_ids if s in origins), "?"))
+        return read_lesson(fact.id, fact.subject, fact.value, fact.created_at)
+
+    return lookup
 
 
 def _manager(condition: Condition, clock: ManualClock) -> MemoryManager:

@@ -57,6 +57,11 @@ class ExperienceSettings(AgentSettings):
     # Whether a lesson a later outcome in its situation contradicts is shown as contested
     # (lessons.py, LS1) or as a path to avoid.
     contest: bool = True
+    # Whether a lesson that recurred becomes a fact citing its episodes (lessons.py, LS4;
+    # manager/experience.py, MX5). Off by default: on the benchmark's tuning part it changed
+    # little (repeats 0.174 of tasks at risk against 0.170) and cost the shared-task-type
+    # condition (0.342 against 0.269).
+    consolidate: bool = False
     tool_answers_kept: int = 3  # the tools' latest answers each prompt keeps (XA1)
 
     def __post_init__(self) -> None:

@@ -9,6 +9,16 @@ it would keep the agent off a way that works now; dropped, it would be lost when
 changes back. It is shown as contested instead (the core's prompt layout, P5): every outcome of
 the situation, newest first, so that the newest one decides.
 
+Document 003 §4.2 consolidates what is seen consistently across episodes into a fact citing
+them, which decays as slowly as consolidated memory does; an episode alone is forgotten after
+a few unused weeks, and the mistake comes back with the next similar task. A lesson that
+recurred (two past tasks, their goals alike, failed at the same action after the same actions)
+or that saved a task (a task shown it did the actions before and not the failed one, and
+worked) becomes such a fact: its subject the task type and the path, its value the goals, its
+sources the episodes. It is recalled like an episode (its task type and goals scored against
+the query) and shown as what it is, a path to avoid; a later outcome that contradicts it
+contests it as it contests an episode, and a contested lesson is never consolidated.
+
 Invariants:
     LS1 a hit is contested iff it failed at an action and an episode of the pool created after
         it did that action without failing after the same actions done, its task type and goal
@@ -17,7 +27,16 @@ Invariants:
         situation among the pool, the lesson's own included, newest first: the episodes that
         did the action after the same actions, worked or failed, whose goals pass the threshold.
     LS3 `recall_lessons` returns the first `top_k` of `settled_candidates` (DG4), each hit
-        contested as LS1 says: the same episodes, in the same order, as `retrieve_settled`.
+        contested as LS1 says: the same episodes, in the same order, as `retrieve_settled`;
+        given consolidated lessons, those scoring at least the threshold (none of whose
+        sources is a candidate) are candidates beside the episodes, in order of score.
+    LS4 `to_consolidate` returns a lesson only if it recurred (another episode of the pool,
+        alike by LS1's test, failed in the same situation) or saved the episode (a shown
+        lesson whose actions before it the episode did, then not its action, and worked),
+        and only if no episode of the pool contests it (LS1); its sources are those episodes.
+    LS5 a lesson read back from its fact (`read_lesson`) is a failed episode with the fact's
+        id, task type, goals, time, the actions before it and the failed action: it renders
+        as a path to avoid; a fact that is not a lesson reads as None.
 """
 
 from collections.abc import Callable, Sequence
@@ -25,18 +44,39 @@ from dataclasses import dataclass
 
 from ..core.episodic import EpisodicMemory, RetrievalSettings
 from ..core.prompt import render_contested
-from ..core.records import Episode, Hit
-from ..core.text import flatten, normalize
-from .settling import (
-    CANDIDATES,
-    as_query,
-    done_before,
-    failed_at,
-    retrieve_settled,
-    settled_candidates,
-)
+from ..core.records import Episode, Hit, Step
+from ..core.text import flatten, normalize, tokenize
+from .settling import CANDIDATES, as_query, done_before, failed_at, retrieve_settled, settle
 
-__all__ = ["ContestedHit", "contest", "recall_lessons", "situation"]
+__all__ = [
+    "ContestedHit",
+    "Lesson",
+    "LESSON",
+    "contest",
+    "alike",
+    "lesson_fact",
+    "read_lesson",
+    "recall_lessons",
+    "situation",
+    "to_consolidate",
+]
+
+# A consolidated lesson's subject opens with this word, then its task type and path.
+LESSON = "lesson"
+GOALS = " | "  # between the goals of a lesson's value
+PATH = " -> "  # between the actions of a lesson's path
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A lesson worth a fact: where it was learned and the episodes it cites (LS4)."""
+
+    task_type: str
+    before: tuple[str, ...]
+    action: str
+    goals: tuple[str, ...]
+    sources: tuple[str, ...]
+
 
 
 @dataclass(frozen=True)
@@ -103,28 +143,129 @@ def contest(
     return shown
 
 
+def lesson_fact(lesson: Lesson) -> tuple[str, str]:
+    """Return a lesson's fact as (subject, value): its task type and path, then its goals."""
+    path = PATH.join([*lesson.before, lesson.action])
+    return f"{LESSON} {lesson.task_type}: {path}", GOALS.join(dict.fromkeys(lesson.goals))
+
+
+def read_lesson(fact_id: str, subject: str, value: str, created_at: float) -> Episode | None:
+    """Return the lesson a fact states as a failed episode under the fact's id (LS5)."""
+    head, colon, path = subject.partition(": ")
+    if not head.startswith(f"{LESSON} ") or not colon or not path:
+        return None
+    actions = path.split(PATH)
+    steps = [Step(number, action, "done") for number, action in enumerate(actions[:-1], 1)]
+    steps.append(Step(len(actions), actions[-1], "failed (a consolidated lesson)", failed=True))
+    return Episode(
+        task_type=head[len(LESSON) + 1 :],
+        goal=value,
+        status="failed",
+        id=fact_id,
+        trajectory=tuple(steps),
+        failure_reason=f"failed at {actions[-1]}",
+        created_at=created_at,
+    )
+
+
+def to_consolidate(
+    episode: Episode,
+    shown: Sequence[Hit],
+    pool: Sequence[Hit],
+    similar: Callable[[Episode, Episode], bool],
+) -> list[Lesson]:
+    """Return the lessons the finished episode makes worth a fact (LS4).
+
+    `shown` are the hits its prompts showed, `pool` the episodes alike to it (its own recall's
+    candidates), `similar` LS1's test of two episodes' goals.
+    """
+    found = []
+    lesson = situation(episode)
+    if lesson is not None:
+        recurred = [
+            hit.episode
+            for hit in pool
+            if hit.episode.id != episode.id
+            and situation(hit.episode) == lesson
+            and similar(episode, hit.episode)
+        ]
+        if recurred:
+            found.append((episode, lesson, [*recurred, episode]))
+    elif episode.status == "success":
+        done = [normalize(step.action) for step in episode.trajectory if not step.failed]
+        for hit in shown:
+            taught = situation(hit.episode)
+            if isinstance(hit, ContestedHit) or taught is None:
+                continue
+            before, action = taught
+            if tuple(done[: len(before)]) == before and action not in done:
+                found.append((hit.episode, taught, [hit.episode, episode]))
+    lessons = []
+    for source, (before, action), cited in found:
+        # A lesson a later outcome contradicts is contested, and contested is not consolidated.
+        if isinstance(contest([Hit(1.0, source)], pool, similar)[0], ContestedHit):
+            continue
+        goals = tuple(item.goal for item in cited)
+        sources = tuple(item.id for item in cited)
+        lessons.append(Lesson(source.task_type, before, action, goals, sources))
+    return lessons
+
+
 def recall_lessons(
     episodic: EpisodicMemory,
     query: str,
     retrieval: RetrievalSettings,
     settling: bool = True,
     contesting: bool = True,
+    consolidated: Sequence[tuple[Episode, tuple[str, ...]]] = (),
 ) -> list[Hit]:
     """Return `retrieve_settled`'s hits, each contradicted lesson contested (LS3).
 
     The outcomes that contest a lesson are read among the settled candidates, so that a twin's
-    outcomes, settled away, contest nothing.
+    outcomes, settled away, contest nothing. `consolidated` are the lessons read back from
+    their facts (LS5), each with its sources: candidates too when they pass the threshold.
     """
-    if not contesting:
+    if not consolidated and not contesting:
         return retrieve_settled(episodic, query, retrieval, settling)
+    candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
+    scorer = episodic.scorer
+    known = {hit.episode.id for hit in candidates}
+    asked = set(scorer.analyzer(query))
+    for lesson, sources in consolidated:
+        # A lesson whose episode is still a candidate says nothing that episode does not.
+        if known.intersection(sources):
+            continue
+        score = _jaccard(asked, set(scorer.analyzer(as_query(lesson.task_type, lesson.goal))))
+        if score >= retrieval.threshold:
+            candidates.append(Hit(score, lesson))
+    candidates.sort(key=lambda hit: -hit.score)
     if settling:
-        pool = settled_candidates(episodic, query, retrieval)
+        words = tokenize if scorer.persist else scorer.analyzer
+        pool = settle(candidates, query, words)
     else:
-        pool = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
+        pool = candidates
+    if not contesting:
+        return pool[: retrieval.top_k]
+
+    return contest(pool[: retrieval.top_k], pool, alike(episodic, retrieval.threshold))
+
+
+def alike(episodic: EpisodicMemory, threshold: float) -> Callable[[Episode, Episode], bool]:
+    """Return LS1's test: whether one episode's task type and goal score at least the
+    threshold against another's (by the memory's scorer; a lesson not stored, by Jaccard
+    over the scorer's terms)."""
     scorer = episodic.scorer
 
     def similar(lesson: Episode, other: Episode) -> bool:
         terms = scorer.analyzer(as_query(lesson.task_type, lesson.goal))
-        return scorer.score(terms, other.id) >= retrieval.threshold
+        if episodic.get(other.id) is other:
+            return scorer.score(terms, other.id) >= threshold
+        said = set(scorer.analyzer(as_query(other.task_type, other.goal)))
+        return _jaccard(set(terms), said) >= threshold
 
-    return contest(pool[: retrieval.top_k], pool, similar)
+    return similar
+
+
+def _jaccard(one: set, other: set) -> float:
+    union = one | other
+    return len(one & other) / len(union) if union else 0.0

@@ -15,6 +15,10 @@ Invariants:
         store, however often it returns.
     MX3 the finished episode is settled through the manager: stored with its audit record
         and the task's deletions in one transaction, then offered to extraction.
+    MX5 with `consolidate` set, a settled episode consolidates each lesson `to_consolidate` finds (LS4) into a fact of
+        the user's semantic memory citing its episodes (a lesson already a fact gains the new
+        goals and sources); each recall offers the user's current lessons (LS5) as candidates
+        beside the episodes, and a lesson shown counts as used (MX2).
     MX4 unless told otherwise, a manager ranks episodes by `episode_scorer` (Jaccard over
         analysed terms) and its agent shows the `EPISODE_TOP_K` most similar, at least
         `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py) and contradicted
@@ -23,15 +27,25 @@ Invariants:
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..core.agent import AgentSettings
 from ..core.mock_llm import read_path
 from ..core.prompt import ContextSection
 from ..core.records import Episode, Hit
+from ..core.semantic import Fact
 from ..core.similarity import JaccardScorer
 from ..core.working import WorkingMemory
 from ..experience.agent import ExperienceAgent, ExperienceSettings
-from ..experience.lessons import recall_lessons
+from ..experience.lessons import (
+    alike,
+    lesson_fact,
+    read_lesson,
+    recall_lessons,
+    to_consolidate,
+)
+from ..experience.settling import CANDIDATES, as_query
+from ..evolution.stored_facts import fact_to_item
 from ..experience.slot_llm import SlotFollowingLLM, SlotView
 from ..retrieval.scoring import analyze
 from ..storage.archives import episode_to_item
@@ -85,14 +99,32 @@ class ManagedExperience:
         self.episodic = manager.users.get(user_id).episodic
         self.counted: set[str] = set()
         self.others: list[Recalled] = []  # the other memories found at the last recall
+        self.shown: dict[str, Hit] = {}  # every hit shown in this run, by id (MX5)
+        self.settings = ExperienceSettings()  # the last recall's, for settling (MX5)
 
     def begin(self) -> None:
         self.counted = set()
         self.others = []
+        self.shown = {}
+
+    def lessons(self) -> dict[str, tuple[Episode, Fact]]:
+        """Return the user's current consolidated lessons (LS5) by id, each with its fact."""
+        found = {}
+        for fact in self.manager.users.get(self.user_id).semantic.current():
+            lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at)
+            if lesson is not None:
+                found[fact.id] = (lesson, fact)
+        return found
 
     def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
         retrieval = settings.retrieval
-        hits = recall_lessons(self.episodic, query, retrieval, settings.settle, settings.contest)
+        self.settings = settings
+        lessons = self.lessons()
+        consolidated = [(lesson, fact.source_ids) for lesson, fact in lessons.values()]
+        hits = recall_lessons(
+            self.episodic, query, retrieval, settings.settle, settings.contest, consolidated
+        )
+        self.shown.update((hit.episode.id, hit) for hit in hits)
         recalled = self.manager.recall(
             query,
             self.user_id,
@@ -101,13 +133,20 @@ class ManagedExperience:
             count_access=False,
         )
         shown = {hit.episode.id for hit in hits}
-        self.others = [result for result in recalled.results if result.item.id not in shown]
+        # A lesson is shown among the episodes, as a path to avoid, never twice (MX5).
+        self.others = [
+            result
+            for result in recalled.results
+            if result.item.id not in shown and result.item.id not in lessons
+        ]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
         # Counted after the recall above, so that this recall's own ranking is unchanged.
         episodes = [
             Recalled(
-                episode_to_item(hit.episode, self.user_id),
+                fact_to_item(lessons[hit.episode.id][1], self.user_id)
+                if hit.episode.id in lessons
+                else episode_to_item(hit.episode, self.user_id),
                 {"relevance": hit.score},
                 hit.score,
                 "a similar past task",
@@ -128,7 +167,31 @@ class ManagedExperience:
     def settle(self, episode: Episode) -> Episode:
         # The manager assigns the id and stores the episode in one transaction (MX3).
         self.manager.tasks.settle(self.user_id, episode)
+        self.consolidate(episode)
         return episode
+
+    def consolidate(self, episode: Episode) -> None:
+        """Make each lesson the settled episode makes worth it a fact citing its episodes (MX5)."""
+        retrieval = self.settings.retrieval
+        if not self.settings.consolidate:
+            return
+        query = as_query(episode.task_type, episode.goal)
+        pool = self.episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
+        similar = alike(self.episodic, retrieval.threshold)
+        semantic = self.manager.users.get(self.user_id).semantic
+        for lesson in to_consolidate(episode, (), pool, similar):
+            subject, value = lesson_fact(lesson)
+            sources = lesson.sources
+            known = semantic.about(subject)
+            current = known[0] if known else None
+            if current is not None:
+                # The lesson learned again: its goals and sources gather in one fact.
+                goals = [*current.value.split(" | "), *lesson.goals]
+                sources = tuple(dict.fromkeys([*current.source_ids, *sources]))
+                subject, value = lesson_fact(replace(lesson, goals=tuple(goals)))
+                if value == current.value:
+                    continue  # nothing new to say: the fact stands as it is (F2)
+            semantic.add(subject, value, sources, importance=1.0, reason="a lesson consolidated")
 
     def __repr__(self) -> str:
         return f"ManagedExperience(user={self.user_id!r})"

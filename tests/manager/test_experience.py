@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX4)."""
+"""Example tests for recuris.manager.experience: the loop on a manager's memory (MX1-MX5)."""
 
 from recuris import AgentSettings, ManualClock, RetrievalSettings
 from recuris.tour.mock_environment import MockEnvironment
@@ -157,3 +157,49 @@ def test_settings_given_to_the_agent_are_used_as_given():
     assert default.retrieval == ManagerSettings().episodes
     retrieval = default.retrieval
     assert (retrieval.top_k, retrieval.threshold, default.settle) == (3, 0.05, True)
+
+
+def _lessons_manager():
+    """Two deployments fail at the internal registry, consolidating; then 40 quiet days."""
+    from recuris import MemoryManager
+    from recuris.core.clock import DAY
+    from recuris.experience.agent import ExperienceSettings
+
+    clock = ManualClock(0)
+    manager = MemoryManager(clock=clock)
+    settings = ExperienceSettings(retrieval=manager.settings.episodes, consolidate=True)
+    steps = ["build the image", "push it to the internal registry"]
+    for goal in ("deploy the billing API to EU prod", "deploy the storefront to EU prod"):
+        agent = manager.agent("ana", ScriptedLLM(steps), settings=settings, clock=clock)
+        assert not agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH).success
+    for day in range(1, 41):  # longer than the 19.2-day horizon of an unused episode
+        clock.now = day * DAY
+        manager.run_decay("ana")
+    assert len(manager.users.get("ana").episodic) == 0
+    return manager, clock, settings
+
+
+def test_a_lesson_that_recurred_outlives_its_episodes_and_is_avoided():
+    """MX5, LS4: a lesson two tasks failed at becomes a fact that outlives a gap longer than the
+    forgetting horizon, and the next similar task is shown it as a path to avoid."""
+    manager, clock, settings = _lessons_manager()
+    model = PromptFollowingLLM()
+    agent = manager.agent("ana", model, settings=settings, clock=clock)
+    goal = "deploy the search service to EU prod"
+    result = agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH)
+    assert result.success and "push it to the internal registry" not in result.episode.actions
+    assert '[avoid]' in model.prompts[0]
+
+
+def test_a_lesson_contradicted_since_is_shown_contested_not_as_a_path_to_avoid():
+    """MX5, LS1: once a later task did the lesson's action without failing, the consolidated
+    lesson is no longer shown as a path to avoid (contested, or settled away by DG2)."""
+    manager, clock, settings = _lessons_manager()
+    steps = ["build the image", "push it to the internal registry"]
+    agent = manager.agent("ana", ScriptedLLM(steps), settings=settings, clock=clock)
+    goal = "deploy the checkout service to EU prod"
+    assert agent.run(goal, "deployment", MockEnvironment({}), PUSH).success
+    model = PromptFollowingLLM()
+    agent = manager.agent("ana", model, settings=settings, clock=clock)
+    agent.run("deploy the search service to EU prod", "deployment", MockEnvironment({}), PUSH)
+    assert "[avoid]" not in model.prompts[0]
