@@ -16,7 +16,8 @@ Invariants:
     XA3 a subtask completes when the action is one of its options, each `{slot}` filled
         with a value the run was given for the slot's text (P3).
     XA4 `EpisodicExperience` recalls the settled retrieval (DG4), its contradicted lessons
-        contested (LS3), settling and contesting unless the settings turn them off, and reinforces each recalled episode at most once per run (A5).
+        contested (LS3), settling and contesting unless the settings turn them off, and
+        reinforces each recalled episode at most once per run (A5).
 """
 
 import dataclasses

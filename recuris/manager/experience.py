@@ -15,7 +15,8 @@ Invariants:
         store, however often it returns.
     MX3 the finished episode is settled through the manager: stored with its audit record
         and the task's deletions in one transaction, then offered to extraction.
-    MX5 with `consolidate` set, a settled episode consolidates each lesson `to_consolidate` finds (LS4) into a fact of
+    MX5 with `consolidate` set, a settled episode consolidates each lesson `to_consolidate`
+        finds (LS4) into a fact of
         the user's semantic memory citing its episodes (a lesson already a fact gains the new
         goals and sources); each recall offers the user's current lessons (LS5) as candidates
         beside the episodes, and a lesson shown counts as used (MX2).
