@@ -15,15 +15,14 @@ Invariants:
         store, however often it returns.
     MX3 the finished episode is settled through the manager: stored with its audit record
         and the task's deletions in one transaction, then offered to extraction.
-    MX5 with `consolidate` set, a settled episode consolidates each lesson `to_consolidate`
-        finds (LS4) into a fact of
-        the user's semantic memory citing its episodes (a lesson already a fact gains the new
-        goals and sources); each recall offers the user's current lessons (LS5) as candidates
-        beside the episodes, and a lesson shown counts as used (MX2).
     MX4 unless told otherwise, a manager ranks episodes by `episode_scorer` (Jaccard over
         analysed terms) and its agent shows the `EPISODE_TOP_K` most similar, at least
         `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py) and contradicted
         lessons contested (experience/lessons.py).
+    MX5 with `consolidate` set, a settled episode consolidates each lesson `to_consolidate`
+        finds (LS4) into a fact of the user's semantic memory citing its episodes (a lesson
+        already a fact gains the new goals and sources); each recall offers the user's current
+        lessons (LS5) as candidates beside the episodes, and a lesson shown counts as used (MX2).
 """
 
 import re

@@ -321,3 +321,17 @@ def test_the_printed_tables_give_both_parts_and_every_kind(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.index("## The test part: 2 families") < out.index("## The tuning part: 1 famil")
     assert "seed 39" in out and "| twins | no twin | paraphrased |" in out
+
+
+def test_part_runs_the_named_part_of_the_split_alone(tmp_path, capsys):
+    """XT8: `experience --part tuning` prints the tuning part's tables and none of the test's."""
+    data = twins()
+    data["families"][2]["part"] = "tuning"
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert bench_main(["experience", str(path), "--part", "tuning"]) == 0
+    out = capsys.readouterr().out
+    assert "## The tuning part: 1 famil" in out and "## The test part" not in out
+    assert bench_main(["experience", str(path), "--part", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "## The test part: 2 families" in out and "## The tuning part" not in out
