@@ -63,6 +63,9 @@ class ExperienceSettings(AgentSettings):
     # little (repeats 0.174 of tasks at risk against 0.170) and cost the shared-task-type
     # condition (0.342 against 0.269).
     consolidate: bool = False
+    # Whether recall adds, beside the top k, the lessons about the step at hand: the settled
+    # candidates beyond the top k that failed after exactly the actions done so far (LS6).
+    step_lessons: bool = True
     tool_answers_kept: int = 3  # the tools' latest answers each prompt keeps (XA1)
 
     def __post_init__(self) -> None:
@@ -90,7 +93,9 @@ class Experience(Protocol):
     episodic: EpisodicMemory
 
     def begin(self) -> None: ...
-    def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]: ...
+    def recall(
+        self, query: str, task_type: str, settings: ExperienceSettings, done: Sequence[str] = ()
+    ) -> list[Hit]: ...
     def settle(self, episode: Episode) -> Episode: ...
 
 
@@ -130,9 +135,14 @@ class EpisodicExperience:
     def begin(self) -> None:
         self.reinforced = set()
 
-    def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
+    def recall(
+        self, query: str, task_type: str, settings: ExperienceSettings, done: Sequence[str] = ()
+    ) -> list[Hit]:
         retrieval = settings.retrieval
-        hits = recall_lessons(self.episodic, query, retrieval, settings.settle, settings.contest)
+        step = tuple(done) if settings.step_lessons else None
+        hits = recall_lessons(
+            self.episodic, query, retrieval, settings.settle, settings.contest, step=step
+        )
         reinforce_once(self.episodic, self.decay, hits, self.reinforced)
         return hits
 
@@ -210,7 +220,8 @@ class ExperienceAgent(RecurisAgent):
         return ExperienceRun(query, task_type)
 
     def recall(self, run: ExperienceRun) -> list[Hit]:
-        hits = self.experience.recall(run.query, run.task_type, self.settings)
+        done = [normalize(step.action) for step in self.working.trajectory if not step.failed]
+        hits = self.experience.recall(run.query, run.task_type, self.settings, done)
         run.sections = [source.section(run.query, run.task_type, hits) for source in self.context]
         for section in run.sections:
             run.learn(section.values)

@@ -37,6 +37,10 @@ Invariants:
     LS5 a lesson read back from its fact (`read_lesson`) is a failed episode with the fact's
         id, task type, goals, time, the actions before it and the failed action: it renders
         as a path to avoid; a fact that is not a lesson reads as None.
+    LS6 given the actions done so far (`step`), `recall_lessons` adds after the top `top_k`
+        the lessons about the step at hand: of the settled candidates beyond them, best first,
+        each that failed after exactly those actions, at an action no hit shown already
+        failed at after them; without `step` it adds nothing.
 """
 
 from collections.abc import Callable, Sequence
@@ -54,6 +58,7 @@ __all__ = [
     "LESSON",
     "contest",
     "alike",
+    "at_step",
     "lesson_fact",
     "read_lesson",
     "recall_lessons",
@@ -218,14 +223,16 @@ def recall_lessons(
     settling: bool = True,
     contesting: bool = True,
     consolidated: Sequence[tuple[Episode, tuple[str, ...]]] = (),
+    step: tuple[str, ...] | None = None,
 ) -> list[Hit]:
-    """Return `retrieve_settled`'s hits, each contradicted lesson contested (LS3).
+    """Return `retrieve_settled`'s hits, each contradicted lesson contested (LS3), and given
+    the actions done (`step`), the lessons about the step at hand beside them (LS6).
 
     The outcomes that contest a lesson are read among the settled candidates, so that a twin's
     outcomes, settled away, contest nothing. `consolidated` are the lessons read back from
     their facts (LS5), each with its sources: candidates too when they pass the threshold.
     """
-    if not consolidated and not contesting:
+    if not consolidated and not contesting and step is None:
         return retrieve_settled(episodic, query, retrieval, settling)
     candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
     scorer = episodic.scorer
@@ -244,10 +251,26 @@ def recall_lessons(
         pool = settle(candidates, query, words)
     else:
         pool = candidates
+    shown = pool[: retrieval.top_k]
+    if step is not None:
+        shown = [*shown, *at_step(pool[retrieval.top_k :], step, shown)]
     if not contesting:
-        return pool[: retrieval.top_k]
+        return shown
+    return contest(shown, pool, alike(episodic, retrieval.threshold))
 
-    return contest(pool[: retrieval.top_k], pool, alike(episodic, retrieval.threshold))
+
+def at_step(hits: Sequence[Hit], done: tuple[str, ...], shown: Sequence[Hit]) -> list[Hit]:
+    """Return the lessons about the step at hand (LS6): of the hits, best first, each first
+    one that failed after exactly the actions `done`, at an action no shown hit failed at."""
+    said = {situation(hit.episode) for hit in shown}
+    found = []
+    for hit in hits:
+        lesson = situation(hit.episode)
+        if lesson is None or lesson[0] != done or lesson in said:
+            continue
+        said.add(lesson)
+        found.append(hit)
+    return found
 
 
 def alike(episodic: EpisodicMemory, threshold: float) -> Callable[[Episode, Episode], bool]:

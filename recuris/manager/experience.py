@@ -116,13 +116,16 @@ class ManagedExperience:
                 found[fact.id] = (lesson, fact)
         return found
 
-    def recall(self, query: str, task_type: str, settings: ExperienceSettings) -> list[Hit]:
+    def recall(
+        self, query: str, task_type: str, settings: ExperienceSettings, done: Sequence[str] = ()
+    ) -> list[Hit]:
         retrieval = settings.retrieval
         self.settings = settings
         lessons = self.lessons()
         consolidated = [(lesson, fact.source_ids) for lesson, fact in lessons.values()]
+        step = tuple(done) if settings.step_lessons else None
         hits = recall_lessons(
-            self.episodic, query, retrieval, settings.settle, settings.contest, consolidated
+            self.episodic, query, retrieval, settings.settle, settings.contest, consolidated, step
         )
         self.shown.update((hit.episode.id, hit) for hit in hits)
         recalled = self.manager.recall(

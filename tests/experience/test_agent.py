@@ -195,3 +195,20 @@ def test_the_episode_is_settled_into_the_experience():
     result = make_agent(ScriptedLLM(["a"]), experience).run("goal", "type", MockEnvironment())
     assert experience.settled is result.episode
     assert experience.episodic.episodes == (result.episode,)
+
+
+def test_each_recall_is_told_the_actions_done_so_far():
+    """XA4, LS6: the experience hears, at each recall, the task's actions done, failed ones left
+    out, so that it can show the lessons about the step at hand."""
+
+    class Heard(EpisodicExperience):
+        def recall(self, query, task_type, settings, done=()):
+            self.heard.append(tuple(done))
+            return super().recall(query, task_type, settings, done)
+
+    experience = Heard(EpisodicMemory())
+    experience.heard = []
+    environment = MockEnvironment({"b": "error: no"})
+    make_agent(ScriptedLLM(["a", "b", "c"]), experience).run("goal", "t", environment, ["a", "c"])
+    assert experience.heard[0] == () and experience.heard[1] == ("a",)
+    assert ("a", "b") not in experience.heard

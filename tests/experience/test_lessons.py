@@ -3,7 +3,7 @@
 from recuris import EpisodicMemory, RetrievalSettings
 from recuris.core.prompt import CONTESTED
 from recuris.core.records import Episode, Hit, Step
-from recuris.experience.lessons import ContestedHit, contest, recall_lessons
+from recuris.experience.lessons import ContestedHit, at_step, contest, recall_lessons
 from recuris.experience.settling import retrieve_settled
 
 
@@ -87,3 +87,36 @@ def test_recall_lessons_returns_the_settled_episodes_in_order():
     assert [hit.episode.id for hit in recalled] == [hit.episode.id for hit in settled]
     without = recall_lessons(memory, query, retrieval, contesting=False)
     assert without == settled
+
+
+def failures_at_two_steps():
+    """A memory of two failed purges: one at the first step, one after finding paths."""
+    memory = EpisodicMemory()
+    for hit in (
+        task("purge the shop cache", 1, ("log in by password", True)),
+        task("purge the blog cache", 2, ("find paths", False), ("purge by API", True)),
+    ):
+        memory.add_episode(hit.episode)
+    return memory
+
+
+def test_the_lessons_about_the_step_at_hand_come_beside_the_top_k():
+    """LS6: beyond the top k, a lesson that failed after exactly the actions done is shown,
+    one at another step is not."""
+    retrieval = RetrievalSettings(top_k=1, threshold=0.1)
+    query = "cdn purge the shop cache"
+    plain = recall_lessons(failures_at_two_steps(), query, retrieval)
+    assert [hit.episode.goal for hit in plain] == ["purge the shop cache"]
+    start = recall_lessons(failures_at_two_steps(), query, retrieval, step=())
+    assert [hit.episode.goal for hit in start] == ["purge the shop cache"]
+    later = recall_lessons(failures_at_two_steps(), query, retrieval, step=("find paths",))
+    assert [hit.episode.goal for hit in later] == ["purge the shop cache", "purge the blog cache"]
+
+
+def test_a_lesson_the_shown_hits_already_state_is_not_added_again():
+    """LS6: of lessons failing at one action after the same actions, only the first shows."""
+    lesson = task("purge the docs cache", 1, ("purge by API", True))
+    again = task("purge the blog cache", 2, ("purge by API", True))
+    other = task("purge the wiki cache", 3, ("use the console", True))
+    assert at_step([again, other], (), [lesson]) == [other]
+    assert at_step([lesson, again], (), []) == [lesson]
