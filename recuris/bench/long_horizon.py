@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from ..core import prompt as layout
-from ..core.agent import AgentSettings, RecurisAgent
 from ..core.clock import ManualClock
 from ..core.episodic import EpisodicMemory
 from ..core.text import estimate_tokens, normalize
 from ..core.validation import require_count
 from ..core.working import WorkingMemory, WorkingSettings
+from ..experience.agent import ExperienceAgent, ExperienceSettings
 from ..experience.slot_llm import SlotFollowingLLM
 from ..experience.slots import matches_option
 from ..manager.entry import run_piped
@@ -265,8 +265,12 @@ def run_suite(
         failures = Counter()
         for task in tasks_factory():
             llm = SlotFollowingLLM(latest_wins)
-            settings = AgentSettings(max_steps=len(task.plan) + 10, max_failures=3)
-            agent = RecurisAgent(memory(), EpisodicMemory(), llm, settings, clock=ManualClock(0))
+            settings = ExperienceSettings(max_steps=len(task.plan) + 10, max_failures=3)
+            # The experience layer's agent, for its slots: a plan step such as "smoke-test the
+            # api on port {api port}" is done by the action that fills it (ST2).
+            agent = ExperienceAgent(
+                memory(), EpisodicMemory(), llm, settings, clock=ManualClock(0)
+            )
             agent.run(task.goal, "migration", task.act, task.plan, task.constraints)
             broken = task.failure()  # None exactly when the run succeeded
             outcomes.append(broken is None)

@@ -215,3 +215,11 @@ def test_with_the_statement_kept_the_cut_removes_the_failed_path_instead():
     kept = {"kept": lambda: ContextLimitedHistory(2_048, FULL_HISTORY, keep_statement=True)}
     results = run_suite(lambda: suite()[FIRST_LOGGED_TASK:], latest_wins=True, conditions=kept)
     assert "failed path retried" in dict(results["kept"].failures)
+
+
+def test_a_plan_step_with_a_slot_is_done_by_the_action_that_fills_it(first_value_wins):
+    """LH2: recuris's agent ticks "smoke-test the api on port {api port}" when the action gives
+    the port, so each task smoke-tests once: as many uses of the slot as tasks that reach it."""
+    ours = first_value_wins[RECURIS]
+    reaching = [task for task in suite() if any("{" in step for step in task.plan)]
+    assert ours.value_uses == len(reaching)
