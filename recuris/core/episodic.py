@@ -4,7 +4,7 @@ Document 000 §2.1 and §3.2: each episode keeps task type, goal, trajectory, st
 failure reason; retrieval returns at most `top_k` (2-5) episodes above a `threshold`. The
 prototype compared the task type alone and scanned every episode; here the key is type
 *and* goal, and a scorer's index touches only episodes sharing a term. The memory is held
-in this object alone; a store keeps it beyond (recuris/storage/archives.py).
+in this object alone, as in document 000's loop.
 
 Invariants:
     E1  `retrieve` returns at most `top_k` hits.

@@ -5,8 +5,8 @@ related experience after it, each in the same place on every step, so that the g
 never scroll out of sight. The labels below are spelled only here, so the writer
 (`WorkingMemory`, `RecurisAgent`) and the readers (`PromptFollowingLLM`, the demo's
 recorder) cannot disagree; `read_sections` is the one place a prompt is read back.
-A part of memory beyond the core (recall across layers, a tool's answer) brings its own
-`ContextSection`: its header, its lines and the values they state, in its own words.
+A layer above the core may add sections after experience (`ContextSection`: a header and
+its lines, in its own words); the documents' agent adds none.
 
 Invariants:
     P1  a prompt has the working section first, the experience section second, then the
@@ -67,8 +67,8 @@ MARKS = (DONE_MARK, PENDING_MARK)
 class ContextSection:
     """A prompt section brought by a part of memory: a header, its lines, the values they state.
 
-    `values` are (slot text, value) pairs the lines state, so that a run may use them
-    without the prompt being read back.
+    `values` are the (subject, value) pairs the lines state, for a layer above to use without
+    reading the prompt back.
     """
 
     header: str

@@ -67,7 +67,7 @@ def require_number(
     """Return value as a float if it is a finite real number within the bounds (VL3).
 
     `minimum` and `maximum` are inclusive; with `above_minimum` the value must exceed `minimum`.
-    Raises ValueError naming `name`, which carries the rule, e.g. "D1: half_life_days".
+    Raises ValueError naming `name`, which carries the rule, e.g. "D2: half_life_days".
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}")
