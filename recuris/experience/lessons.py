@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from ..core.episodic import EpisodicMemory, RetrievalSettings
 from ..core.prompt import render_contested
 from ..core.records import Episode, Hit, Step
+from ..core.similarity import jaccard
 from ..core.text import flatten, normalize, tokenize
 from .settling import CANDIDATES, as_query, done_before, failed_at, retrieve_settled, settle
 
@@ -242,7 +243,7 @@ def recall_lessons(
         # A lesson whose episode is still a candidate says nothing that episode does not.
         if known.intersection(sources):
             continue
-        score = _jaccard(asked, set(scorer.analyzer(as_query(lesson.task_type, lesson.goal))))
+        score = jaccard(asked, set(scorer.analyzer(as_query(lesson.task_type, lesson.goal))))
         if score >= retrieval.threshold:
             candidates.append(Hit(score, lesson))
     candidates.sort(key=lambda hit: -hit.score)
@@ -284,11 +285,6 @@ def alike(episodic: EpisodicMemory, threshold: float) -> Callable[[Episode, Epis
         if episodic.get(other.id) is other:
             return scorer.score(terms, other.id) >= threshold
         said = set(scorer.analyzer(as_query(other.task_type, other.goal)))
-        return _jaccard(set(terms), said) >= threshold
+        return jaccard(set(terms), said) >= threshold
 
     return similar
-
-
-def _jaccard(one: set, other: set) -> float:
-    union = one | other
-    return len(one & other) / len(union) if union else 0.0
