@@ -14,10 +14,12 @@ them, which decays as slowly as consolidated memory does; an episode alone is fo
 a few unused weeks, and the mistake comes back with the next similar task. A lesson that
 recurred (two past tasks, their goals alike, failed at the same action after the same actions)
 or that saved a task (a task shown it did the actions before and not the failed one, and
-worked) becomes such a fact: its subject the task type and the path, its value the goals, its
-sources the episodes. It is recalled like an episode (its task type and goals scored against
-the query) and shown as what it is, a path to avoid; a later outcome that contradicts it
-contests it as it contests an episode, and a contested lesson is never consolidated.
+worked) becomes such a fact, when `ExperienceSettings.consolidate` asks for it (off by
+default: on the tuning part it did not pay): its subject the task type and the path, its
+value the goals, its sources the episodes. It is recalled like an episode (its task type and
+goals scored against the query) and shown as what it is, a path to avoid; a later outcome
+that contradicts it contests it as it contests an episode, and a contested lesson is never
+consolidated.
 
 Invariants:
     LS1 a hit is contested iff it failed at an action and an episode of the pool created after
