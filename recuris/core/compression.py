@@ -106,9 +106,13 @@ def parse(summary: str) -> _Parts:
     for line in summary.splitlines():
         label, separator, body = line.partition(": ")
         if separator and label == "done":
-            parts.done_earlier, parts.done = _split_count(body.split(" -> "))
+            earlier, done = _split_count(body.split(" -> "))
+            parts.done_earlier = earlier
+            parts.done = done
         elif separator and label == "failed":
-            parts.failed_earlier, parts.failed = _split_count(body.split("; "))
+            earlier, failed = _split_count(body.split("; "))
+            parts.failed_earlier = earlier
+            parts.failed = failed
         elif separator and label == "phase":
             parts.phase = body
         elif line.strip():
