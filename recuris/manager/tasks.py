@@ -338,9 +338,8 @@ class Tasks:
         The manager calls it after it writes a working item while the user has no task.
         """
         with self.lock:
-            budget = self.working_settings.token_budget
-            # While writes wait in the queue the notes wait for the store, as a task's (N7).
-            if budget is None or (isinstance(self.store, BufferedStore) and self.store.pending):
+            budget = self._fold_budget()  # the notes wait for the store, as a task's (N7)
+            if budget is None:
                 return
             try:
                 held = [item for item in self.store.list(user_id, "working") if not item.task_id]
@@ -489,16 +488,24 @@ class Tasks:
         task.item = item
         task.folded = lines
 
+    def _fold_budget(self) -> int | None:
+        """Return the token budget notes are folded to; None without one, or while writes wait.
+
+        While writes wait in the queue, a read would replay it at every step and note, and a
+        fold would only queue more: the notes wait for the store (G13).
+        """
+        if isinstance(self.store, BufferedStore) and self.store.pending:
+            return None
+        return self.working_settings.token_budget
+
     def _fold_notes(self, task: TaskState) -> list[MemoryItem]:
         """Fold the oldest notes into the summary until the tier fits the budget (N7).
 
         Return the notes folded, oldest first; none when there is no budget, or while the
         store fails (writes queued, or reads refused).
         """
-        budget = self.working_settings.token_budget
-        # While writes wait in the queue, a read would replay it at every step and note, and
-        # a fold would only queue more: the notes wait for the store (G13).
-        if budget is None or (isinstance(self.store, BufferedStore) and self.store.pending):
+        budget = self._fold_budget()
+        if budget is None:
             return []
         try:
             held = self.store.list(task.item.user_id, "working", task.id)

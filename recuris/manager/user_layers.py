@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
-from ..core.similarity import Scorer
+from ..core.similarity import JaccardScorer, Scorer
 from ..core.validation import require_text
 from ..core.consolidation import ConsolidationSettings, Consolidator
 from ..evolution.procedural import ProceduralMemory
@@ -71,10 +71,8 @@ class Layers:
     def episodic(self) -> StoredEpisodes:
         # Loaded on first use: recall searches the store, so it never indexes every episode.
         if self.loaded_episodic is None:
-            if self.scorer is None:
-                self.loaded_episodic = StoredEpisodes(self.store, self.user_id)
-            else:
-                self.loaded_episodic = StoredEpisodes(self.store, self.user_id, self.scorer)
+            scorer = self.scorer or JaccardScorer
+            self.loaded_episodic = StoredEpisodes(self.store, self.user_id, scorer)
         return self.loaded_episodic
 
 

@@ -379,7 +379,7 @@ class BufferedStore(QueuedReads):
     def unreadable(self, user_id: str) -> tuple[str, ...]:
         """Return the ids of the user's stored rows that reads left out, unreadable (SH5).
 
-        None for a store whose every row reads as an item.
+        Empty for a store whose every row reads as an item (one without `unreadable`).
         """
         method = getattr(self.inner, "unreadable", None)
         return method(user_id) if method is not None else ()
