@@ -52,8 +52,16 @@ from ..core.episodic import EpisodicMemory, RetrievalSettings
 from ..core.prompt import render_contested
 from ..core.records import Episode, Hit, Step
 from ..core.similarity import jaccard
-from ..core.text import flatten, normalize, tokenize
-from .settling import CANDIDATES, as_query, done_before, failed_at, retrieve_settled, settle
+from ..core.text import flatten, normalize
+from .settling import (
+    CANDIDATES,
+    as_query,
+    compared_words,
+    done_before,
+    retrieve_settled,
+    settle,
+    situation,
+)
 
 __all__ = [
     "ContestedHit",
@@ -86,7 +94,6 @@ class Lesson:
     sources: tuple[str, ...]
 
 
-
 @dataclass(frozen=True)
 class ContestedHit(Hit):
     """A retrieved lesson that a later outcome contradicts, with every outcome newest first."""
@@ -98,16 +105,6 @@ class ContestedHit(Hit):
         """Render as the core's contested line (P5), with the similarity that brought it."""
         line = render_contested(flatten(self.action, 120), self.outcomes)
         return f"{line} (similarity {self.score:.2f})"
-
-
-def situation(episode: Episode) -> tuple[tuple[str, ...], str] | None:
-    """Return a failed episode's lesson: the actions done before it failed, and the action."""
-    action = failed_at(episode)
-    if action is None:
-        return None
-    step = episode.failed_step
-    earlier = episode.trajectory[: episode.trajectory.index(step)]
-    return tuple(normalize(done.action) for done in earlier if not done.failed), action
 
 
 def _outcome(episode: Episode, before: tuple[str, ...], action: str) -> bool | None:
@@ -127,6 +124,7 @@ def contest(
     """Return the hits, each lesson that a later outcome in its situation contradicts contested
     (LS1, LS2). `similar` says whether two episodes' goals pass the retrieval threshold."""
     shown = []
+    found_in_pool = {found.episode.id: found.episode for found in pool}
     for hit in hits:
         lesson = situation(hit.episode)
         if lesson is None:
@@ -134,8 +132,7 @@ def contest(
             continue
         before, action = lesson
         outcomes = []
-        others = {found.episode.id: found.episode for found in pool}
-        others[hit.episode.id] = hit.episode
+        others = {**found_in_pool, hit.episode.id: hit.episode}
         for other in others.values():
             worked = _outcome(other, before, action)
             if worked is None or not (other is hit.episode or similar(hit.episode, other)):
@@ -249,11 +246,7 @@ def recall_lessons(
         if score >= retrieval.threshold:
             candidates.append(Hit(score, lesson))
     candidates.sort(key=lambda hit: -hit.score)
-    if settling:
-        words = tokenize if scorer.persist else scorer.analyzer
-        pool = settle(candidates, query, words)
-    else:
-        pool = candidates
+    pool = settle(candidates, query, compared_words(episodic)) if settling else candidates
     shown = pool[: retrieval.top_k]
     if step is not None:
         shown = [*shown, *at_step(pool[retrieval.top_k :], step, shown)]

@@ -46,6 +46,8 @@ __all__ = [
     "settled_candidates",
     "failed_at",
     "done_before",
+    "situation",
+    "compared_words",
     "as_query",
     "CANDIDATES",
     "MARGIN",
@@ -82,11 +84,15 @@ def _done(episode: Episode) -> set[str]:
     return {normalize(step.action) for step in episode.trajectory if not step.failed}
 
 
-def _before(episode: Episode) -> tuple[str, ...]:
-    """Return the actions done without failing before the step it is shown as failing at."""
+def situation(episode: Episode) -> tuple[tuple[str, ...], str] | None:
+    """Return where a failed episode is shown failing: the actions it did without failing
+    before that step, and the action (`failed_at`); None for an episode that did not fail."""
+    action = failed_at(episode)
+    if action is None:
+        return None
     step = episode.failed_step
-    earlier = episode.trajectory[: episode.trajectory.index(step)] if step else ()
-    return tuple(normalize(other.action) for other in earlier if not other.failed)
+    earlier = episode.trajectory[: episode.trajectory.index(step)]
+    return tuple(normalize(done.action) for done in earlier if not done.failed), action
 
 
 def done_before(episode: Episode, action: str) -> tuple[str, ...] | None:
@@ -126,9 +132,9 @@ def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
     # Over a step: failed at different actions after doing the same ones.
     steps: dict[tuple, list[str]] = {}
     for hit in hits:
-        at = failed[hit.episode.id]
-        if at is not None:
-            steps.setdefault((_before(hit.episode), at), []).append(hit.episode.id)
+        where = situation(hit.episode)
+        if where is not None:
+            steps.setdefault(where, []).append(hit.episode.id)
     ordered = sorted(steps)
     for number, one in enumerate(ordered):
         for other in ordered[number + 1 :]:
@@ -187,8 +193,12 @@ def settled_candidates(
 ) -> list[Hit]:
     """Return what `settle` leaves of the `top_k` · `CANDIDATES` most similar episodes."""
     candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
+    return settle(candidates, query, compared_words(episodic))
+
+
+def compared_words(episodic: EpisodicMemory) -> Callable[[str], Sequence[str]]:
+    """Return the words `settle` reads a memory's hits by: those its scorer compares."""
     # Settled on the words the scorer compares, so that what it leaves out (stop words,
     # word forms) decides nothing here either; a scorer of vectors has no words.
     scorer = episodic.scorer
-    words = tokenize if scorer.persist else scorer.analyzer
-    return settle(candidates, query, words)
+    return tokenize if scorer.persist else scorer.analyzer
