@@ -19,9 +19,9 @@ answers are compared, and the run stops if they differ (S8's tie order included)
 import argparse
 import os
 import random
-import statistics
 import time
 
+from benchmarks.side_by_side import shown, spread
 from recuris import InMemoryStore, MemoryItem
 from recuris.retrieval.scoring import analyze
 from recuris.storage.model_store import ModelStore
@@ -91,14 +91,6 @@ def processor_milliseconds(call) -> tuple[float, object]:
     return (time.process_time() - started) * 1000, answer
 
 
-def spread(values: list[float], digits: int = 1) -> str:
-    """Format a median and a range: `median (lowest-highest)`."""
-    return (
-        f"{statistics.median(values):.{digits}f} "
-        f"({min(values):.{digits}f}-{max(values):.{digits}f})"
-    )
-
-
 def measure(size: int, rounds: int, queries: int, seed: int) -> None:
     """Print one size's rows: the fill and each class of query, per store, with the ratio."""
     words, items = corpus(size, seed)
@@ -126,13 +118,14 @@ def measure(size: int, rounds: int, queries: int, seed: int) -> None:
                 if answers["ModelStore"] != answers["InMemoryStore"]:
                     raise SystemExit(f"the stores answer {terms} differently: {answers}")
                 ratios[kind].append(taken["ModelStore"] / max(taken["InMemoryStore"], 1e-3))
-    fill = f"{spread(fills['ModelStore'], 2)} | {spread(fills['InMemoryStore'], 2)}"
+    fill = " | ".join(shown(spread(fills[name])) for name in ("ModelStore", "InMemoryStore"))
     print(f"| fill, s | {size:,} | {fill} | |", flush=True)
     for kind in classes:
         print(
             f"| a recall's reads, {kind}, ms | {size:,} | "
-            f"{spread(times[('ModelStore', kind)])} | {spread(times[('InMemoryStore', kind)])} | "
-            f"{spread(ratios[kind], 0)} |",
+            f"{shown(spread(times[('ModelStore', kind)]), 1)} | "
+            f"{shown(spread(times[('InMemoryStore', kind)]), 1)} | "
+            f"{shown(spread(ratios[kind]), 0)} |",
             flush=True,
         )
 

@@ -25,7 +25,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["spread", "ratios", "differences", "Turns", "timed_ms", "in_turns"]
+__all__ = ["spread", "shown", "ratios", "differences", "Turns", "timed_ms", "in_turns"]
 
 
 def spread(values: list[float]) -> dict:
@@ -39,6 +39,13 @@ def spread(values: list[float]) -> dict:
         "low": min(values),
         "high": max(values),
     }
+
+
+def shown(figure: dict, digits: int = 2) -> str:
+    """Show a spread as a table cell does: `median (lowest-highest)`, to `digits` places."""
+    low = figure["low"]
+    high = figure["high"]
+    return f"{figure['median']:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
 
 
 def ratios(ours: Sequence[float], theirs: Sequence[float]) -> dict:

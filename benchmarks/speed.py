@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from benchmarks import recall_scale, scale, write_speed
-from benchmarks.side_by_side import spread
+from benchmarks.side_by_side import shown, spread
 from recuris.bench.command import table_row
 from recuris.tour.mock_environment import MockEnvironment
 from recuris.tour.simulation import simulate
@@ -275,13 +275,6 @@ def _speed(quick: bool, large: bool = False) -> None:
     _recall_at_scale(sizes[-1:] + ((1_000_000,) if large else ()), quick)
 
 
-def _spread(figure: dict, digits: int = 2) -> str:
-    """Show a figure as its median (lowest-highest)."""
-    low = figure["low"]
-    high = figure["high"]
-    return f"{figure['median']:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
-
-
 def _runs(size: int) -> int:
     """Return how many times a scale or write measure runs at a size: fewer at a million.
 
@@ -306,15 +299,15 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             compared = (
                 f"+{above['median']:.2f} ms ({above['low']:+.2f} to {above['high']:+.2f})"
                 if row["class"] == "rare"
-                else _spread(row["ratio"])
+                else shown(row["ratio"])
             )
             table_row(
                 f"SQLite recall (count_access=False) vs one FTS5 query, {row['class']} words, "
                 f"{row['state']}: ms, median (lowest-highest) of {row['n']}, load "
                 f"{row['load']:.1f}",
                 f"{size:,} items",
-                _spread(row["recall_ms"]),
-                _spread(row["fts5_ms"]),
+                shown(row["recall_ms"]),
+                shown(row["fts5_ms"]),
                 compared,
             )
     if len(peaks) > 1:
@@ -335,20 +328,20 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
         table_row(
             f"SQLite recall in sessions of {sessions['session']}, with its context vs without "
             f"(ms), {row['class']} words, warm, median (lowest-highest) of {row['n']}; vs one "
-            f"FTS5 query {_spread(row['to_fts5'])}, {above['median']:+.2f} ms; load "
+            f"FTS5 query {shown(row['to_fts5'])}, {above['median']:+.2f} ms; load "
             f"{sessions['load']:.1f}",
             f"{sizes[0]:,} items",
-            _spread(row["recall_ms"]),
-            _spread(row["alone_ms"]),
-            _spread(row["to_alone"]),
+            shown(row["recall_ms"]),
+            shown(row["alone_ms"]),
+            shown(row["to_alone"]),
         )
     counting = recall_scale.access_counting(sizes[0])
     table_row(
         "SQLite recall counting accesses: at once vs batched by 10 (ms, commits per recall); "
-        f"not counting {_spread(counting['inspect_ms'])} ms",
+        f"not counting {shown(counting['inspect_ms'])} ms",
         f"{sizes[0]:,} items",
-        f"{_spread(counting['counted_ms'])}; {counting['counted_commits']:.2f}",
-        f"{_spread(counting['batched_ms'])}; {counting['batched_commits']:.2f}",
+        f"{shown(counting['counted_ms'])}; {counting['counted_commits']:.2f}",
+        f"{shown(counting['batched_ms'])}; {counting['batched_commits']:.2f}",
         "",
     )
     for size in sizes:
@@ -361,9 +354,9 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
                 f"SQLite put {shape} vs plain INSERTs + FTS5 (s), median (lowest-highest) of "
                 f"{writes['ratio']['n']}, load {writes['load'][0]:.1f}",
                 f"{size:,} items",
-                _spread(writes["put_s"]),
-                _spread(writes["plain_s"]),
-                f"{_spread(writes['ratio'])} (CPU {writes['cpu_ratio']['median']:.2f})",
+                shown(writes["put_s"]),
+                shown(writes["plain_s"]),
+                f"{shown(writes['ratio'])} (CPU {writes['cpu_ratio']['median']:.2f})",
             )
     for synchronous in ("FULL", "NORMAL"):
         single = write_speed.single_write_runs(
@@ -374,9 +367,9 @@ def _recall_at_scale(sizes: tuple[int, ...], quick: bool) -> None:
             f"(ms), median (lowest-highest) of {single['ratio']['n']} runs, load "
             f"{single['load'][0]:.1f}",
             "one item a transaction",
-            _spread(single["write_ms"], 3),
-            _spread(single["raw_ms"], 3),
-            f"{_spread(single['ratio'])} (CPU {single['cpu_ratio']['median']:.2f})",
+            shown(single["write_ms"], 3),
+            shown(single["raw_ms"], 3),
+            f"{shown(single['ratio'])} (CPU {single['cpu_ratio']['median']:.2f})",
         )
     related, unrelated = (2_000, 20_000) if quick else (10_000, 100_000)
     alone, crowded = recall_scale.unrelated_items(related, unrelated)
@@ -400,13 +393,13 @@ def _growth(
     exponents = scale.round_exponents(
         smaller, runs[n - 1], sizes[n], runs[n], lambda run: run[key]
     )
-    text = f"exponent {_spread(spread(exponents))} from {smaller:,}"
+    text = f"exponent {shown(spread(exponents))} from {smaller:,}"
     if apart is None:
         return text
     less = scale.round_exponents(
         smaller, runs[n - 1], sizes[n], runs[n], lambda run: run[key] - run[apart]
     )
-    return text + f"; {_spread(spread(less))} without GC"
+    return text + f"; {shown(spread(less))} without GC"
 
 
 def _median(runs: list[dict], key: str) -> float:
@@ -429,7 +422,7 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
                 f"(lowest-highest) of {len(runs)}; its CPU s and cyclic GC s, and the fill's s, "
                 "medians; highest peak MB",
                 f"{size:,} items",
-                f"{_spread(spread([run['cycle_s'] for run in runs]))}; "
+                f"{shown(spread([run['cycle_s'] for run in runs]))}; "
                 f"CPU {_median(runs, 'cycle_cpu_s'):.2f}; GC {_median(runs, 'cycle_gc_s'):.2f}; "
                 f"fill {_median(runs, 'fill_s'):.1f}; {max(run['peak_mb'] for run in runs):.0f} MB",
                 f"{counted['forgotten']:,} forgotten, {counted['merged']:,} merged, "
@@ -452,7 +445,7 @@ def _scale(sizes: tuple[int, ...], quiet: bool) -> None:
                 f"semantic writes through the manager, {where}: µs per write, median "
                 f"(lowest-highest) of {len(runs)}; total s and cyclic GC s, medians",
                 f"{size:,} writes",
-                f"{_spread(per_write, 0)}; total {_median(runs, 'seconds'):.2f}; "
+                f"{shown(per_write, 0)}; total {_median(runs, 'seconds'):.2f}; "
                 f"GC {_median(runs, 'gc_s'):.2f}",
                 f"{runs[0]['superseded']:,} superseded a fact",
                 _growth(counts, writes, n, "seconds", "gc_s"),

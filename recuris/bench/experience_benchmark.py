@@ -198,9 +198,7 @@ class Run:
             ),
             "repeat_failures": sum(o.encounter == "repeat" for o in outcomes),
             "at_risk": len(at_risk),
-            "repeat_failure_rate": _share(
-                sum(o.encounter == "repeat" for o in at_risk), len(at_risk)
-            ),
+            "repeat_failure_rate": _repeats(at_risk),
             "at_risk_warned": len(warned),
             "repeat_failure_rate_warned": _repeats(warned),
             "at_risk_unwarned": len(unwarned),
