@@ -54,8 +54,8 @@ from ..core.records import Episode, Hit, Step
 from ..core.similarity import jaccard
 from ..core.text import flatten, normalize
 from .settling import (
-    CANDIDATES,
     as_query,
+    candidates_and_evidence,
     compared_words,
     done_before,
     retrieve_settled,
@@ -234,7 +234,7 @@ def recall_lessons(
     """
     if not consolidated and not contesting and step is None:
         return retrieve_settled(episodic, query, retrieval, settling)
-    candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
+    candidates, evidence = candidates_and_evidence(episodic, query, retrieval)
     scorer = episodic.scorer
     known = {hit.episode.id for hit in candidates}
     asked = set(scorer.analyzer(query))
@@ -246,7 +246,8 @@ def recall_lessons(
         if score >= retrieval.threshold:
             candidates.append(Hit(score, lesson))
     candidates.sort(key=lambda hit: -hit.score)
-    pool = settle(candidates, query, compared_words(episodic)) if settling else candidates
+    words = compared_words(episodic)
+    pool = settle(candidates, query, words, evidence) if settling else candidates
     shown = pool[: retrieval.top_k]
     if step is not None:
         shown = [*shown, *at_step(pool[retrieval.top_k :], step, shown)]

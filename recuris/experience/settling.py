@@ -11,6 +11,12 @@ those that did it without failing (or the other way round) are what the outcome 
 on, and a query whose words lean far enough to one side sides with it. No one word need be
 in every phrasing: each word of the query counts for a side by the share of that side's
 episodes holding it, less the share of the other side's (evidence from several words).
+Words that the same episodes hold count once, as one word: a phrasing's template is one
+observation, not six, and would otherwise outweigh the one word that tells the worlds
+apart. The sides are read among every past task alike enough to be shown at all, not only
+the candidates: those are chosen for reading like the query, so a twin written in the
+query's phrasing is among them while the task's own kind in other phrasings is not, and the
+phrasing would seem to be what the outcome depends on.
 The query is the task type and the goal (the agent recalls with both), so each episode is
 read the same way, its task type and its goal: like is compared with like, and a task-type
 word in a goal tells no side apart.
@@ -22,15 +28,17 @@ the same ones (alternatives, each failing in its own world), which would rule bo
 Invariants:
     DG1 `settle` returns a subsequence of its hits, in their order; where no two of them
         disagree, over an action or over a step, it returns them all.
-    DG2 a hit is left out only when it is on one side of a disagreement and the query's
-        evidence for the other side is at least `MARGIN`: summed over the query's words, the
-        lean of each (the share of the other side's hits holding it less the share of its
-        own side's, each share counted with one hit more holding it and one more not) times
-        its size, each hit read as its task type and goal (`as_query`),
-        as the query is.
+    DG2 a hit is left out only when it is on one side of a disagreement among the hits and
+        the query's evidence for the other side is at least `MARGIN`: summed over the groups
+        of the query's words held by exactly the same members, the lean of each (the share
+        of the other side's members holding it less the share of its own side's, each share
+        counted with one member more holding it and one more not) times its size. A side's
+        members are the hits and the past tasks given as evidence that take it, each read
+        once, as its task type and goal (`as_query`), as the query is.
     DG3 a hit that the query sides with in one disagreement is never left out by another.
     DG4 `retrieve_settled` returns the first top_k of what `settle` leaves of the episodic
-        memory's `retrieve` top_k · CANDIDATES (with `settle` off, `retrieve`'s top_k): a
+        memory's `retrieve` top_k · CANDIDATES, with every episode `retrieve` finds at the
+        threshold or above as evidence (with `settle` off, `retrieve`'s top_k): a
         subsequence of `retrieve`'s hits, so E1-E3 hold.
 """
 
@@ -44,6 +52,7 @@ __all__ = [
     "settle",
     "retrieve_settled",
     "settled_candidates",
+    "candidates_and_evidence",
     "failed_at",
     "done_before",
     "situation",
@@ -57,13 +66,13 @@ __all__ = [
 # disagreement can be among them, then keeps `top_k` of what `settle` leaves.
 CANDIDATES = 4
 # The evidence a query needs for one side of a disagreement to leave the other side out.
-# A word weighs its lean times its size, each side's share of it counted as if one more hit
-# held it and one more did not: a word that three hits of a side hold and none of three on the
-# other weighs 0.36, one that one hit holds against one hit 0.11, enough alone; a phrasing that
-# happens to differ (a paraphrase's template words) weighs little against what several past
-# tasks say, and so do the words that vary within a side (the service deployed). Chosen on the
-# benchmark's tuning part: repeats 0.170 of the tasks at risk, against 0.189 with bare shares
-# and a margin of 0.5, for the same negative transfer (0.017).
+# A word weighs its lean times its size, each side's share of it counted as if one more
+# member held it and one more did not: a word that three members of a side hold and none of
+# three on the other weighs 0.36, one that one member holds against one 0.11, enough alone;
+# the words that vary within a side (the service deployed) weigh little. Chosen on the
+# benchmark's tuning part: every margin from 0.07 to 0.10 gives the same repeats (30 of 260
+# tasks at risk; 48 or 49 of 321 with one task type) and negative transfers (9; 7), 0.05 more
+# repeats (33), 0.12 shows one twin's warnings to the other (27 negative transfers).
 MARGIN = 0.1
 
 
@@ -108,67 +117,88 @@ def done_before(episode: Episode, action: str) -> tuple[str, ...] | None:
 
 
 def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> float:
-    """Return how far the query's words lean to `side`: summed over them, each word's lean
-    (its share of `side`'s members less its share of `other`'s) times its size."""
+    """Return how far the query's words lean to `side`: summed over the patterns in which the
+    two sides' members hold them, each pattern's lean (its share of `side`'s members less its
+    share of `other`'s) times its size."""
+    # Words held by exactly the same members say one thing, however many they are: a phrasing's
+    # template ("roll out the new build of ... on ... prod") counts once, not once a word.
+    patterns = {
+        (tuple(word in member for member in side), tuple(word in member for member in other))
+        for word in asked
+    }
     total = 0.0
-    for word in asked:
-        lean = (sum(word in member for member in side) + 1) / (len(side) + 2)
-        lean -= (sum(word in member for member in other) + 1) / (len(other) + 2)
+    for in_side, in_other in patterns:
+        lean = (sum(in_side) + 1) / (len(side) + 2)
+        lean -= (sum(in_other) + 1) / (len(other) + 2)
         total += lean * abs(lean)
     return total
 
 
-def _sides(hits: Sequence[Hit]) -> list[tuple[list[str], list[str]]]:
-    """Return each disagreement among the hits as its two sides, lists of episode ids."""
-    failed = {hit.episode.id: failed_at(hit.episode) for hit in hits}
-    done = {hit.episode.id: _done(hit.episode) for hit in hits}
-    sides = []
+def _claims(episode: Episode) -> set[tuple]:
+    """Return what a past task says of actions: each action it did, where it failed."""
+    claims: set[tuple] = {("did", action) for action in _done(episode)}
+    where = situation(episode)
+    if where is not None:
+        claims.add(("failed at", where[1]))
+        claims.add(("failed after", where))
+    return claims
+
+
+def _disagreements(claimed: set[tuple]) -> list[tuple[tuple, tuple]]:
+    """Return each pair of claims that contradict each other, of those made."""
+    pairs = []
     # Over an action: failed at it here, done without failing there.
-    for action in sorted({action for action in failed.values() if action is not None}):
-        failing = [key for key, at in failed.items() if at == action]
-        working = [key for key, actions in done.items() if action in actions]
-        if working:
-            sides.append((failing, working))
+    failed = sorted(action for kind, action in claimed if kind == "failed at")
+    for action in failed:
+        if ("did", action) in claimed:
+            pairs.append((("failed at", action), ("did", action)))
     # Over a step: failed at different actions after doing the same ones.
-    steps: dict[tuple, list[str]] = {}
-    for hit in hits:
-        where = situation(hit.episode)
-        if where is not None:
-            steps.setdefault(where, []).append(hit.episode.id)
-    ordered = sorted(steps)
-    for number, one in enumerate(ordered):
-        for other in ordered[number + 1 :]:
+    steps = sorted(where for kind, where in claimed if kind == "failed after")
+    for number, one in enumerate(steps):
+        for other in steps[number + 1 :]:
             if one[0] == other[0]:
-                sides.append((steps[one], steps[other]))
-    return sides
+                pairs.append((("failed after", one), ("failed after", other)))
+    return pairs
 
 
 def settle(
-    hits: Sequence[Hit], query: str, words: Callable[[str], Sequence[str]] = tokenize
+    hits: Sequence[Hit],
+    query: str,
+    words: Callable[[str], Sequence[str]] = tokenize,
+    evidence: Sequence[Episode] = (),
 ) -> list[Hit]:
     """Leave out the hits whose advice the query's words side against (DG1-DG3).
 
     `query` is a task type and a goal (`as_query`); each hit is read the same way. `words`
     splits it into the words compared (the episodic scorer's analysis, say: stop words then
-    decide nothing); the core's `tokenize` by default.
+    decide nothing); the core's `tokenize` by default. `evidence` are more past tasks whose
+    words count on the side they take, beside the hits.
     """
+    readers = {episode.id: episode for episode in evidence}
+    readers.update((hit.episode.id, hit.episode) for hit in hits)
+    claims = {key: _claims(episode) for key, episode in readers.items()}
+    said = {hit.episode.id: claims[hit.episode.id] for hit in hits}
+    disagreements = _disagreements(set().union(*said.values()))
+    at_stake = {claim for pair in disagreements for claim in pair}
     held = {
-        hit.episode.id: set(words(as_query(hit.episode.task_type, hit.episode.goal)))
-        for hit in hits
+        key: set(words(as_query(readers[key].task_type, readers[key].goal)))
+        for key, made in claims.items()
+        if made & at_stake
     }
     asked = set(words(query))
     losing: set[str] = set()
     winning: set[str] = set()
-    for first, second in _sides(hits):
-        # Words that every hit holds, or none, weigh nothing; the words that vary between
+    for first, second in disagreements:
+        # Words that every member holds, or none, weigh nothing; the words that vary between
         # the two sides' phrasings weigh by how unevenly the sides hold them.
-        leaning = _evidence(asked, [held[key] for key in first], [held[key] for key in second])
-        if leaning >= MARGIN:
-            winning.update(first)
-            losing.update(second)
-        elif -leaning >= MARGIN:
-            winning.update(second)
-            losing.update(first)
+        side = [held[key] for key in held if first in claims[key]]
+        other = [held[key] for key in held if second in claims[key]]
+        leaning = _evidence(asked, side, other)
+        if abs(leaning) < MARGIN:
+            continue
+        won, lost = (first, second) if leaning > 0 else (second, first)
+        winning.update(key for key, made in said.items() if won in made)
+        losing.update(key for key, made in said.items() if lost in made)
     # A hit the query sided with in one disagreement stays, whatever another one says (DG3).
     left_out = losing - winning
     return [hit for hit in hits if hit.episode.id not in left_out]
@@ -192,8 +222,21 @@ def settled_candidates(
     episodic: EpisodicMemory, query: str, retrieval: RetrievalSettings
 ) -> list[Hit]:
     """Return what `settle` leaves of the `top_k` · `CANDIDATES` most similar episodes."""
-    candidates = episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
-    return settle(candidates, query, compared_words(episodic))
+    candidates, evidence = candidates_and_evidence(episodic, query, retrieval)
+    return settle(candidates, query, compared_words(episodic), evidence)
+
+
+def candidates_and_evidence(
+    episodic: EpisodicMemory, query: str, retrieval: RetrievalSettings
+) -> tuple[list[Hit], list[Episode]]:
+    """Return the `top_k` · `CANDIDATES` most similar episodes, and every episode scoring at
+    least the threshold: the past tasks whose words are evidence in settling (DG4)."""
+    # The candidates are chosen for reading like the query: a twin in the query's phrasing is
+    # among them, the task's own kind in its other phrasings often is not, and the phrasing
+    # would seem to tell the sides apart. Every past task alike enough to be shown at all
+    # says which words go with which outcome, whatever its phrasing.
+    ranked = episodic.retrieve(query, max(1, len(episodic)), retrieval.threshold)
+    return ranked[: retrieval.top_k * CANDIDATES], [hit.episode for hit in ranked]
 
 
 def compared_words(episodic: EpisodicMemory) -> Callable[[str], Sequence[str]]:

@@ -2,7 +2,12 @@
 
 from recuris import EpisodicMemory, RetrievalSettings
 from recuris.core.records import Episode, Hit, Step
-from recuris.experience.settling import retrieve_settled, settle
+from recuris.experience.settling import (
+    CANDIDATES,
+    candidates_and_evidence,
+    retrieve_settled,
+    settle,
+)
 
 from twins import deployment, failed_push, twins
 
@@ -69,6 +74,43 @@ def test_words_that_vary_within_a_side_do_not_tell_it_apart():
     """DG2: "search" is in one EU and one US goal, so it tells neither side apart; a query
     naming only the service settles nothing."""
     assert settle([*EU, *US], "deploy search") == [*EU, *US]
+
+
+def test_the_words_one_phrasing_holds_count_once():
+    """DG2: the query shares a phrasing's six words with an EU task that pushed to the mirror
+    and "US" with a US task that failed there; the phrasing's words are held by the same task,
+    so they weigh as one word: the two lean alike, and neither task is left out."""
+    failing = task("deploy the notification worker to the US production cluster",
+                   ("build", False), ("push mirror", True))
+    working = task("roll out the new build of billing on EU prod",
+                   ("build", False), ("push mirror", False))
+    hits = [working, failing]
+    assert settle(hits, "roll out the new build of checkout on US prod") == hits
+
+
+def test_past_tasks_beyond_the_hits_are_evidence():
+    """DG2: the same two hits, with two more US tasks that failed at the mirror and two EU
+    tasks that pushed there, none in the query's phrasing: every US task holds "US", and the
+    US query leaves the EU hit out."""
+    failing = task("deploy the notification worker to the US production cluster",
+                   ("build", False), ("push mirror", True))
+    working = task("roll out the new build of billing on EU prod",
+                   ("build", False), ("push mirror", False))
+    us = [task(goal, ("build", False), ("push mirror", True))
+          for goal in ["ship search live in the US region", "release checkout to US customers"]]
+    eu = [task(goal, ("build", False), ("push mirror", False))
+          for goal in ["ship search live in the EU region", "release checkout to EU customers"]]
+    evidence = [hit.episode for hit in [*us, *eu]]
+    settled = settle([working, failing], "roll out the new build of checkout on US prod",
+                     evidence=evidence)
+    assert goals(settled) == goals([failing])
+
+
+def test_evidence_that_holds_only_the_hits_changes_nothing():
+    """DG2: the hits' own episodes given as evidence are read once, as the hits are."""
+    hits = [*EU, *US]
+    query = "deploy search to US prod"
+    assert settle(hits, query, evidence=[hit.episode for hit in hits]) == settle(hits, query)
 
 
 CSV = [
@@ -168,6 +210,20 @@ def test_a_hit_settled_out_is_replaced_from_beyond_top_k():
     assert goals(memory.retrieve(query, 1, 0.1)) == ["deploy storefront search nightly to EU"]
     settled = retrieve_settled(memory, query, RetrievalSettings(top_k=1, threshold=0.1))
     assert goals(settled) == ["deploy storefront to US"]
+
+
+def test_the_evidence_is_every_episode_at_least_the_threshold():
+    """DG4: the candidates are retrieve's top_k · CANDIDATES, the evidence every episode it
+    finds at the threshold or above, best first."""
+    memory = EpisodicMemory()
+    for number in range(12):
+        memory.add_episode(failed_push(f"deploy service {number} to EU", "push internal", number))
+    memory.add_episode(failed_push("rotate the keys", "push internal", 20))
+    settings = RetrievalSettings(top_k=2, threshold=0.2)
+    candidates, evidence = candidates_and_evidence(memory, "deploy to EU", settings)
+    assert candidates == memory.retrieve("deploy to EU", 2 * CANDIDATES, 0.2)
+    assert evidence == [hit.episode for hit in memory.retrieve("deploy to EU", 13, 0.2)]
+    assert len(evidence) == 12  # "rotate the keys" shares only the task type: 1 word of 6
 
 
 def test_retrieve_settled_without_settling_is_retrieve():

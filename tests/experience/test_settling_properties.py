@@ -1,12 +1,16 @@
 """Property tests for recuris.experience.settling: what settling keeps (DG1, DG2)."""
 
+from itertools import product
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris.experience.settling import settle
+from recuris.core.text import tokenize
+from recuris.experience.settling import MARGIN, settle
 from recuris.core.records import Episode, Hit, Step
 
-WORDS = ["eu", "us", "csv", "json", "search", "billing", "deploy", "import"]
+# Two entries are phrasings of several words, held together by every goal that holds them.
+WORDS = ["eu", "us", "csv", "json", "search", "billing", "roll out", "new build of the"]
 ACTIONS = ["build", "push a", "push b", "load a", "load b"]
 
 
@@ -73,3 +77,71 @@ def test_dg2_every_hit_left_out_failed_or_did_an_action_that_another_failed_at(f
         if hit.episode.id not in kept:
             done = {step.action for step in hit.episode.trajectory if not step.failed}
             assert hit.episode.status == "failed" or done & failed_at
+
+
+def naive_settle(found, query, evidence):
+    """DG2 recounted pair by pair: each two hits that contradict, each side read among the
+    hits and the evidence, the query's words grouped by the past tasks holding them."""
+    readers = {episode.id: episode for episode in evidence}
+    readers.update((hit.episode.id, hit.episode) for hit in found)
+
+    def failure(episode):
+        if episode.status != "failed":
+            return None
+        step = episode.failed_step
+        before = episode.trajectory[: episode.trajectory.index(step)]
+        return tuple(done.action for done in before if not done.failed), step.action
+
+    def did(episode, action):
+        return any(step.action == action and not step.failed for step in episode.trajectory)
+
+    sides = []
+    for one, other in product([hit.episode for hit in found], repeat=2):
+        mine, theirs = failure(one), failure(other)
+        if mine and did(other, mine[1]):
+            action = mine[1]
+            sides.append((lambda e, a=action: (failure(e) or ((), None))[1] == a,
+                          lambda e, a=action: did(e, a)))
+        if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
+            sides.append((lambda e, f=mine: failure(e) == f, lambda e, f=theirs: failure(e) == f))
+    asked = set(tokenize(query))
+    winning, losing = set(), set()
+    for first, second in sides:
+        side = [key for key, episode in readers.items() if first(episode)]
+        other = [key for key, episode in readers.items() if second(episode)]
+        groups = {}
+        for word in asked:
+            holders = (
+                frozenset(key for key in side if word in tokenize(f"task {readers[key].goal}")),
+                frozenset(key for key in other if word in tokenize(f"task {readers[key].goal}")),
+            )
+            groups.setdefault(holders, word)
+        leaning = 0.0
+        for in_side, in_other in groups:
+            lean = (len(in_side) + 1) / (len(side) + 2) - (len(in_other) + 1) / (len(other) + 2)
+            leaning += lean * abs(lean)
+        if leaning >= MARGIN:
+            winning.update(key for key in side if key in {hit.episode.id for hit in found})
+            losing.update(key for key in other if key in {hit.episode.id for hit in found})
+        elif -leaning >= MARGIN:
+            winning.update(key for key in other if key in {hit.episode.id for hit in found})
+            losing.update(key for key in side if key in {hit.episode.id for hit in found})
+    return [hit for hit in found if hit.episode.id not in losing - winning]
+
+
+@given(hits(), hits(), queries)
+def test_dg2_settle_is_the_naive_recount_with_evidence(found, more, query):
+    """DG2: what settle leaves out is what a recount pair by pair leaves out, with more past
+    tasks as evidence beside the hits (their ids apart from the hits')."""
+    evidence = [
+        Episode(
+            task_type=hit.episode.task_type,
+            goal=hit.episode.goal,
+            status=hit.episode.status,
+            id=f"evidence-{hit.episode.id}",
+            trajectory=hit.episode.trajectory,
+            failure_reason=hit.episode.failure_reason,
+        )
+        for hit in more
+    ]
+    assert settle(found, query, evidence=evidence) == naive_settle(found, query, evidence)
