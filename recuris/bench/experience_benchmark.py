@@ -136,6 +136,10 @@ def tried() -> tuple[Condition, ...]:
             "default at threshold 0.1",
             settings=ExperienceSettings(retrieval=replace(default, threshold=0.1)),
         ),
+        Condition(
+            "default without consolidating lessons",
+            settings=ExperienceSettings(retrieval=default, consolidate=False),
+        ),
     )
 
 

@@ -58,11 +58,13 @@ class ExperienceSettings(AgentSettings):
     # Whether a lesson a later outcome in its situation contradicts is shown as contested
     # (lessons.py, LS1) or as a path to avoid.
     contest: bool = True
-    # Whether a lesson that recurred becomes a fact citing its episodes (lessons.py, LS4;
-    # manager/experience.py, MX5). Off by default: on the benchmark's tuning part it changed
-    # little (repeats 0.174 of tasks at risk against 0.170) and cost the shared-task-type
-    # condition (0.342 against 0.269).
-    consolidate: bool = False
+    # Whether a lesson that recurred becomes a fact citing its episodes, a failure's lesson
+    # kept as seen once until it recurs (lessons.py, LS4, LS7; manager/experience.py, MX5).
+    # On the benchmark's tuning part, repeats of the tasks at risk: 27 of 260 against 30
+    # without, 36 of 321 against 49 with one task type for every family; with its families
+    # re-spaced 20 to 45 days apart (each first failure forgotten before the family is
+    # back), 23 of 182 against 36, and 28 of 216 against 41 with one task type.
+    consolidate: bool = True
     # Whether recall adds, beside the top k, the lessons about the step at hand: the settled
     # candidates beyond the top k that failed after exactly the actions done so far (LS6).
     step_lessons: bool = True

@@ -14,12 +14,18 @@ them, which decays as slowly as consolidated memory does; an episode alone is fo
 a few unused weeks, and the mistake comes back with the next similar task. A lesson that
 recurred (two past tasks, their goals alike, failed at the same action after the same actions)
 or that saved a task (a task shown it did the actions before and not the failed one, and
-worked) becomes such a fact, when `ExperienceSettings.consolidate` asks for it (off by
-default: on the tuning part it did not pay): its subject the task type and the path, its
-value the goals, its sources the episodes. It is recalled like an episode (its task type and
-goals scored against the query) and shown as what it is, a path to avoid; a later outcome
-that contradicts it contests it as it contests an episode, and a contested lesson is never
-consolidated.
+worked) becomes such a fact, unless `ExperienceSettings.consolidate` is off: its subject the
+task type and the path, its value the goals, its sources the episodes. It is recalled like an
+episode (its task type and goals scored against the query) and shown as what it is, a path to
+avoid; a later outcome that contradicts it contests it as it contests an episode, and a
+contested lesson is never consolidated.
+
+A task that comes back after longer than the forgetting horizon finds the episode of its
+first failure gone, and a mistake made once every month would never be seen twice. Document
+003's minimal consolidator counts each candidate apart from the memories it came from, so
+each failure's lesson is kept as a fact seen once (its goals after SEEN_ONCE, under the
+lesson's subject): never shown, it stands for the episode when the mistake is made again, and
+the lesson it then becomes supersedes it.
 
 Invariants:
     LS1 a hit is contested iff it failed at an action and an episode of the pool created after
@@ -32,17 +38,23 @@ Invariants:
         contested as LS1 says: the same episodes, in the same order, as `retrieve_settled`;
         given consolidated lessons, those scoring at least the threshold (none of whose
         sources is a candidate) are candidates beside the episodes, in order of score.
-    LS4 `to_consolidate` returns a lesson only if it recurred (another episode of the pool,
-        alike by LS1's test, failed in the same situation) or saved the episode (a shown
-        lesson whose actions before it the episode did, then not its action, and worked),
-        and only if no episode of the pool contests it (LS1); its sources are those episodes.
+    LS4 `to_consolidate` returns a lesson only if it recurred (another episode of the pool, or
+        a lesson stated as a fact that no episode of the pool contests, alike by LS1's test,
+        failed in the same situation) or saved the episode (a shown lesson whose actions
+        before it the episode did, then not its action, and worked), and only if no episode
+        of the pool contests it (LS1); its sources are those episodes and those the stated
+        lesson cites.
     LS5 a lesson read back from its fact (`read_lesson`) is a failed episode with the fact's
         id, task type, goals, time, the actions before it and the failed action: it renders
-        as a path to avoid; a fact that is not a lesson reads as None.
+        as a path to avoid; a fact that is not a lesson, or a lesson seen once, reads as None.
     LS6 given the actions done so far (`step`), `recall_lessons` adds after the top `top_k`
         the lessons about the step at hand: of the settled candidates beyond them, best first,
         each that failed after exactly those actions, at an action no hit shown already
         failed at after them; without `step` it adds nothing.
+    LS7 `seen_once` is the lesson of a failed episode (its situation, goal and id), None for
+        one that did not fail; stated as a fact (`lesson_fact(..., seen_once=True)`) it has
+        the consolidated lesson's subject and its goals after SEEN_ONCE, and reads back only
+        with `read_lesson(..., seen_once=True)`.
 """
 
 from collections.abc import Callable, Sequence
@@ -75,10 +87,15 @@ __all__ = [
     "recall_lessons",
     "situation",
     "to_consolidate",
+    "seen_once",
+    "SEEN_ONCE",
 ]
 
 # A consolidated lesson's subject opens with this word, then its task type and path.
 LESSON = "lesson"
+# A lesson seen once, kept until it recurs, states its goals after these words (LS7); its
+# subject is the lesson's, so that the lesson, once consolidated, supersedes it (F2).
+SEEN_ONCE = "seen once: "
 GOALS = " | "  # between the goals of a lesson's value
 PATH = " -> "  # between the actions of a lesson's path
 
@@ -148,17 +165,25 @@ def contest(
     return shown
 
 
-def lesson_fact(lesson: Lesson) -> tuple[str, str]:
-    """Return a lesson's fact as (subject, value): its task type and path, then its goals."""
+def lesson_fact(lesson: Lesson, seen_once: bool = False) -> tuple[str, str]:
+    """Return a lesson's fact as (subject, value): its task type and path, then its goals
+    (after SEEN_ONCE for a lesson seen once)."""
     path = PATH.join([*lesson.before, lesson.action])
-    return f"{LESSON} {lesson.task_type}: {path}", GOALS.join(dict.fromkeys(lesson.goals))
+    goals = GOALS.join(dict.fromkeys(lesson.goals))
+    return f"{LESSON} {lesson.task_type}: {path}", f"{SEEN_ONCE}{goals}" if seen_once else goals
 
 
-def read_lesson(fact_id: str, subject: str, value: str, created_at: float) -> Episode | None:
-    """Return the lesson a fact states as a failed episode under the fact's id (LS5)."""
+def read_lesson(
+    fact_id: str, subject: str, value: str, created_at: float, seen_once: bool = False
+) -> Episode | None:
+    """Return the consolidated lesson a fact states as a failed episode under the fact's id
+    (LS5), or with `seen_once` the lesson seen once it states (LS7); None for another fact."""
     head, colon, path = subject.partition(": ")
     if not head.startswith(f"{LESSON} ") or not colon or not path:
         return None
+    if value.startswith(SEEN_ONCE) != seen_once:
+        return None
+    value = value.removeprefix(SEEN_ONCE)
     actions = path.split(PATH)
     steps = [Step(number, action, "done") for number, action in enumerate(actions[:-1], 1)]
     steps.append(Step(len(actions), actions[-1], "failed (a consolidated lesson)", failed=True))
@@ -178,24 +203,36 @@ def to_consolidate(
     shown: Sequence[Hit],
     pool: Sequence[Hit],
     similar: Callable[[Episode, Episode], bool],
+    stated: Sequence[tuple[Episode, tuple[str, ...]]] = (),
 ) -> list[Lesson]:
     """Return the lessons the finished episode makes worth a fact (LS4).
 
     `shown` are the hits its prompts showed, `pool` the episodes alike to it (its own recall's
-    candidates), `similar` LS1's test of two episodes' goals.
+    candidates), `similar` LS1's test of two episodes' goals, `stated` the lessons its user's
+    facts state (seen once or consolidated), each read back as a failed episode with the ids
+    of the episodes it cites.
     """
-    found = []
+    found = []  # (the episode the lesson is read from, its situation, goals, sources)
     lesson = situation(episode)
     if lesson is not None:
-        recurred = [
-            hit.episode
-            for hit in pool
-            if hit.episode.id != episode.id
-            and situation(hit.episode) == lesson
-            and similar(episode, hit.episode)
-        ]
-        if recurred:
-            found.append((episode, lesson, [*recurred, episode]))
+        goals = []
+        sources = []
+        for hit in pool:
+            other = hit.episode
+            if other.id != episode.id and situation(other) == lesson and similar(episode, other):
+                goals.append(other.goal)
+                sources.append(other.id)
+        # A lesson stated recurs even when the episodes that taught it are forgotten: its
+        # goals and the episodes it cites stand for them.
+        for earlier, cited in stated:
+            same = situation(earlier) == lesson and earlier.task_type == episode.task_type
+            # Contradicted since it was seen (the world changed), it does not recur.
+            contested = isinstance(contest([Hit(1.0, earlier)], pool, similar)[0], ContestedHit)
+            if same and not contested and similar(episode, earlier):
+                goals.extend(earlier.goal.split(GOALS))
+                sources.extend(cited)
+        if sources:
+            found.append((episode, lesson, [*goals, episode.goal], [*sources, episode.id]))
     elif episode.status == "success":
         done = [normalize(step.action) for step in episode.trajectory if not step.failed]
         for hit in shown:
@@ -204,16 +241,26 @@ def to_consolidate(
                 continue
             before, action = taught
             if tuple(done[: len(before)]) == before and action not in done:
-                found.append((hit.episode, taught, [hit.episode, episode]))
+                cited = [hit.episode, episode]
+                goals = [item.goal for item in cited]
+                found.append((hit.episode, taught, goals, [item.id for item in cited]))
     lessons = []
-    for source, (before, action), cited in found:
+    for source, (before, action), goals, sources in found:
         # A lesson a later outcome contradicts is contested, and contested is not consolidated.
         if isinstance(contest([Hit(1.0, source)], pool, similar)[0], ContestedHit):
             continue
-        goals = tuple(item.goal for item in cited)
-        sources = tuple(item.id for item in cited)
-        lessons.append(Lesson(source.task_type, before, action, goals, sources))
+        cited = tuple(dict.fromkeys(sources))
+        lessons.append(Lesson(source.task_type, before, action, tuple(goals), cited))
     return lessons
+
+
+def seen_once(episode: Episode) -> Lesson | None:
+    """Return the lesson a failed episode teaches, as seen once (LS7); None for a success."""
+    lesson = situation(episode)
+    if lesson is None:
+        return None
+    before, action = lesson
+    return Lesson(episode.task_type, before, action, (episode.goal,), (episode.id,))
 
 
 def recall_lessons(

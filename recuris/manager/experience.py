@@ -10,7 +10,8 @@ it, and teaches the mock model to read the section it adds.
 
 Invariants:
     MX1 each recall returns the user's similar episodes; the recalled section then holds the
-        manager's recall of the user's other memories, leaving out the episodes already shown.
+        manager's recall of the user's other memories, leaving out the episodes already shown,
+        recalled as if the user's lessons (consolidated or seen once) were not stored (MG9).
     MX2 every memory a prompt shows, episodes included, counts as used: once per run, in the
         store, however often it returns.
     MX3 the finished episode is settled through the manager: stored with its audit record
@@ -19,10 +20,13 @@ Invariants:
         analysed terms) and its agent shows the `EPISODE_TOP_K` most similar, at least
         `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py) and contradicted
         lessons contested (experience/lessons.py).
-    MX5 with `consolidate` set, a settled episode consolidates each lesson `to_consolidate`
-        finds (LS4) into a fact of the user's semantic memory citing its episodes (a lesson
-        already a fact gains the new goals and sources); each recall offers the user's current
-        lessons (LS5) as candidates beside the episodes, and a lesson shown counts as used (MX2).
+    MX5 with `consolidate` set (the default), a settled episode consolidates each lesson
+        `to_consolidate` finds (LS4, given the lessons the user's facts state) into a fact of
+        the user's semantic memory citing its episodes (a lesson already a fact gains the new
+        goals and sources); a failed episode none of whose lessons is consolidated is kept as
+        a lesson seen once (LS7), unless a consolidated lesson states its situation, and is
+        never shown in the prompt; each recall offers the user's current lessons (LS5) as
+        candidates beside the episodes, and a lesson shown counts as used (MX2).
 """
 
 import re
@@ -38,10 +42,14 @@ from ..core.similarity import JaccardScorer
 from ..core.working import WorkingMemory
 from ..experience.agent import ExperienceAgent, ExperienceSettings
 from ..experience.lessons import (
+    GOALS,
+    SEEN_ONCE,
+    Lesson,
     alike,
     lesson_fact,
     read_lesson,
     recall_lessons,
+    seen_once,
     to_consolidate,
 )
 from ..experience.settling import CANDIDATES, as_query
@@ -105,11 +113,12 @@ class ManagedExperience:
         self.counted = set()
         self.others = []
 
-    def lessons(self) -> dict[str, tuple[Episode, Fact]]:
-        """Return the user's current consolidated lessons (LS5) by id, each with its fact."""
+    def lessons(self, seen_once: bool = False) -> dict[str, tuple[Episode, Fact]]:
+        """Return the user's current consolidated lessons (LS5), or with `seen_once` their
+        lessons seen once (LS7), by id, each with its fact."""
         found = {}
         for fact in self.manager.users.get(self.user_id).semantic.current():
-            lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at)
+            lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at, seen_once)
             if lesson is not None:
                 found[fact.id] = (lesson, fact)
         return found
@@ -125,20 +134,21 @@ class ManagedExperience:
         hits = recall_lessons(
             self.episodic, query, retrieval, settings.settle, settings.contest, consolidated, step
         )
+        # Lessons are the experience's: a consolidated one is a candidate among the episodes
+        # (MX5), a lesson seen once is not shown at all (LS7; while it is stored, the episode
+        # that taught it says it). The other memories are recalled as if neither were stored,
+        # so that no lesson takes their place, nor makes semantic memory look full and keep
+        # the episodes out (MG9, CA1).
         recalled = self.manager.recall(
             query,
             self.user_id,
             retrieval.top_k + OTHER_MEMORIES,
             task_type=task_type,
             count_access=False,
+            leave_out={*lessons, *self.lessons(seen_once=True)},
         )
         shown = {hit.episode.id for hit in hits}
-        # A lesson is shown among the episodes, as a path to avoid, never twice (MX5).
-        self.others = [
-            result
-            for result in recalled.results
-            if result.item.id not in shown and result.item.id not in lessons
-        ]
+        self.others = [result for result in recalled.results if result.item.id not in shown]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
         # Counted after the recall above, so that this recall's own ranking is unchanged.
@@ -179,22 +189,39 @@ class ManagedExperience:
         pool = self.episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
         similar = alike(self.episodic, retrieval.threshold)
         semantic = self.manager.users.get(self.user_id).semantic
+        facts = [*self.lessons(seen_once=True).values(), *self.lessons().values()]
+        stated = [(lesson, fact.source_ids) for lesson, fact in facts]
         # No hits shown are passed, so only a lesson that recurred is made a fact (LS4's first
         # case): with the lessons that saved a task too, the tuning part repeated more (0.201
         # of tasks at risk against 0.174).
-        for lesson in to_consolidate(episode, (), pool, similar):
-            subject, value = lesson_fact(lesson)
-            sources = lesson.sources
-            known = semantic.about(subject)
-            current = known[0] if known else None
-            if current is not None:
-                # The lesson learned again: its goals and sources gather in one fact.
-                goals = [*current.value.split(" | "), *lesson.goals]
-                sources = tuple(dict.fromkeys([*current.source_ids, *sources]))
-                subject, value = lesson_fact(replace(lesson, goals=tuple(goals)))
-                if value == current.value:
-                    continue  # nothing new to say: the fact stands as it is (F2)
-            semantic.add(subject, value, sources, importance=1.0, reason="a lesson consolidated")
+        lessons = to_consolidate(episode, (), pool, similar, stated)
+        for lesson in lessons:
+            self.remember(lesson)
+        first = seen_once(episode)
+        if first is not None and not lessons:
+            self.remember(first, seen_once=True)
+
+    def remember(self, lesson: Lesson, seen_once: bool = False) -> None:
+        """Store a lesson as a fact (LS5), or one seen once (LS7) where no consolidated lesson
+        states its situation. A consolidated lesson already stored gathers the new goals and
+        sources; a lesson seen once replaces the one stored."""
+        semantic = self.manager.users.get(self.user_id).semantic
+        subject, value = lesson_fact(lesson, seen_once)
+        sources = lesson.sources
+        known = semantic.about(subject)
+        current = known[0] if known else None
+        consolidated = current is not None and not current.value.startswith(SEEN_ONCE)
+        if seen_once and consolidated:
+            return  # the consolidated lesson stands (LS7)
+        if consolidated:
+            # The lesson learned again: its goals and sources gather in one fact.
+            goals = [*current.value.split(GOALS), *lesson.goals]
+            sources = tuple(dict.fromkeys([*current.source_ids, *sources]))
+            subject, value = lesson_fact(replace(lesson, goals=tuple(goals)))
+        if current is not None and value == current.value:
+            return  # nothing new to say: the fact stands as it is (F2)
+        reason = "a lesson seen once" if seen_once else "a lesson consolidated"
+        semantic.add(subject, value, sources, importance=1.0, reason=reason)
 
     def __repr__(self) -> str:
         return f"ManagedExperience(user={self.user_id!r})"

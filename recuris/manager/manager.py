@@ -38,6 +38,9 @@ Invariants:
         and the rule, and a recall counts the user's such facts, procedures and tasks (those
         it reads) and such rows (those the store met) in its result's `skipped`; a
         `forget_memory` naming such a row erases it.
+    MG9 a recall given facts to `leave_out` returns what it would return were they not
+        stored: none of them, the others ranked as without them, and episodes offered when
+        the facts left are thin (CA1); its `skipped` does not count them.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -311,10 +314,12 @@ class MemoryManager:
         task_type: str | None = None,
         include_invalid: bool = False,
         count_access: bool = True,
+        leave_out: Iterable[str] = (),
     ) -> RecallResult:
         """Recall across layers, ranked by relevance, recency and importance (Q1, MG5).
 
-        Counts an access on each result unless `count_access` is False (an inspection). A query
+        Counts an access on each result unless `count_access` is False (an inspection). The
+        facts named in `leave_out` are recalled as if they were not stored (MG9). A query
         longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (BD2).
         Raises ValueError for top_k < 1 or a budget that is not an int >= 0 (checked where the
         results are fitted to it, `assemble`).
@@ -349,7 +354,7 @@ class MemoryManager:
                     task_id,
                     procedures,
                     include_invalid,
-                    frozenset(skipped),
+                    frozenset(skipped).union(leave_out),
                     self.forgetting.decay.settings.curve,  # recency is decay's curve (Q9)
                 )
                 # Rows the store met and could not read, gathering or before (SH5), count too.

@@ -203,3 +203,56 @@ def test_a_lesson_contradicted_since_is_shown_contested_not_as_a_path_to_avoid()
     agent = manager.agent("ana", model, settings=settings, clock=clock)
     agent.run("deploy the search service to EU prod", "deployment", MockEnvironment({}), PUSH)
     assert "[avoid]" not in model.prompts[0]
+
+
+def _quiet(manager, clock, days):
+    """Run the nightly forgetting cycle for `days` days past the clock's day."""
+    from recuris.core.clock import DAY
+
+    start = int(clock.now // DAY)
+    for day in range(start + 1, start + days + 1):
+        clock.now = day * DAY
+        manager.run_decay("ana")
+
+
+def test_a_mistake_made_again_after_its_episode_was_forgotten_becomes_a_lesson():
+    """MX5, LS4, LS7: a failure is kept as a lesson seen once; 40 quiet days forget its
+    episode, the same mistake made again recurs through it, and the lesson it becomes outlives
+    40 more days, so that the third task avoids the action."""
+    from recuris import MemoryManager
+
+    clock = ManualClock(0)
+    manager = MemoryManager(clock=clock)
+    steps = ["build the image", "push it to the internal registry"]
+    goals = ["deploy the billing API to EU prod", "deploy the storefront to EU prod"]
+    for goal in goals:
+        agent = manager.agent("ana", ScriptedLLM(steps), clock=clock)
+        assert not agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH).success
+        _quiet(manager, clock, 40)  # longer than the 19.2-day horizon of an unused episode
+        assert len(manager.users.get("ana").episodic) == 0
+    model = PromptFollowingLLM()
+    agent = manager.agent("ana", model, clock=clock)
+    goal = "deploy the search service to EU prod"
+    result = agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH)
+    assert result.success and "push it to the internal registry" not in result.episode.actions
+
+
+def test_a_lesson_seen_once_is_not_shown_and_a_mistake_made_once_is_forgotten():
+    """LS7, MX1: with its episode forgotten, a mistake made once is not shown to the next task:
+    the lesson seen once is kept for consolidation, not as advice."""
+    from recuris import MemoryManager
+
+    clock = ManualClock(0)
+    manager = MemoryManager(clock=clock)
+    steps = ["build the image", "push it to the internal registry"]
+    agent = manager.agent("ana", ScriptedLLM(steps), clock=clock)
+    agent.run("deploy the billing API to EU prod", "deployment", MockEnvironment(REGISTRY), PUSH)
+    _quiet(manager, clock, 40)
+    assert [fact.value for fact in manager.users.get("ana").semantic.current()] == [
+        "seen once: deploy the billing API to EU prod"
+    ]
+    model = PromptFollowingLLM()
+    agent = manager.agent("ana", model, clock=clock)
+    agent.run("deploy the storefront to EU prod", "deployment", MockEnvironment({}), PUSH)
+    assert "[avoid]" not in model.prompts[0]
+    assert "seen once" not in model.prompts[0]

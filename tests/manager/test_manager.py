@@ -1,4 +1,4 @@
-"""Example tests for recuris.manager.manager: routing, recall, isolation, privacy (MG1-MG8, TS1)."""
+"""Example tests for recuris.manager.manager: routing, recall, isolation, privacy (MG1-MG9, TS1)."""
 
 import ast
 import inspect
@@ -77,6 +77,26 @@ def test_recall_excludes_superseded_facts_unless_asked(manager):
     contents = lambda result: [r.item.content for r in result.results]  # noqa: E731
     assert contents(manager.recall("database", "ana")) == ["database: PostgreSQL"]
     assert "database: MySQL" in contents(manager.recall("database", "ana", include_invalid=True))
+
+
+def test_facts_left_out_are_recalled_as_if_they_were_not_stored(clock):
+    """MG9: two facts about the database keep the episode out (CA1: semantic memory is not
+    thin); left out, the recall is that of a manager that never held them, the episode in."""
+    episode = "we migrated the orders database to PostgreSQL last spring"
+    with_facts = MemoryManager(clock=clock)
+    without = MemoryManager(clock=clock)
+    left = [
+        with_facts.write("orders database: PostgreSQL", "ana", level="semantic").id,
+        with_facts.write("orders database host: db-02", "ana", level="semantic").id,
+    ]
+    for manager in (with_facts, without):
+        manager.write(episode, "ana", level="episodic")
+    contents = lambda result: [r.item.content for r in result.results]  # noqa: E731
+    assert episode not in contents(with_facts.recall("orders database", "ana"))
+    kept = with_facts.recall("orders database", "ana", leave_out=left, count_access=False)
+    alone = without.recall("orders database", "ana", count_access=False)
+    assert contents(kept) == contents(alone) == [episode]
+    assert kept.skipped == 0
 
 
 def test_every_result_carries_its_breakdown_and_reason(manager):
