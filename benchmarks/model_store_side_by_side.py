@@ -16,12 +16,10 @@ may be shared), and the median and range are over every query of every round. Bo
 answers are compared, and the run stops if they differ (S8's tie order included).
 """
 
-import argparse
-import os
 import random
 import time
 
-from benchmarks.side_by_side import shown, spread
+from benchmarks.side_by_side import by_size, shown, spread
 from recuris import InMemoryStore, MemoryItem
 from recuris.retrieval.scoring import analyze
 from recuris.storage.model_store import ModelStore
@@ -131,19 +129,8 @@ def measure(size: int, rounds: int, queries: int, seed: int) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--queries", type=int, default=5, help="per class and round")
-    parser.add_argument("--seed", type=int, default=1)
-    arguments = parser.parse_args(argv)
-    load_before = os.getloadavg()[0]
-    print("| measure | items | ModelStore | InMemoryStore | ModelStore / InMemoryStore |")
-    print("| --- | --- | --- | --- | --- |")
-    for size in arguments.sizes:
-        measure(size, arguments.rounds, arguments.queries, arguments.seed)
-    print(f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
-    return 0
+    header = "| measure | items | ModelStore | InMemoryStore | ModelStore / InMemoryStore |"
+    return by_size(argv, __doc__.splitlines()[0], header, measure, [10_000, 100_000])
 
 
 if __name__ == "__main__":

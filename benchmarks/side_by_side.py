@@ -19,13 +19,26 @@ Invariants:
         side always meets the machine first and sides next to each other in the order
         always run one right after the other; it keeps what `measure` returns of each run,
         by default its milliseconds.
+    SB4 `by_size` prints the table's header, a rule of as many columns, the rows `measure`
+        prints for each size in the order given, then the load average before and after.
 """
 
+import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["spread", "shown", "ratios", "differences", "Turns", "timed_ms", "in_turns"]
+__all__ = [
+    "spread",
+    "shown",
+    "ratios",
+    "differences",
+    "Turns",
+    "timed_ms",
+    "in_turns",
+    "by_size",
+]
 
 
 def spread(values: list[float]) -> dict:
@@ -111,3 +124,28 @@ class Turns:
             wall = time.perf_counter() - wall
             self.seconds[f"{side}_cpu"] = self.seconds.get(f"{side}_cpu", 0.0) + cpu
             self.seconds[side] = self.seconds.get(side, 0.0) + wall
+
+
+def by_size(
+    argv: Sequence[str] | None,
+    description: str,
+    header: str,
+    measure: Callable[[int, int, int, int], None],
+    sizes: Sequence[int],
+) -> int:
+    """Print a table of sizes (SB4): parse --sizes, --rounds, --queries and --seed, then call
+    `measure(size, rounds, queries, seed)` for each size; return 0."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(sizes))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=5, help="per class and round")
+    parser.add_argument("--seed", type=int, default=1)
+    arguments = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    print(header)
+    print("|" + " --- |" * (header.count("|") - 1))
+    for size in arguments.sizes:
+        measure(size, arguments.rounds, arguments.queries, arguments.seed)
+    print(f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+    return 0
+

@@ -1,4 +1,4 @@
-"""Example tests for benchmarks/side_by_side.py: turns and spreads (SB1-SB3)."""
+"""Example tests for benchmarks/side_by_side.py: turns, spreads and tables (SB1-SB4)."""
 
 import statistics
 from types import SimpleNamespace
@@ -6,7 +6,15 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks import side_by_side
-from benchmarks.side_by_side import Turns, differences, in_turns, ratios, spread, timed_ms
+from benchmarks.side_by_side import (
+    Turns,
+    by_size,
+    differences,
+    in_turns,
+    ratios,
+    spread,
+    timed_ms,
+)
 
 
 def test_turns_run_the_sides_in_the_order_given_then_reversed_and_add_up_their_seconds():
@@ -98,3 +106,16 @@ def test_sides_of_unequal_length_are_refused():
     """SB2: a ratio needs pairs: sides of different lengths raise ValueError."""
     with pytest.raises(ValueError):
         ratios([1.0, 2.0], [1.0])
+
+
+def test_a_table_by_size_prints_its_header_a_rule_each_size_then_the_load(capsys):
+    """SB4: the header, a rule of as many columns, the rows of each size in order, the load."""
+    def measure(size, rounds, queries, seed):
+        print(f"| {size} | {rounds} {queries} {seed} |")
+
+    arguments = ["--sizes", "20", "10", "--rounds", "2"]
+    assert by_size(arguments, "a table", "| a | b |", measure, [1]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == ["| a | b |", "| --- | --- |", "| 20 | 2 5 1 |", "| 10 | 2 5 1 |"]
+    assert lines[4].startswith("load average ") and len(lines) == 5
+

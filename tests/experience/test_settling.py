@@ -4,6 +4,7 @@ from recuris import EpisodicMemory, RetrievalSettings
 from recuris.core.records import Episode, Hit, Step
 from recuris.experience.settling import (
     CANDIDATES,
+    EVIDENCE,
     candidates_and_evidence,
     retrieve_settled,
     settle,
@@ -212,9 +213,9 @@ def test_a_hit_settled_out_is_replaced_from_beyond_top_k():
     assert goals(settled) == ["deploy storefront to US"]
 
 
-def test_the_evidence_is_every_episode_at_least_the_threshold():
-    """DG4: the candidates are retrieve's top_k · CANDIDATES, the evidence every episode it
-    finds at the threshold or above, best first."""
+def test_the_evidence_is_the_nearest_episodes_at_least_the_threshold():
+    """DG4: the candidates are retrieve's top_k · CANDIDATES, the evidence its top_k ·
+    CANDIDATES · EVIDENCE at the threshold or above, best first."""
     memory = EpisodicMemory()
     for number in range(12):
         memory.add_episode(failed_push(f"deploy service {number} to EU", "push internal", number))
@@ -224,6 +225,18 @@ def test_the_evidence_is_every_episode_at_least_the_threshold():
     assert candidates == memory.retrieve("deploy to EU", 2 * CANDIDATES, 0.2)
     assert evidence == [hit.episode for hit in memory.retrieve("deploy to EU", 13, 0.2)]
     assert len(evidence) == 12  # "rotate the keys" shares only the task type: 1 word of 6
+
+
+def test_the_evidence_is_bounded_whatever_the_memory_holds():
+    """DG4: of more past tasks above the threshold, the evidence is the nearest top_k ·
+    CANDIDATES · EVIDENCE."""
+    memory = EpisodicMemory()
+    for number in range(CANDIDATES * EVIDENCE + 5):
+        memory.add_episode(failed_push(f"deploy service {number} to EU", "push internal", number))
+    settings = RetrievalSettings(top_k=1, threshold=0.2)
+    _, evidence = candidates_and_evidence(memory, "deploy to EU", settings)
+    nearest = memory.retrieve("deploy to EU", CANDIDATES * EVIDENCE, 0.2)
+    assert evidence == [hit.episode for hit in nearest]
 
 
 def test_retrieve_settled_without_settling_is_retrieve():
