@@ -21,12 +21,12 @@ Invariants:
         `EPISODE_THRESHOLD`, disagreements settled (experience/settling.py) and contradicted
         lessons contested (experience/lessons.py).
     MX5 with `consolidate` set (the default), a settled episode consolidates each lesson
-        `to_consolidate` finds (LS4, given the lessons the user's facts state) into a fact of
-        the user's semantic memory citing its episodes (a lesson already a fact gains the new
-        goals and sources); a failed episode none of whose lessons is consolidated is kept as
-        a lesson seen once (LS7), unless a consolidated lesson states its situation, and is
-        never shown in the prompt; each recall offers the user's current lessons (LS5) as
-        candidates beside the episodes, and a lesson shown counts as used (MX2).
+        `to_consolidate` finds (LS4, given the hits its run was shown and the lessons the user's
+        facts state) into a fact of the user's semantic memory citing its episodes (a lesson already
+        a fact gains the new goals and sources); a failed episode none of whose lessons is
+        consolidated is kept as a lesson seen once (LS7), unless a consolidated lesson states its
+        situation, and is never shown in the prompt; each recall offers the user's current lessons
+        (LS5) as candidates beside the episodes, and a lesson shown counts as used (MX2).
 """
 
 import re
@@ -107,11 +107,13 @@ class ManagedExperience:
         self.episodic = manager.users.get(user_id).episodic
         self.counted: set[str] = set()
         self.others: list[Recalled] = []  # the other memories found at the last recall
+        self.shown: dict[str, Hit] = {}  # the run's hits, by id: a lesson may save it (MX5)
         self.settings = ExperienceSettings()  # the last recall's, for settling (MX5)
 
     def begin(self) -> None:
         self.counted = set()
         self.others = []
+        self.shown = {}
 
     def lessons(self, seen_once: bool = False) -> dict[str, tuple[Episode, Fact]]:
         """Return the user's current consolidated lessons (LS5), or with `seen_once` their
@@ -147,8 +149,9 @@ class ManagedExperience:
             count_access=False,
             leave_out={*lessons, *self.lessons(seen_once=True)},
         )
-        shown = {hit.episode.id for hit in hits}
-        self.others = [result for result in recalled.results if result.item.id not in shown]
+        for hit in hits:
+            self.shown.setdefault(hit.episode.id, hit)
+        self.others = [result for result in recalled.results if result.item.id not in self.shown]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
         # Counted after the recall above, so that this recall's own ranking is unchanged.
@@ -191,10 +194,7 @@ class ManagedExperience:
         semantic = self.manager.users.get(self.user_id).semantic
         facts = [*self.lessons(seen_once=True).values(), *self.lessons().values()]
         stated = [(lesson, fact.source_ids) for lesson, fact in facts]
-        # No hits shown are passed, so only a lesson that recurred is made a fact (LS4's first
-        # case): with the lessons that saved a task too, the tuning part repeated more (0.201
-        # of tasks at risk against 0.174).
-        lessons = to_consolidate(episode, (), pool, similar, stated)
+        lessons = to_consolidate(episode, list(self.shown.values()), pool, similar, stated)
         for lesson in lessons:
             self.remember(lesson)
         first = seen_once(episode)

@@ -237,9 +237,8 @@ def test_a_mistake_made_again_after_its_episode_was_forgotten_becomes_a_lesson()
     assert result.success and "push it to the internal registry" not in result.episode.actions
 
 
-def test_a_lesson_seen_once_is_not_shown_and_a_mistake_made_once_is_forgotten():
-    """LS7, MX1: with its episode forgotten, a mistake made once is not shown to the next task:
-    the lesson seen once is kept for consolidation, not as advice."""
+def _failed_once():
+    """A manager whose user's one deployment failed at the internal registry, and its clock."""
     from recuris import MemoryManager
 
     clock = ManualClock(0)
@@ -247,6 +246,13 @@ def test_a_lesson_seen_once_is_not_shown_and_a_mistake_made_once_is_forgotten():
     steps = ["build the image", "push it to the internal registry"]
     agent = manager.agent("ana", ScriptedLLM(steps), clock=clock)
     agent.run("deploy the billing API to EU prod", "deployment", MockEnvironment(REGISTRY), PUSH)
+    return manager, clock
+
+
+def test_a_lesson_seen_once_is_not_shown_and_a_mistake_made_once_is_forgotten():
+    """LS7, MX1: with its episode forgotten, a mistake made once is not shown to the next task:
+    the lesson seen once is kept for consolidation, not as advice."""
+    manager, clock = _failed_once()
     _quiet(manager, clock, 40)
     assert [fact.value for fact in manager.users.get("ana").semantic.current()] == [
         "seen once: deploy the billing API to EU prod"
@@ -256,3 +262,22 @@ def test_a_lesson_seen_once_is_not_shown_and_a_mistake_made_once_is_forgotten():
     agent.run("deploy the storefront to EU prod", "deployment", MockEnvironment({}), PUSH)
     assert "[avoid]" not in model.prompts[0]
     assert "seen once" not in model.prompts[0]
+
+
+def test_a_lesson_that_saved_a_task_outlives_its_episodes():
+    """MX5, LS4: a task shown a failure that took the other way and worked makes the lesson a
+    fact; 40 quiet days later the episodes are forgotten and the next task still avoids it."""
+    manager, clock = _failed_once()
+    _quiet(manager, clock, 1)
+    agent = manager.agent("ana", PromptFollowingLLM(), clock=clock)
+    saved = agent.run(
+        "deploy the storefront to EU prod", "deployment", MockEnvironment(REGISTRY), PUSH
+    )
+    assert saved.success
+    _quiet(manager, clock, 40)
+    assert len(manager.users.get("ana").episodic) == 0
+    model = PromptFollowingLLM()
+    agent = manager.agent("ana", model, clock=clock)
+    goal = "deploy the search service to EU prod"
+    result = agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH)
+    assert result.success and "[avoid]" in model.prompts[0]
