@@ -148,4 +148,3 @@ def by_size(
         measure(size, arguments.rounds, arguments.queries, arguments.seed)
     print(f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     return 0
-

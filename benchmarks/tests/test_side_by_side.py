@@ -118,4 +118,3 @@ def test_a_table_by_size_prints_its_header_a_rule_each_size_then_the_load(capsys
     lines = capsys.readouterr().out.splitlines()
     assert lines[:4] == ["| a | b |", "| --- | --- |", "| 20 | 2 5 1 |", "| 10 | 2 5 1 |"]
     assert lines[4].startswith("load average ") and len(lines) == 5
-

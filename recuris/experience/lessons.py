@@ -37,13 +37,13 @@ Invariants:
     LS3 `recall_lessons` returns the first `top_k` of `settled_candidates` (DG4), each hit
         contested as LS1 says: the same episodes, in the same order, as `retrieve_settled`;
         given consolidated lessons, those scoring at least the threshold (none of whose
-        sources is a candidate) are candidates beside the episodes, in order of score.
-    LS4 `to_consolidate` returns a lesson only if it recurred (another episode of the pool, or
-        a lesson stated as a fact that no episode of the pool contests, alike by LS1's test,
-        failed in the same situation) or saved the episode (a shown lesson whose actions
-        before it the episode did, then not its action, and worked), and only if no episode
-        of the pool contests it (LS1); its sources are those episodes and those the stated
-        lesson cites.
+        failed sources is a candidate) are candidates beside the episodes, in order of score.
+    LS4 `to_consolidate` returns a lesson only if it recurred (another episode of the pool,
+        or a lesson stated as a fact of the same task type that no episode of the pool
+        contests, alike by LS1's test, failed in the same situation) or saved the episode (a
+        shown lesson whose actions before it the episode did, then not its action, and
+        worked), and only if no episode of the pool contests it (LS1); its sources are those
+        episodes, a stated lesson standing for the episodes it cites, never for its fact.
     LS5 a lesson read back from its fact (`read_lesson`) is a failed episode with the fact's
         id, task type, goals, time, the actions before it and the failed action: it renders
         as a path to avoid; a fact that is not a lesson, or a lesson seen once, reads as None.
@@ -51,10 +51,10 @@ Invariants:
         the lessons about the step at hand: of the settled candidates beyond them, best first,
         each that failed after exactly those actions, at an action no hit shown already
         failed at after them; without `step` it adds nothing.
-    LS7 `seen_once` is the lesson of a failed episode (its situation, goal and id), None for
-        one that did not fail; stated as a fact (`lesson_fact(..., seen_once=True)`) it has
+    LS7 `lesson_of` is the lesson of a failed episode (its situation, goal and id), None for
+        one that did not fail; stated as a fact (`lesson_fact(..., once=True)`) it has
         the consolidated lesson's subject and its goals after SEEN_ONCE, and reads back only
-        with `read_lesson(..., seen_once=True)`.
+        with `read_lesson(..., once=True)`.
 """
 
 from collections.abc import Callable, Sequence
@@ -87,8 +87,9 @@ __all__ = [
     "recall_lessons",
     "situation",
     "to_consolidate",
-    "seen_once",
+    "lesson_of",
     "SEEN_ONCE",
+    "GOALS",
 ]
 
 # A consolidated lesson's subject opens with this word, then its task type and path.
@@ -165,23 +166,24 @@ def contest(
     return shown
 
 
-def lesson_fact(lesson: Lesson, seen_once: bool = False) -> tuple[str, str]:
-    """Return a lesson's fact as (subject, value): its task type and path, then its goals
-    (after SEEN_ONCE for a lesson seen once)."""
+def lesson_fact(lesson: Lesson, once: bool = False) -> tuple[str, str]:
+    """Return a lesson's fact as (subject, value), its goals after SEEN_ONCE if `once`."""
     path = PATH.join([*lesson.before, lesson.action])
     goals = GOALS.join(dict.fromkeys(lesson.goals))
-    return f"{LESSON} {lesson.task_type}: {path}", f"{SEEN_ONCE}{goals}" if seen_once else goals
+    return f"{LESSON} {lesson.task_type}: {path}", f"{SEEN_ONCE}{goals}" if once else goals
 
 
 def read_lesson(
-    fact_id: str, subject: str, value: str, created_at: float, seen_once: bool = False
+    fact_id: str, subject: str, value: str, created_at: float, once: bool = False
 ) -> Episode | None:
-    """Return the consolidated lesson a fact states as a failed episode under the fact's id
-    (LS5), or with `seen_once` the lesson seen once it states (LS7); None for another fact."""
+    """Return the lesson a fact states, as a failed episode under the fact's id (LS5).
+
+    With `once`, the lesson seen once it states (LS7). None for any other fact.
+    """
     head, colon, path = subject.partition(": ")
     if not head.startswith(f"{LESSON} ") or not colon or not path:
         return None
-    if value.startswith(SEEN_ONCE) != seen_once:
+    if value.startswith(SEEN_ONCE) != once:
         return None
     value = value.removeprefix(SEEN_ONCE)
     actions = path.split(PATH)
@@ -225,25 +227,28 @@ def to_consolidate(
         # A lesson stated recurs even when the episodes that taught it are forgotten: its
         # goals and the episodes it cites stand for them.
         for earlier, cited in stated:
-            same = situation(earlier) == lesson and earlier.task_type == episode.task_type
+            if situation(earlier) != lesson or earlier.task_type != episode.task_type:
+                continue
             # Contradicted since it was seen (the world changed), it does not recur.
             contested = isinstance(contest([Hit(1.0, earlier)], pool, similar)[0], ContestedHit)
-            if same and not contested and similar(episode, earlier):
+            if not contested and similar(episode, earlier):
                 goals.extend(earlier.goal.split(GOALS))
                 sources.extend(cited)
         if sources:
             found.append((episode, lesson, [*goals, episode.goal], [*sources, episode.id]))
     elif episode.status == "success":
         done = [normalize(step.action) for step in episode.trajectory if not step.failed]
+        # A stated lesson shown is read back under its fact's id: it cites its episodes.
+        citing = {earlier.id: cited for earlier, cited in stated}
         for hit in shown:
             taught = situation(hit.episode)
             if isinstance(hit, ContestedHit) or taught is None:
                 continue
             before, action = taught
             if tuple(done[: len(before)]) == before and action not in done:
-                cited = [hit.episode, episode]
-                goals = [item.goal for item in cited]
-                found.append((hit.episode, taught, goals, [item.id for item in cited]))
+                goals = [*hit.episode.goal.split(GOALS), episode.goal]
+                cited = citing.get(hit.episode.id, (hit.episode.id,))
+                found.append((hit.episode, taught, goals, [*cited, episode.id]))
     lessons = []
     for source, (before, action), goals, sources in found:
         # A lesson a later outcome contradicts is contested, and contested is not consolidated.
@@ -254,8 +259,9 @@ def to_consolidate(
     return lessons
 
 
-def seen_once(episode: Episode) -> Lesson | None:
-    """Return the lesson a failed episode teaches, as seen once (LS7); None for a success."""
+def lesson_of(episode: Episode) -> Lesson | None:
+    """Return the lesson a failed episode teaches, to keep as seen once (LS7); None for one
+    that did not fail."""
     lesson = situation(episode)
     if lesson is None:
         return None
@@ -283,11 +289,12 @@ def recall_lessons(
         return retrieve_settled(episodic, query, retrieval, settling)
     candidates, evidence = candidates_and_evidence(episodic, query, retrieval)
     scorer = episodic.scorer
-    known = {hit.episode.id for hit in candidates}
+    failed = {hit.episode.id for hit in candidates if hit.episode.status == "failed"}
     asked = set(scorer.analyzer(query))
     for lesson, sources in consolidated:
-        # A lesson whose episode is still a candidate says nothing that episode does not.
-        if known.intersection(sources):
+        # A lesson whose failed episode is still a candidate says nothing that episode does
+        # not; a success it cites (a task it saved) says nothing of the action.
+        if failed.intersection(sources):
             continue
         score = jaccard(asked, set(scorer.analyzer(as_query(lesson.task_type, lesson.goal))))
         if score >= retrieval.threshold:

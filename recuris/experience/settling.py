@@ -32,7 +32,7 @@ Invariants:
         the query's evidence for the other side is at least `MARGIN`: summed over the groups
         of the query's words held by exactly the same members, the lean of each (the share
         of the other side's members holding it less the share of its own side's, each share
-        counted with one member more holding it and one more not) times its size. A side's
+        counted with one member more holding it and one more not) times its magnitude. A side's
         members are the hits and the past tasks given as evidence that take it, each read
         once, as its task type and goal (`as_query`), as the query is.
     DG3 a hit that the query sides with in one disagreement is never left out by another.
@@ -68,11 +68,12 @@ __all__ = [
 CANDIDATES = 4
 # `candidates_and_evidence` reads this many times as many past tasks as evidence, the nearest
 # above the threshold: a bounded number whatever the store holds. On the benchmark's tuning
-# part (stores of up to 146 episodes) 8, 96 at the default top_k, gives the figures of every
-# past task above the threshold; 4 repeats more with one task type (43 of 321 against 36).
+# part (stores of up to 146 episodes) 8, 96 at a manager's top_k of 3, gives the figures of
+# every past task above the threshold; 4 gives 7 repeats more with one task type (43 of 321
+# against 36).
 EVIDENCE = 8
 # The evidence a query needs for one side of a disagreement to leave the other side out.
-# A word weighs its lean times its size, each side's share of it counted as if one more
+# A word weighs its lean times its magnitude, each side's share of it counted as if one more
 # member held it and one more did not: a word that three members of a side hold and none of
 # three on the other weighs 0.36, one that one member holds against one 0.11, enough alone;
 # the words that vary within a side (the service deployed) weigh little. Chosen on the
@@ -125,7 +126,7 @@ def done_before(episode: Episode, action: str) -> tuple[str, ...] | None:
 def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> float:
     """Return how far the query's words lean to `side`: summed over the patterns in which the
     two sides' members hold them, each pattern's lean (its share of `side`'s members less its
-    share of `other`'s) times its size."""
+    share of `other`'s) times its magnitude."""
     # Words held by exactly the same members say one thing, however many they are: a phrasing's
     # template ("roll out the new build of ... on ... prod") counts once, not once a word.
     patterns = {
@@ -195,7 +196,7 @@ def settle(
     losing: set[str] = set()
     winning: set[str] = set()
     for first, second in disagreements:
-        # Words that every member holds, or none, weigh nothing; the words that vary between
+        # Words that every member holds, or none, weigh little; the words that vary between
         # the two sides' phrasings weigh by how unevenly the sides hold them.
         side = [held[key] for key in held if first in claims[key]]
         other = [held[key] for key in held if second in claims[key]]

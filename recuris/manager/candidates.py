@@ -49,14 +49,22 @@ __all__ = ["gather"]
 
 
 def _hits(
-    store: Store, user_id: str, level: str, query: str, terms: list[str], policy: RecallPolicy
+    store: Store,
+    user_id: str,
+    level: str,
+    query: str,
+    terms: list[str],
+    policy: RecallPolicy,
+    extra: int = 0,
 ) -> list[tuple[MemoryItem, float]]:
-    """Return the level's best candidates with their raw relevance, best first.
+    """Return the level's best candidates with their raw relevance, best first: at most
+    `candidate_pool` and `extra` more.
 
     `terms` are the query's analysed terms (`analyze(query)`), found once per recall.
     """
+    pool = policy.candidate_pool + extra
     if policy.scorer is None:
-        found = store.search(user_id, level, terms, policy.candidate_pool)
+        found = store.search(user_id, level, terms, pool)
     else:
         items = store.matching(user_id, level, terms)
         scorer = policy.scorer()
@@ -66,7 +74,7 @@ def _hits(
         ranked = sorted(
             ((item, scores.get(item.id, 0.0)) for item in items), key=lambda pair: -pair[1]
         )
-        found = [pair for pair in ranked[: policy.candidate_pool] if pair[1] > 0]
+        found = [pair for pair in ranked[:pool] if pair[1] > 0]
     # Rounded so that two stores summing the same terms in another order rank alike (S8).
     return [(item, round(raw, SCORE_DIGITS)) for item, raw in found]
 
@@ -115,11 +123,13 @@ def gather(
     include_invalid: bool = False,
     unreadable: frozenset[str] = frozenset(),
     curve: ForgettingCurve = DecaySettings.curve,
+    leave_out: frozenset[str] = frozenset(),
 ) -> list[Recalled]:
     """Score the candidates of each layer: working, semantic, episodic if thin, procedural (CA1).
 
     `unreadable` names stored facts and tasks the user's layers and tasks could not read (FA4,
-    N8): no candidates (MG8).
+    N8): no candidates (MG8). `leave_out` names facts to gather as if they were not stored
+    (MG9): no candidates, and no place in the pool (CA4).
     Recency falls along `curve`, the forgetting curve of the caller's decay (Q9).
     """
     terms = analyze(query)
@@ -132,9 +142,11 @@ def gather(
         for item in store.list(user_id, "working", task_id)
         if item.id not in unreadable
     ]
+    found = _hits(store, user_id, "semantic", query, terms, policy, len(leave_out))
+    pooled = [(item, raw) for item, raw in found if item.id not in leave_out]
     facts = [
         (item, raw)
-        for item, raw in _hits(store, user_id, "semantic", query, terms, policy)
+        for item, raw in pooled[: policy.candidate_pool]
         if (item.is_valid or include_invalid) and item.id not in unreadable
     ]
     for item, raw in facts:

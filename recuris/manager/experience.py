@@ -25,7 +25,8 @@ Invariants:
         facts state) into a fact of the user's semantic memory citing its episodes (a lesson already
         a fact gains the new goals and sources); a failed episode none of whose lessons is
         consolidated is kept as a lesson seen once (LS7), unless a consolidated lesson states its
-        situation, and is never shown in the prompt; each recall offers the user's current lessons
+        situation, never among the hits nor in the recalled section (a `search_memory` call, which
+        recalls all the user's memory, finds it); each recall offers the user's current lessons
         (LS5) as candidates beside the episodes, and a lesson shown counts as used (MX2).
 """
 
@@ -44,12 +45,13 @@ from ..experience.agent import ExperienceAgent, ExperienceSettings
 from ..experience.lessons import (
     GOALS,
     SEEN_ONCE,
+    ContestedHit,
     Lesson,
     alike,
     lesson_fact,
     read_lesson,
+    lesson_of,
     recall_lessons,
-    seen_once,
     to_consolidate,
 )
 from ..experience.settling import CANDIDATES, as_query
@@ -115,12 +117,12 @@ class ManagedExperience:
         self.others = []
         self.shown = {}
 
-    def lessons(self, seen_once: bool = False) -> dict[str, tuple[Episode, Fact]]:
-        """Return the user's current consolidated lessons (LS5), or with `seen_once` their
-        lessons seen once (LS7), by id, each with its fact."""
+    def lessons(self, once: bool = False) -> dict[str, tuple[Episode, Fact]]:
+        """Return the user's current consolidated lessons (LS5) by id, each with its fact; with
+        `once`, their lessons seen once (LS7)."""
         found = {}
         for fact in self.manager.users.get(self.user_id).semantic.current():
-            lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at, seen_once)
+            lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at, once)
             if lesson is not None:
                 found[fact.id] = (lesson, fact)
         return found
@@ -147,11 +149,14 @@ class ManagedExperience:
             retrieval.top_k + OTHER_MEMORIES,
             task_type=task_type,
             count_access=False,
-            leave_out={*lessons, *self.lessons(seen_once=True)},
+            leave_out={*lessons, *self.lessons(once=True)},
         )
         for hit in hits:
-            self.shown.setdefault(hit.episode.id, hit)
-        self.others = [result for result in recalled.results if result.item.id not in self.shown]
+            # The run's hits, for consolidation: a lesson shown contested stays contested.
+            if isinstance(hit, ContestedHit) or hit.episode.id not in self.shown:
+                self.shown[hit.episode.id] = hit
+        shown = {hit.episode.id for hit in hits}
+        self.others = [result for result in recalled.results if result.item.id not in shown]
         # Every memory the prompt shows is a use, counted in the store once per run (MX2):
         # that is what keeps an episode in use from being forgotten by the next decay cycle.
         # Counted after the recall above, so that this recall's own ranking is unchanged.
@@ -191,36 +196,41 @@ class ManagedExperience:
         query = as_query(episode.task_type, episode.goal)
         pool = self.episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
         similar = alike(self.episodic, retrieval.threshold)
-        semantic = self.manager.users.get(self.user_id).semantic
-        facts = [*self.lessons(seen_once=True).values(), *self.lessons().values()]
-        stated = [(lesson, fact.source_ids) for lesson, fact in facts]
-        lessons = to_consolidate(episode, list(self.shown.values()), pool, similar, stated)
-        for lesson in lessons:
-            self.remember(lesson)
-        first = seen_once(episode)
-        if first is not None and not lessons:
-            self.remember(first, seen_once=True)
+        # Read, then written: under the manager's lock, so that two agents of one user
+        # neither lose a lesson's goals nor state one twice (TS1).
+        with self.manager.tasks.lock:
+            facts = [*self.lessons(once=True).values(), *self.lessons().values()]
+            stated = [(lesson, fact.source_ids) for lesson, fact in facts]
+            lessons = to_consolidate(episode, list(self.shown.values()), pool, similar, stated)
+            for lesson in lessons:
+                self.remember(lesson)
+            first = lesson_of(episode)
+            if first is not None and not lessons:
+                self.remember(first, once=True)
 
-    def remember(self, lesson: Lesson, seen_once: bool = False) -> None:
-        """Store a lesson as a fact (LS5), or one seen once (LS7) where no consolidated lesson
-        states its situation. A consolidated lesson already stored gathers the new goals and
-        sources; a lesson seen once replaces the one stored."""
+    def remember(self, lesson: Lesson, once: bool = False) -> None:
+        """Store a lesson as a fact (LS5), or as seen once (LS7) unless a consolidated lesson
+        states its situation.
+
+        A consolidated lesson already stored gathers the new goals and sources; a lesson seen
+        once replaces the one stored.
+        """
         semantic = self.manager.users.get(self.user_id).semantic
-        subject, value = lesson_fact(lesson, seen_once)
+        subject, value = lesson_fact(lesson, once)
         sources = lesson.sources
         known = semantic.about(subject)
         current = known[0] if known else None
         consolidated = current is not None and not current.value.startswith(SEEN_ONCE)
-        if seen_once and consolidated:
+        if once and consolidated:
             return  # the consolidated lesson stands (LS7)
         if consolidated:
             # The lesson learned again: its goals and sources gather in one fact.
             goals = [*current.value.split(GOALS), *lesson.goals]
             sources = tuple(dict.fromkeys([*current.source_ids, *sources]))
             subject, value = lesson_fact(replace(lesson, goals=tuple(goals)))
-        if current is not None and value == current.value:
+        if semantic.knows(subject, value):
             return  # nothing new to say: the fact stands as it is (F2)
-        reason = "a lesson seen once" if seen_once else "a lesson consolidated"
+        reason = "a lesson seen once" if once else "a lesson consolidated"
         semantic.add(subject, value, sources, importance=1.0, reason=reason)
 
     def __repr__(self) -> str:

@@ -38,9 +38,10 @@ Invariants:
         and the rule, and a recall counts the user's such facts, procedures and tasks (those
         it reads) and such rows (those the store met) in its result's `skipped`; a
         `forget_memory` naming such a row erases it.
-    MG9 a recall given facts to `leave_out` returns what it would return were they not
-        stored: none of them, the others ranked as without them, and episodes offered when
-        the facts left are thin (CA1); its `skipped` does not count them.
+    MG9 a recall given facts to `leave_out` (ids, as a list or set of text) returns what it
+        would return were they not stored, but for the store's term statistics, which still
+        count them: none of them, no place in the pool taken by them (CA4), and episodes
+        offered when the facts left are thin (CA1); its `skipped` does not count them.
     TS1 each public method runs whole under the manager's re-entrant lock, taken in the
         method itself, so one method may call another; the parts take the same lock.
 """
@@ -322,9 +323,10 @@ class MemoryManager:
         facts named in `leave_out` are recalled as if they were not stored (MG9). A query
         longer than MAX_QUERY_CHARS is cut, and the result's `query_truncated` says so (BD2).
         Raises ValueError for top_k < 1 or a budget that is not an int >= 0 (checked where the
-        results are fitted to it, `assemble`).
+        results are fitted to it, `assemble`), TypeError for a `leave_out` that is one str.
         """
         require_count("Q1: top_k", top_k, 1)
+        left_out = frozenset(require_texts("leave_out", leave_out, "MG9"))
         query, cut = cap_query(query)  # BD2: a longer query costs time and says no more
         with self._lock:
             try:
@@ -354,8 +356,9 @@ class MemoryManager:
                     task_id,
                     procedures,
                     include_invalid,
-                    frozenset(skipped).union(leave_out),
+                    frozenset(skipped),
                     self.forgetting.decay.settings.curve,  # recency is decay's curve (Q9)
+                    left_out,
                 )
                 # Rows the store met and could not read, gathering or before (SH5), count too.
                 skipped.update(self.store.unreadable(user_id))

@@ -9,9 +9,9 @@ from recuris.experience.lessons import (
     at_step,
     contest,
     lesson_fact,
+    lesson_of,
     read_lesson,
     recall_lessons,
-    seen_once,
     to_consolidate,
 )
 from recuris.experience.settling import retrieve_settled
@@ -134,31 +134,31 @@ def test_a_lesson_the_shown_hits_already_state_is_not_added_again():
 
 def read_back(lesson, at=0.0):
     """A lesson stored as a fact seen once, read back as the episode it stands for."""
-    subject, value = lesson_fact(lesson, seen_once=True)
-    return read_lesson("fact", subject, value, at, seen_once=True)
+    subject, value = lesson_fact(lesson, once=True)
+    return read_lesson("fact", subject, value, at, once=True)
 
 
 def test_a_failed_episode_teaches_a_lesson_seen_once_and_a_success_none():
     """LS7: the lesson seen once is the failure's situation, its goal and its id."""
     failed = task("purge the cache", 1, ("find paths", False), ("purge by API", True)).episode
     worked = task("purge the cache", 2, ("find paths", False), ("purge by API", False)).episode
-    assert seen_once(failed) == Lesson(
+    assert lesson_of(failed) == Lesson(
         "cdn", ("find paths",), "purge by api", ("purge the cache",), (failed.id,)
     )
-    assert seen_once(worked) is None
+    assert lesson_of(worked) is None
 
 
 def test_a_lesson_is_read_back_only_as_its_own_kind():
     """LS5, LS7: a fact of a lesson seen once is no consolidated lesson, and the other way;
     both have the same subject, so that the consolidated lesson supersedes the other."""
     failed = task("purge the cache", 1, ("find paths", False), ("purge by API", True)).episode
-    lesson = seen_once(failed)
+    lesson = lesson_of(failed)
     assert read_back(lesson).failed_step.action == "purge by api"
     assert read_back(lesson).goal == "purge the cache"
-    subject, value = lesson_fact(lesson, seen_once=True)
+    subject, value = lesson_fact(lesson, once=True)
     assert read_lesson("fact", subject, value, 0.0) is None
     consolidated, value = lesson_fact(lesson)
-    assert read_lesson("fact", consolidated, value, 0.0, seen_once=True) is None
+    assert read_lesson("fact", consolidated, value, 0.0, once=True) is None
     assert consolidated == subject
 
 
@@ -167,7 +167,7 @@ def test_a_lesson_seen_once_recurs_after_its_episode_is_forgotten():
     same situation with goals alike, makes the second failure a lesson citing both."""
     first = task("purge the cache", 1, ("find paths", False), ("purge by API", True)).episode
     again = task("purge the CDN cache", 40, ("find paths", False), ("purge by API", True))
-    earlier = read_back(seen_once(first))
+    earlier = read_back(lesson_of(first))
     [lesson] = to_consolidate(again.episode, (), [], alike, [(earlier, (first.id,))])
     assert lesson.sources == (first.id, again.episode.id)
     assert lesson.goals == ("purge the cache", "purge the CDN cache")
@@ -177,7 +177,7 @@ def test_a_lesson_seen_once_in_another_situation_does_not_recur():
     """LS4: a failure at the same action after other steps is another lesson."""
     first = task("purge the cache", 1, ("find paths", False), ("purge by API", True)).episode
     again = task("purge the cache", 40, ("purge by API", True))
-    earlier = read_back(seen_once(first))
+    earlier = read_back(lesson_of(first))
     assert to_consolidate(again.episode, (), [], alike, [(earlier, (first.id,))]) == []
 
 
@@ -187,6 +187,6 @@ def test_a_lesson_seen_once_and_contradicted_since_does_not_recur():
     first = task("purge the cache", 1, ("find paths", False), ("purge by API", True)).episode
     worked = task("purge the cache", 20, ("find paths", False), ("purge by API", False))
     again = task("purge the cache", 40, ("find paths", False), ("purge by API", True))
-    earlier = read_back(seen_once(first), at=1.0)
+    earlier = read_back(lesson_of(first), at=1.0)
     pool = [worked]
     assert to_consolidate(again.episode, (), pool, alike, [(earlier, (first.id,))]) == []

@@ -281,3 +281,21 @@ def test_a_lesson_that_saved_a_task_outlives_its_episodes():
     goal = "deploy the search service to EU prod"
     result = agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH)
     assert result.success and "[avoid]" in model.prompts[0]
+
+
+def test_a_lesson_that_saves_a_task_again_cites_its_episodes_each_goal_once():
+    """LS4, MX5: a consolidated lesson shown to a task it saves stands for the episodes it
+    cites: the fact gathers the new goal once and cites episodes, never a fact."""
+    manager, clock = _failed_once()
+    # The second task is saved by the episode, the third, 40 days on, by the lesson alone.
+    for goal, quiet in (("deploy the storefront to EU prod", 1), ("deploy search to EU", 40)):
+        _quiet(manager, clock, quiet)
+        agent = manager.agent("ana", PromptFollowingLLM(), clock=clock)
+        assert agent.run(goal, "deployment", MockEnvironment(REGISTRY), PUSH).success
+    [fact] = manager.users.get("ana").semantic.current()
+    assert fact.value.split(" | ") == [
+        "deploy the billing API to EU prod",
+        "deploy the storefront to EU prod",
+        "deploy search to EU",
+    ]
+    assert all(source.startswith("episode-") for source in fact.source_ids)

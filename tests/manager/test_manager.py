@@ -26,7 +26,7 @@ from recuris import (
 )
 from recuris.manager import manager as manager_module
 from recuris.manager.active_recall import ActiveRecall
-from recuris.manager.recall import Weights
+from recuris.manager.recall import RecallPolicy, Weights
 from recuris.storage.buffered_store import QueuedErasureError
 
 DAY = 86_400.0
@@ -97,6 +97,26 @@ def test_facts_left_out_are_recalled_as_if_they_were_not_stored(clock):
     alone = without.recall("orders database", "ana", count_access=False)
     assert contents(kept) == contents(alone) == [episode]
     assert kept.skipped == 0
+
+
+def test_facts_left_out_take_no_place_in_the_pool(clock):
+    """MG9, CA4: with a pool of two facts, two facts left out that match the query better
+    leave the pool to the fact kept."""
+    settings = ManagerSettings(recall=RecallPolicy(candidate_pool=2))
+    manager = MemoryManager(clock=clock, settings=settings)
+    left = []
+    for number in range(2):
+        fact = f"orders database replica {number}: orders database"
+        left.append(manager.write(fact, "ana", level="semantic").id)
+    manager.write("orders host: db-02", "ana", level="semantic")
+    kept = manager.recall("orders database", "ana", leave_out=left, count_access=False)
+    assert [result.item.content for result in kept.results] == ["orders host: db-02"]
+
+
+def test_a_leave_out_that_is_one_id_is_refused_naming_the_rule(manager):
+    """MG9: `leave_out` is a collection of ids; one str is refused, not read letter by letter."""
+    with pytest.raises(TypeError, match="MG9"):
+        manager.recall("orders", "ana", leave_out="fact-1")
 
 
 def test_every_result_carries_its_breakdown_and_reason(manager):
