@@ -117,22 +117,25 @@ class ManagedExperience:
         self.others = []
         self.shown = {}
 
-    def lessons(self, once: bool = False) -> dict[str, tuple[Episode, Fact]]:
-        """Return the user's current consolidated lessons (LS5) by id, each with its fact; with
-        `once`, their lessons seen once (LS7)."""
-        found = {}
+    def lessons(self) -> tuple[dict[str, tuple[Episode, Fact]], dict[str, tuple[Episode, Fact]]]:
+        """Return the user's current lessons by id, each with its fact: the consolidated ones
+        (LS5), then those seen once (LS7)."""
+        consolidated = {}
+        seen = {}
         for fact in self.manager.users.get(self.user_id).semantic.current():
+            once = fact.value.startswith(SEEN_ONCE)
             lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at, once)
             if lesson is not None:
+                found = seen if once else consolidated
                 found[fact.id] = (lesson, fact)
-        return found
+        return consolidated, seen
 
     def recall(
         self, query: str, task_type: str, settings: ExperienceSettings, done: Sequence[str] = ()
     ) -> list[Hit]:
         retrieval = settings.retrieval
         self.settings = settings
-        lessons = self.lessons()
+        lessons, seen = self.lessons()
         consolidated = [(lesson, fact.source_ids) for lesson, fact in lessons.values()]
         step = tuple(done) if settings.step_lessons else None
         hits = recall_lessons(
@@ -149,7 +152,7 @@ class ManagedExperience:
             retrieval.top_k + OTHER_MEMORIES,
             task_type=task_type,
             count_access=False,
-            leave_out={*lessons, *self.lessons(once=True)},
+            leave_out={*lessons, *seen},
         )
         for hit in hits:
             # The run's hits, for consolidation: a lesson shown contested stays contested.
@@ -199,7 +202,8 @@ class ManagedExperience:
         # Read, then written: under the manager's lock, so that two agents of one user
         # neither lose a lesson's goals nor state one twice (TS1).
         with self.manager.tasks.lock:
-            facts = [*self.lessons(once=True).values(), *self.lessons().values()]
+            consolidated, seen = self.lessons()
+            facts = [*seen.values(), *consolidated.values()]
             stated = [(lesson, fact.source_ids) for lesson, fact in facts]
             lessons = to_consolidate(episode, list(self.shown.values()), pool, similar, stated)
             for lesson in lessons:
