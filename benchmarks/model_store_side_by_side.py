@@ -109,9 +109,11 @@ def measure(size: int, rounds: int, queries: int, seed: int) -> None:
                 answers = {}
                 taken = {}
                 for name in order:
-                    taken[name], answers[name] = processor_milliseconds(
+                    milliseconds, answer = processor_milliseconds(
                         lambda: recall_reads(stores[name], terms)
                     )
+                    taken[name] = milliseconds
+                    answers[name] = answer
                     times[(name, kind)].append(taken[name])
                 if answers["ModelStore"] != answers["InMemoryStore"]:
                     raise SystemExit(f"the stores answer {terms} differently: {answers}")

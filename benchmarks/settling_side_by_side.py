@@ -18,9 +18,8 @@ query of every round.
 """
 
 import random
-import time
 
-from benchmarks.side_by_side import by_size, in_turns, ratios, shown, spread
+from benchmarks.side_by_side import by_size, in_turns, processor_ms, ratios, shown, spread
 from recuris.core.episodic import EpisodicMemory
 from recuris.core.records import Episode, Step
 from recuris.experience.lessons import recall_lessons
@@ -80,13 +79,6 @@ def queries(count: int, seed: int) -> dict[str, list[str]]:
     return drawn
 
 
-def processor_milliseconds(side, query) -> float:
-    """Return the processor milliseconds `side(query)` took."""
-    started = time.process_time()
-    side(query)
-    return (time.process_time() - started) * 1000
-
-
 def measure(size: int, rounds: int, count: int, seed: int) -> None:
     """Print one size's rows: each class of query, per side, with the ratio pair by pair."""
     memory = memory_of(size, seed)
@@ -99,7 +91,7 @@ def measure(size: int, rounds: int, count: int, seed: int) -> None:
         return recall_lessons(memory, query, retrieval, step=("build the release image",))
 
     for kind, asked in queries(count, seed + 1).items():
-        plain, settled = in_turns([retrieve, recall], asked * rounds, processor_milliseconds)
+        plain, settled = in_turns([retrieve, recall], asked * rounds, processor_ms)
         print(
             f"| {kind}, ms | {size:,} | {shown(spread(plain), 2)} | "
             f"{shown(spread(settled), 2)} | {shown(ratios(settled, plain), 1)} |",

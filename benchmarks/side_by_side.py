@@ -36,6 +36,7 @@ __all__ = [
     "differences",
     "Turns",
     "timed_ms",
+    "processor_ms",
     "in_turns",
     "by_size",
 ]
@@ -82,6 +83,13 @@ def timed_ms(function: Callable, argument) -> float:
     started = time.perf_counter()
     function(argument)
     return (time.perf_counter() - started) * 1000
+
+
+def processor_ms(function: Callable, argument) -> float:
+    """Call `function(argument)`; return the milliseconds of processor time it took."""
+    started = time.process_time()
+    function(argument)
+    return (time.process_time() - started) * 1000
 
 
 def in_turns(

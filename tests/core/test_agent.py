@@ -15,10 +15,8 @@ from recuris import (
 from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 
+from signup_form import SIGNUP, SITE
 from twins import twins
-
-SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
-SITE = {"submit": "error: captcha required"}
 
 
 def make_agent(llm, episodic=None, **options):

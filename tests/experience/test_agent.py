@@ -16,10 +16,8 @@ from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 from recuris.core.prompt import ContextSection
 from recuris.experience.agent import EpisodicExperience, ExperienceAgent, ExperienceSettings
 
+from signup_form import SIGNUP, SITE
 from twins import twins
-
-SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
-SITE = {"submit": "error: captcha required"}
 
 
 def make_agent(llm, experience=None, **options):

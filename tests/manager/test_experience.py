@@ -5,8 +5,7 @@ from recuris.tour.mock_environment import MockEnvironment
 from recuris.core.mock_llm import PromptFollowingLLM, ScriptedLLM
 from recuris.manager.experience import model_on_manager
 
-SIGNUP = ["open page", "fill email", "submit | solve captcha then submit"]
-SITE = {"submit": "error: captcha required"}
+from signup_form import SIGNUP, SITE
 
 
 def test_on_a_manager_the_prompt_carries_recalled_procedures_and_facts():

@@ -5,32 +5,18 @@ import pytest
 from recuris import (
     DecayManager,
     Episode,
-    EpisodicMemory,
     ManualClock,
-    RecurisAgent,
-    WorkingMemory,
-    WorkingSettings,
 )
 from recuris.tour.recorder import Recorder, full_history, sections
 from recuris.core.clock import DAY
-from recuris.core.mock_llm import PromptFollowingLLM
 from recuris.core.text import estimate_tokens
 
 from prompt_sections import SECTIONS
-from trace_pages import traced_run
+from trace_pages import recorded_agent, traced_run
 
 
 def long_run(window: int = 2) -> list[str]:
-    clock = ManualClock(0.0)
-    recorder = Recorder(clock)
-    llm = recorder.wrap(PromptFollowingLLM())
-    agent = RecurisAgent(
-        WorkingMemory(WorkingSettings(window_size=window)),
-        EpisodicMemory(),
-        llm,
-        clock=clock,
-        observer=recorder.observe,
-    )
+    agent = recorded_agent(Recorder(ManualClock(0.0)), window)
     agent.run(
         "migrate",
         "db",
@@ -38,7 +24,7 @@ def long_run(window: int = 2) -> list[str]:
         [f"table {n}" for n in range(8)],
         constraints=["do not use MySQL"],
     )
-    return llm.prompts
+    return agent.llm_fn.prompts
 
 
 def test_a_prompt_is_cut_into_its_labelled_sections_in_order():

@@ -6,7 +6,7 @@ import pytest
 
 from recuris.tour.svg import Reference, Series, line_plot, nice_ticks
 
-NS = "{http://www.w3.org/2000/svg}"
+from plot_frames import NS, frame, vertices
 
 
 def texts(svg: str, css_class: str) -> list[str]:
@@ -63,15 +63,9 @@ def test_every_point_lies_inside_the_plot_area():
     """PL2: polyline points and reference lines fall within the frame, even for one point."""
     for series in ([Series("one", [(3, 3)])], [Series("flat", [(0, 5), (10, 5)])]):
         root = ET.fromstring(line_plot("t", "x", "y", series, [Reference("r", 4)]))
-        frame = root.find(f"{NS}rect")
-        left = float(frame.get("x"))
-        top = float(frame.get("y"))
-        right = left + float(frame.get("width"))
-        bottom = top + float(frame.get("height"))
-        for line in root.iter(f"{NS}polyline"):
-            for point in line.get("points").split():
-                x, y = map(float, point.split(","))
-                assert left <= x <= right and top <= y <= bottom
+        left, top, right, bottom = frame(root)
+        for x, y in vertices(root):
+            assert left <= x <= right and top <= y <= bottom
 
 
 def test_the_same_arguments_give_the_same_bytes():

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from recuris.tour.svg import Reference, Series, line_plot
 
-NS = "{http://www.w3.org/2000/svg}"
+from plot_frames import NS, frame, vertices
+
 numbers = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 points = st.lists(st.tuples(numbers, numbers), min_size=1, max_size=20)
 
@@ -45,15 +46,9 @@ def test_PL2_every_point_and_reference_lies_in_the_frame(lines, references):
         [Reference(f"r{n}", y) for n, y in enumerate(references)],
     )
     root = ET.fromstring(svg)
-    frame = root.find(f"{NS}rect")
-    left = float(frame.get("x"))
-    top = float(frame.get("y"))
-    right = left + float(frame.get("width"))
-    bottom = top + float(frame.get("height"))
-    for line in root.iter(f"{NS}polyline"):
-        for point in line.get("points").split():
-            x, y = map(float, point.split(","))
-            assert left - 0.1 <= x <= right + 0.1 and top - 0.1 <= y <= bottom + 0.1
+    left, top, right, bottom = frame(root)
+    for x, y in vertices(root):
+        assert left - 0.1 <= x <= right + 0.1 and top - 0.1 <= y <= bottom + 0.1
     for line in root.iter(f"{NS}line"):
         if line.get("stroke-dasharray") == "2 3" and float(line.get("x2")) == right:
             assert top - 0.1 <= float(line.get("y1")) <= bottom + 0.1

@@ -5,20 +5,12 @@ from html import escape
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recuris import (
-    AgentSettings,
-    EpisodicMemory,
-    ManualClock,
-    RecurisAgent,
-    WorkingMemory,
-    WorkingSettings,
-)
+from recuris import AgentSettings, ManualClock
 from recuris.tour.mock_environment import MockEnvironment
 from recuris.tour.recorder import Recorder
 from recuris.tour.trace import render_page
-from recuris.core.mock_llm import PromptFollowingLLM
 
-from trace_pages import Page, traced_run
+from trace_pages import Page, recorded_agent, traced_run
 
 printable = st.characters(blacklist_categories=("Cs", "Cc"))
 memories = st.text(printable, min_size=1, max_size=40).filter(str.strip)
@@ -47,17 +39,8 @@ def test_TR2_any_memory_text_shows_escaped_and_the_page_still_parses(text):
 def test_TR3_one_prompt_block_per_model_call_in_its_step(plan, failing, window, max_failures):
     """TR3: however runs end, the page has one prompt
     block per model call, each in a stage-2 item."""
-    clock = ManualClock(0.0)
-    recorder = Recorder(clock)
-    llm = recorder.wrap(PromptFollowingLLM())
-    agent = RecurisAgent(
-        WorkingMemory(WorkingSettings(window_size=window)),
-        EpisodicMemory(),
-        llm,
-        AgentSettings(max_failures=max_failures),
-        clock=clock,
-        observer=recorder.observe,
-    )
+    recorder = Recorder(ManualClock(0.0))
+    agent = recorded_agent(recorder, window, AgentSettings(max_failures=max_failures))
     for number in range(2):
         recorder.begin(f"run {number}")
         agent.run("do it", "task", MockEnvironment({action: "error" for action in failing}), plan)

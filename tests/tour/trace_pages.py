@@ -4,6 +4,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 from recuris import (
+    AgentSettings,
     DecayManager,
     Episode,
     EpisodicMemory,
@@ -100,21 +101,33 @@ def svg_texts(svg: ET.Element, css_class: str | None = None) -> list[str]:
     ]
 
 
+def recorded_agent(
+    recorder: Recorder,
+    window: int = 2,
+    settings: AgentSettings | None = None,
+    episodic: EpisodicMemory | None = None,
+    decay: DecayManager | None = None,
+) -> RecurisAgent:
+    """An agent with a working window of `window` steps, on the recorder's clock, whose model
+    (the core's mock) and stages the recorder records."""
+    return RecurisAgent(
+        WorkingMemory(WorkingSettings(window_size=window)),
+        EpisodicMemory() if episodic is None else episodic,
+        recorder.wrap(PromptFollowingLLM()),
+        settings,
+        decay=decay,
+        clock=recorder.clock,
+        observer=recorder.observe,
+    )
+
+
 def traced_run(goal: str = "注册一个新账号", failing: str = "失败：需要先完成验证码") -> Recorder:
     """A failure, a similar task that retrieves it, and a decay cycle, all recorded."""
     clock = ManualClock(0.0)
     recorder = Recorder(clock)
     episodic = EpisodicMemory()
     decay = recorder.watch(DecayManager(clock=clock))
-    llm = recorder.wrap(PromptFollowingLLM())
-    agent = RecurisAgent(
-        WorkingMemory(WorkingSettings(window_size=2)),
-        episodic,
-        llm,
-        decay=decay,
-        clock=clock,
-        observer=recorder.observe,
-    )
+    agent = recorded_agent(recorder, episodic=episodic, decay=decay)
     old = Episode(task_type="report", goal="old report", status="success", created_at=-30 * DAY)
     episodic.add_episode(old)
     plan = ["open", "fill", "submit | submit after captcha"]
