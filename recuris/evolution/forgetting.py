@@ -25,6 +25,9 @@ Invariants:
         `merge_sources` raises ValueError naming O7 (and the item's id) for one that is not.
         A cycle leaves such an item out of the merge band, unchanged, logging a warning that
         names its id and O7; it is weighed, and forgotten below the threshold, as any other.
+    O8  an episode is merged only with episodes that say the same: the same status and the
+        same actions, in order, each failed or not (normalised); one whose structure cannot
+        be read (AR4) is merged with none.
 """
 
 import logging
@@ -36,8 +39,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from ..core.decay import DecayManager
+from ..storage.archives import EPISODE_KIND, item_to_episode
 from ..storage.audit import AuditEntry
-from ..core.text import tokenize
+from ..core.text import normalize, tokenize
 from ..core.validation import require_number
 from ..storage.item import MemoryItem, require_texts
 from ..storage.store import Store
@@ -107,6 +111,20 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
     )
 
 
+def _says(item: MemoryItem) -> tuple:
+    """Return what an item says for merging: its level, and for a stored episode its status
+    and its actions, each failed or not (O3, O8)."""
+    if item.level != "episodic" or item.metadata.get("kind") != EPISODE_KIND:
+        return (item.level,)
+    try:
+        episode = item_to_episode(item)
+    except ValueError:
+        # Unreadable, it says something of its own: merged, its lesson would be lost unread.
+        return (item.level, item.id)
+    steps = tuple((normalize(step.action), step.failed) for step in episode.trajectory)
+    return item.level, episode.status, steps
+
+
 def _mergeable(item: MemoryItem) -> bool:
     """Return whether the item's sources can be read; warn, naming O7, if they cannot."""
     try:
@@ -120,7 +138,7 @@ def _mergeable(item: MemoryItem) -> bool:
 
 
 class _Band:
-    """The merge band, compactly: per item its id, order key, level, token ids and fingerprint.
+    """The merge band, compactly: per item its id, order key, what it says, tokens, fingerprint.
 
     In arrays and in dicts of plain values, which the cyclic garbage collector skips: a list
     per field would be walked, element by element, by every full collection of the cycle.
@@ -131,7 +149,9 @@ class _Band:
         self.weights = array("d")
         self.created = array("d")
         self.prints = array("q")
-        self.levels = bytearray()
+        # What each item says (`_says`), numbered: only items that say the same are merged.
+        self.says = array("i")
+        self.sayings: dict[tuple, int] = {}
         self.tokens = array("i")
         self.ends = array("q")
         self.vocabulary: dict[str, int] = {}
@@ -141,7 +161,7 @@ class _Band:
         self.ids[len(self.ids)] = item.id
         self.weights.append(weight)
         self.created.append(item.created_at)
-        self.levels.append(CYCLED_LEVELS.index(item.level))
+        self.says.append(self.sayings.setdefault(_says(item), len(self.sayings)))
         # Interned: a word many items hold is one string in the band, not one per item.
         self.tokens.extend(
             {vocabulary.setdefault(sys.intern(t), len(vocabulary)) for t in tokenize(item.content)}
@@ -284,7 +304,9 @@ class ForgettingCycle:
         fresh = [known.get(band.ids[n]) != fingerprint for n, fingerprint in enumerate(band.prints)]
         neighbours: dict[int, list[int]] = {}
         for a, b in similar_pairs(rank_tokens(band.records()), similarity, fresh):
-            if band.levels[a] == band.levels[b]:  # never across levels (O3)
+            # Never across levels (O3); an episode only into one that says the same (O8):
+            # a failure folded into a success at the same task would lose its lesson.
+            if band.says[a] == band.says[b]:
                 neighbours.setdefault(a, []).append(b)
                 neighbours.setdefault(b, []).append(a)
         order = sorted(range(len(band.ids)), key=band.key)

@@ -1,10 +1,12 @@
-"""Example tests for recuris.evolution.forgetting: cycles over a manager's store (O1-O7, D4, D5)."""
+"""Example tests for recuris.evolution.forgetting: cycles over a manager's store (O1-O8, D4, D5)."""
 
 from dataclasses import replace
 
 import pytest
 
 from recuris import DecayManager, ManualClock, MemoryManager
+from recuris.core.records import Episode, Step
+from recuris.storage.archives import episode_to_item
 from recuris.tour.simulation import simulate
 
 DAY = 86_400.0
@@ -74,6 +76,50 @@ def test_merging_never_crosses_users_or_touches_invalid_items(manager, clock):
         "database: MySQL",
         "database: PostgreSQL",
     ]
+
+
+def _stored_episode(manager, episode_id: str, goal: str, action: str, failed: bool):
+    """Store an episode of importance 0.6 that did "build the image", then `action`."""
+    steps = (Step(1, "build the image", "ok"), Step(2, action, "error" if failed else "ok", failed))
+    episode = Episode(
+        task_type="deploy",
+        goal=goal,
+        status="failed" if failed else "success",
+        id=episode_id,
+        trajectory=steps,
+        failure_reason=f"failed at {action}" if failed else "",
+        created_at=manager.clock(),
+        importance=0.6,
+    )
+    manager.store.put([episode_to_item(episode, "ana")])
+
+
+def test_episodes_that_failed_at_different_actions_are_not_merged(manager, clock):
+    """O8: two failures alike in words but at different actions keep both lessons."""
+    _stored_episode(manager, "eu", "deploy the shop to the EU cluster", "push to it", True)
+    _stored_episode(manager, "us", "deploy the shop to the US cluster", "pull from it", True)
+    clock.advance(9 * DAY)
+    report = manager.run_decay("ana")
+    assert report.merged == () and {item.id for item in manager.list("ana")} == {"eu", "us"}
+
+
+def test_episodes_that_say_the_same_are_merged(manager, clock):
+    """O8: two failures at the same action after the same ones, alike in words, are merged."""
+    _stored_episode(manager, "one", "deploy the shop to the EU cluster", "push to it", True)
+    _stored_episode(manager, "two", "deploy the shop to the EU cluster now", "push to it", True)
+    clock.advance(9 * DAY)
+    [(survivor, merged)] = manager.run_decay("ana").merged
+    assert {survivor.id, *(item.id for item in merged)} == {"one", "two"}
+
+
+def test_an_episode_that_cannot_be_read_is_merged_with_none(manager, clock):
+    """O8: an episode whose stored structure is broken is not merged into one that is read."""
+    _stored_episode(manager, "one", "deploy the shop to the EU cluster", "push to it", True)
+    _stored_episode(manager, "two", "deploy the shop to the EU cluster now", "push to it", True)
+    broken = manager.get("two", "ana")
+    manager.store.put([replace(broken, metadata={**broken.metadata, "trajectory": "push"})])
+    clock.advance(9 * DAY)
+    assert manager.run_decay("ana").merged == ()
 
 
 def test_consolidated_memory_decays_more_slowly(clock):

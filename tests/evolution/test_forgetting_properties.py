@@ -1,4 +1,4 @@
-"""Property tests for forgetting cycles over a manager's store (O1-O4)."""
+"""Property tests for forgetting cycles over a manager's store (O1-O4, O8)."""
 
 from dataclasses import replace
 
@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from recuris import InMemoryStore, ManualClock, MemoryItem, MemoryManager, SQLiteStore
 from recuris.evolution.forgetting import merge
-from recuris.core.text import tokenize
+from recuris.core.records import Episode, Step
+from recuris.core.text import normalize, tokenize
+from recuris.storage.archives import episode_to_item
 from recuris.core.similarity import jaccard
 
 DAY = 86_400.0
@@ -56,6 +58,14 @@ def test_O1_O2_O3_after_a_cycle(writes, wait_days, similarity):
         )  # per user
 
 
+def says(item):
+    """What an item says, read from its record: its level, and an episode's status and steps."""
+    if item.metadata.get("kind") != "episode":
+        return (item.level,)
+    steps = [(normalize(action), failed) for _, action, _, failed in item.metadata["trajectory"]]
+    return item.level, item.metadata["status"], steps
+
+
 def naive_cycle(items, decay, now, ceiling, similarity):
     """The cycle as first written: weigh everything, then compare every pair of the band."""
     cycled = [item for item in items if item.level in ("episodic", "semantic")]
@@ -75,7 +85,7 @@ def naive_cycle(items, decay, now, ceiling, similarity):
             for other in band
             if other is not lead
             and other.id not in grouped
-            and other.level == lead.level
+            and says(other) == says(lead)
             and jaccard(tokenize(lead.content), tokenize(other.content)) >= similarity
         ]
         if len(group) > 1:
@@ -92,9 +102,19 @@ new_items = st.tuples(
     st.sampled_from(["episodic", "semantic"]),
     st.floats(0, 20),
 )
+# An episode: its goal's words, importance, status and second action, age in days (O8).
+new_episodes = st.tuples(
+    st.just("episode"),
+    words,
+    st.sampled_from([0.2, 0.5, 0.8, 1.0]),
+    st.sampled_from(["success", "failed"]),
+    st.sampled_from(["push it", "pull it"]),
+    st.floats(0, 20),
+)
 operations = st.lists(
     st.one_of(
         new_items,
+        new_episodes,
         st.tuples(st.just("wait"), st.floats(0, 10)),
         st.tuples(st.just("use"), st.integers(0, 40)),
         st.tuples(st.just("rewrite"), st.integers(0, 40), words),
@@ -111,10 +131,13 @@ operations = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(new_items, min_size=2, max_size=25), operations, st.sampled_from(["memory", "sqlite"])
+    st.lists(st.one_of(new_items, new_episodes), min_size=2, max_size=25),
+    operations,
+    st.sampled_from(["memory", "sqlite"]),
 )
 def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operations, kind):
-    """O4: whatever the writes, uses, rewrites, cycles and batches, it decides as the naive one."""
+    """O4, O8: whatever the writes, uses, rewrites, cycles and batches, it decides as the naive
+    one, which merges an episode only into one that says the same."""
     clock = ManualClock(0)
     manager = MemoryManager(
         InMemoryStore() if kind == "memory" else SQLiteStore(":memory:"), clock=clock
@@ -136,6 +159,25 @@ def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operat
                 created_at=used,
                 last_access_at=used,
             )
+            model[item.id] = item
+            manager.store.put([item])
+        elif operation[0] == "episode":
+            written += 1
+            used = clock() - operation[5] * DAY
+            failed = operation[3] == "failed"
+            steps = (Step(1, "build it", "ok"), Step(2, operation[4], "done", failed))
+            episode = Episode(
+                task_type="deploy",
+                goal=" ".join(operation[1]),
+                status=operation[3],
+                id=f"i{written}",
+                trajectory=steps,
+                failure_reason=f"failed at {operation[4]}" if failed else "",
+                created_at=used,
+                importance=operation[2],
+                last_access_at=used,
+            )
+            item = episode_to_item(episode, "ana")
             model[item.id] = item
             manager.store.put([item])
         elif operation[0] == "wait":
