@@ -30,14 +30,16 @@ the lesson it then becomes supersedes it.
 Invariants:
     LS1 a hit is contested iff it failed at an action and an episode of the pool created after
         it did that action without failing after the same actions done, its task type and goal
-        scoring at least the threshold against the lesson's.
+        scoring at least the threshold against the lesson's (a lesson read back from its fact
+        scores as its nearest goal).
     LS2 a contested hit keeps its episode and score; it renders (P5) every outcome of its
         situation among the pool, the lesson's own included, newest first: the episodes that
         did the action after the same actions, worked or failed, whose goals pass the threshold.
     LS3 `recall_lessons` returns the first `top_k` of `settled_candidates` (DG4), each hit
         contested as LS1 says: the same episodes, in the same order, as `retrieve_settled`;
-        given consolidated lessons, those scoring at least the threshold (none of whose
-        failed sources is a candidate) are candidates beside the episodes, in order of score.
+        given consolidated lessons, those scoring at least the threshold by their nearest goal
+        (none of whose failed sources is a candidate) are candidates beside the episodes, in
+        order of score.
     LS4 `to_consolidate` returns a lesson only if it recurred (another episode of the pool,
         or a lesson stated as a fact of the same task type that no episode of the pool
         contests, alike by LS1's test, failed in the same situation) or saved the episode (a
@@ -296,7 +298,10 @@ def recall_lessons(
         # not; a success it cites (a task it saved) says nothing of the action.
         if failed.intersection(sources):
             continue
-        score = jaccard(asked, set(scorer.analyzer(as_query(lesson.task_type, lesson.goal))))
+        # A lesson is as near as the nearest task it was learned from: its goals scored as one
+        # text would make a lesson learned again and again the farthest from every query.
+        readings = _readings(episodic, lesson)
+        score = max(jaccard(asked, set(scorer.analyzer(text))) for text in readings)
         if score >= retrieval.threshold:
             candidates.append(Hit(score, lesson))
     candidates.sort(key=lambda hit: -hit.score)
@@ -324,17 +329,25 @@ def at_step(hits: Sequence[Hit], done: tuple[str, ...], shown: Sequence[Hit]) ->
     return found
 
 
+def _readings(episodic: EpisodicMemory, episode: Episode) -> list[str]:
+    """Return the texts a past task is read as (`as_query`): a stored episode's task type and
+    goal; a lesson read back from its fact (LS5), its task type with each of its goals."""
+    if episodic.get(episode.id) is episode:
+        return [as_query(episode.task_type, episode.goal)]
+    return [as_query(episode.task_type, goal) for goal in episode.goal.split(GOALS)]
+
+
 def alike(episodic: EpisodicMemory, threshold: float) -> Callable[[Episode, Episode], bool]:
     """Return LS1's test: whether one episode's task type and goal score at least the
     threshold against another's (by the memory's scorer; a lesson not stored, by Jaccard
-    over the scorer's terms)."""
+    over the scorer's terms; a lesson read back from its fact, by its nearest goal)."""
     scorer = episodic.scorer
 
     def similar(lesson: Episode, other: Episode) -> bool:
-        terms = scorer.analyzer(as_query(lesson.task_type, lesson.goal))
+        readings = [scorer.analyzer(text) for text in _readings(episodic, lesson)]
         if episodic.get(other.id) is other:
-            return scorer.score(terms, other.id) >= threshold
-        said = set(scorer.analyzer(as_query(other.task_type, other.goal)))
-        return jaccard(set(terms), said) >= threshold
+            return any(scorer.score(terms, other.id) >= threshold for terms in readings)
+        said = [set(scorer.analyzer(text)) for text in _readings(episodic, other)]
+        return any(jaccard(set(terms), words) >= threshold for terms in readings for words in said)
 
     return similar

@@ -14,6 +14,7 @@ from recuris.experience.lessons import (
     recall_lessons,
     to_consolidate,
 )
+from recuris.experience import lessons
 from recuris.experience.settling import retrieve_settled
 
 
@@ -97,6 +98,26 @@ def test_recall_lessons_returns_the_settled_episodes_in_order():
     assert [hit.episode.id for hit in recalled] == [hit.episode.id for hit in settled]
     without = recall_lessons(memory, query, retrieval, contesting=False)
     assert without == settled
+
+
+def test_a_consolidated_lesson_is_as_near_as_its_nearest_goal():
+    """LS3, LS1: a lesson learned in many phrasings is recalled, and alike to a past task, by
+    its goal nearest the query, not by all its goals read as one text."""
+    goals = (
+        "purge the shop cache",
+        "flush the edge nodes after the pricing change",
+        "clear the cached pages of the docs portal",
+        "empty the wiki's stale renders",
+    )
+    fact = Lesson("cdn", ("find paths",), "purge by api", goals, ("a", "b", "c", "d"))
+    lesson = read_lesson("fact", *lesson_fact(fact), 0.0)
+    memory = EpisodicMemory()
+    retrieval = RetrievalSettings(top_k=2, threshold=0.5)
+    consolidated = [(lesson, fact.sources)]
+    [hit] = recall_lessons(memory, "cdn purge the shop cache", retrieval, consolidated=consolidated)
+    assert hit.episode is lesson and hit.score == 1.0
+    shop = task("purge the shop cache", 2, ("find paths", False), ("purge by API", False))
+    assert lessons.alike(memory, 0.5)(lesson, shop.episode)
 
 
 def failures_at_two_steps():
