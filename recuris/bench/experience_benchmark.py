@@ -60,7 +60,18 @@ from ..manager.cli_arguments import file_to_write
 from ..manager.experience import model_on_manager
 from ..manager.manager import ManagerSettings, MemoryManager
 from ..retrieval.scoring import BM25Scorer
-from .experience_tasks import BUILT_IN, KINDS, PARTS, Instance, Suite, World, instances, load, part
+from .experience_tasks import (
+    BUILT_IN,
+    KINDS,
+    PARTS,
+    Instance,
+    Suite,
+    World,
+    instances,
+    load,
+    part,
+    respaced,
+)
 from ..tour.svg import HEIGHT, WIDTH, Series, line_plot
 
 __all__ = [
@@ -741,18 +752,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=PARTS,
         help="run one part of the split only (the tuning part: to choose a setting or design)",
     )
+    parser.add_argument(
+        "--respace",
+        nargs=2,
+        type=int,
+        metavar=("SHORTEST", "LONGEST"),
+        help="re-space each family's instances SHORTEST to LONGEST days apart (worlds that "
+        "change left out)",
+    )
     parser.add_argument("--llm", metavar="URL", help="an OpenAI-compatible base URL")
     parser.add_argument("--model", metavar="NAME", help="the model's name at that URL")
 
 
 def command(arguments: argparse.Namespace) -> int:
     """Run the benchmark with parsed arguments; return the exit status (1 for a bad file,
-    2 for a URL or model the client refuses, said before the stream starts)."""
+    2 for gaps `respaced` refuses or a URL or model the client refuses, said before the stream
+    starts)."""
     try:
         suite = load(arguments.tasks)
     except (OSError, ValueError) as error:
         print(f"error: {arguments.tasks}: {error}", file=sys.stderr)
         return 1
+    if arguments.respace:
+        try:
+            suite = respaced(suite, *arguments.respace)
+        except ValueError as error:
+            print(f"error: --respace: {error}", file=sys.stderr)
+            return 2
     factory = model_on_manager
     if arguments.llm:
         # Imported here: the offline run needs no client.

@@ -29,12 +29,17 @@ Invariants:
         before the first change); every world keeps a working option in every subtask.
     XT8 a family lies in exactly one part, `tuning` or `test` (the test part by default), and
         its kinds are known ones; `part` returns the suite of one part's families, in order.
+    XT9 `respaced` keeps each family whose world does not change, in order, with new days:
+        the first before `shortest`, each next from `shortest` to `longest` days after the one
+        before, as many as the suite's days hold, drawn by a generator seeded with the suite's
+        seed and the family's name alone; it raises ValueError naming XT9 unless
+        1 <= shortest <= longest.
 """
 
 import json
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..core.agent import AgentSettings
@@ -55,6 +60,7 @@ __all__ = [
     "load",
     "parse",
     "part",
+    "respaced",
 ]
 
 BUILT_IN = Path(__file__).with_name("data") / "experience.json"
@@ -318,6 +324,30 @@ def part(suite: Suite, name: str) -> Suite:
     """Return the suite of the families in one part of the split, in file order (XT8)."""
     families = tuple(family for family in suite.families if family.part == name)
     return Suite(f"{suite.name}, {name} part", suite.days, families, suite.seed)
+
+
+def respaced(suite: Suite, shortest: int, longest: int) -> Suite:
+    """Return the suite with each family's instances re-spaced `shortest` to `longest` days
+    apart, leaving out the families whose world changes (XT9).
+
+    Raises ValueError naming XT9 unless 1 <= shortest <= longest.
+    """
+    if not 1 <= shortest <= longest:
+        raise ValueError(f"XT9: gaps must run 1 <= shortest <= longest, got {shortest}-{longest}")
+    families = []
+    for family in suite.families:
+        # A change of world falls on given days, which new days would move past or before.
+        if family.changes:
+            continue
+        generator = random.Random(f"{suite.seed}/{family.name}/gaps")
+        day = generator.randrange(min(shortest, suite.days))
+        days = []
+        while day < suite.days:
+            days.append(day)
+            day += generator.randint(shortest, longest)
+        families.append(replace(family, days=tuple(days)))
+    name = f"{suite.name}, re-spaced {shortest}-{longest} days"
+    return Suite(name, suite.days, tuple(families), suite.seed)
 
 
 def load(path: str | Path = BUILT_IN) -> Suite:

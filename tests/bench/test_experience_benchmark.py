@@ -20,7 +20,7 @@ from recuris.bench.experience_benchmark import (
     svg,
     SHARED_TASK_TYPE,
 )
-from recuris.bench.experience_tasks import parse
+from recuris.bench.experience_tasks import parse, respaced
 from recuris.core.clock import DAY
 from recuris.core.decay import DecayManager, DecaySettings, Exponential
 from recuris.core.records import Episode
@@ -335,3 +335,19 @@ def test_part_runs_the_named_part_of_the_split_alone(tmp_path, capsys):
     assert bench_main(["experience", str(path), "--part", "test"]) == 0
     out = capsys.readouterr().out
     assert "## The test part: 2 families" in out and "## The tuning part" not in out
+
+
+def test_respace_runs_the_families_on_their_new_days(tmp_path, capsys, monkeypatch):
+    """XT9: `experience --respace 2 3` runs the suite `respaced` returns; gaps it refuses exit
+    2, one line naming XT9, running nothing."""
+    ran = []
+    monkeypatch.setattr(experience_benchmark, "run", lambda suite, *rest: ran.append(suite))
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(twins()), encoding="utf-8")
+    assert bench_main(["experience", str(path), "--respace", "3", "2"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert ran == [] and line.startswith("error: --respace: XT9:")
+    monkeypatch.setattr(experience_benchmark, "report", lambda *arguments: {})
+    monkeypatch.setattr(experience_benchmark, "print_tables", lambda figures: None)
+    assert bench_main(["experience", str(path), "--respace", "2", "3"]) == 0
+    assert [suite.families for suite in ran] == [respaced(parse(twins()), 2, 3).families]

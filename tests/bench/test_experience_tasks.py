@@ -1,6 +1,7 @@
 """Example tests for recuris.bench.experience_tasks: the task file, its checks, its worlds."""
 
 import copy
+import dataclasses
 import json
 import re
 
@@ -17,6 +18,7 @@ from recuris.bench.experience_tasks import (
     load,
     parse,
     part,
+    respaced,
 )
 from recuris.core.text import looks_like_failure
 
@@ -309,3 +311,40 @@ def test_the_built_in_split_has_every_kind_in_its_test_part():
     assert sum(len(f.changes) >= 2 for f in test) >= 4
     gaps = [b - a for f in test for a, b in zip(f.days, f.days[1:], strict=False)]
     assert min(gaps) <= 3 and any(14 <= gap <= 30 for gap in gaps) and max(gaps) >= 90
+
+
+def test_respaced_families_come_back_within_the_gaps_the_first_before_the_shortest():
+    """XT9: every gap from shortest to longest, the first day before shortest, as many as the
+    suite's days hold; the same suite gives the same days."""
+    suite = load(BUILT_IN)
+    again = respaced(suite, 20, 45)
+    assert again == respaced(suite, 20, 45) and again.seed == suite.seed
+    for family in again.families:
+        gaps = [b - a for a, b in zip(family.days, family.days[1:], strict=False)]
+        assert family.days[0] < 20 and all(20 <= gap <= 45 for gap in gaps)
+        assert family.days[-1] + 45 >= suite.days > family.days[-1]
+
+
+def test_respacing_leaves_out_worlds_that_change_and_keeps_the_rest_in_order():
+    """XT9: a family whose world changes on given days is left out; the others keep their
+    order and everything but their days."""
+    data = valid()
+    data["families"][1]["changes"] = [{"day": 5, "failing": []}]
+    suite = parse(data)
+    [family] = respaced(suite, 2, 3).families
+    assert family == dataclasses.replace(suite.families[0], days=family.days)
+
+
+def test_respacing_draws_each_family_by_its_name_alone():
+    """XT9: adding a family moves no other family's days."""
+    data = valid()
+    alone = respaced(parse({**data, "families": data["families"][:1]}), 2, 5)
+    both = respaced(parse(data), 2, 5)
+    assert both.families[0].days == alone.families[0].days
+
+
+@pytest.mark.parametrize("gaps", [(0, 5), (6, 5), (-1, 2)])
+def test_gaps_that_cannot_be_kept_are_refused_naming_the_rule(gaps):
+    """XT9: 1 <= shortest <= longest."""
+    with pytest.raises(ValueError, match="XT9"):
+        respaced(parse(valid()), *gaps)
