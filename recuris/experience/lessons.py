@@ -24,8 +24,8 @@ A task that comes back after longer than the forgetting horizon finds the episod
 first failure gone, and a mistake made once every month would never be seen twice. Document
 003's minimal consolidator counts each candidate apart from the memories it came from, so
 each failure's lesson is kept as a fact seen once (its goals after SEEN_ONCE, under the
-lesson's subject): never shown, it stands for the episode when the mistake is made again, and
-the lesson it then becomes supersedes it.
+lesson's subject, where a consolidated lesson's follow LEARNED): never shown, it stands for
+the episode when the mistake is made again, and the lesson it then becomes supersedes it.
 
 Invariants:
     LS1 a hit is contested iff it failed at an action and an episode of the pool created after
@@ -55,8 +55,9 @@ Invariants:
         failed at after them; without `step` it adds nothing.
     LS7 `lesson_of` is the lesson of a failed episode (its situation, goal and id), None for
         one that did not fail; stated as a fact (`lesson_fact(..., once=True)`) it has
-        the consolidated lesson's subject and its goals after SEEN_ONCE, and reads back only
-        with `read_lesson(..., once=True)`.
+        the consolidated lesson's subject and its goals after SEEN_ONCE (a consolidated
+        lesson's follow LEARNED, so that no goal's own words make one read as the other),
+        and reads back only with `read_lesson(..., once=True)`.
 """
 
 from collections.abc import Callable, Sequence
@@ -91,7 +92,9 @@ __all__ = [
     "to_consolidate",
     "lesson_of",
     "SEEN_ONCE",
+    "LEARNED",
     "GOALS",
+    "lesson_value",
 ]
 
 # A consolidated lesson's subject opens with this word, then its task type and path.
@@ -99,6 +102,9 @@ LESSON = "lesson"
 # A lesson seen once, kept until it recurs, states its goals after these words (LS7); its
 # subject is the lesson's, so that the lesson, once consolidated, supersedes it (F2).
 SEEN_ONCE = "seen once: "
+# A consolidated lesson states its goals after these words: a goal that itself begins with
+# SEEN_ONCE's words is then read as a goal, not as the mark (LS7).
+LEARNED = "learned from: "
 GOALS = " | "  # between the goals of a lesson's value
 PATH = " -> "  # between the actions of a lesson's path
 
@@ -169,10 +175,21 @@ def contest(
 
 
 def lesson_fact(lesson: Lesson, once: bool = False) -> tuple[str, str]:
-    """Return a lesson's fact as (subject, value), its goals after SEEN_ONCE if `once`."""
+    """Return a lesson's fact as (subject, value), its goals after SEEN_ONCE if `once`, after
+    LEARNED if not."""
     path = PATH.join([*lesson.before, lesson.action])
     goals = GOALS.join(dict.fromkeys(lesson.goals))
-    return f"{LESSON} {lesson.task_type}: {path}", f"{SEEN_ONCE}{goals}" if once else goals
+    return f"{LESSON} {lesson.task_type}: {path}", f"{SEEN_ONCE if once else LEARNED}{goals}"
+
+
+def lesson_value(value: str) -> tuple[bool, str]:
+    """Return whether a lesson's value states a lesson seen once, and its goals (LS7).
+
+    A value with neither mark, as consolidated lessons were first stored, is consolidated.
+    """
+    if value.startswith(SEEN_ONCE):
+        return True, value.removeprefix(SEEN_ONCE)
+    return False, value.removeprefix(LEARNED)
 
 
 def read_lesson(
@@ -185,15 +202,15 @@ def read_lesson(
     head, colon, path = subject.partition(": ")
     if not head.startswith(f"{LESSON} ") or not colon or not path:
         return None
-    if value.startswith(SEEN_ONCE) != once:
+    seen_once, goals = lesson_value(value)
+    if seen_once != once:
         return None
-    value = value.removeprefix(SEEN_ONCE)
     actions = path.split(PATH)
     steps = [Step(number, action, "done") for number, action in enumerate(actions[:-1], 1)]
     steps.append(Step(len(actions), actions[-1], "failed (a consolidated lesson)", failed=True))
     return Episode(
         task_type=head[len(LESSON) + 1 :],
-        goal=value,
+        goal=goals,
         status="failed",
         id=fact_id,
         trajectory=tuple(steps),

@@ -44,13 +44,13 @@ from ..core.working import WorkingMemory
 from ..experience.agent import ExperienceAgent, ExperienceSettings
 from ..experience.lessons import (
     GOALS,
-    SEEN_ONCE,
     ContestedHit,
     Lesson,
     alike,
     lesson_fact,
     read_lesson,
     lesson_of,
+    lesson_value,
     recall_lessons,
     to_consolidate,
 )
@@ -123,7 +123,7 @@ class ManagedExperience:
         consolidated = {}
         seen = {}
         for fact in self.manager.users.get(self.user_id).semantic.current():
-            once = fact.value.startswith(SEEN_ONCE)
+            once, _ = lesson_value(fact.value)
             lesson = read_lesson(fact.id, fact.subject, fact.value, fact.created_at, once)
             if lesson is not None:
                 found = seen if once else consolidated
@@ -224,12 +224,13 @@ class ManagedExperience:
         sources = lesson.sources
         known = semantic.about(subject)
         current = known[0] if known else None
-        consolidated = current is not None and not current.value.startswith(SEEN_ONCE)
+        consolidated = current is not None and not lesson_value(current.value)[0]
         if once and consolidated:
             return  # the consolidated lesson stands (LS7)
         if consolidated:
             # The lesson learned again: its goals and sources gather in one fact.
-            goals = [*current.value.split(GOALS), *lesson.goals]
+            _, stated = lesson_value(current.value)
+            goals = [*stated.split(GOALS), *lesson.goals]
             sources = tuple(dict.fromkeys([*current.source_ids, *sources]))
             subject, value = lesson_fact(replace(lesson, goals=tuple(goals)))
         if semantic.knows(subject, value):

@@ -183,6 +183,16 @@ def test_a_lesson_is_read_back_only_as_its_own_kind():
     assert consolidated == subject
 
 
+def test_a_goal_that_begins_with_the_seen_once_words_reads_back_as_stored():
+    """LS7: a consolidated lesson whose first goal begins with "seen once: " is read back as
+    consolidated, with that goal whole; a value stored without a mark reads as consolidated."""
+    failed = task("seen once: the cache", 1, ("find paths", False), ("purge by API", True))
+    subject, value = lesson_fact(lesson_of(failed.episode))
+    assert read_lesson("fact", subject, value, 0.0, once=True) is None
+    assert read_lesson("fact", subject, value, 0.0).goal == "seen once: the cache"
+    assert read_lesson("fact", subject, "purge the cache", 0.0).goal == "purge the cache"
+
+
 def test_a_lesson_seen_once_recurs_after_its_episode_is_forgotten():
     """LS4: the pool holds nothing (the first failure forgotten); the lesson seen once, in the
     same situation with goals alike, makes the second failure a lesson citing both."""
