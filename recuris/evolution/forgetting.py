@@ -161,13 +161,16 @@ class _Band:
         self.ids[len(self.ids)] = item.id
         self.weights.append(weight)
         self.created.append(item.created_at)
-        self.says.append(self.sayings.setdefault(_says(item), len(self.sayings)))
+        says = _says(item)
+        self.says.append(self.sayings.setdefault(says, len(self.sayings)))
         # Interned: a word many items hold is one string in the band, not one per item.
         self.tokens.extend(
             {vocabulary.setdefault(sys.intern(t), len(vocabulary)) for t in tokenize(item.content)}
         )
         self.ends.append(len(self.tokens))
-        self.prints.append(hash((item.level, item.content)))
+        # What it says is in the fingerprint: an episode whose steps were rewritten and its
+        # text not is compared again (J2, O8).
+        self.prints.append(hash((says, item.content)))
 
     def key(self, n: int) -> tuple:
         return -self.weights[n], self.created[n], self.ids[n]  # strongest first, as the naive cycle

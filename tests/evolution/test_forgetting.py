@@ -112,6 +112,20 @@ def test_episodes_that_say_the_same_are_merged(manager, clock):
     assert {survivor.id, *(item.id for item in merged)} == {"one", "two"}
 
 
+def test_an_episode_whose_steps_were_rewritten_is_compared_again(manager, clock):
+    """O8, O4: an episode whose stored steps now say what another's say, its text unchanged,
+    is merged with it at the next cycle, as the naive cycle would."""
+    _stored_episode(manager, "eu", "deploy the shop to the EU cluster", "push to it", True)
+    _stored_episode(manager, "us", "deploy the shop to the US cluster", "pull from it", True)
+    clock.advance(9 * DAY)
+    assert manager.run_decay("ana").merged == ()
+    us = manager.get("us", "ana")
+    steps = [list(row) for row in us.metadata["trajectory"]]
+    steps[-1][1] = "push to it"
+    manager.store.put([replace(us, metadata={**us.metadata, "trajectory": steps})])
+    assert len(manager.run_decay("ana").merged) == 1
+
+
 def test_an_episode_that_cannot_be_read_is_merged_with_none(manager, clock):
     """O8: an episode whose stored structure is broken is not merged into one that is read."""
     _stored_episode(manager, "one", "deploy the shop to the EU cluster", "push to it", True)

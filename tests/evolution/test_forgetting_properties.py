@@ -118,6 +118,7 @@ operations = st.lists(
         st.tuples(st.just("wait"), st.floats(0, 10)),
         st.tuples(st.just("use"), st.integers(0, 40)),
         st.tuples(st.just("rewrite"), st.integers(0, 40), words),
+        st.tuples(st.just("restep"), st.integers(0, 40)),  # an episode's steps, not its text
         st.tuples(
             st.just("cycle"),
             st.sampled_from([0.5, 0.6, 0.7, 1.0]),
@@ -180,6 +181,14 @@ def test_O4_the_streamed_cycle_decides_exactly_as_the_naive_cycle(writes, operat
             item = episode_to_item(episode, "ana")
             model[item.id] = item
             manager.store.put([item])
+        elif operation[0] == "restep" and model:
+            old = list(model.values())[operation[1] % len(model)]
+            if old.metadata.get("kind") == "episode":
+                steps = [list(row) for row in old.metadata["trajectory"]]
+                steps[-1][1] = "pull it" if steps[-1][1] == "push it" else "push it"
+                new = replace(old, metadata={**old.metadata, "trajectory": steps})
+                model[new.id] = new
+                manager.store.put([new])
         elif operation[0] == "wait":
             clock.advance(operation[1] * DAY)
         elif operation[0] in ("use", "rewrite") and model:
