@@ -766,8 +766,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(arguments: argparse.Namespace) -> int:
     """Run the benchmark with parsed arguments; return the exit status (1 for a bad file,
-    2 for gaps `respaced` refuses or a URL or model the client refuses, said before the stream
-    starts)."""
+    2 for gaps `respaced` refuses or a suite it leaves empty, or a URL or model the client
+    refuses, said before the stream starts)."""
     try:
         suite = load(arguments.tasks)
     except (OSError, ValueError) as error:
@@ -778,6 +778,9 @@ def command(arguments: argparse.Namespace) -> int:
             suite = respaced(suite, *arguments.respace)
         except ValueError as error:
             print(f"error: --respace: {error}", file=sys.stderr)
+            return 2
+        if not suite.families:
+            print("error: --respace: XT9: every family's world changes", file=sys.stderr)
             return 2
     factory = model_on_manager
     if arguments.llm:

@@ -113,7 +113,8 @@ def merge(group: list[MemoryItem]) -> MemoryItem:
 
 def _says(item: MemoryItem) -> tuple:
     """Return what an item says for merging: its level, and for a stored episode its status
-    and its actions, each failed or not (O3, O8)."""
+    and its actions, each failed or not (O3, O8); for an episode that cannot be read (AR4),
+    its level and its id, which no other item says."""
     if item.level != "episodic" or item.metadata.get("kind") != EPISODE_KIND:
         return (item.level,)
     try:
@@ -149,9 +150,9 @@ class _Band:
         self.weights = array("d")
         self.created = array("d")
         self.prints = array("q")
-        # What each item says (`_says`), numbered: only items that say the same are merged.
-        self.says = array("i")
-        self.sayings: dict[tuple, int] = {}
+        # A hash of what each item says (`_says`): only items that say the same are merged.
+        # A hash, not the tuple: an episode's steps are its own, one tuple per episode.
+        self.says = array("q")
         self.tokens = array("i")
         self.ends = array("q")
         self.vocabulary: dict[str, int] = {}
@@ -161,8 +162,8 @@ class _Band:
         self.ids[len(self.ids)] = item.id
         self.weights.append(weight)
         self.created.append(item.created_at)
-        says = _says(item)
-        self.says.append(self.sayings.setdefault(says, len(self.sayings)))
+        says = hash(_says(item))
+        self.says.append(says)
         # Interned: a word many items hold is one string in the band, not one per item.
         self.tokens.extend(
             {vocabulary.setdefault(sys.intern(t), len(vocabulary)) for t in tokenize(item.content)}
@@ -301,8 +302,9 @@ class ForgettingCycle:
             self.store.append_audit([AuditEntry(*record) for record in records])
 
     def _merge_band(self, user_id: str, band: _Band, ceiling: float, similarity: float, now: float):
-        # The last cycle's band survivors are pairwise dissimilar (each lead took every similar
-        # item left), so pairs of two unchanged survivors need no comparing (J2).
+        # The last cycle's band survivors are pairwise dissimilar or say different things
+        # (each lead took every similar item left that says the same, O8), so pairs of two
+        # unchanged survivors need no comparing (J2).
         known = self.compared.get((user_id, similarity), {})
         fresh = [known.get(band.ids[n]) != fingerprint for n, fingerprint in enumerate(band.prints)]
         neighbours: dict[int, list[int]] = {}

@@ -56,11 +56,11 @@ Invariants:
     LS7 `lesson_of` is the lesson of a failed episode (its situation, goal and id), None for
         one that did not fail; stated as a fact (`lesson_fact(..., once=True)`) it has
         the consolidated lesson's subject and its goals after SEEN_ONCE (a consolidated
-        lesson's follow LEARNED, so that no goal's own words make one read as the other),
-        and reads back only with `read_lesson(..., once=True)`.
+        lesson's follow LEARNED, so that a goal's own words never make a lesson stored so
+        read as the other kind), and reads back only with `read_lesson(..., once=True)`.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ..core.episodic import EpisodicMemory, RetrievalSettings
@@ -309,6 +309,7 @@ def recall_lessons(
     candidates, evidence = candidates_and_evidence(episodic, query, retrieval)
     scorer = episodic.scorer
     failed = {hit.episode.id for hit in candidates if hit.episode.status == "failed"}
+    lessons = {lesson.id for lesson, _ in consolidated}
     asked = set(scorer.analyzer(query))
     for lesson, sources in consolidated:
         # A lesson whose failed episode is still a candidate says nothing that episode does
@@ -317,7 +318,7 @@ def recall_lessons(
             continue
         # A lesson is as near as the nearest task it was learned from: its goals scored as one
         # text would make a lesson learned again and again the farthest from every query.
-        readings = _readings(episodic, lesson)
+        readings = _readings(lesson, lessons)
         score = max(jaccard(asked, set(scorer.analyzer(text))) for text in readings)
         if score >= retrieval.threshold:
             candidates.append(Hit(score, lesson))
@@ -329,7 +330,7 @@ def recall_lessons(
         shown = [*shown, *at_step(pool[retrieval.top_k :], step, shown)]
     if not contesting:
         return shown
-    return contest(shown, pool, alike(episodic, retrieval.threshold))
+    return contest(shown, pool, alike(episodic, retrieval.threshold, lessons))
 
 
 def at_step(hits: Sequence[Hit], done: tuple[str, ...], shown: Sequence[Hit]) -> list[Hit]:
@@ -346,25 +347,27 @@ def at_step(hits: Sequence[Hit], done: tuple[str, ...], shown: Sequence[Hit]) ->
     return found
 
 
-def _readings(episodic: EpisodicMemory, episode: Episode) -> list[str]:
-    """Return the texts a past task is read as (`as_query`): a stored episode's task type and
-    goal; a lesson read back from its fact (LS5), its task type with each of its goals."""
-    if episodic.get(episode.id) is episode:
+def _readings(episode: Episode, lessons: Collection[str]) -> list[str]:
+    """Return the texts a past task is read as (`as_query`): its task type and goal; for a
+    consolidated lesson (its id in `lessons`), its task type with each of its goals."""
+    if episode.id not in lessons:
         return [as_query(episode.task_type, episode.goal)]
     return [as_query(episode.task_type, goal) for goal in episode.goal.split(GOALS)]
 
 
-def alike(episodic: EpisodicMemory, threshold: float) -> Callable[[Episode, Episode], bool]:
+def alike(
+    episodic: EpisodicMemory, threshold: float, lessons: Collection[str] = ()
+) -> Callable[[Episode, Episode], bool]:
     """Return LS1's test: whether one episode's task type and goal score at least the
-    threshold against another's (by the memory's scorer; a lesson not stored, by Jaccard
-    over the scorer's terms; a lesson read back from its fact, by its nearest goal)."""
+    threshold against another's (by the memory's scorer; one not stored, by Jaccard over
+    the scorer's terms; a consolidated lesson, its id in `lessons`, by its nearest goal)."""
     scorer = episodic.scorer
 
     def similar(lesson: Episode, other: Episode) -> bool:
-        readings = [scorer.analyzer(text) for text in _readings(episodic, lesson)]
+        readings = [scorer.analyzer(text) for text in _readings(lesson, lessons)]
         if episodic.get(other.id) is other:
             return any(scorer.score(terms, other.id) >= threshold for terms in readings)
-        said = [set(scorer.analyzer(text)) for text in _readings(episodic, other)]
+        said = [set(scorer.analyzer(text)) for text in _readings(other, lessons)]
         return any(jaccard(set(terms), words) >= threshold for terms in readings for words in said)
 
     return similar

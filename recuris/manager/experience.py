@@ -198,11 +198,11 @@ class ManagedExperience:
         retrieval = self.settings.retrieval
         query = as_query(episode.task_type, episode.goal)
         pool = self.episodic.retrieve(query, retrieval.top_k * CANDIDATES, retrieval.threshold)
-        similar = alike(self.episodic, retrieval.threshold)
         # Read, then written: under the manager's lock, so that two agents of one user
         # neither lose a lesson's goals nor state one twice (TS1).
         with self.manager.tasks.lock:
             consolidated, seen = self.lessons()
+            similar = alike(self.episodic, retrieval.threshold, consolidated)
             facts = [*seen.values(), *consolidated.values()]
             stated = [(lesson, fact.source_ids) for lesson, fact in facts]
             lessons = to_consolidate(episode, list(self.shown.values()), pool, similar, stated)

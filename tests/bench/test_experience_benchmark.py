@@ -351,3 +351,18 @@ def test_respace_runs_the_families_on_their_new_days(tmp_path, capsys, monkeypat
     monkeypatch.setattr(experience_benchmark, "print_tables", lambda figures: None)
     assert bench_main(["experience", str(path), "--respace", "2", "3"]) == 0
     assert [suite.families for suite in ran] == [respaced(parse(twins()), 2, 3).families]
+
+
+def test_respace_refuses_a_suite_whose_every_world_changes(tmp_path, capsys, monkeypatch):
+    """XT9: `--respace` on a suite whose every family's world changes exits 2, one line,
+    running nothing, where it would print empty tables."""
+    ran = []
+    monkeypatch.setattr(experience_benchmark, "run", lambda suite, *rest: ran.append(suite))
+    data = twins()
+    for family in data["families"]:
+        family["changes"] = [{"day": 5, "failing": []}]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert bench_main(["experience", str(path), "--respace", "2", "3"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert ran == [] and line == "error: --respace: XT9: every family's world changes"

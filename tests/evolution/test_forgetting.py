@@ -127,11 +127,14 @@ def test_an_episode_whose_steps_were_rewritten_is_compared_again(manager, clock)
 
 
 def test_an_episode_that_cannot_be_read_is_merged_with_none(manager, clock):
-    """O8: an episode whose stored structure is broken is not merged into one that is read."""
-    _stored_episode(manager, "one", "deploy the shop to the EU cluster", "push to it", True)
-    _stored_episode(manager, "two", "deploy the shop to the EU cluster now", "push to it", True)
-    broken = manager.get("two", "ana")
-    manager.store.put([replace(broken, metadata={**broken.metadata, "trajectory": "push"})])
+    """O8: episodes whose stored structure is broken, alike in words, are not merged, neither
+    with each other nor with one that is read."""
+    goal = "deploy the shop to the EU cluster"
+    for key, words in (("one", goal), ("two", f"{goal} now"), ("three", f"{goal} today")):
+        _stored_episode(manager, key, words, "push to it", True)
+    for key in ("two", "three"):
+        broken = manager.get(key, "ana")
+        manager.store.put([replace(broken, metadata={**broken.metadata, "trajectory": "push"})])
     clock.advance(9 * DAY)
     assert manager.run_decay("ana").merged == ()
 

@@ -117,7 +117,19 @@ def test_a_consolidated_lesson_is_as_near_as_its_nearest_goal():
     [hit] = recall_lessons(memory, "cdn purge the shop cache", retrieval, consolidated=consolidated)
     assert hit.episode is lesson and hit.score == 1.0
     shop = task("purge the shop cache", 2, ("find paths", False), ("purge by API", False))
-    assert lessons.alike(memory, 0.5)(lesson, shop.episode)
+    assert lessons.alike(memory, 0.5, {lesson.id})(lesson, shop.episode)
+    memory.add_episode(shop.episode)
+    assert lessons.alike(memory, 0.5, {lesson.id})(lesson, shop.episode)
+    assert not lessons.alike(memory, 0.5)(lesson, shop.episode)
+
+
+def test_a_goal_holding_the_separator_is_one_goal_unless_a_consolidated_lesson():
+    """LS1: an episode whose goal holds " | " (a shell pipe) is read whole; only a
+    consolidated lesson's value is read as several goals."""
+    piped = task("tail app.log | grep error", 1, ("find paths", False), ("purge by API", True))
+    grep = task("grep error", 2, ("find paths", False), ("purge by API", False))
+    assert not lessons.alike(EpisodicMemory(), 0.6)(piped.episode, grep.episode)
+    assert lessons.alike(EpisodicMemory(), 0.6, {piped.episode.id})(piped.episode, grep.episode)
 
 
 def failures_at_two_steps():
