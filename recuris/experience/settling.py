@@ -23,18 +23,26 @@ word in a goal tells no side apart.
 
 Two kinds of disagreement are settled. Over one action: one episode failed at it, another
 did it without failing. Over one step: two episodes failed at different actions after doing
-the same ones (alternatives, each failing in its own world), which would rule both out.
+the same ones (alternatives, each failing in its own world), which would rule both out; each
+side of it is a world, the tasks that failed at its action there and those that took the
+other's action there and worked, so that a world is read in all its tasks, not only in the
+few that failed. A hit disagrees with the past tasks given as evidence as it does with the
+other hits: a twin's failure need not be among the hits to contradict a hit.
 
 Invariants:
-    DG1 `settle` returns a subsequence of its hits, in their order; where no two of them
-        disagree, over an action or over a step, it returns them all.
-    DG2 a hit is left out only when it is on one side of a disagreement among the hits and
-        the query's evidence for the other side is at least `MARGIN`: summed over the groups
-        of the query's words held by exactly the same members, the lean of each (the share
-        of the other side's members holding it less the share of its own side's, each share
-        counted with one member more holding it and one more not) times its magnitude. A side's
-        members are the hits and the past tasks given as evidence that take it, each read
-        once, as its task type and goal (`as_query`), as the query is.
+    DG1 `settle` returns a subsequence of its hits, in their order; where none of them
+        disagrees, over an action or over a step, with another or with a past task given as
+        evidence, it returns them all.
+    DG2 a hit is left out only when it is a member of one side of a disagreement that a hit
+        takes part in (with another hit or a past task given as evidence), and the query's
+        evidence for the other side is at least `MARGIN`: summed over the groups of the
+        query's words held by exactly the same members, the lean of each (the share of the
+        other side's members holding it less the share of its own side's, each share counted
+        with one member more holding it and one more not) times its magnitude. A side's
+        members are the hits and the past tasks given as evidence that take it, and over a
+        step also those that, after the same actions, did the other side's action without
+        failing and took neither side; each is read once, as its task type and goal
+        (`as_query`), as the query is.
     DG3 a hit that the query sides with in one disagreement is never left out by another.
     DG4 `retrieve_settled` returns the first top_k of what `settle` leaves of the episodic
         memory's `retrieve` top_k · CANDIDATES, with its top_k · CANDIDATES · EVIDENCE as
@@ -141,6 +149,15 @@ def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> f
     return total
 
 
+def _went(episode: Episode, before: tuple[str, ...]) -> str | None:
+    """Return the action the episode did without failing right after doing the actions
+    `before` (normalised), or None if it did not do them first."""
+    done = [normalize(step.action) for step in episode.trajectory if not step.failed]
+    if len(done) > len(before) and tuple(done[: len(before)]) == before:
+        return done[len(before)]
+    return None
+
+
 def _claims(episode: Episode) -> set[tuple]:
     """Return what a past task says of actions: each action it did, where it failed."""
     claims: set[tuple] = {("did", action) for action in _done(episode)}
@@ -185,27 +202,43 @@ def settle(
     readers.update((hit.episode.id, hit.episode) for hit in hits)
     claims = {key: _claims(episode) for key, episode in readers.items()}
     said = {hit.episode.id: claims[hit.episode.id] for hit in hits}
-    disagreements = _disagreements(set().union(*said.values()))
-    at_stake = {claim for pair in disagreements for claim in pair}
-    held = {
-        key: set(words(as_query(readers[key].task_type, readers[key].goal)))
-        for key, made in claims.items()
-        if made & at_stake
-    }
+    made_by_hits = set().union(*said.values())
+    disagreements = [
+        pair
+        for pair in _disagreements(set().union(*claims.values()))
+        if pair[0] in made_by_hits or pair[1] in made_by_hits
+    ]
+    held: dict[str, set[str]] = {}
+
+    def holds(key: str) -> set[str]:
+        if key not in held:
+            held[key] = set(words(as_query(readers[key].task_type, readers[key].goal)))
+        return held[key]
+
     asked = set(words(query))
     losing: set[str] = set()
     winning: set[str] = set()
     for first, second in disagreements:
+        side = [key for key in readers if first in claims[key]]
+        other = [key for key in readers if second in claims[key]]
+        if first[0] == "failed after":
+            # Over a step each side is a world: a task that took the other action there and
+            # worked lives where this one fails. Those that failed are few once the lesson is
+            # learned; read with the rest of their world, the words that tell it are many.
+            before, one = first[1]
+            two = second[1][1]
+            neither = [key for key in readers if key not in side and key not in other]
+            went = {key: _went(readers[key], before) for key in neither}
+            side += [key for key in neither if went[key] == two]
+            other += [key for key in neither if went[key] == one]
         # Words that every member holds, or none, weigh little; the words that vary between
         # the two sides' phrasings weigh by how unevenly the sides hold them.
-        side = [held[key] for key in held if first in claims[key]]
-        other = [held[key] for key in held if second in claims[key]]
-        leaning = _evidence(asked, side, other)
+        leaning = _evidence(asked, [holds(key) for key in side], [holds(key) for key in other])
         if abs(leaning) < MARGIN:
             continue
-        won, lost = (first, second) if leaning > 0 else (second, first)
-        winning.update(key for key, made in said.items() if won in made)
-        losing.update(key for key, made in said.items() if lost in made)
+        won, lost = (side, other) if leaning > 0 else (other, side)
+        winning.update(key for key in won if key in said)
+        losing.update(key for key in lost if key in said)
     # A hit the query sided with in one disagreement stays, whatever another one says (DG3).
     left_out = losing - winning
     return [hit for hit in hits if hit.episode.id not in left_out]

@@ -45,6 +45,35 @@ def goals(hits):
     return [hit.episode.goal for hit in hits]
 
 
+def test_a_hit_that_only_the_evidence_contradicts_is_settled():
+    """DG1, DG2: the hits agree among themselves (two EU tasks pushed to the mirror), but past
+    tasks given as evidence, all in the US, failed there: a US query leaves the hits out."""
+    eu = [task(goal, ("build", False), ("push mirror", False))
+          for goal in ["ship search live in the EU region", "release checkout to EU customers"]]
+    us = [task(goal, ("build", False), ("push mirror", True))
+          for goal in ["ship search live in the US region", "release checkout to US customers"]]
+    evidence = [hit.episode for hit in us]
+    assert settle(eu, "release search to US customers") == eu
+    assert settle(eu, "release search to US customers", evidence=evidence) == []
+
+
+def test_over_a_step_a_side_holds_the_tasks_that_went_the_other_way_and_worked():
+    """DG2: PG failed at the exporter and MariaDB at the snapshotter after stopping the
+    writers, and one failure each leaves a MariaDB query undecided; the MariaDB tasks that
+    took the exporter there and worked count with the MariaDB failure, and the query leaves
+    out the PG failure and a PG task that took the snapshotter."""
+    stop = ("stop the writers", False)
+    pg = task("take a snapshot of the PG billing db", stop, ("dump by exporter", True))
+    maria = task("dump the MariaDB orders database", stop, ("dump by snapshotter", True))
+    query = "take a snapshot of the MariaDB analytics db"
+    assert settle([pg, maria], query) == [pg, maria]
+    worked = [task(goal, stop, ("dump by exporter", False)) for goal in
+              ["take a snapshot of the MariaDB billing db", "back up the MariaDB orders store"]]
+    evidence = [hit.episode for hit in worked]
+    pg_way = task("back up the PG analytics store", stop, ("dump by snapshotter", False))
+    assert goals(settle([pg, maria, pg_way], query, evidence=evidence)) == goals([maria])
+
+
 def test_hits_that_do_not_disagree_all_stay_in_their_order():
     """DG1: two failures at the same action and a success elsewhere: nothing is left out."""
     hits = [*EU, task("deploy search to US prod", ("build", False), ("roll out", False))]

@@ -80,8 +80,9 @@ def test_dg2_every_hit_left_out_failed_or_did_an_action_that_another_failed_at(f
 
 
 def naive_settle(found, query, evidence):
-    """DG2 recounted pair by pair: each two hits that contradict, each side read among the
-    hits and the evidence, the query's words grouped by the past tasks holding them."""
+    """DG2 recounted pair by pair: each hit and past task that contradict, each side read
+    among the hits and the evidence (over a step, with the tasks that took the other side's
+    action there), the query's words grouped by the past tasks holding them."""
     readers = {episode.id: episode for episode in evidence}
     readers.update((hit.episode.id, hit.episode) for hit in found)
 
@@ -95,15 +96,34 @@ def naive_settle(found, query, evidence):
     def did(episode, action):
         return any(step.action == action and not step.failed for step in episode.trajectory)
 
+    def then(episode, before):
+        done = [step.action for step in episode.trajectory if not step.failed]
+        if len(done) > len(before) and tuple(done[: len(before)]) == before:
+            return done[len(before)]
+        return None
+
+    def world(mine, theirs):
+        # Failed at mine, or took neither side and did theirs' action right after the steps.
+        def member(episode):
+            if failure(episode) == mine:
+                return True
+            apart = failure(episode) not in (mine, theirs)
+            return apart and then(episode, mine[0]) == theirs[1]
+
+        return member
+
     sides = []
-    for one, other in product([hit.episode for hit in found], repeat=2):
+    hit_ids = {hit.episode.id for hit in found}
+    for one, other in product(list(readers.values()), repeat=2):
+        if one.id not in hit_ids and other.id not in hit_ids:
+            continue
         mine, theirs = failure(one), failure(other)
         if mine and did(other, mine[1]):
             action = mine[1]
             sides.append((lambda e, a=action: (failure(e) or ((), None))[1] == a,
                           lambda e, a=action: did(e, a)))
         if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
-            sides.append((lambda e, f=mine: failure(e) == f, lambda e, f=theirs: failure(e) == f))
+            sides.append((world(mine, theirs), world(theirs, mine)))
     asked = set(tokenize(query))
     winning, losing = set(), set()
     for first, second in sides:
