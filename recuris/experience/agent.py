@@ -61,9 +61,9 @@ class ExperienceSettings(AgentSettings):
     # Whether a lesson that recurred or saved a task becomes a fact citing its episodes, a
     # failure's lesson kept as seen once until it recurs (lessons.py, LS4, LS7;
     # manager/experience.py, MX5). On the benchmark's tuning part, repeats of the tasks at
-    # risk: 29 of 260 against 30 without; with its families re-spaced 20 to 45 days apart
-    # (`--respace 20 45`: most first failures forgotten before the family is back), 22 of
-    # 198 against 33.
+    # risk: 23 of 260 against 24 without; with its families re-spaced 20 to 45 days apart
+    # (`--respace 20 45`: most first failures forgotten before the family is back), 19 of
+    # 198 against 29.
     consolidate: bool = True
     # Whether recall adds, beside the top k, the lessons about the step at hand: the settled
     # candidates beyond the top k that failed after exactly the actions done so far (LS6).

@@ -76,18 +76,18 @@ __all__ = [
 CANDIDATES = 4
 # `candidates_and_evidence` reads this many times as many past tasks as evidence, the nearest
 # above the threshold: a bounded number whatever the store holds. On the benchmark's tuning
-# part 8, 96 at a manager's top_k of 3, repeats 29 of 260 tasks at risk and 35 of 321 with
-# one task type; every past task above the threshold, 29 and 36; 4, 29 and 36.
+# part 8, 96 at a manager's top_k of 3, repeats 23 of 260 tasks at risk and 31 of 321 with
+# one task type, as every past task above the threshold does; 4, 23 and 30.
 EVIDENCE = 8
 # The evidence a query needs for one side of a disagreement to leave the other side out.
 # A word weighs its lean times its magnitude, each side's share of it counted as if one more
 # member held it and one more did not: a word that three members of a side hold and none of
 # three on the other weighs 0.36, one that one member holds against one 0.11, enough alone;
 # the words that vary within a side (the service deployed) weigh little. Chosen on the
-# benchmark's tuning part: every margin from 0.07 to 0.10 gives 27 to 29 repeats of 260 tasks
-# at risk and 7 or 8 negative transfers (32 to 35 of 321 and 5 to 8 with one task type), a
-# difference of two or three tasks, so 0.1 stays; 0.05 gives 38 of 321 with one task type,
-# 0.12 shows one twin's warnings to the other (26 negative transfers).
+# benchmark's tuning part: every margin from 0.07 to 0.10 gives 23 to 26 repeats of 260 tasks
+# at risk and 7 negative transfers (28 to 31 of 321 and 6 to 8 with one task type), 0.1 the
+# fewest on its own part; 0.05 gives 35 of 321 with one task type, 0.12 shows one twin's
+# warnings to the other (23 negative transfers).
 MARGIN = 0.1
 
 
