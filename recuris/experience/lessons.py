@@ -67,11 +67,12 @@ from ..core.episodic import EpisodicMemory, RetrievalSettings
 from ..core.prompt import render_contested
 from ..core.records import Episode, Hit, Step
 from ..core.similarity import jaccard
-from ..core.text import flatten, normalize
+from ..core.text import flatten
 from .settling import (
     as_query,
     candidates_and_evidence,
     compared_words,
+    done_actions,
     done_before,
     retrieve_settled,
     settle,
@@ -256,7 +257,7 @@ def to_consolidate(
         if sources:
             found.append((episode, lesson, [*goals, episode.goal], [*sources, episode.id]))
     elif episode.status == "success":
-        done = [normalize(step.action) for step in episode.trajectory if not step.failed]
+        done = done_actions(episode)
         # A stated lesson shown is read back under its fact's id: it cites its episodes.
         citing = {earlier.id: cited for earlier, cited in stated}
         for hit in shown:

@@ -65,6 +65,7 @@ __all__ = [
     "candidates_and_evidence",
     "failed_at",
     "done_before",
+    "done_actions",
     "situation",
     "compared_words",
     "as_query",
@@ -105,9 +106,10 @@ def failed_at(episode: Episode) -> str | None:
     return normalize(step.action) if episode.status == "failed" and step else None
 
 
-def _done(episode: Episode) -> set[str]:
-    """Return every action the episode did without failing, a retry that worked included."""
-    return {normalize(step.action) for step in episode.trajectory if not step.failed}
+def done_actions(episode: Episode) -> list[str]:
+    """Return the actions the episode did without failing, in order, a retry that worked
+    included (normalised)."""
+    return [normalize(step.action) for step in episode.trajectory if not step.failed]
 
 
 def situation(episode: Episode) -> tuple[tuple[str, ...], str] | None:
@@ -124,13 +126,8 @@ def situation(episode: Episode) -> tuple[tuple[str, ...], str] | None:
 def done_before(episode: Episode, action: str) -> tuple[str, ...] | None:
     """Return the actions done without failing before the episode first did `action` without
     failing (normalised), or None if it never did."""
-    earlier = []
-    for step in episode.trajectory:
-        if not step.failed and normalize(step.action) == action:
-            return tuple(earlier)
-        if not step.failed:
-            earlier.append(normalize(step.action))
-    return None
+    done = done_actions(episode)
+    return tuple(done[: done.index(action)]) if action in done else None
 
 
 def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> float:
@@ -151,19 +148,18 @@ def _evidence(asked: set[str], side: list[set[str]], other: list[set[str]]) -> f
     return total
 
 
-def _went(episode: Episode, before: tuple[str, ...]) -> str | None:
-    """Return the next action the episode did without failing after doing the actions
-    `before` (normalised; failed attempts between them skipped), or None if the actions it
-    did without failing do not begin with `before`."""
-    done = [normalize(step.action) for step in episode.trajectory if not step.failed]
+def _went(done: Sequence[str], before: tuple[str, ...]) -> str | None:
+    """Return the next action of `done` (an episode's `done_actions`) after the actions
+    `before`, or None if `done` does not begin with them."""
     if len(done) > len(before) and tuple(done[: len(before)]) == before:
         return done[len(before)]
     return None
 
 
-def _claims(episode: Episode) -> set[tuple]:
-    """Return what a past task says of actions: each action it did, where it failed."""
-    claims: set[tuple] = {("did", action) for action in _done(episode)}
+def _claims(episode: Episode, done: Sequence[str]) -> set[tuple]:
+    """Return what a past task says of actions, given its `done_actions`: each action it did,
+    where it failed."""
+    claims: set[tuple] = {("did", action) for action in done}
     where = situation(episode)
     if where is not None:
         claims.add(("failed at", where[1]))
@@ -203,7 +199,9 @@ def settle(
     """
     readers = {episode.id: episode for episode in evidence}
     readers.update((hit.episode.id, hit.episode) for hit in hits)
-    claims = {key: _claims(episode) for key, episode in readers.items()}
+    # Each trajectory read once: its actions say what it did and, over a step, where it went.
+    done = {key: done_actions(episode) for key, episode in readers.items()}
+    claims = {key: _claims(episode, done[key]) for key, episode in readers.items()}
     said = {hit.episode.id: claims[hit.episode.id] for hit in hits}
     made_by_hits = set().union(*said.values())
     disagreements = [
@@ -231,7 +229,7 @@ def settle(
             before, one = first[1]
             two = second[1][1]
             neither = [key for key in readers if key not in side and key not in other]
-            went = {key: _went(readers[key], before) for key in neither}
+            went = {key: _went(done[key], before) for key in neither}
             side += [key for key in neither if went[key] == two]
             other += [key for key in neither if went[key] == one]
         # Words that every member holds, or none, weigh little; the words that vary between

@@ -224,12 +224,12 @@ class ManagedExperience:
         sources = lesson.sources
         known = semantic.about(subject)
         current = known[0] if known else None
-        consolidated = current is not None and not lesson_value(current.value)[0]
+        stored_once, stated = lesson_value(current.value) if current is not None else (True, "")
+        consolidated = not stored_once
         if once and consolidated:
             return  # the consolidated lesson stands (LS7)
         if consolidated:
             # The lesson learned again: its goals and sources gather in one fact.
-            _, stated = lesson_value(current.value)
             goals = [*stated.split(GOALS), *lesson.goals]
             sources = tuple(dict.fromkeys([*current.source_ids, *sources]))
             subject, value = lesson_fact(replace(lesson, goals=tuple(goals)))

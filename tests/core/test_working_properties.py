@@ -175,7 +175,8 @@ class Verbose:
     """A summarizer's answers, padded past any budget."""
 
     def __init__(self, inner):
-        self.inner, self.answers = inner, []
+        self.inner = inner
+        self.answers = []
 
     def __call__(self, old_summary, evicted_steps):
         self.answers.append(self.inner(old_summary, evicted_steps) + " and so on" * 50)

@@ -48,7 +48,8 @@ class ManagerMachine(RuleBasedStateMachine):
 
     def __init__(self, name):
         super().__init__()
-        self.make_store, self.folder = STORES[name], Path(tempfile.mkdtemp())
+        self.make_store = STORES[name]
+        self.folder = Path(tempfile.mkdtemp())
         self.clock = ManualClock(1_000_000)
         self.store = self.make_store(self.folder)
         self.manager = MemoryManager(self.store, clock=self.clock)
